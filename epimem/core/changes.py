@@ -1,0 +1,98 @@
+"""What changed between two versions of a vault, said in words.
+
+Used by `epimem diff` (two git revisions), by `epimem commit` and `watch
+--commit` (HEAD against the working tree) to name what a hand edit changed.
+Pure: it compares parsed values.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .model import Belief, Tension
+
+# Frontmatter fields worth naming, in the order a person cares about them.
+_FIELDS = ("confidence", "status", "permanence", "basis", "kind", "title", "scope",
+           "pinned", "tags", "confirmed", "challenged", "supersedes")
+
+
+@dataclass(frozen=True)
+class Change:
+    what: str      # "belief", "tension", "observations", "review", "file"
+    ident: str
+    action: str    # "added", "changed", "removed", "recorded"
+    details: tuple[str, ...] = ()
+
+    def sentence(self) -> str:
+        if self.action == "changed":
+            return f"{self.ident}: " + "; ".join(self.details)
+        extra = f" ({'; '.join(self.details)})" if self.details else ""
+        return f"{self.what} {self.ident} {self.action}{extra}"
+
+
+def _fmt(field: str, v) -> str:
+    if v is None or v == () or v == "":
+        return "—"
+    if field == "confidence":
+        return f"{v:.2f}"
+    if isinstance(v, tuple):
+        return "[" + ", ".join(v) + "]"
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    return str(v)
+
+
+def belief_field_changes(old: Belief, new: Belief) -> list[str]:
+    out = []
+    for f in _FIELDS:
+        a, b = getattr(old, f), getattr(new, f)
+        if a != b:
+            out.append(f"{f} {_fmt(f, a)} → {_fmt(f, b)}")
+    if old.statement != new.statement:
+        out.append("statement reworded")
+    added = len(new.evidence) - len(old.evidence)
+    if added > 0 and new.evidence[:len(old.evidence)] == old.evidence:
+        out.append(f"{added} evidence line{'s' if added > 1 else ''} added")
+    elif new.evidence != old.evidence:
+        out.append("evidence edited")
+    return out
+
+
+def belief_change(ident: str, old: Belief | None, new: Belief | None) -> Change | None:
+    if old is None and new is None:
+        return None
+    if old is None:
+        assert new is not None
+        return Change("belief", ident, "added",
+                      (f"{new.title}", f"{new.confidence:.2f}", new.basis, new.permanence))
+    if new is None:
+        return Change("belief", ident, "removed", (old.title,))
+    details = belief_field_changes(old, new)
+    return Change("belief", ident, "changed", tuple(details)) if details else None
+
+
+def tension_change(ident: str, old: Tension | None, new: Tension | None) -> Change | None:
+    if old is None and new is not None:
+        return Change("tension", ident, "added", (f"on {new.belief}", new.status))
+    if new is None and old is not None:
+        return Change("tension", ident, "removed", ())
+    assert old is not None and new is not None
+    if old.status != new.status:
+        return Change("tension", ident, "changed", (f"status {old.status} → {new.status}",))
+    if old != new:
+        return Change("tension", ident, "changed", ("text edited",))
+    return None
+
+
+def headline(changes: list[Change], limit: int = 3) -> str:
+    """A commit subject naming what changed (`edit: a confidence 0.55 → 0.70`)."""
+    if not changes:
+        return "no change"
+    parts = []
+    for c in changes[:limit]:
+        if c.what == "belief" and c.action == "changed":
+            parts.append(f"{c.ident} " + ", ".join(c.details[:2]))
+        else:
+            parts.append(f"{c.what} {c.ident} {c.action}")
+    more = len(changes) - limit
+    return "; ".join(parts) + (f"; and {more} more" if more > 0 else "")

@@ -1,0 +1,35 @@
+"""Ids are slugs. Anything that becomes a path goes through here, so no input
+can name a file outside the vault ("../x", "/etc/passwd", "a/b")."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+SLUG = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,78}[a-z0-9])?$")
+TENSION_ID = re.compile(r"^\d{4}-\d{2}-\d{2}-[a-z0-9](?:[a-z0-9-]{0,78}[a-z0-9])?$")
+
+
+class IdError(ValueError):
+    pass
+
+
+def slugify(text: str, max_len: int = 60) -> str:
+    norm = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
+    s = re.sub(r"[^a-z0-9]+", "-", norm.lower()).strip("-")
+    s = s[:max_len].rstrip("-")
+    return s or "belief"
+
+
+def check_id(value: str, what: str = "belief id") -> str:
+    if not isinstance(value, str) or not SLUG.match(value):
+        raise IdError(
+            f"invalid {what} {value!r}: use lowercase letters, digits and hyphens "
+            "(no paths, no dots, no slashes)")
+    return value
+
+
+def check_tension_id(value: str) -> str:
+    if not isinstance(value, str) or not TENSION_ID.match(value):
+        raise IdError(f"invalid tension id {value!r}: expected YYYY-MM-DD-slug")
+    return value

@@ -1,0 +1,420 @@
+"""Reading and writing the vault's markdown: beliefs, observations, tensions.
+
+Two promises shape this module:
+- Parsing is strict about meaning and precise about place: a bad value is a
+  NoteError carrying the line it is on, so every command can say `path:line`.
+- Writing an existing file is surgical. `edit_frontmatter` replaces only the
+  lines of the keys that changed and `append_evidence` only adds lines, so a
+  user's hand edits, comments, key order and unknown keys survive every
+  rewrite, and `git diff` shows exactly the change.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from datetime import date, datetime
+from typing import Any
+
+import yaml
+
+from .model import (BASES, PERMANENCES, STATUSES, STRENGTHS, TENSION_STATUSES, Belief,
+                    Evidence, Observation, Tension)
+
+_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+# The keys epimem writes, in the order a new belief file shows them.
+BELIEF_KEYS = ("title", "kind", "basis", "confidence", "permanence", "first", "confirmed",
+               "challenged", "status", "tags", "scope", "pinned", "supersedes",
+               "confirmed_session")
+
+
+class NoteError(ValueError):
+    def __init__(self, line: int, message: str):
+        super().__init__(message)
+        self.line = line
+        self.message = message
+
+
+@dataclass(frozen=True)
+class Note:
+    meta: dict[str, Any]
+    body: str
+    key_lines: dict[str, int]  # frontmatter key -> 1-based line in the file
+    body_line: int             # 1-based line where the body starts
+
+
+# --- frontmatter -------------------------------------------------------------
+
+def split(text: str) -> tuple[str, str, int]:
+    """(frontmatter, body, line of the body). Raises NoteError when unclosed."""
+    if not text.startswith("---"):
+        raise NoteError(1, "no frontmatter: the file must start with a '---' line")
+    first_nl = text.find("\n")
+    if first_nl < 0 or text[:first_nl].rstrip() != "---":
+        raise NoteError(1, "no frontmatter: the file must start with a '---' line")
+    m = re.search(r"^---[ \t]*$", text[first_nl + 1:], re.M)
+    if m is None:
+        raise NoteError(1, "frontmatter is not closed by a '---' line")
+    fm = text[first_nl + 1:first_nl + 1 + m.start()]
+    body_start = first_nl + 1 + m.end()
+    if text[body_start:body_start + 1] == "\n":
+        body_start += 1
+    body_line = text.count("\n", 0, body_start) + 1
+    return fm, text[body_start:], body_line
+
+
+_KEY_LINE = re.compile(r"^([A-Za-z_][\w\-]*)[ \t]*:", re.M)
+
+
+def parse_note(text: str) -> Note:
+    fm, body, body_line = split(text)
+    try:
+        meta = yaml.load(fm, Loader=_Loader)
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None) or getattr(e, "context_mark", None)
+        line = (mark.line + 2) if mark is not None else 2
+        problem = getattr(e, "problem", None) or str(e).splitlines()[0]
+        raise NoteError(line, f"invalid YAML in frontmatter: {problem}") from None
+    if meta is None:
+        meta = {}
+    if not isinstance(meta, dict):
+        raise NoteError(2, "frontmatter must be a mapping of keys to values")
+    key_lines = {m.group(1): fm.count("\n", 0, m.start()) + 2 for m in _KEY_LINE.finditer(fm)}
+    return Note(meta, body, key_lines, body_line)
+
+
+def yaml_scalar(value: Any) -> str:
+    """One YAML value as Obsidian writes it: plain where safe, quoted where not."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return f"{value:.2f}"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, (date, datetime)):
+        return value.isoformat()[:10]
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(yaml_scalar(v) for v in value) + "]"
+    s = str(value).replace("\n", " ")
+    if s and s == s.strip() and not re.search(r"[\[\]{},#&*!|>'\"%@`]", s):
+        try:
+            if yaml.load(f"k: {s}", Loader=_Loader) == {"k": s}:
+                return s
+        except yaml.YAMLError:
+            pass
+    return json.dumps(s, ensure_ascii=False)
+
+
+def edit_frontmatter(text: str, changes: dict[str, Any]) -> str:
+    """Set keys in the frontmatter, touching no other line.
+
+    A key that exists has its line (and any indented continuation lines of a
+    block value) replaced; a missing key is added before the closing '---'.
+    """
+    if not changes:
+        return text
+    fm, body, _ = split(text)
+    lines = fm.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    for key, value in changes.items():
+        new_line = f"{key}: {yaml_scalar(value)}".rstrip()
+        idx = next((i for i, ln in enumerate(lines) if re.match(rf"^{re.escape(key)}[ \t]*:", ln)), None)
+        if idx is None:
+            lines.append(new_line)
+            continue
+        end = idx + 1
+        # A block value (an indented list Obsidian wrote) is replaced whole.
+        while end < len(lines) and lines[end].startswith((" ", "\t", "- ")):
+            end += 1
+        lines[idx:end] = [new_line]
+    return "---\n" + "\n".join(lines) + "\n---\n" + body
+
+
+# --- values --------------------------------------------------------------------
+
+def _date(meta: dict, key: str, lines: dict, required: bool = False) -> date | None:
+    v = meta.get(key)
+    if v is None or v == "":
+        if required:
+            raise NoteError(lines.get(key, 2), f"'{key}' is required (a date YYYY-MM-DD)")
+        return None
+    if isinstance(v, datetime):
+        return v.date()
+    if isinstance(v, date):
+        return v
+    try:
+        return date.fromisoformat(str(v).strip())
+    except ValueError:
+        raise NoteError(lines.get(key, 2), f"'{key}' must be a date YYYY-MM-DD, not {v!r}") from None
+
+
+def _choice(meta: dict, key: str, lines: dict, allowed: tuple[str, ...], default: str | None = None) -> str:
+    v = meta.get(key, default)
+    if v is None:
+        raise NoteError(lines.get(key, 2), f"'{key}' is required (one of {', '.join(allowed)})")
+    if v not in allowed:
+        raise NoteError(lines.get(key, 2), f"'{key}' must be one of {', '.join(allowed)}, not {v!r}")
+    return v
+
+
+def _text_list(meta: dict, key: str, lines: dict) -> tuple[str, ...]:
+    v = meta.get(key)
+    if v is None or v == "":
+        return ()
+    if isinstance(v, str):
+        return (v,)
+    if isinstance(v, list) and all(isinstance(x, (str, int, float)) for x in v):
+        return tuple(str(x) for x in v)
+    raise NoteError(lines.get(key, 2), f"'{key}' must be a list of text")
+
+
+# --- beliefs -------------------------------------------------------------------
+
+_EVIDENCE_HEADING = re.compile(r"^##[ \t]+Evidence[ \t]*$", re.M | re.I)
+_EVIDENCE_LINE = re.compile(
+    r"^[-*][ \t]+(?P<date>\d{4}-\d{2}-\d{2})[ \t]*·[ \t]*(?P<kind>[\w\- ]+?)[ \t]*"
+    r"(?:·[ \t]*\[\[(?P<link>[^\]]+)\]\][ \t]*)?(?:[—–-][ \t]*(?P<note>.*))?$")
+
+
+def parse_evidence(body: str) -> tuple[str, tuple[Evidence, ...]]:
+    """(statement, evidence): the prose before `## Evidence` and its lines."""
+    m = _EVIDENCE_HEADING.search(body)
+    if m is None:
+        return body.strip(), ()
+    statement = body[:m.start()].strip()
+    rest = body[m.end():]
+    nxt = re.search(r"^#{1,2}[ \t]", rest, re.M)
+    section = rest[:nxt.start()] if nxt else rest
+    out = []
+    for line in section.splitlines():
+        em = _EVIDENCE_LINE.match(line.strip())
+        if em:
+            out.append(Evidence(date.fromisoformat(em["date"]), em["kind"].strip(),
+                                em["link"] or "", (em["note"] or "").strip()))
+    return statement, tuple(out)
+
+
+def parse_belief(text: str, belief_id: str, path: str = "") -> Belief:
+    note = parse_note(text)
+    meta, kl = note.meta, note.key_lines
+    title = meta.get("title")
+    if not isinstance(title, str) or not title.strip():
+        raise NoteError(kl.get("title", 2), "'title' is required (text)")
+    kind = meta.get("kind")
+    if not isinstance(kind, str) or not kind.strip():
+        raise NoteError(kl.get("kind", 2), "'kind' is required (text)")
+    basis = _choice(meta, "basis", kl, BASES)
+    conf = meta.get("confidence")
+    if isinstance(conf, bool) or not isinstance(conf, (int, float)):
+        raise NoteError(kl.get("confidence", 2), f"'confidence' must be a number 0.00–1.00, not {conf!r}")
+    if not 0.0 <= conf <= 1.0:
+        raise NoteError(kl.get("confidence", 2), f"'confidence' must be between 0.00 and 1.00, not {conf}")
+    permanence = _choice(meta, "permanence", kl, PERMANENCES)
+    status = _choice(meta, "status", kl, STATUSES, default="active")
+    pinned = meta.get("pinned", False)
+    if pinned is None:
+        pinned = False
+    if not isinstance(pinned, bool):
+        raise NoteError(kl.get("pinned", 2), f"'pinned' must be true or false, not {pinned!r}")
+    scope = meta.get("scope") or "global"
+    if not isinstance(scope, str):
+        raise NoteError(kl.get("scope", 2), "'scope' must be text ('global' or a project)")
+    statement, evidence = parse_evidence(note.body)
+    return Belief(
+        id=belief_id, title=title.strip(), kind=kind.strip(), basis=basis,
+        confidence=float(conf), permanence=permanence,
+        first=_date(meta, "first", kl, required=True),
+        confirmed=_date(meta, "confirmed", kl), challenged=_date(meta, "challenged", kl),
+        status=status, tags=_text_list(meta, "tags", kl), scope=scope, pinned=pinned,
+        supersedes=_text_list(meta, "supersedes", kl), statement=statement,
+        evidence=evidence, confirmed_session=str(meta.get("confirmed_session") or ""),
+        path=path or f"beliefs/{belief_id}.md",
+    )
+
+
+def belief_fields(b: Belief) -> dict[str, Any]:
+    return {
+        "title": b.title, "kind": b.kind, "basis": b.basis, "confidence": b.confidence,
+        "permanence": b.permanence, "first": b.first, "confirmed": b.confirmed,
+        "challenged": b.challenged, "status": b.status, "tags": list(b.tags),
+        "scope": b.scope, "pinned": b.pinned, "supersedes": list(b.supersedes),
+        "confirmed_session": b.confirmed_session or None,
+    }
+
+
+def format_evidence(ev: Evidence) -> str:
+    parts = [ev.date.isoformat() if ev.date else "—", ev.kind]
+    if ev.link:
+        parts.append(f"[[{ev.link}]]")
+    line = "- " + " · ".join(parts)
+    if ev.note:
+        line += " — " + ev.note.replace("\n", " ").strip()
+    return line
+
+
+def render_belief(b: Belief) -> str:
+    fields = belief_fields(b)
+    if not b.confirmed_session:
+        fields.pop("confirmed_session")
+    fm = "\n".join(f"{k}: {yaml_scalar(v)}".rstrip() for k, v in fields.items())
+    ev = "\n".join(format_evidence(e) for e in b.evidence)
+    body = b.statement.strip() + "\n\n## Evidence\n" + (ev + "\n" if ev else "")
+    return f"---\n{fm}\n---\n{body}"
+
+
+def update_belief_text(text: str, before: Belief, after: Belief,
+                       new_evidence: tuple[Evidence, ...] = ()) -> str:
+    """Rewrite only what changed between `before` and `after`, then append evidence."""
+    old, new = belief_fields(before), belief_fields(after)
+    changes = {k: v for k, v in new.items() if old.get(k) != v}
+    out = edit_frontmatter(text, changes)
+    if after.statement != before.statement:
+        out = replace_statement(out, after.statement)
+    return append_evidence(out, new_evidence)
+
+
+def replace_statement(text: str, statement: str) -> str:
+    fm_text, body, _ = split(text)
+    m = _EVIDENCE_HEADING.search(body)
+    rest = body[m.start():] if m else ""
+    head = text[:len(text) - len(body)]
+    return head + statement.strip() + "\n\n" + rest
+
+
+def append_evidence(text: str, evidence: tuple[Evidence, ...]) -> str:
+    if not evidence:
+        return text
+    lines = "\n".join(format_evidence(e) for e in evidence) + "\n"
+    m = _EVIDENCE_HEADING.search(text)
+    if m is None:
+        sep = "" if text.endswith("\n") else "\n"
+        return f"{text}{sep}\n## Evidence\n{lines}"
+    after = text[m.end():]
+    nxt = re.search(r"^#{1,2}[ \t]", after, re.M)
+    end = m.end() + (nxt.start() if nxt else len(after))
+    section = text[m.end():end].rstrip("\n")
+    rebuilt = section + "\n" + lines
+    tail = text[end:]
+    if tail:
+        rebuilt += "\n"
+    return text[:m.end()] + rebuilt + tail
+
+
+# --- observations --------------------------------------------------------------
+
+_OBS_HEADING = re.compile(r"^##[ \t]+(obs-[\w\-]+)[ \t]*$", re.M)
+_OBS_FIELD = re.compile(r"^[-*][ \t]+([\w ]+?)[ \t]*:[ \t]?(.*)$")
+
+
+def parse_observations(text: str, path: str = "") -> tuple[list[Observation], list[tuple[int, str]]]:
+    """All entries of an observations file, and (line, message) for bad ones."""
+    out: list[Observation] = []
+    bad: list[tuple[int, str]] = []
+    heads = list(_OBS_HEADING.finditer(text))
+    for i, h in enumerate(heads):
+        end = heads[i + 1].start() if i + 1 < len(heads) else len(text)
+        line = text.count("\n", 0, h.start()) + 1
+        fields: dict[str, str] = {}
+        for ln in text[h.end():end].splitlines():
+            fm = _OBS_FIELD.match(ln.strip())
+            if fm:
+                fields[fm.group(1).strip().lower()] = fm.group(2).strip()
+        try:
+            out.append(_observation(h.group(1), fields, path))
+        except NoteError as e:
+            bad.append((line, e.message))
+    return out, bad
+
+
+def _observation(obs_id: str, f: dict[str, str], path: str) -> Observation:
+    try:
+        d = date.fromisoformat(f.get("date", ""))
+    except ValueError:
+        raise NoteError(0, f"{obs_id}: 'date' must be YYYY-MM-DD") from None
+    strength = f.get("strength", "")
+    if strength not in STRENGTHS:
+        raise NoteError(0, f"{obs_id}: 'strength' must be one of {', '.join(STRENGTHS)}")
+    basis = f.get("basis", "behavioral")
+    if basis not in BASES:
+        raise NoteError(0, f"{obs_id}: 'basis' must be one of {', '.join(BASES)}")
+    connects = f.get("connects", "new").strip()
+    m = re.fullmatch(r"\[\[([^\]|#]+)(?:[#|][^\]]*)?\]\]", connects)
+    connects = m.group(1).strip() if m else connects or "new"
+    source, session = f.get("source", ""), ""
+    sm = re.match(r"^(.*?)[ \t]*·[ \t]*session[ \t]+(\S+)$", source)
+    if sm:
+        source, session = sm.group(1), sm.group(2)
+    return Observation(id=obs_id, date=d, evidence=f.get("evidence", ""), strength=strength,
+                       basis=basis, connects=connects, suggests=f.get("suggests", ""),
+                       therefore=f.get("therefore", ""), source=source, session=session,
+                       path=path)
+
+
+def _one_line(s: str) -> str:
+    return " ".join(s.split())
+
+
+def render_observation(o: Observation) -> str:
+    connects = "new" if o.connects == "new" else f"[[{o.connects}]]"
+    source = o.source or "cli"
+    if o.session:
+        source += f" · session {o.session}"
+    rows = [("date", o.date.isoformat()), ("evidence", o.evidence), ("suggests", o.suggests),
+            ("therefore", o.therefore), ("connects", connects), ("strength", o.strength),
+            ("source", source), ("basis", o.basis)]
+    body = "\n".join(f"- {k}: {_one_line(v)}".rstrip() for k, v in rows if v or k in ("evidence",))
+    return f"## {o.id}\n{body}\n"
+
+
+def observation_ids(text: str) -> set[str]:
+    return set(_OBS_HEADING.findall(text))
+
+
+# --- tensions ------------------------------------------------------------------
+
+def parse_tension(text: str, tension_id: str, path: str = "") -> Tension:
+    note = parse_note(text)
+    meta, kl = note.meta, note.key_lines
+    d = _date(meta, "date", kl, required=True)
+    belief = meta.get("belief")
+    if not isinstance(belief, str) or not belief:
+        raise NoteError(kl.get("belief", 2), "'belief' is required (a belief id)")
+    status = _choice(meta, "status", kl, TENSION_STATUSES, default="unresolved")
+    title, fields, links = "", {}, []
+    for ln in note.body.splitlines():
+        s = ln.strip()
+        if s.startswith("# ") and not title:
+            title = s[2:].strip()
+            continue
+        fm = _OBS_FIELD.match(s)
+        if fm:
+            key = fm.group(1).strip().lower()
+            fields[key] = fm.group(2).strip()
+            if key == "evidence":
+                links += re.findall(r"\[\[([^\]]+)\]\]", fm.group(2))
+    return Tension(id=tension_id, date=d, belief=belief, status=status, title=title,
+                   what_happened=fields.get("what happened", ""), evidence=tuple(links),
+                   suggests=fields.get("what this suggests", ""),
+                   resolution=fields.get("resolution", ""),
+                   path=path or f"tensions/{tension_id}.md")
+
+
+def render_tension(t: Tension) -> str:
+    ev = ", ".join(f"[[{e}]]" for e in t.evidence)
+    rows = [f"- what happened: {_one_line(t.what_happened)}", f"- evidence: {ev}",
+            f"- what this suggests: {_one_line(t.suggests)}"]
+    if t.resolution:
+        rows.append(f"- resolution: {_one_line(t.resolution)}")
+    return (f"---\ndate: {t.date.isoformat()}\nbelief: {t.belief}\nstatus: {t.status}\n---\n"
+            f"# {_one_line(t.title)}\n" + "\n".join(r.rstrip() for r in rows) + "\n")
+
+
+def resolve_tension_text(text: str, today: date, note: str) -> str:
+    out = edit_frontmatter(text, {"status": "resolved"})
+    sep = "" if out.endswith("\n") else "\n"
+    return f"{out}{sep}- resolution: {today.isoformat()} — {_one_line(note)}\n"

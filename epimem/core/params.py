@@ -1,0 +1,206 @@
+"""The parameters of the rules (SPEC §2), as read from `epistemology.md`.
+
+`Params()` holds the defaults. `params_from_meta` reads the frontmatter of a
+vault's `epistemology.md`; a missing key keeps its default, an invalid one is
+reported as a Problem naming the file and key and also keeps its default, so a
+typo in the rules never stops the engine.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, fields, replace
+from typing import Any
+
+from .model import Problem
+
+DEFAULT_KINDS = (
+    "identity", "trait", "value", "motivation", "preference", "convention",
+    "workflow", "fact", "decision", "antipattern", "solution",
+)
+
+# (name, pattern). A match is replaced by "[REDACTED:name]". Patterns are
+# Python regular expressions; a group named "keep" is kept (so that
+# "password: hunter2" becomes "password: [REDACTED:password]").
+DEFAULT_REDACT = (
+    ("private-key", r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)"),
+    ("anthropic-key", r"sk-ant-[A-Za-z0-9_\-]{16,}"),
+    ("openai-key", r"\bsk-(?:proj-)?[A-Za-z0-9_\-]{20,}"),
+    ("aws-access-key", r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),
+    ("github-token", r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})"),
+    ("slack-token", r"\bxox[abposr]-[A-Za-z0-9\-]{10,}"),
+    ("google-api-key", r"\bAIza[0-9A-Za-z_\-]{35}"),
+    ("jwt", r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"),
+    ("bearer", r"(?i)(?P<keep>\bbearer\s+)[A-Za-z0-9_\-\.=]{16,}"),
+    ("url-credentials", r"(?P<keep>[a-z][a-z0-9+.\-]*://[^\s:/@]+:)[^\s@/]+(?=@)"),
+    ("password", r"(?i)(?P<keep>\b(?:password|passwd|pwd|passphrase)\b\s*(?:is|[:=])\s*)[^\s,;]+"),
+    ("secret", r"(?i)(?P<keep>\b(?:api[_\-]?key|secret|token|access[_\-]?key|client[_\-]?secret)\b\s*[:=]\s*)[\"']?[A-Za-z0-9_\-\./+=]{8,}[\"']?"),
+)
+
+
+@dataclass(frozen=True)
+class Params:
+    # Confidence tiers: the lower bound of each, highest first.
+    tiers: tuple[tuple[str, float], ...] = (
+        ("factual", 0.90), ("established", 0.70), ("developing", 0.50),
+        ("tentative", 0.30), ("speculative", 0.00),
+    )
+    # Rule 1: where a new belief starts, by basis.
+    start: dict[str, float] = field(default_factory=lambda: {
+        "fact": 0.95, "behavioral": 0.30, "self-report": 0.40, "interpretive": 0.20,
+    })
+    # Rule 2: the highest stored confidence per basis.
+    caps: dict[str, float] = field(default_factory=lambda: {
+        "fact": 1.00, "behavioral": 0.90, "self-report": 0.90, "interpretive": 0.90,
+    })
+    confirm_step: float = 0.05          # rule 3
+    challenge_step: float = 0.10        # rule 4
+    free_challenges: int = 1            # rule 4: challenges before confidence drops
+    confidence_floor: float = 0.05      # rule 4
+    rejection_step: float = 0.20        # rule 5
+    # Rule 7: decay rate per day by permanence, and the floor of the view.
+    decay: dict[str, float] = field(default_factory=lambda: {
+        "stable": 0.001, "durable": 0.005, "situational": 0.015, "unknown": 0.010,
+    })
+    decay_floor: float = 0.20
+    dormancy_days: int = 30             # rule 8
+    observations_per_session: int = 3   # rule 9
+    review_every_sessions: int = 10     # rule 10
+    review_every_days: int = 30         # rule 10 (time fallback)
+    soften_above: float = 0.70          # rule 10: soften beliefs above this...
+    soften_after_sessions: int = 10     # ...not confirmed in this many sessions
+    raise_below: float = 0.40           # rule 10: propose raising beliefs below this...
+    raise_after_confirmations: int = 3  # ...confirmed this many times
+    coherence_sessions: int = 10        # rule 10: "too coherent" after this many
+    stable_challenges: int = 2          # rule 11: stable challenged this often -> durable
+    situational_sessions: int = 10      # rule 11: situational unchanged -> durable
+    unknown_days: int = 30              # rule 11: unknown this long -> flag
+    # Mirror audit: "stale for its class", in days since last confirmation.
+    stale_days: dict[str, int] = field(default_factory=lambda: {
+        "stable": 182, "durable": 61, "situational": 21,
+    })
+    dormancy_drop: float = 0.10         # audit: effective fell this far below stored
+    kinds: tuple[str, ...] = DEFAULT_KINDS
+    redact: tuple[tuple[str, str], ...] = DEFAULT_REDACT
+
+    def tier(self, confidence: float) -> str:
+        for name, low in self.tiers:
+            if confidence >= low - 1e-9:
+                return name
+        return self.tiers[-1][0]
+
+
+DEFAULTS = Params()
+
+
+def params_to_meta(p: Params = DEFAULTS) -> dict[str, Any]:
+    """The frontmatter written by `epimem init`: every parameter, explicit."""
+    out: dict[str, Any] = {}
+    for f in fields(Params):
+        v = getattr(p, f.name)
+        if f.name == "tiers":
+            v = {name: low for name, low in v}
+        elif f.name == "redact":
+            v = [{"name": n, "pattern": pat} for n, pat in v]
+        elif f.name == "kinds":
+            v = list(v)
+        out[f.name] = v
+    return out
+
+
+def _number(v: Any, lo: float, hi: float) -> float | None:
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return None
+    return float(v) if lo <= v <= hi else None
+
+
+def params_from_meta(meta: dict[str, Any], path: str = "epistemology.md",
+                     lines: dict[str, int] | None = None) -> tuple[Params, list[Problem]]:
+    """Read parameters from frontmatter; report and default what is invalid."""
+    lines = lines or {}
+    problems: list[Problem] = []
+    changes: dict[str, Any] = {}
+    defaults = {f.name: getattr(DEFAULTS, f.name) for f in fields(Params)}
+
+    def bad(key: str, why: str) -> None:
+        problems.append(Problem(path, lines.get(key, 1), f"parameter '{key}' {why}; using the default"))
+
+    for key, value in meta.items():
+        if key not in defaults:
+            continue  # prose-level keys (title, version...) are the user's business
+        default = defaults[key]
+        if key == "tiers":
+            if not isinstance(value, dict) or not value:
+                bad(key, "must be a mapping of tier name to lower bound")
+                continue
+            pairs = []
+            for name, low in value.items():
+                n = _number(low, 0.0, 1.0)
+                if n is None:
+                    bad(key, f"has an invalid bound for '{name}'")
+                    break
+                pairs.append((str(name), n))
+            else:
+                changes[key] = tuple(sorted(pairs, key=lambda kv: -kv[1]))
+        elif key in ("start", "caps", "decay"):
+            if not isinstance(value, dict):
+                bad(key, "must be a mapping")
+                continue
+            merged = dict(default)
+            hi = 1.0
+            for k, v in value.items():
+                n = _number(v, 0.0, hi)
+                if n is None:
+                    bad(f"{key}.{k}", f"must be a number between 0 and {hi}")
+                else:
+                    merged[str(k)] = n
+            changes[key] = merged
+        elif key == "stale_days":
+            if not isinstance(value, dict):
+                bad(key, "must be a mapping")
+                continue
+            merged = dict(default)
+            for k, v in value.items():
+                if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+                    bad(f"{key}.{k}", "must be a whole number of days")
+                else:
+                    merged[str(k)] = v
+            changes[key] = merged
+        elif key == "kinds":
+            if not isinstance(value, list) or not all(isinstance(k, str) and k for k in value):
+                bad(key, "must be a list of names")
+            else:
+                changes[key] = tuple(value)
+        elif key == "redact":
+            parsed = _redact_patterns(value)
+            if parsed is None:
+                bad(key, "must be a list of {name, pattern} with valid regular expressions")
+            else:
+                changes[key] = parsed
+        elif isinstance(default, int) and not isinstance(default, bool):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                bad(key, "must be a whole number >= 0")
+            else:
+                changes[key] = value
+        elif isinstance(default, float):
+            n = _number(value, 0.0, 1.0)
+            if n is None:
+                bad(key, "must be a number between 0 and 1")
+            else:
+                changes[key] = n
+    return replace(DEFAULTS, **changes), problems
+
+
+def _redact_patterns(value: Any) -> tuple[tuple[str, str], ...] | None:
+    if not isinstance(value, list):
+        return None
+    out = []
+    for item in value:
+        if not isinstance(item, dict) or not isinstance(item.get("pattern"), str):
+            return None
+        try:
+            re.compile(item["pattern"])
+        except re.error:
+            return None
+        out.append((str(item.get("name", "secret")), item["pattern"]))
+    return tuple(out)

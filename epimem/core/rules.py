@@ -1,0 +1,304 @@
+"""The epistemic engine (SPEC §2) as pure functions over frozen values.
+
+Nothing here reads a file or a clock: the caller passes today's date and the
+parameters read from `epistemology.md`. Every function is deterministic, so a
+rule can be tested with plain values and replayed on an old vault.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from datetime import date
+
+from .model import Belief, Evidence, Observation, Sessions
+from .params import DEFAULTS, Params
+
+
+class RuleError(ValueError):
+    """An input the rules refuse, with a message meant for the user."""
+
+
+def _round(x: float) -> float:
+    return round(x + 1e-9, 2)
+
+
+# --- rules 1 and 2: start values and caps ---------------------------------
+
+def start_confidence(basis: str, params: Params = DEFAULTS) -> float:
+    """Rule 1: where a belief made from one observation (or report) starts."""
+    try:
+        return params.start[basis]
+    except KeyError:
+        raise RuleError(f"unknown basis '{basis}'") from None
+
+
+def cap(basis: str, params: Params = DEFAULTS) -> float:
+    """Rule 2: only `fact` may exceed 0.90."""
+    return params.caps.get(basis, 0.90)
+
+
+def check_confidence(confidence: float, basis: str, params: Params = DEFAULTS) -> None:
+    if not 0.0 <= confidence <= 1.0:
+        raise RuleError(f"confidence {confidence} is outside 0.00–1.00")
+    limit = cap(basis, params)
+    if confidence > limit + 1e-9:
+        raise RuleError(
+            f"confidence {confidence:.2f} is above the cap for basis '{basis}' ({limit:.2f}); "
+            "only a verified fact may exceed 0.90 (rule 2)")
+
+
+# --- rule 7: decay as a view ------------------------------------------------
+
+def days_since_confirmed(belief: Belief, today: date) -> int:
+    anchor = belief.confirmed or belief.first
+    return max(0, (today - anchor).days)
+
+
+def effective_confidence(belief: Belief, today: date, params: Params = DEFAULTS) -> float:
+    """stored × e^(−λ·d), floored at 0.20; never above stored, never written back."""
+    stored = belief.confidence
+    if belief.pinned:
+        return stored
+    lam = params.decay.get(belief.permanence, params.decay.get("unknown", 0.010))
+    decayed = stored * math.exp(-lam * days_since_confirmed(belief, today))
+    # A belief stored below the floor shows its stored value: decay must not
+    # *raise* anything.
+    return max(decayed, min(stored, params.decay_floor))
+
+
+def tier(confidence: float, params: Params = DEFAULTS) -> str:
+    return params.tier(confidence)
+
+
+# --- rules 3–6: what one observation does to one belief --------------------
+
+@dataclass(frozen=True)
+class Effect:
+    """The result of applying one observation to one belief."""
+
+    before: Belief
+    after: Belief
+    evidence: Evidence
+    open_tension: bool = False
+    divergence: bool = False  # rule 6: self-report and behaviour disagree
+    alert: bool = False       # a belief at >= 0.70 was contradicted: tell the user
+    reason: str = ""          # one line, for the report and the commit
+
+    @property
+    def confidence_changed(self) -> bool:
+        return self.before.confidence != self.after.confidence
+
+
+def pseudo_session(obs: Observation) -> str:
+    """A session id for an observation that came without one: one per day,
+    so manual entries cannot confirm a belief twice on the same day."""
+    return obs.session or f"day-{obs.date.isoformat()}"
+
+
+def challenges_since_confirmation(belief: Belief) -> int:
+    """Counted challenges after the last counted confirmation (Evidence order)."""
+    n = 0
+    for ev in belief.evidence:
+        if ev.kind == "confirming":
+            n = 0
+        elif ev.kind == "contradicting":
+            n += 1
+    return n
+
+
+def _self_vs_behaviour(belief: Belief, obs: Observation) -> bool:
+    pair = {belief.basis, obs.basis}
+    return pair == {"self-report", "behavioral"} or (
+        obs.basis == "self-report" and belief.basis == "interpretive")
+
+
+def apply_observation(belief: Belief, obs: Observation, params: Params = DEFAULTS) -> Effect:
+    link = observation_link(obs)
+    conf = belief.confidence
+    note = obs.evidence
+
+    def done(kind: str, after: Belief, reason: str, **kw) -> Effect:
+        text = note
+        if after.confidence != conf:
+            text = f"{note} ({conf:.2f} → {after.confidence:.2f})"
+        return Effect(belief, after, Evidence(obs.date, kind, link, text), reason=reason, **kw)
+
+    if obs.strength == "confirming":
+        session = pseudo_session(obs)
+        if obs.basis != "behavioral":
+            return done("reinforcing", belief,
+                        f"reinforcement ({obs.basis}): recorded, no change (rule 3)")
+        if session == belief.confirmed_session:
+            return done("reinforcing", belief,
+                        "same session as the last confirmation: recorded, no change (rule 3)")
+        new = conf if conf >= cap(belief.basis, params) else min(
+            cap(belief.basis, params), _round(conf + params.confirm_step))
+        after = replace(belief, confidence=new, confirmed=obs.date, confirmed_session=session)
+        return done("confirming", after, f"confirmed ({conf:.2f} → {new:.2f})")
+
+    if obs.strength == "contradicting":
+        alert = conf >= 0.70
+        if _self_vs_behaviour(belief, obs):
+            after = replace(belief, challenged=obs.date)
+            return done("diverging", after,
+                        "self-report and behaviour diverge: both kept, tension opened (rule 6)",
+                        open_tension=True, divergence=True, alert=alert)
+        prior = challenges_since_confirmation(belief)
+        new = conf
+        if prior >= params.free_challenges:
+            new = max(params.confidence_floor, _round(conf - params.challenge_step))
+            new = min(new, conf)  # a hand-set value below the floor is not raised
+        after = replace(belief, confidence=new, challenged=obs.date)
+        why = (f"challenged again with no confirmation between ({conf:.2f} → {new:.2f})"
+               if new != conf else "challenged: tension opened, confidence unchanged (rule 4)")
+        return done("contradicting", after, why, open_tension=True, alert=alert)
+
+    if obs.strength == "complicating":
+        after = replace(belief, challenged=obs.date)
+        return done("complicating", after, "nuance recorded, no change (rule 4)")
+
+    if obs.strength == "single":
+        return done("single", belief, "another first sighting: recorded, no change")
+
+    raise RuleError(f"unknown strength '{obs.strength}'")
+
+
+def observation_link(obs: Observation) -> str:
+    return f"observations/{obs.date:%Y-%m}#{obs.id}"
+
+
+def new_belief_from_observation(obs: Observation, belief_id: str, *, title: str, kind: str,
+                                basis: str, permanence: str, params: Params = DEFAULTS,
+                                tags: tuple[str, ...] = (), scope: str = "global") -> Belief:
+    """Rule 1: a belief born of one observation starts at its basis's start value."""
+    conf = start_confidence(basis, params)
+    return Belief(
+        id=belief_id, title=title, kind=kind, basis=basis, confidence=conf,
+        permanence=permanence, first=obs.date, tags=tags, scope=scope,
+        statement=obs.suggests or obs.evidence,
+        evidence=(Evidence(obs.date, obs.strength, observation_link(obs), obs.evidence),),
+    )
+
+
+# --- rule 5: explicit rejection ----------------------------------------------
+
+def reject(belief: Belief, today: date, params: Params = DEFAULTS, *, retire: bool = False,
+           note: str = "") -> Belief:
+    if retire:
+        ev = Evidence(today, "retired", "", note or "the user said this is no longer true")
+        return replace(belief, status="retired", evidence=belief.evidence + (ev,))
+    new = max(params.confidence_floor, _round(belief.confidence - params.rejection_step))
+    new = min(new, belief.confidence)
+    text = (note or "the user said this is no longer true") + f" ({belief.confidence:.2f} → {new:.2f})"
+    ev = Evidence(today, "rejected", "", text)
+    return replace(belief, confidence=new, challenged=today, evidence=belief.evidence + (ev,))
+
+
+# --- rules 8 and 10: sessions, dormancy, reviews ----------------------------
+
+@dataclass(frozen=True)
+class SessionStart:
+    sessions: Sessions
+    counted: bool
+    dormant_days: int | None  # days since the previous session, when dormant
+    review_due: str | None
+
+
+def sessions_since(sessions: Sessions, since: date | None) -> int:
+    """Sessions started strictly after `since` (all of them when None)."""
+    if since is None:
+        return sum(n for _, n in sessions.days)
+    key = since.isoformat()
+    return sum(n for d, n in sessions.days if d > key)
+
+
+def dormancy(sessions: Sessions, today: date, params: Params = DEFAULTS) -> int | None:
+    """Rule 8: the gap in days when it is `dormancy_days` or more, else None."""
+    if sessions.last_session is None:
+        return None
+    gap = (today - sessions.last_session).days
+    return gap if gap >= params.dormancy_days else None
+
+
+def review_due(sessions: Sessions, today: date, params: Params = DEFAULTS) -> str | None:
+    """Rule 10: why a review is due, or None."""
+    if sessions.count >= sessions.next_review_at:
+        return f"{sessions.count} sessions counted; a review was due at {sessions.next_review_at}"
+    anchor = sessions.last_review or sessions.created
+    if anchor is not None and (today - anchor).days >= params.review_every_days:
+        what = "the last review" if sessions.last_review else "the vault was created"
+        return f"{(today - anchor).days} days since {what}"
+    return None
+
+
+def start_session(sessions: Sessions, source: str, today: date,
+                  params: Params = DEFAULTS) -> SessionStart:
+    """Count a session (only `startup`: resumes and compactions are the same session)."""
+    dormant = dormancy(sessions, today, params)
+    if source != "startup":
+        return SessionStart(sessions, False, dormant, review_due(sessions, today, params))
+    days = dict(sessions.days)
+    key = today.isoformat()
+    days[key] = days.get(key, 0) + 1
+    new = replace(sessions, count=sessions.count + 1, last_session=today,
+                  created=sessions.created or today, days=tuple(sorted(days.items())))
+    return SessionStart(new, True, dormant, review_due(new, today, params))
+
+
+def record_review(sessions: Sessions, today: date, params: Params = DEFAULTS) -> Sessions:
+    return replace(sessions, last_review=today,
+                   next_review_at=sessions.count + params.review_every_sessions)
+
+
+# --- rule 11: permanence is revisited ---------------------------------------
+
+@dataclass(frozen=True)
+class Suggestion:
+    belief: str
+    current: str
+    suggested: str  # a permanence, or "" for a flag without a proposal
+    reason: str
+
+
+def permanence_suggestion(belief: Belief, sessions: Sessions, today: date,
+                          params: Params = DEFAULTS) -> Suggestion | None:
+    if belief.status != "active":
+        return None
+    if belief.permanence == "stable":
+        n = sum(1 for e in belief.evidence if e.kind == "contradicting")
+        if n >= params.stable_challenges:
+            return Suggestion(belief.id, "stable", "durable", f"challenged {n} times")
+    if belief.permanence == "situational":
+        last_change = max(d for d in (belief.first, belief.confirmed, belief.challenged) if d)
+        n = sessions_since(sessions, last_change)
+        if n >= params.situational_sessions:
+            return Suggestion(belief.id, "situational", "durable",
+                              f"unchanged across {n} sessions")
+    if belief.permanence == "unknown":
+        age = (today - belief.first).days
+        if age >= params.unknown_days:
+            return Suggestion(belief.id, "unknown", "",
+                              f"permanence unknown for {age} days: decide how long it holds")
+    return None
+
+
+# --- rule 10: what a review proposes ------------------------------------------
+
+def sessions_since_confirmed(belief: Belief, sessions: Sessions) -> int:
+    return sessions_since(sessions, belief.confirmed or belief.first)
+
+
+def should_soften(belief: Belief, sessions: Sessions, params: Params = DEFAULTS) -> bool:
+    return (belief.status == "active" and not belief.pinned
+            and belief.confidence > params.soften_above
+            and sessions_since_confirmed(belief, sessions) >= params.soften_after_sessions)
+
+
+def confirmations(belief: Belief) -> int:
+    return sum(1 for e in belief.evidence if e.kind == "confirming")
+
+
+def should_raise(belief: Belief, params: Params = DEFAULTS) -> bool:
+    return (belief.status == "active" and belief.confidence < params.raise_below
+            and confirmations(belief) >= params.raise_after_confirmations)

@@ -1,0 +1,334 @@
+"""Git as the audit log: one commit per mutation, and the views built on it.
+
+Like `pass`, every operation is one commit of plain files. Commits carry
+machine-readable trailers (`Epimem-Op`, `Epimem-Session`, `Epimem-Beliefs`)
+so history and undo can tell epimem's commits from the user's own.
+
+GitPython's `Repo.git` is used as a thin wrapper over the git binary: its
+pure-Python index writer would rewrite a 10,000-entry index on every commit.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+from datetime import date, datetime
+from pathlib import Path
+from typing import Iterable
+
+from .core.model import Belief, Tension
+from .core.notes import NoteError, observation_ids, parse_belief, parse_note, parse_tension
+
+FALLBACK_NAME = "epimem"
+FALLBACK_EMAIL = "epimem@localhost"
+_identity_checked: dict[str, bool] = {}
+
+
+class HistoryError(Exception):
+    pass
+
+
+def _git(root: Path):
+    import git  # GitPython, imported lazily: the hook path never needs it
+
+    return git.Repo(root).git
+
+
+def _env(root: Path) -> dict[str, str]:
+    """Author identity: the user's git config when set, else a neutral fallback,
+    so a fresh machine or CI without `user.email` can still commit."""
+    key = str(root)
+    if key not in _identity_checked:
+        try:
+            _git(root).config("--get", "user.email")
+            _identity_checked[key] = True
+        except Exception:
+            _identity_checked[key] = False
+    if _identity_checked[key]:
+        return {}
+    return {"GIT_AUTHOR_NAME": FALLBACK_NAME, "GIT_AUTHOR_EMAIL": FALLBACK_EMAIL,
+            "GIT_COMMITTER_NAME": FALLBACK_NAME, "GIT_COMMITTER_EMAIL": FALLBACK_EMAIL}
+
+
+def _wait_index_lock(root: Path, timeout: float = 10.0) -> None:
+    # git's own lock: another git process (the user's `git commit`, an editor's
+    # git plugin) holds `.git/index.lock`; wait for it rather than fail.
+    lock = root / ".git" / "index.lock"
+    deadline = time.monotonic() + timeout
+    while lock.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
+def run(root: Path, *args: str, retries: int = 3) -> str:
+    import git
+
+    for attempt in range(retries):
+        _wait_index_lock(root)
+        try:
+            return _git(root).execute(["git", *args], env={**os.environ, **_env(root)})
+        except git.GitCommandError as e:
+            if "index.lock" in str(e.stderr) and attempt + 1 < retries:
+                time.sleep(0.2)
+                continue
+            raise HistoryError(f"git {args[0]} failed: {str(e.stderr).strip() or e}") from None
+    raise HistoryError(f"git {args[0]} failed")
+
+
+# --- setting up ------------------------------------------------------------------
+
+def is_repo_root(root: Path) -> bool:
+    return (root / ".git").exists()
+
+
+def init(root: Path) -> bool:
+    """`git init` unless the vault is already its own repository."""
+    if is_repo_root(root):
+        return False
+    import git
+
+    git.Repo.init(root, initial_branch="main") if _supports_initial_branch() else git.Repo.init(root)
+    return True
+
+
+def _supports_initial_branch() -> bool:
+    import git
+
+    return tuple(git.Git().version_info[:2]) >= (2, 28)
+
+
+def require_repo(root: Path) -> None:
+    if not is_repo_root(root):
+        raise HistoryError(
+            f"{root} is not a git repository of its own; every change is a commit, "
+            "so run `epimem init` on it first")
+
+
+# --- committing --------------------------------------------------------------------
+
+def message(subject: str, *, op: str, beliefs: Iterable[str] = (), session: str | None = None,
+            body: str = "", extra: dict[str, str] | None = None) -> str:
+    trailers = [f"Epimem-Op: {op}"]
+    if session:
+        trailers.append(f"Epimem-Session: {session}")
+    beliefs = list(dict.fromkeys(beliefs))
+    if beliefs:
+        trailers.append(f"Epimem-Beliefs: {', '.join(beliefs)}")
+    for k, v in (extra or {}).items():
+        trailers.append(f"{k}: {v}")
+    parts = [subject.strip().replace("\n", " ")]
+    if body.strip():
+        parts.append(body.strip())
+    parts.append("\n".join(trailers))
+    return "\n\n".join(parts) + "\n"
+
+
+def commit(root: Path, paths: Iterable[str], subject: str, *, op: str,
+           beliefs: Iterable[str] = (), session: str | None = None, body: str = "",
+           extra: dict[str, str] | None = None) -> str:
+    """Commit exactly `paths` (relative to the vault) as one commit; return its sha.
+
+    Only the named paths are committed (`git commit --only`), so a hand edit the
+    user has not asked to commit stays out of epimem's commit.
+    """
+    require_repo(root)
+    paths = sorted(set(paths))
+    if not paths:
+        raise HistoryError("nothing to commit")
+    msg = message(subject, op=op, beliefs=beliefs, session=session, body=body, extra=extra)
+    run(root, "add", "--all", "--", *paths)
+    run(root, "commit", "--quiet", "--no-verify", "-m", msg, "--only", "--", *paths)
+    return run(root, "rev-parse", "HEAD")
+
+
+def has_commits(root: Path) -> bool:
+    try:
+        run(root, "rev-parse", "--verify", "--quiet", "HEAD", retries=1)
+        return True
+    except HistoryError:
+        return False
+
+
+# --- reading history ---------------------------------------------------------------
+
+@dataclass(frozen=True)
+class CommitInfo:
+    sha: str
+    when: datetime
+    subject: str
+    trailers: dict[str, str]
+
+
+_SEP = "\x1f"
+_END = "\x1e"
+
+
+def log(root: Path, *paths: str, grep: str | None = None, limit: int | None = None,
+        since: str | None = None) -> list[CommitInfo]:
+    """Commits newest first, with their Epimem trailers."""
+    if not has_commits(root):
+        return []
+    args = ["log", f"--format=%H{_SEP}%aI{_SEP}%s{_SEP}%b{_END}"]
+    if grep:
+        args.append(f"--grep={grep}")
+    if limit:
+        args.append(f"-n{limit}")
+    if since:
+        args.append(since)
+    if paths:
+        args += ["--", *paths]
+    out = run(root, *args)
+    commits = []
+    for rec in out.split(_END):
+        rec = rec.strip("\n")
+        if not rec:
+            continue
+        sha, when, subject, body = rec.split(_SEP, 3)
+        trailers = {}
+        for line in body.splitlines():
+            if line.startswith("Epimem-") and ":" in line:
+                k, v = line.split(":", 1)
+                trailers[k.strip()] = v.strip()
+        commits.append(CommitInfo(sha, datetime.fromisoformat(when), subject, trailers))
+    return commits
+
+
+def show_many(root: Path, specs: list[str]) -> list[str | None]:
+    """Contents of many `rev:path` blobs in one `git cat-file --batch` process."""
+    if not specs:
+        return []
+    import subprocess
+
+    proc = subprocess.run(["git", "cat-file", "--batch"], cwd=root, check=False,
+                          input=("\n".join(specs) + "\n").encode(), capture_output=True)
+    data, out, pos = proc.stdout, [], 0
+    for _ in specs:
+        nl = data.index(b"\n", pos)
+        header = data[pos:nl].decode()
+        pos = nl + 1
+        if header.endswith("missing") or header.endswith("ambiguous"):
+            out.append(None)
+            continue
+        size = int(header.split()[-1])
+        out.append(data[pos:pos + size].decode("utf-8", "replace"))
+        pos += size + 1
+    return out
+
+
+@dataclass(frozen=True)
+class HistoryPoint:
+    sha: str
+    when: datetime
+    subject: str
+    op: str
+    confidence: float | None
+    status: str | None
+
+
+def belief_history(root: Path, belief_id: str) -> list[HistoryPoint]:
+    """Confidence and status of a belief at every commit that touched it, oldest first."""
+    path = f"beliefs/{belief_id}.md"
+    commits = list(reversed(log(root, path)))
+    blobs = show_many(root, [f"{c.sha}:{path}" for c in commits])
+    points = []
+    for c, text in zip(commits, blobs):
+        conf = status = None
+        if text is not None:
+            try:
+                meta = parse_note(text).meta
+                v = meta.get("confidence")
+                conf = float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+                status = meta.get("status") or "active"
+            except NoteError:
+                status = "malformed"
+        else:
+            status = "deleted"
+        points.append(HistoryPoint(c.sha, c.when, c.subject, c.trailers.get("Epimem-Op", "manual"),
+                                   conf, status))
+    return points
+
+
+def resolve_since(root: Path, since: str) -> str | None:
+    """A revision to diff from: `since` itself when it names a commit, else the
+    last commit before that date (None: the vault's whole history)."""
+    try:
+        return run(root, "rev-parse", "--verify", "--quiet", f"{since}^{{commit}}", retries=1)
+    except HistoryError:
+        pass
+    try:
+        d = date.fromisoformat(since)
+    except ValueError:
+        raise HistoryError(f"--since {since!r} is neither a revision nor a date YYYY-MM-DD") from None
+    out = run(root, "rev-list", "-1", f"--before={d.isoformat()} 00:00:00", "HEAD")
+    return out.strip() or None
+
+
+def changed_paths(root: Path, base: str | None, head: str = "HEAD") -> list[tuple[str, str]]:
+    """(status letter, path) between two revisions; base None = the empty tree."""
+    if base is None:
+        base = run(root, "hash-object", "-t", "tree", "/dev/null")
+    out = run(root, "diff", "--name-status", "--no-renames", base, head, "--")
+    rows = []
+    for line in out.splitlines():
+        if "\t" in line:
+            st, path = line.split("\t", 1)
+            rows.append((st[0], path))
+    return rows
+
+
+def dirty_paths(root: Path) -> list[tuple[str, str]]:
+    """Uncommitted changes in the vault: (status, path), untracked included."""
+    out = run(root, "status", "--porcelain", "-z", "--untracked-files=all")
+    rows = []
+    for item in out.split("\0"):
+        if len(item) > 3:
+            rows.append((item[:2].strip() or "?", item[3:]))
+    return rows
+
+
+def parse_belief_blob(text: str | None, belief_id: str) -> Belief | None:
+    if text is None:
+        return None
+    try:
+        return parse_belief(text, belief_id)
+    except NoteError:
+        return None
+
+
+def parse_tension_blob(text: str | None, tension_id: str) -> Tension | None:
+    if text is None:
+        return None
+    try:
+        return parse_tension(text, tension_id)
+    except NoteError:
+        return None
+
+
+def blob_observation_ids(text: str | None) -> set[str]:
+    return observation_ids(text) if text else set()
+
+
+def last_epimem_commit(root: Path) -> CommitInfo | None:
+    commits = log(root, grep="^Epimem-Op:", limit=1)
+    return commits[0] if commits else None
+
+
+def revert(root: Path, sha: str) -> None:
+    """Apply the inverse of `sha` to the index and work tree (no commit)."""
+    try:
+        run(root, "revert", "--no-commit", "--no-edit", sha, retries=1)
+    except HistoryError as e:
+        try:
+            run(root, "revert", "--abort", retries=1)
+        except HistoryError:
+            pass
+        raise HistoryError(
+            f"cannot undo {sha[:8]}: later changes touch the same lines, or there are "
+            f"uncommitted edits (commit them with `epimem commit` first). git said: {e}") from None
+
+
+def commit_index(root: Path, subject: str, *, op: str, beliefs: Iterable[str] = (),
+                 extra: dict[str, str] | None = None, body: str = "") -> str:
+    msg = message(subject, op=op, beliefs=beliefs, body=body, extra=extra)
+    run(root, "commit", "--quiet", "--no-verify", "-m", msg)
+    return run(root, "rev-parse", "HEAD")

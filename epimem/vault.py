@@ -1,0 +1,404 @@
+"""The vault on disk: where it is, how its files are read, how they are written.
+
+Reading goes through a parse cache in `.epimem/cache/` keyed by each file's
+mtime and size (basic-memory's "sync by checksum" idea, cheaper): the files
+stay the truth, the cache only saves re-parsing 10,000 unchanged beliefs.
+
+Writing is atomic (temp file + rename in the same directory) and serialized
+by an advisory lock on `.epimem/lock`, so two assistant sessions observing at
+once never interleave.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import json
+import os
+import threading
+import time
+from contextlib import contextmanager
+from dataclasses import asdict
+from datetime import date
+from pathlib import Path
+from typing import Iterator
+
+from .core.ids import IdError, check_id
+from .core.model import Belief, Evidence, Observation, Problem, Sessions, Snapshot, Tension
+from .core.notes import NoteError, parse_belief, parse_note, parse_observations, parse_tension
+from .core.params import DEFAULTS, Params, params_from_meta
+
+INTERNAL = ".epimem"
+CACHE_VERSION = 2
+
+
+class VaultError(Exception):
+    """A problem the user must fix, with a message that says how."""
+
+
+class ConcurrentEdit(VaultError):
+    """A file changed on disk between our read and our write."""
+
+
+def default_root() -> Path:
+    from platformdirs import user_data_dir  # a small pure-Python package
+
+    return Path(user_data_dir("epimem", appauthor=False)) / "vault"
+
+
+def resolve_root(explicit: str | os.PathLike | None = None) -> Path:
+    """`--vault`, else `$EPIMEM_VAULT`, else the user data dir."""
+    value = explicit or os.environ.get("EPIMEM_VAULT")
+    root = Path(value).expanduser() if value else default_root()
+    return root.absolute()
+
+
+# --- atomic writes and the lock ------------------------------------------------
+
+def atomic_write(path: Path, text: str, expect: tuple[int, int] | None = None) -> None:
+    """Write `text` to `path` so that readers see the old or the new file, never half.
+
+    `expect` is the (mtime_ns, size) the caller read; if the file changed since
+    (an editor saved while we computed), raise ConcurrentEdit instead of
+    overwriting the user's edit.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.parent / f".{path.name}.epimem-{os.getpid()}-{threading.get_ident()}.tmp"
+    data = text.encode("utf-8")
+    with open(tmp, "wb") as fh:
+        fh.write(data)
+        fh.flush()
+        os.fsync(fh.fileno())
+    try:
+        if expect is not None and stat_key(path) != expect:
+            raise ConcurrentEdit(f"{path.name} changed on disk while epimem was updating it")
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+
+
+def stat_key(path: Path) -> tuple[int, int] | None:
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        return None
+    return (st.st_mtime_ns, st.st_size)
+
+
+class VaultLock:
+    """An flock on `.epimem/lock`: reentrant within one process, exclusive across processes."""
+
+    def __init__(self, path: Path, timeout: float = 30.0):
+        self.path = path
+        self.timeout = timeout
+        self._fd: int | None = None
+        self._depth = 0
+        self._mutex = threading.RLock()
+
+    def acquire(self) -> None:
+        self._mutex.acquire()
+        if self._depth == 0:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+            deadline = time.monotonic() + self.timeout
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except OSError as e:
+                    if e.errno not in (errno.EAGAIN, errno.EACCES):
+                        os.close(fd)
+                        self._mutex.release()
+                        raise
+                    if time.monotonic() > deadline:
+                        os.close(fd)
+                        self._mutex.release()
+                        raise VaultError(
+                            f"the vault is locked by another epimem process ({self.path}); "
+                            "try again in a moment") from None
+                    time.sleep(0.02)
+            self._fd = fd
+        self._depth += 1
+
+    def release(self) -> None:
+        self._depth -= 1
+        if self._depth == 0 and self._fd is not None:
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
+            os.close(self._fd)
+            self._fd = None
+        self._mutex.release()
+
+    def __enter__(self) -> "VaultLock":
+        self.acquire()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.release()
+
+
+# --- (de)serialising beliefs for the cache -------------------------------------
+
+def belief_to_record(b: Belief) -> dict:
+    d = asdict(b)
+    for k in ("first", "confirmed", "challenged"):
+        d[k] = d[k].isoformat() if d[k] else None
+    d["evidence"] = [[e.date.isoformat() if e.date else None, e.kind, e.link, e.note]
+                     for e in b.evidence]
+    return d
+
+
+def _d(v: str | None) -> date | None:
+    return date.fromisoformat(v) if v else None
+
+
+def belief_from_record(d: dict) -> Belief:
+    d = dict(d)
+    d["first"] = _d(d["first"])
+    d["confirmed"] = _d(d["confirmed"])
+    d["challenged"] = _d(d["challenged"])
+    d["tags"] = tuple(d["tags"])
+    d["supersedes"] = tuple(d["supersedes"])
+    d["evidence"] = tuple(Evidence(_d(e[0]), e[1], e[2], e[3]) for e in d["evidence"])
+    return Belief(**d)
+
+
+# --- the vault -------------------------------------------------------------------
+
+class Vault:
+    def __init__(self, root: str | os.PathLike):
+        self.root = Path(root).absolute()
+        self.internal = self.root / INTERNAL
+        self._lock = VaultLock(self.internal / "lock")
+        self._params: tuple[tuple[int, int] | None, Params, list[Problem]] | None = None
+
+    # paths
+    def path(self, rel: str) -> Path:
+        """A path inside the vault; anything that would escape it is refused."""
+        p = (self.root / rel).resolve()
+        root = self.root.resolve()
+        if p != root and root not in p.parents:
+            raise VaultError(f"{rel!r} is outside the vault")
+        return p
+
+    def belief_path(self, belief_id: str) -> Path:
+        return self.root / "beliefs" / f"{check_id(belief_id)}.md"
+
+    def exists(self) -> bool:
+        return (self.root / "epistemology.md").is_file() or (self.root / "beliefs").is_dir()
+
+    def require(self) -> None:
+        if not self.root.is_dir():
+            raise VaultError(f"no vault at {self.root}; create one with `epimem init`")
+        if not self.exists():
+            raise VaultError(f"{self.root} is not an epimem vault (no epistemology.md, no beliefs/); "
+                             "create one with `epimem init`")
+
+    def lock(self) -> VaultLock:
+        return self._lock
+
+    # writes
+    def write_text(self, rel: str, text: str, expect: tuple[int, int] | None = None) -> None:
+        atomic_write(self.path(rel), text, expect)
+
+    def read_text(self, rel: str) -> str:
+        return self.path(rel).read_text(encoding="utf-8")
+
+    # parameters
+    def params(self) -> tuple[Params, list[Problem]]:
+        p = self.root / "epistemology.md"
+        key = stat_key(p)
+        if self._params is not None and self._params[0] == key:
+            return self._params[1], self._params[2]
+        if key is None:
+            result: tuple[Params, list[Problem]] = (DEFAULTS, [])
+        else:
+            try:
+                note = parse_note(p.read_text(encoding="utf-8"))
+                result = params_from_meta(note.meta, "epistemology.md", note.key_lines)
+            except NoteError as e:
+                result = (DEFAULTS, [Problem("epistemology.md", e.line,
+                                             f"{e.message}; using the default parameters")])
+        self._params = (key, result[0], list(result[1]))
+        return result
+
+    # beliefs
+    def read_belief(self, belief_id: str) -> tuple[str, Belief, tuple[int, int]]:
+        """(text, belief, stat key) of one belief file; VaultError naming path:line if bad."""
+        path = self.belief_path(belief_id)
+        key = stat_key(path)
+        if key is None:
+            raise VaultError(f"no belief '{belief_id}' (beliefs/{belief_id}.md does not exist)")
+        text = path.read_text(encoding="utf-8")
+        try:
+            return text, parse_belief(text, belief_id), key
+        except NoteError as e:
+            raise VaultError(f"beliefs/{belief_id}.md:{e.line}: {e.message} "
+                             "(fix the file; epimem will not rewrite it)") from None
+
+    def load_beliefs(self) -> tuple[list[Belief], list[Problem]]:
+        bdir = self.root / "beliefs"
+        cache_path = self.internal / "cache" / "beliefs.json"
+        cached: dict = {}
+        try:
+            raw = json.loads(cache_path.read_text(encoding="utf-8"))
+            if raw.get("version") == CACHE_VERSION:
+                cached = raw["files"]
+        except (OSError, ValueError, KeyError, TypeError):
+            cached = {}  # a missing or corrupt cache is just a cold start
+        beliefs: list[Belief] = []
+        problems: list[Problem] = []
+        fresh: dict = {}
+        changed = False
+        # Racy-git trap: a file rewritten twice within the filesystem's mtime
+        # granularity keeps its key. Entries younger than this are re-parsed
+        # every time instead of being trusted.
+        settle_ns = time.time_ns() - 2_000_000_000
+        try:
+            entries = list(os.scandir(bdir))
+        except FileNotFoundError:
+            entries = []
+        for entry in sorted(entries, key=lambda e: e.name):
+            name = entry.name
+            if not name.endswith(".md") or name.startswith("."):
+                continue
+            belief_id = name[:-3]
+            rel = f"beliefs/{name}"
+            try:
+                st = entry.stat()
+            except FileNotFoundError:
+                continue  # deleted while we listed (an editor's delete-then-recreate)
+            key = [st.st_mtime_ns, st.st_size]
+            hit = cached.get(belief_id)
+            if hit is not None and hit[0] == key[0] and hit[1] == key[1]:
+                record = hit[2]
+            else:
+                record = self._parse_record(entry.path, belief_id, rel)
+                changed = True
+            if st.st_mtime_ns < settle_ns:
+                fresh[belief_id] = [key[0], key[1], record]
+            else:
+                changed = True
+            if "problem" in record:
+                problems.append(Problem(rel, record["problem"][0], record["problem"][1]))
+            else:
+                beliefs.append(belief_from_record(record["belief"]))
+        if changed or len(fresh) != len(cached):
+            try:
+                atomic_write(cache_path, json.dumps({"version": CACHE_VERSION, "files": fresh},
+                                                    separators=(",", ":")))
+            except OSError:
+                pass  # a read-only vault still reads
+        return beliefs, problems
+
+    @staticmethod
+    def _parse_record(path: str, belief_id: str, rel: str) -> dict:
+        try:
+            check_id(belief_id)
+        except IdError as e:
+            return {"problem": [1, str(e)]}
+        try:
+            text = Path(path).read_text(encoding="utf-8")
+            return {"belief": belief_to_record(parse_belief(text, belief_id, rel))}
+        except NoteError as e:
+            return {"problem": [e.line, e.message]}
+        except (OSError, UnicodeDecodeError) as e:
+            return {"problem": [1, f"cannot read: {e}"]}
+
+    # observations
+    def observation_files(self) -> list[Path]:
+        odir = self.root / "observations"
+        if not odir.is_dir():
+            return []
+        return sorted(p for p in odir.glob("*.md") if not p.name.startswith("."))
+
+    def load_observations(self) -> tuple[list[Observation], list[Problem]]:
+        out: list[Observation] = []
+        problems: list[Problem] = []
+        for p in self.observation_files():
+            rel = f"observations/{p.name}"
+            try:
+                obs, bad = parse_observations(p.read_text(encoding="utf-8"), rel)
+            except (OSError, UnicodeDecodeError) as e:
+                problems.append(Problem(rel, 1, f"cannot read: {e}"))
+                continue
+            out.extend(obs)
+            problems.extend(Problem(rel, line, msg) for line, msg in bad)
+        return out, problems
+
+    # tensions
+    def load_tensions(self) -> tuple[list[Tension], list[Problem]]:
+        out: list[Tension] = []
+        problems: list[Problem] = []
+        tdir = self.root / "tensions"
+        for p in sorted(tdir.glob("*.md")) if tdir.is_dir() else []:
+            if p.name.startswith("."):
+                continue
+            rel = f"tensions/{p.name}"
+            try:
+                out.append(parse_tension(p.read_text(encoding="utf-8"), p.stem, rel))
+            except NoteError as e:
+                problems.append(Problem(rel, e.line, e.message))
+            except (OSError, UnicodeDecodeError) as e:
+                problems.append(Problem(rel, 1, f"cannot read: {e}"))
+        return out, problems
+
+    # sessions
+    def read_sessions(self) -> Sessions:
+        s, _ = self.read_sessions_checked()
+        return s
+
+    def read_sessions_checked(self) -> tuple[Sessions, list[Problem]]:
+        p = self.root / "state" / "sessions.json"
+        try:
+            raw = json.loads(p.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return Sessions(), []
+        except (OSError, ValueError) as e:
+            line = getattr(e, "lineno", 1)
+            return Sessions(), [Problem("state/sessions.json", line, f"invalid JSON: {e}")]
+        try:
+            return sessions_from_json(raw), []
+        except (TypeError, ValueError, AttributeError) as e:
+            return Sessions(), [Problem("state/sessions.json", 1, f"invalid session counter: {e}")]
+
+    def write_sessions(self, s: Sessions) -> None:
+        self.write_text("state/sessions.json", sessions_to_json(s))
+
+    # everything
+    def snapshot(self, today: date, *, observations: bool = True) -> Snapshot:
+        params, pp = self.params()
+        beliefs, bp = self.load_beliefs()
+        obs, op = self.load_observations() if observations else ([], [])
+        tensions, tp = self.load_tensions()
+        sessions, sp = self.read_sessions_checked()
+        return Snapshot(tuple(beliefs), tuple(obs), tuple(tensions), sessions,
+                        tuple(pp + bp + op + tp + sp), today)
+
+
+def sessions_from_json(raw: dict) -> Sessions:
+    if not isinstance(raw, dict):
+        raise ValueError("expected a JSON object")
+    days = raw.get("days") or {}
+    if not isinstance(days, dict):
+        raise ValueError("'days' must be an object of date → count")
+    return Sessions(
+        count=int(raw.get("count") or 0),
+        last_session=_d(raw.get("last_session")),
+        last_review=_d(raw.get("last_review")),
+        next_review_at=int(raw.get("next_review_at") if raw.get("next_review_at") is not None else 10),
+        created=_d(raw.get("created")),
+        days=tuple(sorted((str(k), int(v)) for k, v in days.items())),
+    )
+
+
+def sessions_to_json(s: Sessions) -> str:
+    raw = {
+        "count": s.count,
+        "last_session": s.last_session.isoformat() if s.last_session else None,
+        "last_review": s.last_review.isoformat() if s.last_review else None,
+        "next_review_at": s.next_review_at,
+        "created": s.created.isoformat() if s.created else None,
+        "days": dict(s.days),
+    }
+    return json.dumps(raw, indent=2) + "\n"
