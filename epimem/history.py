@@ -60,13 +60,13 @@ def _wait_index_lock(root: Path, timeout: float = 10.0) -> None:
         time.sleep(0.05)
 
 
-def run(root: Path, *args: str, retries: int = 3) -> str:
+def run(root: Path, *args: str, retries: int = 3, env: dict[str, str] | None = None) -> str:
     import git
 
     for attempt in range(retries):
         _wait_index_lock(root)
         try:
-            return _git(root).execute(["git", *args], env={**os.environ, **_env(root)})
+            return _git(root).execute(["git", *args], env={**os.environ, **_env(root), **(env or {})})
         except git.GitCommandError as e:
             if "index.lock" in str(e.stderr) and attempt + 1 < retries:
                 time.sleep(0.2)
@@ -123,9 +123,18 @@ def message(subject: str, *, op: str, beliefs: Iterable[str] = (), session: str 
     return "\n\n".join(parts) + "\n"
 
 
+def dated(when: date | None) -> dict[str, str]:
+    """Commit dates for a replayed clock (EPIMEM_TODAY): the day given, the time now,
+    so `epimem diff --since DATE` agrees with the dates in the files."""
+    if when is None:
+        return {}
+    stamp = f"{when.isoformat()}T{datetime.now():%H:%M:%S}"
+    return {"GIT_AUTHOR_DATE": stamp, "GIT_COMMITTER_DATE": stamp}
+
+
 def commit(root: Path, paths: Iterable[str], subject: str, *, op: str,
            beliefs: Iterable[str] = (), session: str | None = None, body: str = "",
-           extra: dict[str, str] | None = None) -> str:
+           extra: dict[str, str] | None = None, when: date | None = None) -> str:
     """Commit exactly `paths` (relative to the vault) as one commit; return its sha.
 
     Only the named paths are committed (`git commit --only`), so a hand edit the
@@ -137,7 +146,7 @@ def commit(root: Path, paths: Iterable[str], subject: str, *, op: str,
         raise HistoryError("nothing to commit")
     msg = message(subject, op=op, beliefs=beliefs, session=session, body=body, extra=extra)
     run(root, "add", "--all", "--", *paths)
-    run(root, "commit", "--quiet", "--no-verify", "-m", msg, "--only", "--", *paths)
+    run(root, "commit", "--quiet", "--no-verify", "-m", msg, "--only", "--", *paths, env=dated(when))
     return run(root, "rev-parse", "HEAD")
 
 
@@ -328,7 +337,7 @@ def revert(root: Path, sha: str) -> None:
 
 
 def commit_index(root: Path, subject: str, *, op: str, beliefs: Iterable[str] = (),
-                 extra: dict[str, str] | None = None, body: str = "") -> str:
+                 extra: dict[str, str] | None = None, body: str = "", when: date | None = None) -> str:
     msg = message(subject, op=op, beliefs=beliefs, body=body, extra=extra)
-    run(root, "commit", "--quiet", "--no-verify", "-m", msg)
+    run(root, "commit", "--quiet", "--no-verify", "-m", msg, env=dated(when))
     return run(root, "rev-parse", "HEAD")

@@ -17,6 +17,7 @@ the skills, the benchmarks and the mirror all go through here.
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 from dataclasses import dataclass, field, replace
 from datetime import date
@@ -227,7 +228,8 @@ class Memory:
             b = Belief(id=bid, title=title, kind=kind, basis=basis, confidence=round(conf, 2),
                        permanence=permanence, first=self.today, tags=tuple(tags), scope=scope or "global",
                        pinned=pinned, supersedes=supersedes, statement=statement,
-                       evidence=(Evidence(self.today, "added", "", f"{how} ({conf:.2f})"),))
+                       evidence=(Evidence(self.today, "added", "", f"{how} ({conf:.2f})"),),
+                       path=f"beliefs/{bid}.md")
             writes = {f"beliefs/{bid}.md": render_belief(b)}
             for old_id in supersedes:
                 text, old, key = self._read(old_id)
@@ -615,6 +617,7 @@ class Memory:
         return self._describe(rows, (lambda p: f"{base}:{p}") if base else None, lambda p: f"HEAD:{p}")
 
     def _describe(self, rows, old_spec, new_spec, new_from_disk: bool = False) -> list[Change]:
+        rows = [(st, p) for st, p in rows if not Path(p).name.startswith(".")]  # .gitkeep, .gitignore
         specs: list[str] = []
         for _, p in rows:
             if old_spec:
@@ -663,7 +666,7 @@ class Memory:
                 sha = history.commit_index(
                     self.root, f"undo: {last.subject}", op="undo",
                     beliefs=[b.strip() for b in last.trailers.get("Epimem-Beliefs", "").split(",") if b.strip()],
-                    extra={"Epimem-Reverts": last.sha})
+                    extra={"Epimem-Reverts": last.sha}, when=self._replayed)
             except HistoryError as e:
                 raise EpimemError(str(e)) from None
         self._after_write()
@@ -696,7 +699,7 @@ class Memory:
             subject = "edit: " + headline(changes) if changes else "edit: files changed by hand"
             body = "\n".join(f"- {c.sentence()}" for c in changes)
             sha = history.commit(self.root, [p for _, p in keep], subject, op="edit", body=body,
-                                 beliefs=[c.ident for c in changes if c.what == "belief"])
+                                 beliefs=[c.ident for c in changes if c.what == "belief"], when=self._replayed)
         self._after_write()
         return sha, changes, problems
 
@@ -706,7 +709,8 @@ class Memory:
         snap = self.vault.snapshot(self.today)
         problems = list(snap.problems)
         params = self.params
-        ids = {b.id for b in snap.beliefs}
+        # A malformed belief is reported once, as itself, not again by everything that links to it.
+        ids = {b.id for b in snap.beliefs} | {Path(p.path).stem for p in snap.problems if p.path.startswith("beliefs/")}
         obs_ids = {o.id for o in snap.observations}
         for b in snap.beliefs:
             try:
@@ -774,8 +778,15 @@ class Memory:
                 raise EpimemError(f"{e}; nothing was written — run the command again") from None
             raise EpimemError(f"could not record the change: {e}; nothing was written") from None
 
+    @property
+    def _replayed(self) -> date | None:
+        """The overridden date when the clock is replayed (tests, EPIMEM_TODAY)."""
+        if self._today is not None or os.environ.get("EPIMEM_TODAY"):
+            return self.today
+        return None
+
     def _commit(self, paths: list[str], subject: str, *, op: str, **kw: Any) -> str:
-        sha = history.commit(self.root, paths, subject, op=op, **kw)
+        sha = history.commit(self.root, paths, subject, op=op, when=self._replayed, **kw)
         self._after_write()
         return sha
 

@@ -178,6 +178,7 @@ def new_belief_from_observation(obs: Observation, belief_id: str, *, title: str,
         permanence=permanence, first=obs.date, tags=tags, scope=scope,
         statement=obs.suggests or obs.evidence,
         evidence=(Evidence(obs.date, obs.strength, observation_link(obs), obs.evidence),),
+        path=f"beliefs/{belief_id}.md",
     )
 
 

@@ -1,0 +1,493 @@
+"""The `epimem` command line: parse arguments, call `epimem.memory`, render.
+
+Each feature area registers its own commands from `epimem/cli/<area>.py`;
+this module holds the vault core's commands and the global options.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from .common import (belief_json, emit_json, fail, memory, problems_json, report_problems,
+                     state, warn)
+
+app = typer.Typer(
+    name="epimem", no_args_is_help=True, add_completion=False,
+    pretty_exceptions_enable=False,
+    help="A personal epistemic memory: what the assistant believes about you, "
+         "as markdown files in a Git-versioned vault.")
+belief_app = typer.Typer(no_args_is_help=True, help="Add, show, list and change beliefs.")
+tension_app = typer.Typer(no_args_is_help=True, help="Resolve tensions.")
+session_app = typer.Typer(no_args_is_help=True, help="Count sessions.")
+app.add_typer(belief_app, name="belief")
+app.add_typer(tension_app, name="tension")
+app.add_typer(session_app, name="session")
+
+JSON = typer.Option(False, "--json", help="Machine-readable output (fields in docs/cli.md).")
+
+
+@app.callback()
+def _global(ctx: typer.Context,
+            vault: Optional[str] = typer.Option(None, "--vault", envvar="EPIMEM_VAULT",
+                                                help="Vault directory (default: $EPIMEM_VAULT, else the user data dir)."),
+            today: Optional[str] = typer.Option(None, "--today", help="Pretend today is YYYY-MM-DD (also EPIMEM_TODAY).")):
+    st = state(ctx)
+    st.vault, st.today = vault, today
+
+
+# --- init ---------------------------------------------------------------------------
+
+@app.command()
+def init(ctx: typer.Context, path: Optional[str] = typer.Argument(None, help="Where to create the vault."),
+         as_json: bool = JSON):
+    """Create a vault (git repository, rules, folders). Running it twice changes nothing."""
+    from ..memory import Memory
+    from ..vault import resolve_root
+
+    st = state(ctx)
+    mem, created = Memory.init(resolve_root(path or st.vault), today=st.today)
+    if as_json:
+        emit_json({"vault": str(mem.root), "created": created})
+    else:
+        typer.echo(f"{'Created' if created else 'Already a vault:'} {mem.root}")
+
+
+# --- beliefs ---------------------------------------------------------------------------
+
+@belief_app.command("add")
+def belief_add(ctx: typer.Context,
+               title: str = typer.Option(..., "--title"),
+               statement: str = typer.Option(..., "--statement", help="What the belief claims, in a sentence or two."),
+               kind: str = typer.Option(..., "--kind"),
+               basis: str = typer.Option(..., "--basis", help="fact, behavioral, self-report or interpretive."),
+               permanence: str = typer.Option(..., "--permanence", help="stable, durable, situational or unknown."),
+               confidence: Optional[float] = typer.Option(None, "--confidence", help="Default: the start value of the basis."),
+               tag: List[str] = typer.Option([], "--tag"),
+               scope: str = typer.Option("global", "--scope"),
+               supersedes: List[str] = typer.Option([], "--supersedes", help="Ids this belief replaces."),
+               pinned: bool = typer.Option(False, "--pinned/--no-pinned"),
+               belief_id: Optional[str] = typer.Option(None, "--id", help="Default: a slug of the title."),
+               as_json: bool = JSON):
+    """Add a belief; its confidence starts where its basis says (rule 1)."""
+    mem = memory(ctx)
+    b = mem.add_belief(title=title, statement=statement, kind=kind, basis=basis, permanence=permanence,
+                       confidence=confidence, tags=tag, scope=scope, supersedes=supersedes,
+                       pinned=pinned, belief_id=belief_id)
+    similar = _similar(mem, b)
+    if as_json:
+        out = belief_json(b, mem.today, mem.params)
+        out["similar"] = similar
+        emit_json(out)
+        return
+    typer.echo(f"Added {b.id} ({b.confidence:.2f}, {b.basis}, {b.permanence})")
+    if similar:
+        typer.echo("Similar beliefs already in the vault (not merged):")
+        for s in similar:
+            typer.echo(f"  {s['id']}  {s['title']}")
+
+
+def _similar(mem, b) -> list[dict]:
+    """Nearest existing beliefs after an add, when recall is available."""
+    try:
+        from ..recall import similar_beliefs
+    except ImportError:
+        return []
+    try:
+        return [s for s in similar_beliefs(mem, b.statement, limit=4) if s.get("id") != b.id][:3]
+    except Exception as e:  # similarity is advice: it must never fail an add that landed
+        warn(f"could not look for similar beliefs: {e}")
+        return []
+
+
+@belief_app.command("show")
+def belief_show(ctx: typer.Context, belief_id: str = typer.Argument(..., metavar="ID"), as_json: bool = JSON):
+    """Show one belief with its evidence."""
+    mem = memory(ctx)
+    b = mem.belief(belief_id)
+    d = belief_json(b, mem.today, mem.params)
+    if as_json:
+        emit_json(d)
+        return
+    typer.echo(f"{b.title}  [{b.id}]")
+    typer.echo(f"  {b.kind} · {b.basis} · {b.permanence} · {b.status}"
+               + (" · pinned" if b.pinned else "") + (f" · scope {b.scope}" if b.scope != "global" else ""))
+    typer.echo(f"  confidence {b.confidence:.2f} → effective {d['effective_confidence']:.2f} ({d['tier']})")
+    typer.echo(f"  first {b.first} · confirmed {b.confirmed or 'never'} · challenged {b.challenged or 'never'}")
+    if b.tags:
+        typer.echo(f"  tags: {', '.join(b.tags)}")
+    typer.echo("")
+    typer.echo(b.statement)
+    if b.evidence:
+        typer.echo("\nEvidence:")
+        for e in b.evidence:
+            link = f" [[{e.link}]]" if e.link else ""
+            typer.echo(f"  {e.date} · {e.kind}{link} — {e.note}")
+
+
+@belief_app.command("list")
+def belief_list(ctx: typer.Context,
+                kind: Optional[str] = typer.Option(None, "--kind"),
+                permanence: Optional[str] = typer.Option(None, "--permanence"),
+                status: str = typer.Option("active", "--status", help="active, superseded, retired or all."),
+                tag: Optional[str] = typer.Option(None, "--tag"),
+                scope: Optional[str] = typer.Option(None, "--scope", help="A project: its beliefs plus global ones."),
+                min_confidence: Optional[float] = typer.Option(None, "--min-confidence", help="On effective confidence."),
+                as_json: bool = JSON):
+    """List beliefs, strongest first, with stored → effective confidence."""
+    from ..core import rules
+    from ..memory import Filters
+
+    mem = memory(ctx)
+    mem.vault.require()
+    bs, problems = mem.vault.load_beliefs()
+    report_problems(problems)
+    today, params = mem.today, mem.params
+    f = Filters(kind=kind, permanence=permanence, status=None if status == "all" else status,
+                tag=tag, scope=scope, min_confidence=min_confidence)
+    rows = []
+    for b in bs:
+        eff = rules.effective_confidence(b, today, params)
+        if f.match(b, eff):
+            rows.append((eff, b))
+    rows.sort(key=lambda r: (-r[0], r[1].id))
+    if as_json:
+        emit_json({"beliefs": [belief_json(b, today, params, full=False) for _, b in rows],
+                   "problems": problems_json(problems)})
+        return
+    if not rows:
+        typer.echo("No beliefs match." if bs else "No beliefs yet.")
+        return
+    for eff, b in rows:
+        typer.echo(f"{b.confidence:.2f} → {eff:.2f}  {b.permanence:<11} {b.id}  — {b.title}"
+                   + ("" if b.status == "active" else f"  ({b.status})"))
+
+
+@belief_app.command("edit")
+def belief_edit(ctx: typer.Context, belief_id: str = typer.Argument(..., metavar="ID"),
+                title: Optional[str] = typer.Option(None, "--title"),
+                statement: Optional[str] = typer.Option(None, "--statement"),
+                kind: Optional[str] = typer.Option(None, "--kind"),
+                basis: Optional[str] = typer.Option(None, "--basis"),
+                permanence: Optional[str] = typer.Option(None, "--permanence"),
+                confidence: Optional[float] = typer.Option(None, "--confidence"),
+                tag: Optional[List[str]] = typer.Option(None, "--tag", help="Replaces the tags."),
+                scope: Optional[str] = typer.Option(None, "--scope"),
+                note: str = typer.Option("", "--note", help="Why (goes into the evidence line)."),
+                as_json: bool = JSON):
+    """Change a belief's fields by hand (a user action, recorded with provenance)."""
+    mem = memory(ctx)
+    b = mem.edit_belief(belief_id, note=note, title=title, statement=statement, kind=kind, basis=basis,
+                        permanence=permanence, confidence=confidence, tags=tag or None, scope=scope)
+    _done(mem, b, as_json, f"Edited {b.id}")
+
+
+@belief_app.command("retire")
+def belief_retire(ctx: typer.Context, belief_id: str = typer.Argument(..., metavar="ID"),
+                  note: str = typer.Option("", "--note"), as_json: bool = JSON):
+    """Retire a belief: it stays in the vault, out of recall (rule 5)."""
+    mem = memory(ctx)
+    _done(mem, mem.retire(belief_id, note=note), as_json, f"Retired {belief_id}")
+
+
+@belief_app.command("reject")
+def belief_reject(ctx: typer.Context, belief_id: str = typer.Argument(..., metavar="ID"),
+                  note: str = typer.Option("", "--note"),
+                  retire: bool = typer.Option(False, "--retire", help="Retire instead of lowering by 0.20."),
+                  as_json: bool = JSON):
+    """The user says a belief is no longer true: lower it by 0.20, or retire it (rule 5)."""
+    mem = memory(ctx)
+    b = mem.reject(belief_id, retire=retire, note=note)
+    _done(mem, b, as_json, f"Retired {belief_id}" if retire else f"Lowered {belief_id} to {b.confidence:.2f}")
+
+
+@belief_app.command("supersede")
+def belief_supersede(ctx: typer.Context, old: List[str] = typer.Argument(..., metavar="OLD..."),
+                     by: str = typer.Option(..., "--by", help="The belief that replaces them."),
+                     note: str = typer.Option("", "--note"), as_json: bool = JSON):
+    """Mark beliefs as superseded by another (they stay, out of recall)."""
+    mem = memory(ctx)
+    _done(mem, mem.supersede(old, by, note=note), as_json, f"{', '.join(old)} superseded by {by}")
+
+
+@belief_app.command("pin")
+def belief_pin(ctx: typer.Context, belief_id: str = typer.Argument(..., metavar="ID"), as_json: bool = JSON):
+    """Exempt a belief from decay."""
+    mem = memory(ctx)
+    _done(mem, mem.set_pinned(belief_id, True), as_json, f"Pinned {belief_id}")
+
+
+@belief_app.command("unpin")
+def belief_unpin(ctx: typer.Context, belief_id: str = typer.Argument(..., metavar="ID"), as_json: bool = JSON):
+    """Let a belief decay again."""
+    mem = memory(ctx)
+    _done(mem, mem.set_pinned(belief_id, False), as_json, f"Unpinned {belief_id}")
+
+
+def _done(mem, b, as_json: bool, text: str) -> None:
+    if as_json:
+        emit_json(belief_json(b, mem.today, mem.params))
+    else:
+        typer.echo(text)
+
+
+# --- observe -------------------------------------------------------------------------------
+
+@app.command()
+def observe(ctx: typer.Context,
+            connects: Optional[str] = typer.Option(None, "--connects", help="A belief id, or 'new'."),
+            strength: Optional[str] = typer.Option(None, "--strength", help="single, confirming, complicating or contradicting."),
+            evidence: Optional[str] = typer.Option(None, "--evidence", help="What happened, concretely."),
+            suggests: str = typer.Option("", "--suggests"),
+            therefore: str = typer.Option("", "--therefore"),
+            basis: str = typer.Option("behavioral", "--basis"),
+            session: Optional[str] = typer.Option(None, "--session"),
+            source: str = typer.Option("cli", "--source"),
+            date: Optional[str] = typer.Option(None, "--date"),
+            title: Optional[str] = typer.Option(None, "--title", help="With --connects new: create a belief."),
+            kind: Optional[str] = typer.Option(None, "--kind"),
+            permanence: Optional[str] = typer.Option(None, "--permanence"),
+            batch: Optional[str] = typer.Option(None, "--json", help="A JSON array of observations from FILE, or - for stdin."),
+            from_transcript: Optional[str] = typer.Option(None, "--from-transcript",
+                                                          help="Find observations in a Claude Code transcript (JSONL)."),
+            llm: bool = typer.Option(False, "--llm", help="With --from-transcript: also ask Claude (needs ANTHROPIC_API_KEY)."),
+            as_json: bool = typer.Option(False, "--output-json", "--report-json", help="Report as JSON."),
+            ):
+    """Record observations (0–3 per session) and apply the rules to the beliefs they connect."""
+    mem = memory(ctx)
+    if from_transcript:
+        try:
+            from ..observer import observe_from_transcript
+        except ImportError:
+            fail("--from-transcript is not available in this build")
+        items = observe_from_transcript(mem, from_transcript, use_llm=llm)
+        if session:
+            for it in items:
+                it.setdefault("session", session)
+    elif batch is not None:
+        try:
+            raw = sys.stdin.read() if batch == "-" else Path(batch).read_text(encoding="utf-8")
+        except OSError as e:
+            fail(f"cannot read {batch}: {e}")
+        try:
+            items = json.loads(raw) if raw.strip() else []
+        except json.JSONDecodeError as e:
+            fail(f"{'stdin' if batch == '-' else batch}:{e.lineno}: invalid JSON: {e.msg}")
+        if isinstance(items, dict):
+            items = items.get("observations", [items])
+        if not isinstance(items, list):
+            fail("--json expects an array of observation objects")
+    else:
+        if not (connects and strength and evidence):
+            fail("give --connects, --strength and --evidence, or a batch with --json FILE|-")
+        item = {"connects": connects, "strength": strength, "evidence": evidence, "suggests": suggests,
+                "therefore": therefore, "basis": basis, "session": session, "date": date,
+                "title": title, "kind": kind, "permanence": permanence}
+        items = [{k: v for k, v in item.items() if v is not None}]
+    report = mem.observe(items, source=source, session=session)
+    if as_json or batch is not None:
+        emit_json(_observe_json(report))
+        return
+    _print_observe(report)
+
+
+def _observe_json(report) -> dict:
+    return {
+        "commit": report.commit,
+        "observations": [{
+            "id": r.observation.id, "belief": r.belief, "strength": r.observation.strength,
+            "duplicate": r.duplicate, "created": r.created,
+            "confidence_before": r.before, "confidence_after": r.after,
+            "reason": r.reason, "tension": r.tension, "alert": r.alert,
+        } for r in report.results],
+        "alerts": [{"belief": r.belief, "observation": r.observation.id,
+                    "message": f"a belief held at {r.before:.2f} was contradicted"} for r in report.alerts],
+    }
+
+
+def _print_observe(report) -> None:
+    if not report.results:
+        typer.echo("Nothing to record.")
+    for r in report.results:
+        where = r.belief or "unconnected"
+        change = f" ({r.before:.2f} → {r.after:.2f})" if r.before is not None and r.after != r.before else ""
+        typer.echo(f"{r.observation.id} → {where}{change}: {r.reason}")
+        if r.tension:
+            typer.echo(f"  tension opened: {r.tension}")
+    for r in report.alerts:
+        typer.echo(f"ALERT: {r.belief} was held at {r.before:.2f} and has just been contradicted; "
+                   "tell the user.")
+
+
+# --- tensions ------------------------------------------------------------------------------
+
+@app.command()
+def tensions(ctx: typer.Context, status: Optional[str] = typer.Option(None, "--status"), as_json: bool = JSON):
+    """List tensions (contradictions kept on record)."""
+    mem = memory(ctx)
+    mem.vault.require()
+    ts, problems = mem.vault.load_tensions()
+    report_problems(problems)
+    ts = [t for t in ts if status is None or t.status == status]
+    if as_json:
+        emit_json({"tensions": [{"id": t.id, "date": t.date, "belief": t.belief, "status": t.status,
+                                 "title": t.title, "what_happened": t.what_happened,
+                                 "evidence": list(t.evidence), "suggests": t.suggests,
+                                 "resolution": t.resolution} for t in ts],
+                   "problems": problems_json(problems)})
+        return
+    if not ts:
+        typer.echo("No tensions.")
+    for t in ts:
+        typer.echo(f"{t.status:<10} {t.id}  — {t.title}  [{t.belief}]")
+
+
+@tension_app.command("resolve")
+def tension_resolve(ctx: typer.Context, tension_id: str = typer.Argument(..., metavar="ID"),
+                    note: str = typer.Option(..., "--note", help="How it was resolved."), as_json: bool = JSON):
+    """Resolve a tension with a note (never by rewriting history)."""
+    mem = memory(ctx)
+    t = mem.resolve_tension(tension_id, note)
+    if as_json:
+        emit_json({"id": t.id, "status": t.status, "belief": t.belief, "resolution": note})
+    else:
+        typer.echo(f"Resolved {t.id}")
+
+
+# --- sessions --------------------------------------------------------------------------------
+
+@session_app.command("start")
+def session_start(ctx: typer.Context,
+                  source: str = typer.Option("startup", "--source", help="startup, resume, clear, compact or fork."),
+                  as_json: bool = JSON):
+    """Count a session (only `startup`) and say whether a review is due or the vault was dormant."""
+    mem = memory(ctx)
+    r = mem.session_start(source)
+    if as_json:
+        emit_json({"counted": r.counted, "count": r.count, "dormant_days": r.dormant_days,
+                   "dormant": r.dormant_days is not None, "review_due": r.review_due is not None,
+                   "review_reason": r.review_due, "commit": r.commit, "lines": r.lines()})
+    else:
+        for line in r.lines():
+            typer.echo(line)
+
+
+# --- history ---------------------------------------------------------------------------------
+
+@app.command("history")
+def history_cmd(ctx: typer.Context, belief_id: str = typer.Argument(..., metavar="ID"), as_json: bool = JSON):
+    """A belief's confidence and status over time, from git."""
+    mem = memory(ctx)
+    pts = mem.history(belief_id)
+    if as_json:
+        emit_json({"id": belief_id, "history": [{"commit": p.sha, "date": p.when.isoformat(), "op": p.op,
+                                                 "subject": p.subject, "confidence": p.confidence,
+                                                 "status": p.status} for p in pts]})
+        return
+    prev = None
+    for p in pts:
+        conf = "—" if p.confidence is None else f"{p.confidence:.2f}"
+        arrow = f"{prev} → {conf}" if prev not in (None, conf) else conf
+        typer.echo(f"{p.when:%Y-%m-%d %H:%M}  {p.sha[:8]}  {arrow:<12} {p.status or '':<10} {p.subject}")
+        prev = conf
+
+
+@app.command()
+def diff(ctx: typer.Context, since: str = typer.Option(..., "--since", help="A date YYYY-MM-DD or a git revision."),
+         as_json: bool = JSON):
+    """What changed since a date or revision, in words."""
+    mem = memory(ctx)
+    changes = mem.diff(since)
+    if as_json:
+        emit_json({"since": since, "changes": [{"what": c.what, "id": c.ident, "action": c.action,
+                                                "details": list(c.details), "text": c.sentence()}
+                                               for c in changes]})
+        return
+    if not changes:
+        typer.echo(f"Nothing changed since {since}.")
+    for c in changes:
+        typer.echo(f"- {c.sentence()}")
+
+
+@app.command()
+def undo(ctx: typer.Context, as_json: bool = JSON):
+    """Revert the last epimem commit (with a new commit; history is never rewritten)."""
+    mem = memory(ctx)
+    sha, subject = mem.undo()
+    if as_json:
+        emit_json({"commit": sha, "undone": subject})
+    else:
+        typer.echo(f"Undid: {subject}")
+
+
+@app.command()
+def commit(ctx: typer.Context, as_json: bool = JSON):
+    """Commit hand edits (Obsidian, an editor) with a message naming what changed."""
+    mem = memory(ctx)
+    sha, changes, problems = mem.commit_hand_edits()
+    report_problems(problems)
+    if as_json:
+        emit_json({"commit": sha, "changes": [c.sentence() for c in changes], "problems": problems_json(problems)})
+        return
+    if sha is None:
+        typer.echo("Nothing to commit.")
+        return
+    typer.echo(f"Committed {sha[:8]}:")
+    for c in changes:
+        typer.echo(f"- {c.sentence()}")
+
+
+@app.command()
+def validate(ctx: typer.Context, as_json: bool = JSON):
+    """Check every file; problems as path:line: message; exit 1 when any."""
+    mem = memory(ctx)
+    problems = mem.validate()
+    if as_json:
+        emit_json({"ok": not problems, "problems": problems_json(problems)})
+    else:
+        for p in problems:
+            typer.echo(str(p))
+        if not problems:
+            typer.echo("Vault is valid.")
+    if problems:
+        raise typer.Exit(1)
+
+
+# --- feature areas ------------------------------------------------------------------------------
+
+def _register_areas() -> None:
+    import importlib
+
+    for name in ("mirror", "recall", "claude"):
+        try:
+            mod = importlib.import_module(f"{__name__}.{name}")
+        except ModuleNotFoundError as e:
+            if e.name == f"{__name__}.{name}":
+                continue  # area not built in this checkout
+            raise
+        mod.register(app)
+
+
+_register_areas()
+
+
+def run(args: list[str]) -> int:
+    from ..clock import ClockError
+    from ..history import HistoryError
+    from ..memory import EpimemError
+    from ..vault import VaultError
+
+    try:
+        app(args=args, prog_name="epimem")
+    except SystemExit as e:
+        return e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+    except (EpimemError, VaultError, HistoryError, ClockError) as e:
+        typer.echo(f"epimem: error: {e}", err=True)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    return 0
