@@ -123,7 +123,7 @@ def params_from_meta(meta: dict[str, Any], path: str = "epistemology.md",
     defaults = {f.name: getattr(DEFAULTS, f.name) for f in fields(Params)}
 
     def bad(key: str, why: str) -> None:
-        problems.append(Problem(path, lines.get(key, 1), f"parameter '{key}' {why}; using the default"))
+        problems.append(Problem(path, lines.get(key.split(".")[0], 1), f"parameter '{key}' {why}; using the default"))
 
     for key, value in meta.items():
         if key not in defaults:

@@ -1,0 +1,84 @@
+"""Shared fixtures: real vaults (real git repositories) in temporary directories."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+TODAY = "2026-11-30"
+
+
+@pytest.fixture(autouse=True)
+def _isolated_env(monkeypatch, tmp_path_factory):
+    # No test may touch the developer's real vault, git identity or API key.
+    monkeypatch.delenv("EPIMEM_VAULT", raising=False)
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.setenv("EPIMEM_TODAY", TODAY)
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_DATA_HOME", str(home / ".local" / "share"))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    monkeypatch.setenv("ANONYMIZED_TELEMETRY", "False")
+
+
+@pytest.fixture
+def vault(tmp_path):
+    """A fresh, initialised vault; returns its Memory."""
+    from epimem.memory import Memory
+
+    mem, _ = Memory.init(tmp_path / "vault", today=TODAY)
+    return mem
+
+
+@pytest.fixture
+def sample_vault(tmp_path):
+    """A copy of the sample vault in `vault/`, made its own git repository."""
+    import subprocess
+
+    dst = tmp_path / "sample"
+    shutil.copytree(ROOT / "vault", dst, ignore=shutil.ignore_patterns(".epimem"))
+    if not (dst / "epistemology.md").exists():
+        shutil.copy(ROOT / "epimem" / "templates" / "epistemology.md", dst / "epistemology.md")
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid",
+           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.invalid"}
+    subprocess.run(["git", "init", "-q"], cwd=dst, check=True, env=env)
+    subprocess.run(["git", "add", "-A"], cwd=dst, check=True, env=env)
+    subprocess.run(["git", "commit", "-qm", "sample vault"], cwd=dst, check=True, env=env)
+    return dst
+
+
+class CLIResult:
+    def __init__(self, code: int, out: str, err: str):
+        self.code, self.out, self.err = code, out, err
+
+    def json(self):
+        import json
+
+        return json.loads(self.out)
+
+
+@pytest.fixture
+def cli(capsys):
+    """Run `epimem ARGS` in-process (the same `main` the console script calls)."""
+    from epimem.__main__ import main
+
+    def run(*args: str, stdin: str | None = None) -> CLIResult:
+        import io
+        import sys
+
+        capsys.readouterr()
+        old = sys.stdin
+        if stdin is not None:
+            sys.stdin = io.StringIO(stdin)
+        try:
+            code = main([str(a) for a in args])
+        finally:
+            sys.stdin = old
+        cap = capsys.readouterr()
+        return CLIResult(code or 0, cap.out, cap.err)
+
+    return run

@@ -1,0 +1,113 @@
+"""Git as the audit log: history, diff in words, undo, hand-edit commits."""
+
+import os
+import subprocess
+
+import pytest
+
+from epimem.memory import EpimemError, Memory
+
+
+def git(mem, *args) -> str:
+    return subprocess.run(["git", *args], cwd=mem.root, capture_output=True, text=True, check=True).stdout
+
+
+def setup(tmp_path):
+    mem, _ = Memory.init(tmp_path / "v", today="2026-11-01")
+    mem.add_belief(title="Prefers small PRs", statement="Splits work into small PRs.", kind="preference",
+                   basis="behavioral", permanence="durable")
+    return mem
+
+
+def test_history_shows_confidence_and_status_over_time(tmp_path):
+    mem = setup(tmp_path)
+    Memory(mem.root, today="2026-11-05").observe([{"connects": "prefers-small-prs", "strength": "confirming",
+                                                   "evidence": "split a refactor", "session": "a"}])
+    Memory(mem.root, today="2026-11-09").retire("prefers-small-prs")
+    pts = mem.history("prefers-small-prs")
+    assert [(p.confidence, p.status, p.op) for p in pts] == [
+        (0.30, "active", "add"), (0.35, "active", "observe"), (0.35, "retired", "retire")]
+    assert [p.when.date().isoformat() for p in pts] == ["2026-11-01", "2026-11-05", "2026-11-09"]
+
+
+def test_diff_since_date_and_revision_in_words(tmp_path):
+    mem = setup(tmp_path)
+    rev = git(mem, "rev-parse", "HEAD").strip()
+    m2 = Memory(mem.root, today="2026-11-10")
+    m2.observe([{"connects": "prefers-small-prs", "strength": "confirming", "evidence": "e", "session": "a"},
+                {"connects": "new", "strength": "single", "evidence": "likes tea", "session": "a",
+                 "title": "Drinks tea while reviewing", "kind": "preference", "permanence": "situational"}])
+    m3 = Memory(mem.root, today="2026-11-12")
+    r = m3.observe([{"connects": "prefers-small-prs", "strength": "contradicting", "evidence": "big", "session": "b"}])
+    m3.resolve_tension(r.results[0].tension, "fine")
+    words = [c.sentence() for c in mem.diff("2026-11-05")]
+    assert "prefers-small-prs: confidence 0.30 → 0.35; confirmed — → 2026-11-10; challenged — → 2026-11-12; 2 evidence lines added" in words
+    assert any(w.startswith("belief drinks-tea-while-reviewing added (Drinks tea while reviewing; 0.30") for w in words)
+    assert any(w.startswith("tension 2026-11-12-prefers-small-prs added (on prefers-small-prs; resolved") for w in words)
+    assert "observations 3 recorded" in words
+    assert [c.sentence() for c in mem.diff(rev)] == words
+    assert [c.sentence() for c in mem.diff("2026-11-11")][0].startswith("prefers-small-prs: challenged")
+    with pytest.raises(EpimemError, match="neither a revision nor a date"):
+        mem.diff("last tuesday")
+
+
+def test_undo_reverts_last_epimem_commit_with_a_new_commit(tmp_path):
+    mem = setup(tmp_path)
+    mem.observe([{"connects": "prefers-small-prs", "strength": "confirming", "evidence": "e", "session": "a"}])
+    n = len(git(mem, "log", "--format=%H").split())
+    sha, subject = mem.undo()
+    assert subject.startswith("observe: confirming")
+    assert mem.belief("prefers-small-prs").confidence == 0.30
+    assert len(git(mem, "log", "--format=%H").split()) == n + 1
+    assert f"Epimem-Reverts: " in git(mem, "log", "-1", "--format=%B")
+    assert not (mem.root / "observations/2026-11.md").exists()
+
+
+def test_undo_skips_user_commits_and_refuses_over_conflicting_edits(tmp_path):
+    mem = setup(tmp_path)
+    (mem.root / "notes.md").write_text("mine\n")
+    git(mem, "add", "notes.md")
+    git(mem, "-c", "user.name=u", "-c", "user.email=u@x", "commit", "-qm", "my own commit")
+    sha, subject = mem.undo()
+    assert subject.startswith("belief: add prefers-small-prs")
+    assert (mem.root / "notes.md").exists()
+    mem2 = setup(tmp_path / "b")
+    p = mem2.root / "beliefs/prefers-small-prs.md"
+    mem2.observe([{"connects": "prefers-small-prs", "strength": "confirming", "evidence": "e", "session": "a"}])
+    p.write_text(p.read_text().replace("confidence: 0.35", "confidence: 0.36"))
+    with pytest.raises(EpimemError, match="cannot undo"):
+        mem2.undo()
+    assert "confidence: 0.36" in p.read_text()
+    assert git(mem2, "status", "--porcelain").strip() == "M beliefs/prefers-small-prs.md"
+
+
+def test_commit_hand_edits_names_beliefs_and_fields(tmp_path):
+    mem = setup(tmp_path)
+    p = mem.root / "beliefs/prefers-small-prs.md"
+    p.write_text(p.read_text().replace("confidence: 0.30", "confidence: 0.70").replace(
+        "permanence: durable", "permanence: stable"))
+    sha, changes, problems = mem.commit_hand_edits()
+    subject = git(mem, "log", "-1", "--format=%s").strip()
+    assert subject == "edit: prefers-small-prs confidence 0.30 → 0.70, permanence durable → stable"
+    assert "Epimem-Op: edit" in git(mem, "log", "-1", "--format=%B")
+    assert mem.commit_hand_edits() == (None, [], [])
+
+
+def test_commit_hand_edits_leaves_malformed_files_out(tmp_path):
+    mem = setup(tmp_path)
+    (mem.root / "beliefs/broken.md").write_text("---\ntitle: [\n---\n")
+    (mem.root / "beliefs/fine.md").write_text(
+        "---\ntitle: Fine\nkind: trait\nbasis: behavioral\nconfidence: 0.3\npermanence: unknown\nfirst: 2026-11-01\n---\nOk.\n")
+    sha, changes, problems = mem.commit_hand_edits()
+    assert [str(p).split(":")[0] for p in problems] == ["beliefs/broken.md"]
+    assert "?? beliefs/broken.md" in git(mem, "status", "--porcelain")
+    assert "belief fine added" in changes[0].sentence()
+
+
+def test_commits_work_without_a_git_identity(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path / "nohome"))
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", os.devnull)
+    from epimem import history
+    history._identity_checked.clear()
+    mem = setup(tmp_path)
+    assert "epimem" in git(mem, "log", "-1", "--format=%an")

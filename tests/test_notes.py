@@ -1,0 +1,142 @@
+"""The markdown codec: strict parsing with line numbers, surgical rewrites."""
+
+from datetime import date
+
+import pytest
+
+from epimem.core.model import Belief, Evidence, Observation, Tension
+from epimem.core.notes import (NoteError, append_evidence, edit_frontmatter, parse_belief,
+                               parse_observations, parse_tension, render_belief,
+                               render_observation, render_tension, update_belief_text)
+
+SPEC_BELIEF = """---
+title: Thinks out loud before deciding
+kind: trait
+basis: interpretive
+confidence: 0.45
+permanence: unknown
+first: 2026-11-02
+confirmed: 2026-11-20
+challenged:
+status: active
+tags: [decision-making]
+scope: global
+pinned: false
+supersedes: []
+---
+Talks through options at length before choosing, but wants the final artifact tight.
+
+## Evidence
+- 2026-11-02 · single · [[observations/2026-11#obs-20261102-a1b2]] — compared three designs aloud before picking one
+- 2026-11-20 · confirming · [[observations/2026-11#obs-20261120-c3d4]] — drafted two plans, then asked for one short version
+"""
+
+
+def test_parses_the_spec_example():
+    b = parse_belief(SPEC_BELIEF, "thinks-out-loud-before-deciding")
+    assert b.title == "Thinks out loud before deciding" and b.basis == "interpretive"
+    assert b.confidence == 0.45 and b.confirmed == date(2026, 11, 20) and b.challenged is None
+    assert b.tags == ("decision-making",) and b.supersedes == () and not b.pinned
+    assert b.statement.startswith("Talks through options")
+    assert [e.kind for e in b.evidence] == ["single", "confirming"]
+    assert b.evidence[1].link == "observations/2026-11#obs-20261120-c3d4"
+    assert b.evidence[1].note == "drafted two plans, then asked for one short version"
+
+
+@pytest.mark.parametrize("old,new,line,msg", [
+    ("confidence: 0.45", "confidence: 1.7", 5, "between 0.00 and 1.00"),
+    ("permanence: unknown", "permanence: forever", 6, "'permanence' must be one of"),
+    ("first: 2026-11-02", "first: yesterday", 7, "'first' must be a date"),
+    ("tags: [decision-making]", "tags: [decision-making", 12, "invalid YAML"),
+    ("basis: interpretive", "basis: hunch", 4, "'basis' must be one of"),
+    ("pinned: false", "pinned: maybe", 13, "'pinned' must be true or false"),
+])
+def test_malformed_values_are_reported_with_their_line(old, new, line, msg):
+    with pytest.raises(NoteError) as e:
+        parse_belief(SPEC_BELIEF.replace(old, new), "x")
+    assert msg in e.value.message
+    assert e.value.line == line
+
+
+def test_missing_frontmatter_is_reported():
+    with pytest.raises(NoteError, match="no frontmatter"):
+        parse_belief("just text\n", "x")
+    with pytest.raises(NoteError, match="not closed"):
+        parse_belief("---\ntitle: x\n", "x")
+
+
+def test_surgical_edit_keeps_unknown_keys_comments_order_and_body():
+    text = SPEC_BELIEF.replace("scope: global\n", "scope: global\nmood: curious   # my own key\n"
+                               "aliases:\n  - thinker\n").replace(
+        "## Evidence", "My own note, by hand.\n\n## Evidence")
+    b = parse_belief(text, "t")
+    after = update_belief_text(text, b, _replace(b, confidence=0.50, confirmed=date(2026, 11, 30)),
+                               (Evidence(date(2026, 11, 30), "confirming", "observations/2026-11#obs-x", "again"),))
+    assert "confidence: 0.50\n" in after and "confirmed: 2026-11-30\n" in after
+    assert "mood: curious   # my own key\naliases:\n  - thinker\n" in after
+    assert "My own note, by hand." in after
+    assert after.endswith("- 2026-11-30 · confirming · [[observations/2026-11#obs-x]] — again\n")
+    # exactly two lines changed, one added
+    diff = [(a, b_) for a, b_ in zip(text.splitlines(), after.splitlines()) if a != b_]
+    assert len(diff) == 2 and len(after.splitlines()) == len(text.splitlines()) + 1
+
+
+def test_edit_frontmatter_adds_missing_key_and_replaces_block_lists():
+    text = "---\ntitle: x\ntags:\n  - a\n  - b\n---\nbody\n"
+    out = edit_frontmatter(text, {"tags": ["c"], "pinned": True})
+    assert out == "---\ntitle: x\ntags: [c]\npinned: true\n---\nbody\n"
+
+
+def test_titles_with_yaml_specials_are_quoted_and_round_trip():
+    b = Belief(id="x", title='Says "no": often', kind="trait", basis="behavioral", confidence=0.3,
+               permanence="unknown", first=date(2026, 11, 1), tags=("a: b",), statement="S.")
+    assert parse_belief(render_belief(b), "x").title == 'Says "no": often'
+    assert parse_belief(render_belief(b), "x").tags == ("a: b",)
+
+
+def test_append_evidence_creates_section_and_keeps_following_sections():
+    text = "---\ntitle: x\n---\nStatement.\n"
+    out = append_evidence(text, (Evidence(date(2026, 1, 1), "added", "", "n"),))
+    assert out.endswith("Statement.\n\n## Evidence\n- 2026-01-01 · added — n\n")
+    text2 = "---\ntitle: x\n---\nS.\n\n## Evidence\n- 2026-01-01 · added — n\n\n## My notes\nkeep me\n"
+    out2 = append_evidence(text2, (Evidence(date(2026, 1, 2), "edited", "", "m"),))
+    assert "- 2026-01-01 · added — n\n- 2026-01-02 · edited — m\n\n## My notes\nkeep me\n" in out2
+
+
+def test_observation_round_trip_and_spec_example():
+    spec = """## obs-20261120-c3d4
+- date: 2026-11-20
+- evidence: Drafted two plans in full, then asked for a one-paragraph version to act on.
+- suggests: Explores broadly, decides on a compressed form.
+- therefore: Offer a short decision summary after any long exploration.
+- connects: [[thinks-out-loud-before-deciding]]
+- strength: confirming
+- source: claude-code · session 8f3a2c
+- basis: behavioral
+"""
+    [o], bad = parse_observations("# Observations\n\n" + spec)
+    assert not bad
+    assert o.connects == "thinks-out-loud-before-deciding" and o.session == "8f3a2c"
+    assert o.source == "claude-code" and o.strength == "confirming"
+    assert render_observation(o) == spec
+
+
+def test_bad_observation_entry_is_reported_with_line_and_others_kept():
+    text = ("## obs-1\n- date: 2026-11-20\n- evidence: e\n- strength: confirming\n- connects: new\n\n"
+            "## obs-2\n- date: someday\n- evidence: e\n- strength: confirming\n")
+    obs, bad = parse_observations(text)
+    assert [o.id for o in obs] == ["obs-1"]
+    assert bad[0][0] == 7 and "date" in bad[0][1]
+
+
+def test_tension_round_trip():
+    t = Tension(id="2026-11-20-x", date=date(2026, 11, 20), belief="x", status="watching",
+                title='Said "I decide fast", then explored for an hour', what_happened="w",
+                evidence=("observations/2026-11#obs-20261120-c3d4",), suggests="s",
+                path="tensions/2026-11-20-x.md")
+    assert parse_tension(render_tension(t), "2026-11-20-x", "tensions/2026-11-20-x.md") == t
+
+
+def _replace(b, **kw):
+    from dataclasses import replace
+    return replace(b, **kw)
