@@ -1,0 +1,85 @@
+"""Saying a belief to the person it is about, with its certainty in words.
+
+Belief titles are written in the third person without a subject ("Thinks
+out loud before deciding"); the mirror speaks to the person ("Clearly, you
+think out loud before deciding"). Titles that are not verb phrases ("Python
+developer", "Mornings are for deep work") are quoted whole instead of
+conjugated, so nothing is ever garbled into wrong grammar. Pure and
+deterministic: the offline portrait must read the same on every machine.
+"""
+
+from __future__ import annotations
+
+import re
+
+# Certainty in words, from the highest tier to the lowest. A vault with a
+# different number of tiers is mapped onto these by rank (analysis.certainty_words).
+CERTAINTY_WORDS = ("certainly", "clearly", "it seems", "I've seen hints", "I'm guessing")
+
+_IRREGULAR = {"is": "are", "has": "have", "does": "do", "goes": "go", "was": "were"}
+# Words ending in "s" that start a noun phrase, not a verb.
+_NOT_VERBS = frozenset("""
+always sometimes perhaps thus this his its bus gas lens news physics mathematics
+series species class process focus status analysis basis canvas bonus campus virus
+""".split())
+_CLAUSE_WORDS = frozenset("is are was were has have had".split())
+_DETERMINERS = frozenset("""
+a an the my your his her their our its this that these those one no some any every each
+""".split())
+
+
+def _base(verb: str) -> str:
+    """3rd person singular → the form that goes with "you"."""
+    v = verb.lower()
+    if v in _IRREGULAR:
+        return _IRREGULAR[v]
+    if v.endswith("ies") and len(v) > 4:
+        return v[:-3] + "y"
+    if v.endswith(("ches", "shes", "sses", "xes", "zes", "oes")):
+        return v[:-2]
+    return v[:-1]
+
+
+def verb_phrase(title: str) -> str | None:
+    """The title as a verb phrase for "you", or None when it is not one."""
+    words = title.strip().rstrip(".").split()
+    if not words:
+        return None
+    first = words[0]
+    low = first.lower()
+    if not re.fullmatch(r"[A-Za-z][a-z]+", first) or low in _DETERMINERS:
+        return None
+    if low in _IRREGULAR:
+        pass
+    elif not (low.endswith("s") and not low.endswith(("ss", "us", "is")) and len(low) > 2):
+        return None
+    if low in _NOT_VERBS:
+        return None
+    # "Tests are run first": the first word is the subject of its own clause.
+    if low not in _IRREGULAR and any(w.lower() in _CLAUSE_WORDS for w in words[1:3]):
+        return None
+    rest = " ".join(words[1:])
+    return (_base(low) + (" " + rest if rest else "")).strip()
+
+
+def _lower_first(s: str) -> str:
+    # Keep acronyms and names ("API", "Berlin") as they are: only a plain
+    # capitalized common word is lowered.
+    if len(s) > 1 and s[0].isupper() and s[1].islower():
+        head = s.split()[0]
+        if head.lower() in _DETERMINERS or head.lower() in _CLAUSE_WORDS:
+            return s[0].lower() + s[1:]
+    return s
+
+
+def say(title: str, certainty: str) -> str:
+    """One sentence about the person, its confidence said in words."""
+    level = CERTAINTY_WORDS.index(certainty) if certainty in CERTAINTY_WORDS else 2
+    vp = verb_phrase(title)
+    t = title.strip().rstrip(".")
+    if vp is not None:
+        return (f"You {vp}.", f"Clearly, you {vp}.", f"It seems you {vp}.",
+                f"I've seen hints that you {vp}.", f"I'm guessing you {vp}.")[level]
+    return (f"{t}.", f"{t}: that much is clear.", f"{t}, it seems.",
+            f"I've seen hints of this: {_lower_first(t)}.",
+            f"A guess: {_lower_first(t)}.")[level]

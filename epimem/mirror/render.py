@@ -1,0 +1,366 @@
+"""Markdown for the four mirror modes. Pure: values in, text out.
+
+Written for a person at a terminal: each mode aims to fit one screen
+(`SCREEN_LINES`); long lists are cut with "and N more" (the JSON has them
+all), and an output that still runs longer says why at its end.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+
+from . import text as tx
+from .analysis import (Audit, BeliefView, Flagged, GutCheck, Interview, PortraitBrief,
+                       TensionView)
+from .phrase import CERTAINTY_WORDS, say
+
+SCREEN_LINES = 60
+LIST_MAX = 4
+
+# How a theme's overall certainty reads as a heading suffix.
+_THEME_WORDS = dict(zip(CERTAINTY_WORDS, (
+    "well established", "clearly seen", "fairly clear", "glimpsed", "mostly guesswork")))
+_SECTION = {"warm-up": "Warm-up", "blind-spot": "Blind spot", "stale": "Stale",
+            "probe": "Probe", "tension": "Tension", "open": "Open space", "closing": "Closing"}
+
+
+# --- helpers --------------------------------------------------------------------
+
+def _n(count: int, one: str, many: str | None = None) -> str:
+    return f"{count} {one if count == 1 else (many or one + 's')}"
+
+
+def _ago(days: int | None) -> str:
+    if days is None:
+        return "never"
+    if days == 0:
+        return "today"
+    if days == 1:
+        return "yesterday"
+    return f"{days} days ago"
+
+
+def _when(d: date | None) -> str:
+    return d.isoformat() if d else "never"
+
+
+def _more(items: list[str], total: int, sep: str = ", ") -> str:
+    s = sep.join(items)
+    if total > len(items):
+        s += f"{sep}and {total - len(items)} more"
+    return s
+
+
+def _problems(problems: tuple[str, ...]) -> list[str]:
+    if not problems:
+        return []
+    out = ["", f"**Skipped files** ({len(problems)}; fix them and run again):"]
+    out += [f"- {p}" for p in problems[:10]]
+    if len(problems) > 10:
+        out.append(f"- and {len(problems) - 10} more (`epimem validate` lists them all)")
+    return out
+
+
+def _fit(lines: list[str], why: list[str]) -> str:
+    """Join, and when the text is longer than a screen say so and why."""
+    if len(lines) > SCREEN_LINES:
+        reason = "; ".join(why) if why else "the vault has a lot to report"
+        lines = lines + ["", f"_This runs past one screen ({len(lines)} lines) because {reason}. "
+                             "`--json` has every list in full._"]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _cell(s: str, width: int = 44) -> str:
+    return tx.one_line(s, width).replace("|", "/")
+
+
+# --- audit ------------------------------------------------------------------------
+
+def _belief_table(views: tuple[BeliefView, ...]) -> list[str]:
+    rows = ["| belief | stored → eff. | permanence | confirmed | why |",
+            "|---|---|---|---|---|"]
+    for v in views:
+        rows.append(f"| {_cell(v.title, 34)} | {v.stored:.2f} → {v.effective:.2f} | "
+                    f"{v.permanence}{' (pinned)' if v.pinned else ''} | {_when(v.confirmed)} | "
+                    f"{_cell(v.why, 40)} |")
+    return rows
+
+
+def _flag_list(items: tuple[Flagged, ...], show) -> str:
+    return _more([show(f) for f in items[:LIST_MAX]], len(items))
+
+
+def audit_markdown(a: Audit) -> str:
+    s = a.sessions
+    t = a.totals
+    out = [f"# Audit · {a.today.isoformat()}", ""]
+    if a.empty:
+        out += ["Nothing known yet: the vault has no beliefs and no observations.",
+                "Beliefs appear as the assistant observes you (`/observe`, `epimem observe`) "
+                "or as you add them (`epimem belief add`).", ""]
+    head = [f"**{_n(t.beliefs, 'active belief')}**"]
+    if t.retired or t.superseded:
+        head[0] += f" ({t.retired} retired, {t.superseded} superseded)"
+    head += [_n(t.observations, "observation"), _n(t.tensions, "tension")]
+    out.append(" · ".join(head))
+    since_init = (f"vault started {_ago(s.days_since_init)}" if s.days_since_init is not None
+                  else "start date not recorded")
+    review = (f"last review {_ago(s.days_since_last_review)} "
+              f"({_n(s.sessions_since_last_review, 'session')} since)"
+              if s.last_review else "no review yet")
+    out.append(f"{_n(s.count, 'session')} · {since_init} · {review} · "
+               f"next review at session {s.next_review_at}")
+    if s.review_due:
+        out.append(f"**A review is due**: {s.review_due}.")
+    if s.dormant_days is not None:
+        out.append(f"Returning from dormancy: the last session was {s.dormant_days} days ago.")
+    if a.empty:
+        out += _problems(a.problems)
+        return _fit(out, [])
+    out.append("")
+    out.append("Permanence: " + " · ".join(f"{k} {v}" for k, v in a.by_permanence.items()))
+    out.append("Tier (effective): " + " · ".join(f"{k} {v}" for k, v in a.by_tier.items()))
+
+    if a.top:
+        out += ["", "## Strongest", *_belief_table(a.top)]
+    if a.bottom:
+        out += ["", "## Weakest", *_belief_table(a.bottom)]
+
+    d = a.dormancy
+    flags = []
+    if d.decayed:
+        flags.append("- **Faded** (effective more than 0.10 below stored): " + _flag_list(
+            d.decayed, lambda f: f"`{f.id}` {f.stored:.2f} → {f.effective:.2f}"))
+    if d.never_confirmed:
+        flags.append(f"- **Never confirmed** ({len(d.never_confirmed)}): " + _flag_list(
+            d.never_confirmed, lambda f: f"`{f.id}`"))
+    if d.unknown_too_long:
+        flags.append(f"- **Permanence unknown** for a month or more ({len(d.unknown_too_long)}): "
+                     + _flag_list(d.unknown_too_long, lambda f: f"`{f.id}` ({f.days} days)"))
+    if d.situational_unconfirmed:
+        flags.append("- **Situational, unconfirmed 6+ weeks**: " + _flag_list(
+            d.situational_unconfirmed, lambda f: f"`{f.id}` ({f.days} days)"))
+    out += ["", "## Dormancy"] + (flags or ["Nothing has faded or gone unchecked."])
+
+    tv = a.tensions
+    out += ["", "## Tensions",
+            " · ".join(f"{v} {k}" for k, v in tv.by_status.items())]
+    for x in tv.unresolved[:LIST_MAX]:
+        out.append(f"- unresolved: {_tension_line(x)}")
+    if len(tv.unresolved) > LIST_MAX:
+        out.append(f"- and {len(tv.unresolved) - LIST_MAX} more unresolved")
+
+    dr = a.drift
+    drift = []
+    if dr.challenged_not_lowered:
+        drift.append("- **Challenged, never lowered**: " + _more(
+            [f"`{c.id}` ({c.stored:.2f}" + (", confirmed since)" if c.confirmed_since else ")")
+             for c in dr.challenged_not_lowered[:LIST_MAX]], len(dr.challenged_not_lowered)))
+    if dr.stale:
+        drift.append("- **Stale for their class**: " + _more(
+            [f"`{x.id}` ({x.permanence}, {x.days} days)" for x in dr.stale[:LIST_MAX]],
+            len(dr.stale)))
+    out += ["", "## Drift"] + (drift or ["No drift: challenged beliefs moved, nothing is stale."])
+
+    c = a.coherence
+    out += ["", "## Coherence"]
+    if c.too_neat:
+        out.append(f"**Too neat**: no open tension after {_n(c.sessions, 'session')}. Real people "
+                   "contradict themselves; the profile may be smoothing things over.")
+    elif c.open_tensions:
+        out.append(f"{_n(c.open_tensions, 'open tension')}: the profile holds contradictions, "
+                   "as a real one should.")
+    else:
+        out.append(f"No open tension yet; too early to judge ({_n(c.sessions, 'session')}, "
+                   f"the check starts at {c.threshold}).")
+
+    props = []
+    perm = [p for p in a.permanence if p.suggested]
+    if perm:
+        props.append("- **Permanence**: " + _more(
+            [f"`{p.id}` {p.current} → {p.suggested} ({p.reason})" for p in perm[:LIST_MAX]],
+            len(perm), "; "))
+    for action, label in (("soften", "Soften"), ("raise", "Raise")):
+        ps = [p for p in a.proposals if p.action == action]
+        if ps:
+            props.append(f"- **{label}**: " + _more(
+                [f"`{p.id}` ({p.reason})" for p in ps[:LIST_MAX]], len(ps), "; "))
+    if props:
+        out += ["", "## Proposals", *props]
+
+    if a.unconnected or a.candidates:
+        out += ["", "## Loose observations",
+                f"{_n(len(a.unconnected), 'observation')} not connected to any belief"
+                + (f"; {_n(len(a.candidates), 'pattern')} seen three or more times:" if a.candidates
+                   else ".")]
+        for cand in a.candidates[:3]:
+            out.append(f"- “{tx.one_line(cand.example, 70)}” ({_n(len(cand.observations), 'time')}: "
+                       f"{', '.join(cand.observations[:3])}{'…' if len(cand.observations) > 3 else ''})"
+                       " → a candidate belief")
+    out += _problems(a.problems)
+    why = []
+    if len(a.top) + len(a.bottom) >= 8:
+        why.append("it lists the five strongest and five weakest beliefs")
+    if len(flags) + len(drift) + len(props) >= 6:
+        why.append("many beliefs are flagged for dormancy, drift or proposals")
+    if a.problems:
+        why.append("some files were skipped")
+    return _fit(out, why)
+
+
+def _tension_line(x: TensionView) -> str:
+    on = f" on `{x.belief}`" if x.belief else ""
+    return f"“{tx.one_line(x.title, 60)}”{on}, open {x.days_open} days"
+
+
+# --- gut-check ---------------------------------------------------------------------
+
+def gut_check_markdown(g: GutCheck) -> str:
+    out = [f"# Gut-check · {g.today.isoformat()}", ""]
+    if not g.high and not g.low:
+        out.append("Nothing to check yet: there are no beliefs about you to hold up to the light.")
+        out += _problems(g.problems)
+        return _fit(out, [])
+    n = len(g.high) + len(g.low)
+    pool = ("the beliefs I hold most and least firmly about who you are"
+            if g.pool == "interpretive" else
+            "the beliefs I hold most and least firmly (few are interpretations yet, so I "
+            "included what I inferred from behaviour)")
+    out.append(f"{_n(n, 'thing')} I believe about you: {pool}. For each, tell me: true, false, "
+               "or unsure.")
+    i = 0
+    for title, items in (("Still true?", g.high), ("Still uncertain?", g.low)):
+        if not items:
+            continue
+        out += ["", f"## {title}"]
+        for it in items:
+            i += 1
+            out.append(f"{i}. {it.text}  `{it.belief.id}`")
+            out.append(f"   _{it.belief.why}_")
+    out += ["", "Record each answer: `epimem mirror answer ID --verdict true|false|unsure "
+                "[--note \"...\"]`.",
+            "True is kept as your word (it changes no number), false lowers the belief "
+            "(or `--retire` it), unsure is noted. Answering all of them counts as a review."]
+    out += _problems(g.problems)
+    return _fit(out, [])
+
+
+# --- interview ---------------------------------------------------------------------
+
+def interview_markdown(iv: Interview) -> str:
+    out = [f"# Interview plan · {iv.today.isoformat()}", "",
+           f"{_n(len(iv.questions), 'question')}, asked one at a time. Record each answer with "
+           "`epimem observe --basis self-report --strength single|confirming|complicating|"
+           "contradicting --connects ID|new --evidence \"...\"`.", ""]
+    for q in iv.questions:
+        target = f" → `{q.connects}`" if q.connects != "new" else ""
+        out.append(f"{q.n}. **{_SECTION.get(q.section, q.section)}.** {q.text}")
+        out.append(f"   _{q.prompted_by}_{target}")
+    out += _problems(iv.problems)
+    return _fit(out, [])
+
+
+# --- portrait ----------------------------------------------------------------------
+
+def _join_words(items: list[str], last: str = "or") -> str:
+    if len(items) <= 1:
+        return "".join(items)
+    return ", ".join(items[:-1]) + f" {last} " + items[-1]
+
+
+def person_paragraph(b: PortraitBrief) -> str:
+    if b.empty:
+        return ("I don't know you yet. Nothing is recorded: no belief, no observation worth "
+                "building on. What follows is an empty mirror, and that is honest: I would "
+                "rather say nothing than invent someone.")
+    low = {CERTAINTY_WORDS[-1], CERTAINTY_WORDS[-2]}
+    parts = ["Here is how I see you, so far."]
+    parts += [say(v.title, v.certainty) for v in b.person]
+    shaky = sum(1 for v in b.person if v.certainty in low)
+    if b.person and shaky * 2 >= len(b.person):
+        parts.append("Much of this is still a sketch: I haven't watched you for long enough to "
+                     "be sure.")
+    elif b.person:
+        parts.append("Take it as a reading, not a verdict: you know better.")
+    return " ".join(parts)
+
+
+def portrait_markdown(b: PortraitBrief, note: str = "") -> str:
+    out = ["# Portrait", ""]
+    if note:
+        out += [f"_{note}_", ""]
+    out.append(person_paragraph(b))
+    said = {v.id for v in b.person}
+    if b.themes:
+        out += ["", "## Themes"]
+        covered = []
+        for th in b.themes:
+            fresh = [v for v in th.beliefs if v.id not in said][:3]
+            if not fresh:
+                covered.append(th.label[:1].lower() + th.label[1:])
+                continue
+            heading = f"**{th.label}**, {_THEME_WORDS.get(th.certainty, 'seen')}."
+            out.append(f"- {heading} " + " ".join(say(v.title, v.certainty) for v in fresh))
+            said.update(v.id for v in fresh)
+        if covered:
+            out.append(f"- The sketch above already covers {_join_words(covered, 'and')}.")
+    spots = [s for s in b.blind_spots if s.reason == "none"]
+    guesses = [s for s in b.blind_spots if s.reason != "none"]
+    out += ["", "## What I don't see"]
+    if b.empty:
+        out.append("Everything, for now.")
+    else:
+        lines = []
+        if spots:
+            names = [s.area for s in spots[:4]]
+            if len(spots) > 4:
+                lines.append(f"I see nothing yet of {', '.join(names)}, among other things.")
+            else:
+                lines.append(f"I see nothing yet of {_join_words(names)}.")
+        if guesses:
+            lines.append(f"About {_join_words([s.area for s in guesses[:3]])} I have only guesses.")
+        out.append(" ".join(lines) or "No area is blank, which makes me suspect I am missing "
+                                      "what I don't know to look for.")
+    out += ["", "## Contradictions worth holding"]
+    if b.contradictions:
+        for x in b.contradictions[:3]:
+            detail = " ".join(p for p in (x.what_happened, x.suggests) if p)
+            title = tx.one_line(x.title, 80).rstrip(".")
+            out.append(f"- **{title}.** {tx.one_line(detail, 220)}".rstrip())
+        if len(b.contradictions) > 3:
+            out.append("- and others I am still watching.")
+    elif b.empty:
+        out.append("None yet.")
+    else:
+        out.append("None on record. Either you are unusually consistent, or I haven't been "
+                   "looking closely enough.")
+    out += ["", "## Where I'm hungriest", f"> {b.hungriest.question}", "",
+            f"_{b.hungriest.why[:1].upper()}{b.hungriest.why[1:]}._"]
+    if b.problems:
+        out += ["", "---"] + _problems(b.problems)[1:]
+    return _fit(out, ["some files were skipped"] if b.problems else [])
+
+
+def llm_portrait_markdown(prose: str, model: str, brief: PortraitBrief) -> str:
+    """The LLM's prose, framed like the offline portrait."""
+    body = prose.strip()
+    if not body.startswith("#"):
+        body = "# Portrait\n\n" + body
+    out = [body, "", f"_Written by {model} from the mirror's brief; "
+                     "`epimem mirror portrait` without `--llm` gives the offline version._"]
+    if brief.problems:
+        out += ["", "---"] + _problems(brief.problems)[1:]
+    return "\n".join(out).rstrip() + "\n"
+
+
+# --- answers -----------------------------------------------------------------------
+
+def review_of_answers(today: date, answers: list[tuple[str, str, str, str]]) -> str:
+    """The review file body for a completed gut-check: (id, title, verdict, note)."""
+    out = [f"Gut-check completed on {today.isoformat()}.", ""]
+    for bid, title, verdict, note in answers:
+        line = f"- `{bid}` {title}: **{verdict}**"
+        if note:
+            line += f" — {tx.one_line(note, 160)}"
+        out.append(line)
+    return "\n".join(out) + "\n"
