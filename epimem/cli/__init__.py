@@ -38,6 +38,13 @@ def _global(ctx: typer.Context,
             today: Optional[str] = typer.Option(None, "--today", help="Pretend today is YYYY-MM-DD (also EPIMEM_TODAY).")):
     st = state(ctx)
     st.vault, st.today = vault, today
+    if today:
+        from ..clock import ClockError, today as parse_today
+
+        try:
+            parse_today(today)
+        except ClockError as e:
+            fail(str(e))
 
 
 # --- init ---------------------------------------------------------------------------

@@ -1,0 +1,84 @@
+"""The lines the code never crosses, held by parsing imports."""
+
+import ast
+from pathlib import Path
+
+PKG = Path(__file__).resolve().parent.parent / "epimem"
+IO_LIBS = {"git", "chromadb", "typer", "anthropic", "watchfiles", "wordllama", "subprocess", "httpx"}
+
+
+def imports(path: Path) -> set[str]:
+    """Every module a file imports, at any depth (lazy imports included)."""
+    tree = ast.parse(path.read_text())
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            mod = node.module or ""
+            if node.level:
+                base = ".".join(path.relative_to(PKG.parent).with_suffix("").parts[:-node.level])
+                mod = f"{base}.{mod}" if mod else base
+                out |= {f"{mod}.{a.name}" for a in node.names}
+            out.add(mod)
+    return out
+
+
+def top(names: set[str]) -> set[str]:
+    return {n.split(".")[0] for n in names}
+
+
+def test_core_imports_no_io_library():
+    for f in (PKG / "core").glob("*.py"):
+        bad = top(imports(f)) & IO_LIBS
+        assert not bad, f"{f.name} imports {bad}"
+
+
+def test_only_the_entry_point_imports_the_cli():
+    for f in PKG.rglob("*.py"):
+        rel = f.relative_to(PKG)
+        if rel.parts[0] == "cli" or rel.name == "__main__.py":
+            continue
+        assert not any(m == "epimem.cli" or m.startswith("epimem.cli.") for m in imports(f)), rel
+
+
+def _closure(start: str) -> set[str]:
+    """epimem modules reachable from `start` through module-level imports."""
+    seen, todo = set(), [start]
+    while todo:
+        mod = todo.pop()
+        if mod in seen:
+            continue
+        seen.add(mod)
+        parts = mod.split(".")[1:]
+        f = PKG.joinpath(*parts).with_suffix(".py") if parts else PKG / "__init__.py"
+        if not f.exists():
+            f = PKG.joinpath(*parts, "__init__.py")
+        if not f.exists():
+            continue
+        tree = ast.parse(f.read_text())
+        for node in tree.body:  # module level only: lazy imports inside functions are the point
+            names = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                m = node.module or ""
+                if node.level:
+                    pkg_parts = mod.split(".") if f.name == "__init__.py" else mod.split(".")[:-1]
+                    base = ".".join(pkg_parts[:len(pkg_parts) - node.level + 1])
+                    m = f"{base}.{m}" if m else base
+                names = [m] + [f"{m}.{a.name}" for a in node.names]
+            for n in names:
+                if n.startswith("epimem"):
+                    todo.append(n)
+                else:
+                    seen.add(n)
+    return seen
+
+
+def test_session_start_path_imports_neither_chromadb_nor_typer():
+    for start in ("epimem.__main__", "epimem.hook"):
+        if start == "epimem.hook" and not (PKG / "hook.py").exists():
+            continue
+        reach = top(_closure(start)) - {"epimem"}
+        assert not reach & {"chromadb", "typer", "anthropic", "git"}, (start, reach)

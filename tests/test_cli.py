@@ -1,0 +1,170 @@
+"""The CLI of the vault core, in-process through the console script's `main`."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+
+@pytest.fixture
+def v(tmp_path, cli):
+    root = tmp_path / "v"
+    assert cli("init", root).code == 0
+    return root
+
+
+def add(cli, v, title="Prefers small PRs", *extra):
+    return cli("--vault", v, "belief", "add", "--title", title, "--statement", f"{title} statement.",
+               "--kind", "preference", "--basis", "behavioral", "--permanence", "durable", *extra)
+
+
+def test_init_twice(cli, tmp_path):
+    assert "Created" in cli("init", tmp_path / "x").out
+    r = cli("init", tmp_path / "x", "--json")
+    assert r.json() == {"vault": str(tmp_path / "x"), "created": False}
+
+
+def test_belief_add_show_list_json_fields(cli, v):
+    assert add(cli, v, "Prefers small PRs", "--tag", "review", "--scope", "billing").code == 0
+    d = cli("--vault", v, "belief", "show", "prefers-small-prs", "--json").json()
+    for key in ("id", "title", "kind", "basis", "confidence", "effective_confidence", "permanence", "first",
+                "confirmed", "challenged", "status", "tags", "scope", "pinned", "statement", "evidence"):
+        assert key in d, key
+    assert d["confidence"] == 0.30 and d["tags"] == ["review"] and d["scope"] == "billing"
+    listed = cli("--vault", v, "belief", "list", "--json").json()["beliefs"]
+    assert [b["id"] for b in listed] == ["prefers-small-prs"]
+    assert cli("--vault", v, "belief", "list", "--json", "--scope", "other").json()["beliefs"] == []
+    assert cli("--vault", v, "belief", "list", "--json", "--tag", "nope").json()["beliefs"] == []
+    assert len(cli("--vault", v, "belief", "list", "--json", "--scope", "billing").json()["beliefs"]) == 1
+    text = cli("--vault", v, "belief", "list").out
+    assert "0.30 → 0.30" in text and "prefers-small-prs" in text
+
+
+def test_list_filters_on_effective_confidence(cli, v):
+    add(cli, v, "Old habit", "--confidence", "0.60")
+    assert cli("--vault", v, "belief", "list", "--json", "--min-confidence", "0.55").json()["beliefs"]
+    later = cli("--vault", v, "--today", "2027-06-01", "belief", "list", "--json", "--min-confidence", "0.55")
+    assert later.json()["beliefs"] == []
+    b = cli("--vault", v, "--today", "2027-06-01", "belief", "show", "old-habit", "--json").json()
+    assert b["confidence"] == 0.60 and b["effective_confidence"] < 0.3
+
+
+def test_cap_refused_with_clear_message(cli, v):
+    r = add(cli, v, "Too sure", "--confidence", "0.95")
+    assert r.code == 1 and "above the cap for basis 'behavioral' (0.90)" in r.err
+
+
+def test_observe_flags_and_batch(cli, v):
+    add(cli, v)
+    r = cli("--vault", v, "observe", "--connects", "prefers-small-prs", "--strength", "confirming",
+            "--evidence", "Split a refactor in three", "--session", "s1")
+    assert r.code == 0 and "(0.30 → 0.35)" in r.out
+    batch = [{"connects": "prefers-small-prs", "strength": "contradicting", "evidence": "One giant PR",
+              "session": "s2", "basis": "behavioral"},
+             {"connects": "new", "strength": "single", "evidence": "Asked for a test plan first",
+              "title": "Plans tests first", "kind": "workflow", "basis": "behavioral",
+              "permanence": "durable", "session": "s2"}]
+    r = cli("--vault", v, "observe", "--json", "-", stdin=json.dumps(batch))
+    out = r.json()
+    assert r.code == 0 and out["commit"] and len(out["observations"]) == 2
+    assert out["observations"][0]["tension"] and out["observations"][1]["created"]
+    again = cli("--vault", v, "observe", "--json", "-", stdin=json.dumps(batch)).json()
+    assert all(o["duplicate"] for o in again["observations"]) and again["commit"] is None
+
+
+def test_observe_bad_json_names_line(cli, v, tmp_path):
+    f = tmp_path / "obs.json"
+    f.write_text('[\n {"connects": "x",\n  "strength": }\n]')
+    r = cli("--vault", v, "observe", "--json", f)
+    assert r.code == 1 and f"{f}:3: invalid JSON" in r.err
+
+
+def test_observe_fourth_refused(cli, v):
+    add(cli, v)
+    items = [{"connects": "prefers-small-prs", "strength": "complicating", "evidence": f"e{i}", "session": "s"}
+             for i in range(3)]
+    assert cli("--vault", v, "observe", "--json", "-", stdin=json.dumps(items)).code == 0
+    r = cli("--vault", v, "observe", "--connects", "prefers-small-prs", "--strength", "complicating",
+            "--evidence", "e4", "--session", "s")
+    assert r.code == 1 and "at most 3 per session" in r.err
+
+
+def test_contradicting_strong_belief_alerts(cli, v):
+    cli("--vault", v, "belief", "add", "--title", "Works in Go", "--statement", "Writes Go at work.",
+        "--kind", "fact", "--basis", "fact", "--permanence", "stable")
+    r = cli("--vault", v, "observe", "--connects", "works-in-go", "--strength", "contradicting",
+            "--evidence", "Only Python this month", "--report-json")
+    assert r.json()["alerts"][0]["belief"] == "works-in-go"
+
+
+def test_edit_retire_reject_supersede_pin(cli, v):
+    add(cli, v)
+    add(cli, v, "Newer view")
+    r = cli("--vault", v, "belief", "edit", "prefers-small-prs", "--confidence", "0.6", "--note", "I know this")
+    assert r.code == 0
+    assert cli("--vault", v, "belief", "show", "prefers-small-prs", "--json").json()["confidence"] == 0.6
+    assert cli("--vault", v, "belief", "reject", "prefers-small-prs", "--json").json()["confidence"] == 0.4
+    assert cli("--vault", v, "belief", "pin", "newer-view", "--json").json()["pinned"] is True
+    assert cli("--vault", v, "belief", "unpin", "newer-view", "--json").json()["pinned"] is False
+    assert cli("--vault", v, "belief", "supersede", "prefers-small-prs", "--by", "newer-view").code == 0
+    assert cli("--vault", v, "belief", "show", "prefers-small-prs", "--json").json()["status"] == "superseded"
+    assert cli("--vault", v, "belief", "retire", "newer-view").code == 0
+    assert cli("--vault", v, "belief", "list", "--json").json()["beliefs"] == []
+    assert len(cli("--vault", v, "belief", "list", "--status", "all", "--json").json()["beliefs"]) == 2
+
+
+def test_tensions_and_resolve(cli, v):
+    add(cli, v)
+    cli("--vault", v, "observe", "--connects", "prefers-small-prs", "--strength", "contradicting",
+        "--evidence", "big PR")
+    ts = cli("--vault", v, "tensions", "--json").json()["tensions"]
+    assert ts[0]["status"] == "watching"
+    assert cli("--vault", v, "tension", "resolve", ts[0]["id"], "--note", "context").code == 0
+    assert cli("--vault", v, "tensions", "--status", "resolved", "--json").json()["tensions"]
+    assert cli("--vault", v, "tension", "resolve", "../x", "--note", "n").code == 1
+
+
+def test_session_start(cli, v):
+    r = cli("--vault", v, "session", "start", "--source", "startup", "--json").json()
+    assert r["counted"] and r["count"] == 1
+    r = cli("--vault", v, "session", "start", "--source", "compact", "--json").json()
+    assert not r["counted"] and r["count"] == 1
+    r = cli("--vault", v, "--today", "2027-01-15", "session", "start", "--json").json()
+    assert r["dormant"] and r["dormant_days"] == 46 and r["review_due"]
+    assert cli("--vault", v, "session", "start", "--source", "wake").code == 1
+
+
+def test_history_diff_undo_commit_validate(cli, v):
+    add(cli, v)
+    cli("--vault", v, "observe", "--connects", "prefers-small-prs", "--strength", "confirming",
+        "--evidence", "e", "--session", "s")
+    h = cli("--vault", v, "history", "prefers-small-prs", "--json").json()["history"]
+    assert [p["confidence"] for p in h] == [0.30, 0.35]
+    d = cli("--vault", v, "diff", "--since", "HEAD~1", "--json").json()["changes"]
+    assert d[0]["text"].startswith("prefers-small-prs: confidence 0.30 → 0.35")
+    assert "Undid: observe" in cli("--vault", v, "undo").out
+    p = v / "beliefs" / "prefers-small-prs.md"
+    p.write_text(p.read_text().replace("confidence: 0.30", "confidence: 0.55"))
+    assert "prefers-small-prs: confidence 0.30 → 0.55" in cli("--vault", v, "commit").out
+    assert cli("--vault", v, "validate").code == 0
+    p.write_text(p.read_text().replace("permanence: durable", "permanence: forever"))
+    r = cli("--vault", v, "validate")
+    assert r.code == 1 and r.out.startswith("beliefs/prefers-small-prs.md:6: 'permanence' must be one of")
+    r = cli("--vault", v, "belief", "list")
+    assert "skipped beliefs/prefers-small-prs.md:6" in r.err
+
+
+def test_errors_are_messages_not_tracebacks(cli, tmp_path):
+    r = cli("--vault", tmp_path / "none", "belief", "list")
+    assert r.code == 1 and "no vault at" in r.err and "Traceback" not in r.err
+    r = cli("--today", "someday", "--vault", tmp_path / "none", "belief", "list")
+    assert r.code == 1 and "--today must be a date" in r.err
+
+
+def test_console_script_help_is_fast_and_light():
+    out = subprocess.run([sys.executable, "-X", "importtime", "-m", "epimem", "--help"],
+                         capture_output=True, text=True)
+    assert out.returncode == 0 and "belief" in out.stdout
+    imported = {line.split("|")[-1].strip() for line in out.stderr.splitlines()}
+    assert not {"chromadb", "anthropic", "git", "wordllama"} & imported
