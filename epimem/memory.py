@@ -164,9 +164,11 @@ class Memory:
                 if not (r / rel).exists():
                     mem.vault.write_text(rel, text)
                     created.append(rel)
-            if created or not history.has_commits(r):
-                if created:
-                    history.commit(r, created, "init: new epimem vault", op="init")
+            if created_repo:
+                # A folder of existing notes (a copied vault) becomes the first commit whole.
+                history.commit(r, ["."], "init: new epimem vault", op="init", when=mem._replayed)
+            elif created:
+                history.commit(r, created, "init: new epimem vault", op="init", when=mem._replayed)
         mem._after_write()
         return mem, bool(created) or created_repo
 
