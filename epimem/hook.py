@@ -1,0 +1,593 @@
+"""Claude Code hooks: `epimem hook session-start` and `epimem hook session-end`.
+
+session-start runs before every session, so it is built for speed and for
+never getting in the way:
+- it imports only the standard library and `epimem.context` (the core's
+  dataclasses alone cost more to import than the whole baseline hook);
+- it counts the session (`source == "startup"` only) in `state/sessions.json`
+  under the vault lock, and leaves the git commit of that change to a
+  detached background process;
+- it reads `.epimem/context.json`, a cache every epimem write keeps current,
+  never the belief files; a stale cache is used as it is while a background
+  process rebuilds it;
+- whatever goes wrong (no vault, a broken file, bad stdin) it prints nothing
+  harmful, writes a line to `.epimem/hook.log` and exits 0.
+
+The session counting below mirrors `rules.start_session`/`review_due` on the
+raw JSON; tests hold the two equal on a grid of cases.
+
+session-end (installed only with `--auto-observe`) hands the transcript to a
+background process running `record_from_transcript` and returns at once.
+
+Background entry points (not for people): `python -m epimem.hook
+--commit-session VAULT [SESSION]` and `python -m epimem.hook
+--observe-transcript PATH --vault VAULT [--session ID] [--llm]`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from datetime import date
+
+from .context import FALLBACK_PARAMS, effective, read_context_cache, signature, tier
+
+DEFAULT_BUDGET = 4000       # characters of additionalContext
+MAX_CHARS = 9500            # Claude Code caps any hook output string at 10,000
+LOCK_WAIT = 2.0             # seconds; after that the session is not counted (logged)
+MIN_EFFECTIVE = 0.30        # speculative beliefs are not put in front of the model
+MAX_BELIEFS = 30
+LOG_LIMIT = 256 * 1024
+REFRESH_MARKER_AGE = 60.0
+
+_log_root: str | None = None
+
+
+# --- small plumbing ------------------------------------------------------------------
+
+def _log(message: str) -> None:
+    """One line in `<vault>/.epimem/hook.log`; stderr when there is no vault to log in."""
+    line = f"{time.strftime('%Y-%m-%dT%H:%M:%S')} {message}\n"
+    if _log_root and os.path.isdir(_log_root):
+        try:
+            d = os.path.join(_log_root, ".epimem")
+            os.makedirs(d, exist_ok=True)
+            path = os.path.join(d, "hook.log")
+            try:
+                if os.path.getsize(path) > LOG_LIMIT:
+                    os.replace(path, path + ".1")
+            except OSError:
+                pass
+            with open(path, "a", encoding="utf-8") as fh:
+                fh.write(line)
+            return
+        except OSError:
+            pass
+    try:
+        sys.stderr.write("epimem hook: " + line)
+    except Exception:
+        pass
+
+
+def _default_root() -> str:
+    # Same place as `epimem.vault.default_root`, without importing the vault
+    # module (it pulls in YAML and the core's dataclasses).
+    from platformdirs import user_data_dir
+
+    return os.path.join(user_data_dir("epimem", appauthor=False), "vault")
+
+
+def resolve_root(explicit: str | None) -> str:
+    value = explicit or os.environ.get("EPIMEM_VAULT")
+    root = os.path.expanduser(value) if value else _default_root()
+    return os.path.abspath(root)
+
+
+def _today() -> date:
+    value = os.environ.get("EPIMEM_TODAY")
+    if value:
+        try:
+            return date.fromisoformat(value.strip())
+        except ValueError:
+            _log(f"EPIMEM_TODAY={value!r} is not a date YYYY-MM-DD; using today's date")
+    return date.today()
+
+
+def _read_payload() -> dict:
+    """Claude Code's JSON on stdin; {} (and a log line) for anything else."""
+    try:
+        if sys.stdin is None or sys.stdin.isatty():
+            return {}
+        text = sys.stdin.read(1_000_000)
+    except (OSError, ValueError) as e:
+        _log(f"cannot read stdin: {e}")
+        return {}
+    if not text.strip():
+        return {}
+    try:
+        payload = json.loads(text)
+    except ValueError as e:
+        _log(f"stdin is not JSON ({e}); continuing without it")
+        return {}
+    if not isinstance(payload, dict):
+        _log("stdin JSON is not an object; continuing without it")
+        return {}
+    return payload
+
+
+def _text(payload: dict, key: str) -> str | None:
+    v = payload.get(key)
+    return v if isinstance(v, str) and v else None
+
+
+def _parse_args(argv: list[str], flags: tuple[str, ...] = ()) -> tuple[list[str], dict]:
+    """`--key value` options and bare flags; argparse would cost the hook ~5 ms."""
+    pos: list[str] = []
+    opts: dict = {}
+    i = 0
+    while i < len(argv):
+        a = argv[i]
+        if a.startswith("--"):
+            key, eq, val = a[2:].partition("=")
+            if key in flags:
+                opts[key] = True
+            elif eq:
+                opts[key] = val
+            elif i + 1 < len(argv):
+                opts[key] = argv[i + 1]
+                i += 1
+            else:
+                opts[key] = ""
+        else:
+            pos.append(a)
+        i += 1
+    return pos, opts
+
+
+def _spawn(root: str, args: list[str]) -> None:
+    """Start `python -m ...` detached, its stdin/stdout on /dev/null and stderr in the log.
+
+    Claude Code waits for the hook's stdout to close, so the child must not
+    inherit it; `setsid` keeps it alive after the hook exits.
+    """
+    argv = [sys.executable, *args]
+    log_path = os.path.join(root, ".epimem", "hook.log")
+    devnull = os.open(os.devnull, os.O_RDWR)
+    try:
+        logfd = os.open(log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    except OSError:
+        logfd = devnull
+    try:
+        try:
+            os.posix_spawn(sys.executable, argv, dict(os.environ), setsid=True, file_actions=[
+                (os.POSIX_SPAWN_DUP2, devnull, 0), (os.POSIX_SPAWN_DUP2, devnull, 1),
+                (os.POSIX_SPAWN_DUP2, logfd, 2)])
+        except (AttributeError, NotImplementedError, TypeError):
+            import subprocess  # platforms without posix_spawn(setsid=...)
+
+            subprocess.Popen(argv, stdin=devnull, stdout=devnull, stderr=logfd,
+                             start_new_session=True, close_fds=True)
+    finally:
+        if logfd != devnull:
+            os.close(logfd)
+        os.close(devnull)
+
+
+class _Lock:
+    """The vault lock (`.epimem/lock`, flock), as `epimem.vault.VaultLock` takes it."""
+
+    def __init__(self, root: str, wait: float):
+        self.path = os.path.join(root, ".epimem", "lock")
+        self.wait = wait
+        self.fd: int | None = None
+
+    def __enter__(self) -> "_Lock":
+        import fcntl
+
+        os.makedirs(os.path.dirname(self.path), exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        deadline = time.monotonic() + self.wait
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    os.close(fd)
+                    raise TimeoutError(f"the vault lock is busy ({self.path})") from None
+                time.sleep(0.01)
+        self.fd = fd
+        return self
+
+    def __exit__(self, *exc) -> None:
+        import fcntl
+
+        if self.fd is not None:
+            fcntl.flock(self.fd, fcntl.LOCK_UN)
+            os.close(self.fd)
+            self.fd = None
+
+
+# --- session counting on the raw JSON (mirrors rules.start_session) ----------------------
+
+def _date(v, key: str) -> date | None:
+    if v is None or v == "":
+        return None
+    if not isinstance(v, str):
+        raise ValueError(f"'{key}' must be a date YYYY-MM-DD")
+    return date.fromisoformat(v)
+
+
+def load_sessions(raw) -> dict:
+    """`state/sessions.json` as plain values; ValueError when it is not a counter."""
+    if not isinstance(raw, dict):
+        raise ValueError("expected a JSON object")
+    days = raw.get("days") or {}
+    if not isinstance(days, dict):
+        raise ValueError("'days' must be an object of date → count")
+    nra = raw.get("next_review_at")
+    return {
+        "count": int(raw.get("count") or 0),
+        "last_session": _date(raw.get("last_session"), "last_session"),
+        "last_review": _date(raw.get("last_review"), "last_review"),
+        "next_review_at": int(nra if nra is not None else 10),
+        "created": _date(raw.get("created"), "created"),
+        "days": {str(k): int(v) for k, v in days.items()},
+    }
+
+
+def dump_sessions(s: dict) -> str:
+    """The same text as `epimem.vault.sessions_to_json` (tested)."""
+    raw = {
+        "count": s["count"],
+        "last_session": s["last_session"].isoformat() if s["last_session"] else None,
+        "last_review": s["last_review"].isoformat() if s["last_review"] else None,
+        "next_review_at": s["next_review_at"],
+        "created": s["created"].isoformat() if s["created"] else None,
+        "days": dict(sorted(s["days"].items())),
+    }
+    return json.dumps(raw, indent=2) + "\n"
+
+
+def review_due(s: dict, today: date, prm: dict) -> str | None:
+    if s["count"] >= s["next_review_at"]:
+        return f"{s['count']} sessions counted; a review was due at {s['next_review_at']}"
+    anchor = s["last_review"] or s["created"]
+    if anchor is not None and (today - anchor).days >= prm["review_every_days"]:
+        what = "the last review" if s["last_review"] else "the vault was created"
+        return f"{(today - anchor).days} days since {what}"
+    return None
+
+
+def count_session(s: dict, source: str | None, today: date, prm: dict) -> tuple[dict, bool, int | None, str | None]:
+    """(sessions, counted, dormant days, review due): only `startup` counts."""
+    dormant = None
+    if s["last_session"] is not None:
+        gap = (today - s["last_session"]).days
+        dormant = gap if gap >= prm["dormancy_days"] else None
+    if source != "startup":
+        return s, False, dormant, review_due(s, today, prm)
+    days = dict(s["days"])
+    key = today.isoformat()
+    days[key] = days.get(key, 0) + 1
+    new = dict(s, count=s["count"] + 1, last_session=today, created=s["created"] or today,
+               days=dict(sorted(days.items())))
+    return new, True, dormant, review_due(new, today, prm)
+
+
+def _write_atomic(path: str, text: str) -> None:
+    tmp = f"{path}.hook-{os.getpid()}.tmp"
+    try:
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def update_sessions(root: str, source: str | None, today: date, prm: dict) -> dict | None:
+    """Count the session; None when the counter cannot be read (never overwritten then)."""
+    path = os.path.join(root, "state", "sessions.json")
+
+    def read() -> dict:
+        try:
+            with open(path, encoding="utf-8") as fh:
+                return load_sessions(json.load(fh))
+        except FileNotFoundError:
+            return load_sessions({})
+
+    try:
+        if source != "startup":
+            s, counted, dormant, due = count_session(read(), source, today, prm)
+        else:
+            with _Lock(root, LOCK_WAIT):
+                s, counted, dormant, due = count_session(read(), source, today, prm)
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+                _write_atomic(path, dump_sessions(s))
+    except (ValueError, TypeError) as e:
+        _log(f"state/sessions.json is not a valid session counter ({e}); the session was not counted")
+        return None
+    except (OSError, TimeoutError) as e:
+        _log(f"could not count the session: {e}")
+        return None
+    return {"count": s["count"], "counted": counted, "dormant": dormant, "due": due}
+
+
+# --- the context -------------------------------------------------------------------------
+
+def project_root(cwd: str) -> str:
+    """The enclosing git work tree of `cwd`, else `cwd` itself."""
+    d = os.path.abspath(cwd)
+    home = os.path.expanduser("~")
+    for _ in range(40):
+        if os.path.exists(os.path.join(d, ".git")):
+            return d
+        parent = os.path.dirname(d)
+        if parent == d or d == home:
+            break
+        d = parent
+    return os.path.abspath(cwd)
+
+
+def scope_matches(scope: str, cwd: str, proj: str) -> bool:
+    """A belief's scope is a project name (the folder's name) or a path."""
+    s = scope.strip()
+    if not s or s == "global":
+        return False
+    if "/" in s or s.startswith("~"):
+        p = os.path.normpath(os.path.expanduser(s))
+        c = os.path.normpath(cwd)
+        return c == p or c.startswith(p.rstrip("/") + "/")
+    s = s.lower()
+    return s in (os.path.basename(proj).lower(), os.path.basename(os.path.normpath(cwd)).lower())
+
+
+def _words(text: str) -> set[str]:
+    out, cur = set(), []
+    for ch in text.lower():
+        if ch.isalnum():
+            cur.append(ch)
+        else:
+            if len(cur) > 2:
+                out.add("".join(cur))
+            cur = []
+    if len(cur) > 2:
+        out.add("".join(cur))
+    return out
+
+
+def _rank(records: list[dict], today: date, prm: dict, project_words: set[str]) -> list[tuple[float, float, dict]]:
+    out = []
+    for rec in records:
+        eff = effective(rec, today, prm)
+        if eff < MIN_EFFECTIVE - 1e-9:
+            continue
+        # Relevance: a belief that names the project (tag or title) comes first
+        # among equals; confidence still dominates.
+        hits = len(project_words & (_words(rec["title"]) | {t.lower() for t in rec.get("tags", ())}))
+        out.append((eff + 0.05 * min(hits, 2), eff, rec))
+    out.sort(key=lambda x: (-x[0], x[2]["id"]))
+    return out
+
+
+def _belief_line(eff: float, rec: dict, prm: dict, gist: bool = True) -> str:
+    words = tier(eff, prm)
+    if rec.get("pinned"):
+        words += ", pinned"
+    line = f"- ({words}) {rec['title']}"
+    g = rec.get("gist") or ""
+    if gist and g and g.rstrip(".").lower() != rec["title"].rstrip(".").lower():
+        line += f" — {g}"
+    return line + f" [{rec['id']}]"
+
+
+def render_context(cache: dict | None, info: dict | None, *, cwd: str, today: date,
+                   budget: int = DEFAULT_BUDGET, vault_label: str = "") -> str:
+    """The additionalContext text: facts about the vault, then the beliefs that fit the budget."""
+    budget = max(0, min(int(budget), MAX_CHARS))
+    prm = (cache or {}).get("params") or FALLBACK_PARAMS
+    head: list[str] = []
+    where = f" ({vault_label})" if vault_label else ""
+    if info is not None:
+        if info["counted"]:
+            head.append(f"epimem: this is session {info['count']} recorded in the user's epimem vault{where}.")
+        else:
+            head.append(f"epimem: a continued session; {info['count']} sessions recorded in the user's "
+                        f"epimem vault{where}.")
+        if info["dormant"] is not None:
+            head.append(f"Returning from dormancy: the previous session was {info['dormant']} days ago, "
+                        "so every confidence below is the decayed (effective) one.")
+        if info["due"]:
+            head.append(f"A periodic review of what epimem believes about the user is due ({info['due']}); "
+                        "/mirror audit or /mirror gut-check records one.")
+    else:
+        head.append(f"epimem: the user's epimem vault{where}.")
+    out = "\n".join(head)
+    if cache is None:
+        return out[:budget]
+    proj = project_root(cwd)
+    pwords = _words(os.path.basename(proj))
+    local: list[dict] = []
+    for scope, recs in (cache.get("scopes") or {}).items():
+        if scope_matches(scope, cwd, proj):
+            local.extend(recs)
+    sections = [(f"For this project ({os.path.basename(proj) or proj}):", _rank(local, today, prm, pwords)),
+                ("In general:", _rank(cache.get("global") or [], today, prm, pwords))]
+    intro = ("\nWhat epimem believes about the user: hypotheses, each with its confidence in words "
+             "(tentative ones are guesses to check); [id] names a belief in epimem commands.")
+    body: list[str] = []
+    size = len(out) + len(intro)
+    shown = 0
+    for title, ranked in sections:
+        if not ranked or shown >= MAX_BELIEFS:
+            continue
+        lines: list[str] = []
+        used = size + len(title) + 1
+        for _, eff, rec in ranked:
+            if shown >= MAX_BELIEFS:
+                break
+            line = _belief_line(eff, rec, prm)
+            if used + len(line) + 1 > budget:
+                line = _belief_line(eff, rec, prm, gist=False)  # the title alone still says it
+                if used + len(line) + 1 > budget:
+                    break
+            lines.append(line)
+            used += len(line) + 1
+            shown += 1
+        if lines:
+            body.append(title)
+            body.extend(lines)
+            size += len(title) + 1 + sum(len(x) + 1 for x in lines)
+    if body:
+        out += intro + "\n" + "\n".join(body)
+    problems = (cache.get("counts") or {}).get("problems") or 0
+    if problems:
+        tail = f"\n{problems} belief file(s) could not be read; `epimem validate` names them."
+        if len(out) + len(tail) <= budget:
+            out += tail
+    return out[:budget]
+
+
+def _maybe_refresh(root: str, cache: dict | None) -> None:
+    if cache is not None and cache.get("signature") == signature(root):
+        return
+    marker = os.path.join(root, ".epimem", "context.refreshing")
+    try:
+        if time.time() - os.stat(marker).st_mtime < REFRESH_MARKER_AGE:
+            return  # one is already running
+    except OSError:
+        pass
+    try:
+        os.makedirs(os.path.dirname(marker), exist_ok=True)
+        with open(marker, "w") as fh:
+            fh.write(str(os.getpid()))
+        _spawn(root, ["-m", "epimem.context", root])
+    except OSError as e:
+        _log(f"could not start the context refresh: {e}")
+
+
+def _label(root: str) -> str:
+    home = os.path.expanduser("~")
+    return "~" + root[len(home):] if root.startswith(home + os.sep) else root
+
+
+def session_start(argv: list[str]) -> int:
+    global _log_root
+    _, opts = _parse_args(argv)
+    root = resolve_root(opts.get("vault") or None)
+    _log_root = root
+    payload = _read_payload()
+    if not os.path.isfile(os.path.join(root, "epistemology.md")):
+        _log(f"no epimem vault at {root} (`epimem init` creates one); nothing added to the session")
+        return 0
+    try:
+        budget = int(opts.get("budget") or os.environ.get("EPIMEM_HOOK_BUDGET") or DEFAULT_BUDGET)
+    except ValueError:
+        _log("--budget must be a whole number of characters; using the default")
+        budget = DEFAULT_BUDGET
+    today = _today()
+    source = _text(payload, "source")
+    cwd = _text(payload, "cwd") or os.environ.get("CLAUDE_PROJECT_DIR") or os.getcwd()
+    cache = read_context_cache(root)
+    prm = (cache or {}).get("params") or FALLBACK_PARAMS
+    info = update_sessions(root, source, today, prm)
+    if info is not None and info["counted"]:
+        try:
+            _spawn(root, ["-m", "epimem.hook", "--commit-session", root, _text(payload, "session_id") or ""])
+        except OSError as e:
+            _log(f"could not start the background commit: {e}")
+    _maybe_refresh(root, cache)
+    text = render_context(cache, info, cwd=cwd, today=today, budget=budget, vault_label=_label(root))
+    if text:
+        sys.stdout.write(json.dumps({"hookSpecificOutput": {
+            "hookEventName": "SessionStart", "additionalContext": text}}, ensure_ascii=False))
+        sys.stdout.flush()
+    return 0
+
+
+def session_end(argv: list[str]) -> int:
+    """Start the transcript pass in the background; the session ends without waiting."""
+    global _log_root
+    _, opts = _parse_args(argv, flags=("llm",))
+    root = resolve_root(opts.get("vault") or None)
+    _log_root = root
+    payload = _read_payload()
+    if not os.path.isfile(os.path.join(root, "epistemology.md")):
+        _log(f"no epimem vault at {root}; the transcript was not read")
+        return 0
+    path = _text(payload, "transcript_path")
+    if not path or not os.path.isfile(path):
+        _log(f"session-end: no readable transcript_path in the hook input ({path!r})")
+        return 0
+    args = ["-m", "epimem.hook", "--observe-transcript", path, "--vault", root]
+    sid = _text(payload, "session_id")
+    if sid:
+        args += ["--session", sid]
+    if opts.get("llm"):
+        args.append("--llm")
+    _spawn(root, args)
+    return 0
+
+
+# --- background workers ---------------------------------------------------------------
+
+def commit_session(root: str, session: str = "") -> int:
+    """Commit `state/sessions.json` after the hook counted a session (detached)."""
+    from . import history
+    from .vault import Vault
+
+    vault = Vault(root)
+    if not history.is_repo_root(vault.root):
+        return 0
+    with vault.lock():
+        if not history.run(vault.root, "status", "--porcelain", "--", "state/sessions.json").strip():
+            return 0  # another background commit already took this change
+        count = vault.read_sessions().count
+        history.commit(vault.root, ["state/sessions.json"], f"session: start #{count}", op="session",
+                       session=session or None)
+    return 0
+
+
+def observe_transcript(path: str, root: str, session: str | None, llm: bool) -> int:
+    from .claude_observer import record_from_transcript
+    from .memory import Memory
+
+    report, notes = record_from_transcript(Memory(root), path, use_llm=llm, session=session)
+    for n in notes:
+        _log(f"session-end: {n}")
+    if report is not None and report.commit:
+        _log(f"session-end: recorded {len(report.results)} observation(s) in {report.commit[:8]}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`epimem hook EVENT [--vault PATH] [--budget CHARS]`: always exits 0."""
+    global _log_root
+    args = sys.argv[1:] if argv is None else list(argv)
+    try:
+        if args[:1] == ["session-start"]:
+            return session_start(args[1:])
+        if args[:1] == ["session-end"]:
+            return session_end(args[1:])
+        if args[:1] == ["--commit-session"] and len(args) >= 2:
+            _log_root = args[1]
+            return commit_session(args[1], args[2] if len(args) > 2 else "")
+        if args[:1] == ["--observe-transcript"] and len(args) >= 2:
+            _, opts = _parse_args(args[2:], flags=("llm",))
+            root = resolve_root(opts.get("vault") or None)
+            _log_root = root
+            return observe_transcript(args[1], root, opts.get("session") or None, bool(opts.get("llm")))
+        _log(f"unknown hook {' '.join(args)!r}: expected session-start or session-end")
+        return 0
+    except BaseException as e:  # a hook must never disturb a session
+        if isinstance(e, SystemExit) and not e.code:
+            return 0
+        _log(f"hook {' '.join(args[:1])} failed: {type(e).__name__}: {e}")
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

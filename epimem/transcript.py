@@ -1,0 +1,285 @@
+"""Reading Claude Code transcripts, and the deterministic pass over them.
+
+A transcript is JSON Lines in a format internal to Claude Code that changes
+between versions, so the reader is tolerant: a malformed line, an unknown
+record type, a tool result, a meta record, a compaction summary or a
+sub-agent's exchange is skipped and counted, never fatal.
+
+The deterministic pass finds what the *user* said in so many words: explicit
+corrections and stated preferences ("don't…", "I prefer…", "always/never…").
+It reads human turns only, interprets nothing, and keeps a statement only
+when it sounds general rather than tied to the task at hand.
+
+Pure apart from `read_transcript`, which opens the file.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable
+
+# A user record whose text starts like this is Claude Code talking (a slash
+# command, a `!` shell command and its output, a hook's note), not the person.
+_NOT_SPEECH = ("<command-name>", "<command-message>", "<command-args>", "<local-command-stdout>",
+               "<local-command-stderr>", "<local-command-caveat>", "<bash-input>", "<bash-stdout>",
+               "<bash-stderr>", "<user-prompt-submit-hook>", "[Request interrupted",
+               "Caveat: The messages below were generated")
+_REMINDER = re.compile(r"<system-reminder>.*?</system-reminder>", re.S)
+
+
+@dataclass(frozen=True)
+class Turn:
+    role: str  # "user" (a human prompt) or "assistant" (reply text only)
+    text: str
+    index: int  # line number in the file, 1-based
+    uuid: str = ""
+    timestamp: str = ""
+
+
+@dataclass(frozen=True)
+class Transcript:
+    turns: tuple[Turn, ...]
+    session: str = ""
+    cwd: str = ""
+    lines: int = 0
+    skipped: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def human(self) -> list[Turn]:
+        return [t for t in self.turns if t.role == "user"]
+
+
+def _blocks_text(content) -> tuple[str, bool]:
+    """(text, has a tool result) of a message's content."""
+    if isinstance(content, str):
+        return content, False
+    if not isinstance(content, list):
+        return "", False
+    texts, tool = [], False
+    for block in content:
+        if not isinstance(block, dict):
+            continue
+        kind = block.get("type")
+        if kind == "tool_result":
+            tool = True
+        elif kind == "text" and isinstance(block.get("text"), str):
+            texts.append(block["text"])
+    return "\n".join(texts), tool
+
+
+def parse_lines(lines: Iterable[str]) -> Transcript:
+    turns: list[Turn] = []
+    skipped: dict[str, int] = {}
+    session = cwd = ""
+    last_assistant_id = None
+    n = 0
+
+    def skip(reason: str) -> None:
+        skipped[reason] = skipped.get(reason, 0) + 1
+
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+        except ValueError:
+            skip("malformed")
+            continue
+        if not isinstance(rec, dict):
+            skip("malformed")
+            continue
+        kind = rec.get("type")
+        if kind not in ("user", "assistant"):
+            skip(kind if kind in ("summary", "system") else "other-type")
+            continue
+        session = session or (rec.get("sessionId") if isinstance(rec.get("sessionId"), str) else "")
+        cwd = cwd or (rec.get("cwd") if isinstance(rec.get("cwd"), str) else "")
+        if rec.get("isSidechain"):
+            skip("sidechain")  # a sub-agent's exchange: its "user" is the main agent
+            continue
+        msg = rec.get("message")
+        if not isinstance(msg, dict):
+            skip("malformed")
+            continue
+        text, tool = _blocks_text(msg.get("content"))
+        uuid = rec.get("uuid") if isinstance(rec.get("uuid"), str) else ""
+        ts = rec.get("timestamp") if isinstance(rec.get("timestamp"), str) else ""
+        if kind == "user":
+            last_assistant_id = None
+            if rec.get("isMeta"):
+                skip("meta")
+                continue
+            if rec.get("isCompactSummary"):
+                skip("compact-summary")
+                continue
+            if tool:
+                skip("tool-result")
+                continue
+            text = _REMINDER.sub("", text).strip()
+            if not text:
+                skip("empty")
+                continue
+            if text.startswith(_NOT_SPEECH):
+                skip("command")
+                continue
+            turns.append(Turn("user", text, n, uuid, ts))
+        else:
+            if not text.strip():
+                continue  # thinking and tool_use blocks: the assistant working, not talking
+            mid = msg.get("id")
+            if mid and mid == last_assistant_id and turns and turns[-1].role == "assistant":
+                prev = turns[-1]
+                turns[-1] = Turn("assistant", prev.text + "\n" + text, prev.index, prev.uuid, prev.timestamp)
+            else:
+                turns.append(Turn("assistant", text, n, uuid, ts))
+            last_assistant_id = mid
+    return Transcript(tuple(turns), session, cwd, n, skipped)
+
+
+def read_transcript(path: str | Path) -> Transcript:
+    with open(path, encoding="utf-8", errors="replace") as fh:
+        return parse_lines(fh)
+
+
+# --- the deterministic pass ------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Statement:
+    """A correction or preference the user stated, as said."""
+
+    text: str
+    title: str
+    kind: str  # "preference" or "convention"
+    form: str  # "prefer", "always", "never", "dont"
+    turn: int  # line of the transcript
+
+
+_LEAD = r"^(?:(?:no|nope|ok|okay|also|and|but|so|oh|please|pls|hey|actually|again|just)[,!.:]?\s+)*"
+_FORMS = [
+    ("prefer", "preference", re.compile(
+        _LEAD + r"(?:i|we)\s+(?:really\s+|much\s+|strongly\s+|generally\s+)?prefer\s+(?P<rest>.+)$", re.I)),
+    ("rather", "preference", re.compile(_LEAD + r"i(?:'d|’d| would)\s+(?:much\s+)?rather\s+(?P<rest>.+)$", re.I)),
+    ("always", "convention", re.compile(_LEAD + r"(?:(?:i|we)\s+)?always\s+(?P<rest>.+)$", re.I)),
+    ("never", "convention", re.compile(_LEAD + r"(?:(?:i|we)\s+)?never\s+(?P<rest>.+)$", re.I)),
+    ("dont", "convention", re.compile(_LEAD + r"(?:don't|don’t|do not|dont)\s+(?P<rest>.+)$", re.I)),
+    ("stop", "convention", re.compile(_LEAD + r"stop\s+(?P<rest>.+)$", re.I)),
+]
+_TITLE = {"prefer": "Prefers", "rather": "Would rather", "always": "Always", "never": "Never",
+          "dont": "Don't", "stop": "Stop"}
+_RANK = {"prefer": 0, "rather": 0, "always": 1, "never": 1, "dont": 2, "stop": 2}
+# Words that tie a sentence to this task ("don't change that", "stop here"):
+# such a correction is about the work, not about the person.
+_DEICTIC = re.compile(r"\b(?:this|that|these|those|it|its|here|there|now|yet|again|today|anymore|"
+                      r"above|below|one|line|file|function)\b", re.I)
+_NOT_ADVICE = re.compile(r"^(?:worry|know|think|understand|see|get|mind|forget|bother|panic|apologi[sz]e|"
+                         r"care|have|need|want|like|remember|be sorry)\b", re.I)
+_FENCE = re.compile(r"```.*?(?:```|$)", re.S)
+_SENTENCE = re.compile(r"(?<=[.!?;])\s+")
+
+
+def _sentences(text: str) -> Iterable[str]:
+    text = _FENCE.sub("\n", text)
+    for line in text.splitlines():
+        if line.startswith(("    ", "\t", ">", "|")):
+            continue  # code, quotes and tables are not the user speaking
+        line = re.sub(r"^\s*(?:[-*+]|\d+[.)])\s+", "", line).strip()
+        if not line or len(line) > 400:
+            continue
+        for s in _SENTENCE.split(line):
+            s = s.strip()
+            if 8 <= len(s) <= 240:
+                yield s
+
+
+def match_statement(sentence: str) -> tuple[str, str, str] | None:
+    """(form, kind, title) when the sentence is a general correction or preference."""
+    s = sentence.strip()
+    if s.endswith("?") or _DEICTIC.search(s):
+        return None
+    for form, kind, rx in _FORMS:
+        m = rx.match(s)
+        if not m:
+            continue
+        rest = m.group("rest").strip().rstrip(".!;:")
+        if len(rest.split()) < 2 or (form in ("dont", "stop") and _NOT_ADVICE.match(rest)):
+            return None
+        title = f"{_TITLE[form]} {rest}"
+        if len(title) > 80:
+            title = title[:80].rsplit(" ", 1)[0] + "…"
+        return form, kind, title
+    return None
+
+
+def normalize(text: str) -> str:
+    return " ".join(re.sub(r"[^\w\s]", " ", text.lower()).split())
+
+
+def find_statements(transcript: Transcript, limit: int | None = None) -> list[Statement]:
+    """Stated preferences and corrections, general ones only, strongest first, no repeats."""
+    found: dict[str, Statement] = {}
+    for turn in transcript.human:
+        for s in _sentences(turn.text):
+            m = match_statement(s)
+            if m is None:
+                continue
+            form, kind, title = m
+            key = normalize(title)
+            if key not in found:
+                found[key] = Statement(s, title, kind, form, turn.index)
+    ranked = sorted(found.values(), key=lambda st: (_RANK[st.form], -st.turn))
+    return ranked[:limit] if limit is not None else ranked
+
+
+def statement_items(statements: list[Statement], *, session: str = "", beliefs=(),
+                    source: str = "claude-code/transcript") -> list[dict]:
+    """Observation items for `Memory.observe`: basis self-report, nothing interpreted.
+
+    A statement whose title matches an active belief's title is the user
+    restating it (reinforcement: recorded, no number changes); any other is
+    a first sighting that may become a belief.
+    """
+    by_title = {normalize(b.title): b.id for b in beliefs if b.status == "active"}
+    items = []
+    for st in statements:
+        quoted = st.text.replace('"', "'")
+        item = {
+            "evidence": f'Said in a Claude Code session: "{quoted}"',
+            "suggests": f"A stated {st.kind}, in the user's words (self-report).",
+            "therefore": "Follow it in similar work unless told otherwise; behaviour may still differ.",
+            "basis": "self-report", "source": source,
+        }
+        if session:
+            item["session"] = session
+        bid = by_title.get(normalize(st.title))
+        if bid:
+            item.update(connects=bid, strength="confirming")
+        else:
+            item.update(connects="new", strength="single", title=st.title, kind=st.kind,
+                        permanence="unknown")
+        items.append(item)
+    return items
+
+
+def condensed(transcript: Transcript, max_chars: int = 60_000, per_turn: int = 1_500) -> str:
+    """The conversation as `User:`/`Assistant:` lines for a model to read.
+
+    Human turns are what matter; assistant replies are cut shorter. When the
+    whole does not fit, the middle goes: the start sets the task, the end
+    holds the session's judgment calls.
+    """
+    parts = []
+    for t in transcript.turns:
+        limit = per_turn if t.role == "user" else per_turn // 3
+        text = " ".join(t.text.split())
+        if len(text) > limit:
+            text = text[:limit] + " […]"
+        parts.append(("User: " if t.role == "user" else "Assistant: ") + text)
+    out = "\n".join(parts)
+    if len(out) <= max_chars:
+        return out
+    head = out[: max_chars // 3]
+    tail = out[-(max_chars - len(head) - 40):]
+    return head + "\n[… middle of the session left out …]\n" + tail

@@ -1,0 +1,327 @@
+"""The session-start hook as Claude Code runs it: a real process, real JSON on
+stdin, a real vault (a git repository) and a temporary HOME."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from dataclasses import replace
+from datetime import date, timedelta
+from pathlib import Path
+
+import pytest
+
+from epimem import context, hook
+from epimem.core import rules
+from epimem.core.model import Belief, Sessions
+from epimem.core.params import DEFAULTS
+from epimem.vault import sessions_from_json, sessions_to_json
+
+TODAY = "2026-11-30"  # as in conftest.py
+
+EPIMEM = str(Path(sys.executable).parent / "epimem")
+
+
+def run_hook(payload, vault, *args, env=None, event="session-start", timeout=20):
+    stdin = payload if isinstance(payload, str) else json.dumps(payload)
+    e = {**os.environ, **(env or {})}
+    return subprocess.run([EPIMEM, "hook", event, "--vault", str(vault), *args], input=stdin,
+                          capture_output=True, text=True, timeout=timeout, env=e)
+
+
+def wait_for(pred, timeout=15.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if pred():
+            return True
+        time.sleep(0.05)
+    return pred()
+
+
+def git_subjects(root):
+    out = subprocess.run(["git", "log", "--format=%s"], cwd=root, capture_output=True, text=True)
+    return out.stdout.splitlines()
+
+
+def quiet(root):
+    """No background refresh or commit still running (they hold these)."""
+    marker = Path(root) / ".epimem" / "context.refreshing"
+    return not marker.exists()
+
+
+@pytest.fixture
+def project(tmp_path):
+    p = tmp_path / "work" / "webshop"
+    (p / ".git").mkdir(parents=True)
+    (p / "src").mkdir()
+    return p
+
+
+@pytest.fixture
+def filled(vault, project):
+    vault.add_belief(title="Prefers small pull requests", statement="Splits work into small reviewable PRs. "
+                     "Big-bang changes make them uneasy.", kind="preference", basis="behavioral",
+                     permanence="durable", confidence=0.75)
+    vault.add_belief(title="Thinks out loud before deciding", statement="Talks through options first.",
+                     kind="trait", basis="interpretive", permanence="unknown", confidence=0.45)
+    vault.add_belief(title="A wild guess", statement="Might like jazz.", kind="trait",
+                     basis="interpretive", permanence="unknown", confidence=0.15)
+    vault.add_belief(title="Webshop uses Postgres 16", statement="The webshop's database is Postgres 16.",
+                     kind="fact", basis="fact", permanence="durable", scope="webshop")
+    vault.add_belief(title="Other project convention", statement="Tabs in the other project.",
+                     kind="convention", basis="self-report", permanence="durable", scope="elsewhere")
+    return vault
+
+
+def startup(project, **kw):
+    return {"session_id": "s-1", "transcript_path": "/nonexistent.jsonl", "cwd": str(project / "src"),
+            "hook_event_name": "SessionStart", "source": "startup", **kw}
+
+
+def test_startup_counts_and_injects_project_context(filled, project):
+    root = filled.root
+    r = run_hook(startup(project), root)
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)["hookSpecificOutput"]
+    assert out["hookEventName"] == "SessionStart"
+    text = out["additionalContext"]
+    assert "session 1 recorded" in text
+    assert "For this project (webshop):" in text
+    assert "(factual) Webshop uses Postgres 16" in text
+    assert "(established) Prefers small pull requests" in text
+    assert "(tentative) Thinks out loud before deciding" in text
+    assert "A wild guess" not in text            # speculative: not put in front of the model
+    assert "Other project convention" not in text  # another project's scope
+    assert text.index("Webshop uses") < text.index("In general:") < text.index("Prefers small")
+    assert len(text) <= hook.DEFAULT_BUDGET
+    s = json.loads((root / "state" / "sessions.json").read_text())
+    assert s["count"] == 1 and s["last_session"] == TODAY
+    # the commit happens in the background, with the trailers of every epimem commit
+    assert wait_for(lambda: "session: start #1" in git_subjects(root))
+    body = subprocess.run(["git", "log", "-1", "--format=%B"], cwd=root, capture_output=True, text=True).stdout
+    assert "Epimem-Op: session" in body and "Epimem-Session: s-1" in body
+
+
+@pytest.mark.parametrize("source", ["resume", "clear", "compact"])
+def test_only_startup_counts(filled, project, source):
+    r = run_hook(startup(project, source=source), filled.root)
+    assert r.returncode == 0
+    text = json.loads(r.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "a continued session; 0 sessions" in text
+    assert "Prefers small pull requests" in text
+    assert json.loads((filled.root / "state" / "sessions.json").read_text())["count"] == 0
+
+
+def test_dormancy_and_review_due(filled, project):
+    root = filled.root
+    s = json.loads((root / "state" / "sessions.json").read_text())
+    s.update(count=9, last_session="2026-09-01", next_review_at=10)
+    (root / "state" / "sessions.json").write_text(json.dumps(s))
+    r = run_hook(startup(project), root)
+    text = json.loads(r.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "session 10 recorded" in text
+    assert "Returning from dormancy: the previous session was 90 days ago" in text
+    assert "review of what epimem believes about the user is due (10 sessions counted" in text
+
+
+def test_decay_is_applied_with_todays_date(filled, project):
+    # A year on, the durable 0.75 belief has decayed below "established".
+    later = (date.fromisoformat(TODAY) + timedelta(days=120)).isoformat()
+    r = run_hook(startup(project, source="resume"), filled.root, env={"EPIMEM_TODAY": later})
+    text = json.loads(r.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "(established) Prefers small" not in text
+    assert "Prefers small pull requests" in text
+
+
+def test_budget_is_respected(vault, project):
+    for i in range(40):
+        vault.vault.write_text(f"beliefs/b{i:02d}.md", _belief_text(f"Belief number {i} with a long title",
+                                                                     "word " * 60))
+    context.refresh_context(vault.root)
+    r = run_hook(startup(project), vault.root, "--budget", "600")
+    text = json.loads(r.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert 300 < len(text) <= 600
+    r = run_hook(startup(project), vault.root, env={"EPIMEM_HOOK_BUDGET": "100000"})
+    text = json.loads(r.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert len(text) <= 10_000
+    assert text.count("\n- (") == hook.MAX_BELIEFS
+
+
+def _belief_text(title, statement, conf=0.6, scope="global"):
+    return (f"---\ntitle: {title}\nkind: trait\nbasis: behavioral\nconfidence: {conf}\npermanence: durable\n"
+            f"first: {TODAY}\nconfirmed:\nchallenged:\nstatus: active\ntags: []\nscope: {scope}\n"
+            f"pinned: false\nsupersedes: []\n---\n{statement}\n\n## Evidence\n")
+
+
+@pytest.mark.parametrize("stdin", ["", "not json {", "[1, 2]", '{"source": 5, "cwd": []}'])
+def test_bad_stdin_exits_zero_and_logs(filled, stdin):
+    r = run_hook(stdin, filled.root)
+    assert r.returncode == 0
+    if r.stdout:
+        json.loads(r.stdout)  # whatever it prints is well-formed
+    assert json.loads((filled.root / "state" / "sessions.json").read_text())["count"] == 0
+    if stdin.strip() and stdin != '{"source": 5, "cwd": []}':
+        assert "stdin" in (filled.root / ".epimem" / "hook.log").read_text()
+
+
+def test_no_vault_prints_nothing(tmp_path, project):
+    r = run_hook(startup(project), tmp_path / "nowhere")
+    assert r.returncode == 0 and r.stdout == ""
+    assert "no epimem vault" in r.stderr
+    assert not (tmp_path / "nowhere").exists()
+
+
+def test_broken_counter_is_never_overwritten(filled, project):
+    p = filled.root / "state" / "sessions.json"
+    p.write_text('{"count": 3, oops')
+    r = run_hook(startup(project), filled.root)
+    assert r.returncode == 0
+    assert p.read_text() == '{"count": 3, oops'
+    text = json.loads(r.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "Prefers small pull requests" in text  # the context still comes
+    assert "not a valid session counter" in (filled.root / ".epimem" / "hook.log").read_text()
+
+
+def test_broken_or_missing_cache_is_rebuilt_in_the_background(filled, project):
+    cache = filled.root / ".epimem" / "context.json"
+    cache.write_text("{broken")
+    r = run_hook(startup(project, source="resume"), filled.root)
+    assert r.returncode == 0
+    text = json.loads(r.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "Prefers small" not in text   # no cache: the session line only, still fast
+    assert wait_for(lambda: context.read_context_cache(filled.root) is not None and quiet(filled.root))
+    r = run_hook(startup(project, source="resume"), filled.root)
+    assert "Prefers small pull requests" in json.loads(r.stdout)["hookSpecificOutput"]["additionalContext"]
+
+
+def test_stale_cache_is_used_then_refreshed(filled, project):
+    root = filled.root
+    # A belief written by something other than epimem (a sync, a script): the
+    # folder's mtime moves, the cache does not.
+    tmp = root / "beliefs" / ".new.tmp"
+    tmp.write_text(_belief_text("Reads the changelog first", "Always reads the changelog.", 0.8))
+    os.replace(tmp, root / "beliefs" / "reads-the-changelog-first.md")
+    r = run_hook(startup(project, source="resume"), root)
+    assert "Reads the changelog" not in json.loads(r.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert wait_for(lambda: context.read_context_cache(root)["signature"] == context.signature(root)
+                    and quiet(root))
+    r = run_hook(startup(project, source="resume"), root)
+    assert "Reads the changelog first" in json.loads(r.stdout)["hookSpecificOutput"]["additionalContext"]
+
+
+def test_hook_path_imports_nothing_heavy(filled, project):
+    code = ("import sys, io, runpy; sys.argv=['epimem','hook','session-start','--vault',sys.argv[1]];\n"
+            "from epimem.__main__ import main; main();\n"
+            "heavy=[m for m in ('typer','yaml','git','chromadb','anthropic','httpx','epimem.core.model',"
+            "'epimem.vault','epimem.cli','dataclasses') if m in sys.modules]; print('\\nHEAVY', heavy)")
+    r = subprocess.run([sys.executable, "-c", code, str(filled.root)], input=json.dumps(startup(project)),
+                       capture_output=True, text=True, timeout=20)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip().endswith("HEAVY []"), r.stdout
+
+
+def test_session_end_starts_the_transcript_pass(vault, tmp_path):
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text(json.dumps({"type": "user", "sessionId": "s-9", "uuid": "u1",
+                                      "message": {"role": "user", "content": "I prefer small commits."}}) + "\n")
+    r = run_hook({"session_id": "s-9", "transcript_path": str(transcript), "cwd": str(tmp_path),
+                  "hook_event_name": "SessionEnd", "reason": "logout"}, vault.root, event="session-end")
+    assert r.returncode == 0 and r.stdout == ""
+    assert wait_for(lambda: any(s.startswith("observe:") for s in git_subjects(vault.root)), 30)
+    log = (vault.root / "observations" / f"{TODAY[:7]}.md").read_text()
+    assert "I prefer small commits" in log and "session s-9" in log
+
+
+def test_session_end_without_transcript_is_quiet(vault):
+    r = run_hook({"session_id": "x", "hook_event_name": "SessionEnd"}, vault.root, event="session-end")
+    assert r.returncode == 0 and r.stdout == ""
+    assert "no readable transcript_path" in (vault.root / ".epimem" / "hook.log").read_text()
+
+
+# --- the fast path equals the rules --------------------------------------------------------
+
+def test_fallback_params_are_the_defaults():
+    assert context.FALLBACK_PARAMS == context.params_record(DEFAULTS)
+
+
+COUNTERS = [
+    {},
+    {"count": 0, "last_session": None, "last_review": None, "next_review_at": 10},
+    {"count": 9, "last_session": "2026-11-29", "last_review": None, "next_review_at": 10,
+     "created": "2026-11-01", "days": {"2026-11-29": 2}},
+    {"count": 4, "last_session": "2026-09-01", "last_review": "2026-10-15", "next_review_at": 14,
+     "created": "2026-08-01", "days": {"2026-09-01": 4}},
+    {"count": 40, "last_session": "2026-11-30", "last_review": "2026-10-31", "next_review_at": 50,
+     "created": "2025-01-01", "days": {"2026-11-30": 1, "2026-01-02": 39}},
+    {"count": 2, "last_session": "2026-10-31", "next_review_at": None, "created": "2026-10-30"},
+]
+
+
+@pytest.mark.parametrize("raw", COUNTERS)
+@pytest.mark.parametrize("source", ["startup", "resume", "compact"])
+def test_count_session_matches_rules(raw, source):
+    today = date.fromisoformat(TODAY)
+    want = rules.start_session(sessions_from_json(raw), source, today, DEFAULTS)
+    s, counted, dormant, due = hook.count_session(hook.load_sessions(raw), source, today,
+                                                  context.FALLBACK_PARAMS)
+    assert hook.dump_sessions(s) == sessions_to_json(want.sessions)
+    assert (counted, dormant, due) == (want.counted, want.dormant_days, want.review_due)
+
+
+def test_effective_matches_rules():
+    today = date.fromisoformat(TODAY)
+    base = Belief(id="x", title="X", kind="trait", basis="behavioral", confidence=0.75,
+                  permanence="durable", first=today - timedelta(days=400))
+    prm = context.FALLBACK_PARAMS
+    for perm in ("stable", "durable", "situational", "unknown"):
+        for conf in (0.1, 0.19, 0.2, 0.45, 0.75, 0.95):
+            for confirmed in (None, today - timedelta(days=30), today - timedelta(days=180), today):
+                for pinned in (False, True):
+                    b = replace(base, permanence=perm, confidence=conf, confirmed=confirmed, pinned=pinned)
+                    rec = context.record(b)
+                    assert context.effective(rec, today, prm) == pytest.approx(
+                        rules.effective_confidence(b, today, DEFAULTS), abs=1e-12)
+                    assert context.tier(context.effective(rec, today, prm), prm) == DEFAULTS.tier(
+                        rules.effective_confidence(b, today, DEFAULTS))
+
+
+def test_cache_keeps_the_best_per_scope():
+    today = date.fromisoformat(TODAY)
+    bs = [Belief(id=f"b{i:03d}", title=f"B{i}", kind="trait", basis="behavioral", confidence=round(i / 200, 2),
+                 permanence="stable", first=today, scope="global" if i % 2 else "proj") for i in range(180)]
+    bs.append(replace(bs[-1], id="retired", status="retired", confidence=0.9))
+    cache = context.build_context_cache(bs, DEFAULTS, today, per_scope=10)
+    assert [r["id"] for r in cache["global"]][:3] == ["b179", "b177", "b175"]
+    assert len(cache["global"]) == 10 and len(cache["scopes"]["proj"]) == 10
+    assert cache["counts"]["active"] == 180
+    assert "retired" not in json.dumps(cache)
+
+
+def test_scope_matching(tmp_path):
+    proj = str(tmp_path / "webshop")
+    assert hook.scope_matches("webshop", proj + "/src", proj)
+    assert hook.scope_matches("WebShop", proj, proj)
+    assert hook.scope_matches(proj, proj + "/src/x", proj)
+    assert not hook.scope_matches(proj + "2", proj, proj)
+    assert not hook.scope_matches("global", proj, proj)
+    assert not hook.scope_matches("other", proj, proj)
+
+
+def test_render_without_anything_is_one_line():
+    text = hook.render_context(None, None, cwd="/", today=date.fromisoformat(TODAY))
+    assert text == "epimem: the user's epimem vault."
+    assert hook.render_context(None, None, cwd="/", today=date.fromisoformat(TODAY), budget=0) == ""
+
+
+def test_main_never_raises(monkeypatch, capsys):
+    monkeypatch.setattr(hook, "session_start", lambda argv: 1 / 0)
+    assert hook.main(["session-start"]) == 0
+    assert hook.main(["no-such-event"]) == 0
+    assert "ZeroDivisionError" in capsys.readouterr().err
+
+
+def test_sessions_default_counter_matches():
+    assert hook.dump_sessions(hook.load_sessions({})) == sessions_to_json(Sessions())
