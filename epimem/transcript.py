@@ -173,7 +173,7 @@ _RANK = {"prefer": 0, "rather": 0, "always": 1, "never": 1, "dont": 2, "stop": 2
 # Words that tie a sentence to this task ("don't change that", "stop here"):
 # such a correction is about the work, not about the person.
 _DEICTIC = re.compile(r"\b(?:this|that|these|those|it|its|here|there|now|yet|again|today|anymore|"
-                      r"above|below|one|line|file|function)\b", re.I)
+                      r"above|below)\b", re.I)
 _NOT_ADVICE = re.compile(r"^(?:worry|know|think|understand|see|get|mind|forget|bother|panic|apologi[sz]e|"
                          r"care|have|need|want|like|remember|be sorry)\b", re.I)
 _FENCE = re.compile(r"```.*?(?:```|$)", re.S)
@@ -203,7 +203,7 @@ def match_statement(sentence: str) -> tuple[str, str, str] | None:
         m = rx.match(s)
         if not m:
             continue
-        rest = m.group("rest").strip().rstrip(".!;:")
+        rest = re.sub(r",?\s*please$", "", m.group("rest").strip().rstrip(".!;:"), flags=re.I)
         if len(rest.split()) < 2 or (form in ("dont", "stop") and _NOT_ADVICE.match(rest)):
             return None
         title = f"{_TITLE[form]} {rest}"
