@@ -398,7 +398,9 @@ class Memory:
                         f"{n} were not recorded. Zero is a good answer: keep the strongest.")
             writes: dict[str, Any] = {}
             beliefs: dict[str, tuple[str, Belief, Belief, Any, list[Evidence]]] = {}
-            known = {p.stem for p in (self.root / "beliefs").glob("*.md")}
+            known: set[str] = set()
+            if any(o.connects == "new" and x.get("title") for o, x in fresh):  # a listdir of 10k files costs
+                known = {n[:-3] for n in os.listdir(self.root / "beliefs") if n.endswith(".md")}
             results: list[ObservationResult] = []
             new_obs: list[Observation] = []
             tensions: dict[str, str] = {}

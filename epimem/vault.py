@@ -29,7 +29,7 @@ from .core.notes import NoteError, parse_belief, parse_note, parse_observations,
 from .core.params import DEFAULTS, Params, params_from_meta
 
 INTERNAL = ".epimem"
-CACHE_VERSION = 2
+CACHE_VERSION = 3
 
 
 class VaultError(Exception):
@@ -153,13 +153,14 @@ def _d(v: str | None) -> date | None:
 
 
 def belief_from_record(d: dict) -> Belief:
+    iso = date.fromisoformat
     d = dict(d)
-    d["first"] = _d(d["first"])
-    d["confirmed"] = _d(d["confirmed"])
-    d["challenged"] = _d(d["challenged"])
+    d["first"] = iso(d["first"])
+    d["confirmed"] = d["confirmed"] and iso(d["confirmed"])
+    d["challenged"] = d["challenged"] and iso(d["challenged"])
     d["tags"] = tuple(d["tags"])
     d["supersedes"] = tuple(d["supersedes"])
-    d["evidence"] = tuple(Evidence(_d(e[0]), e[1], e[2], e[3]) for e in d["evidence"])
+    d["evidence"] = tuple([Evidence(e[0] and iso(e[0]), e[1], e[2], e[3]) for e in d["evidence"]])
     return Belief(**d)
 
 
@@ -251,8 +252,8 @@ class Vault:
         fresh: dict = {}
         changed = False
         # Racy-git trap: a file rewritten twice within the filesystem's mtime
-        # granularity keeps its key. Entries younger than this are re-parsed
-        # every time instead of being trusted.
+        # granularity keeps its (mtime, size). An entry younger than this is
+        # stored as unsettled and re-parsed until it is older.
         settle_ns = time.time_ns() - 2_000_000_000
         try:
             entries = list(os.scandir(bdir))
@@ -263,24 +264,23 @@ class Vault:
             if not name.endswith(".md") or name.startswith("."):
                 continue
             belief_id = name[:-3]
-            rel = f"beliefs/{name}"
             try:
                 st = entry.stat()
             except FileNotFoundError:
                 continue  # deleted while we listed (an editor's delete-then-recreate)
-            key = [st.st_mtime_ns, st.st_size]
+            settled = st.st_mtime_ns < settle_ns
             hit = cached.get(belief_id)
-            if hit is not None and hit[0] == key[0] and hit[1] == key[1]:
-                record = hit[2]
+            if hit is not None and hit[0] == st.st_mtime_ns and hit[1] == st.st_size and hit[3]:
+                entry_rec = hit
             else:
-                record = self._parse_record(entry.path, belief_id, rel)
-                changed = True
-            if st.st_mtime_ns < settle_ns:
-                fresh[belief_id] = [key[0], key[1], record]
-            else:
-                changed = True
+                record = self._parse_record(entry.path, belief_id, f"beliefs/{name}")
+                entry_rec = [st.st_mtime_ns, st.st_size, record, settled]
+                if hit is None or hit[:3] != entry_rec[:3] or hit[3] != settled:
+                    changed = True
+            fresh[belief_id] = entry_rec
+            record = entry_rec[2]
             if "problem" in record:
-                problems.append(Problem(rel, record["problem"][0], record["problem"][1]))
+                problems.append(Problem(f"beliefs/{name}", record["problem"][0], record["problem"][1]))
             else:
                 beliefs.append(belief_from_record(record["belief"]))
         if changed or len(fresh) != len(cached):

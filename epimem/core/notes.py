@@ -318,7 +318,6 @@ def parse_observations(text: str, path: str = "") -> tuple[list[Observation], li
     heads = list(_OBS_HEADING.finditer(text))
     for i, h in enumerate(heads):
         end = heads[i + 1].start() if i + 1 < len(heads) else len(text)
-        line = text.count("\n", 0, h.start()) + 1
         fields: dict[str, str] = {}
         for ln in text[h.end():end].splitlines():
             fm = _OBS_FIELD.match(ln.strip())
@@ -327,7 +326,8 @@ def parse_observations(text: str, path: str = "") -> tuple[list[Observation], li
         try:
             out.append(_observation(h.group(1), fields, path))
         except NoteError as e:
-            bad.append((line, e.message))
+            # counted only for the rare bad entry: per heading it would be quadratic
+            bad.append((text.count("\n", 0, h.start()) + 1, e.message))
     return out, bad
 
 
