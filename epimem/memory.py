@@ -403,7 +403,7 @@ class Memory:
                 known = {n[:-3] for n in os.listdir(self.root / "beliefs") if n.endswith(".md")}
             results: list[ObservationResult] = []
             new_obs: list[Observation] = []
-            tensions: dict[str, str] = {}
+            tensions: dict[str, tuple[str, Any]] = {}
             for obs, extra in fresh:
                 if obs.connects == "new" and extra.get("title"):
                     bid = _unique(slugify(extra["title"]), known | set(beliefs))
@@ -434,9 +434,9 @@ class Memory:
                 beliefs[obs.connects] = (text, orig, eff.after, key, evs)
                 tid = None
                 if eff.open_tension:
-                    tid, ttext = self._new_tension(obs, eff, tensions)
-                    tensions[tid] = ttext
-                    writes[f"tensions/{tid}.md"] = ttext
+                    tid, ttext, tkey = self._tension_for(obs, eff, tensions)
+                    tensions[tid] = (ttext, tkey)
+                    writes[f"tensions/{tid}.md"] = ttext if tkey is None else (ttext, tkey)
                 new_obs.append(obs)
                 results.append(ObservationResult(obs, obs.connects, before=eff.before.confidence,
                                                  after=eff.after.confidence, reason=eff.reason,
@@ -526,7 +526,37 @@ class Memory:
                     n += 1
         return n
 
-    def _new_tension(self, obs: Observation, eff: rules.Effect, pending: dict[str, str]) -> tuple[str, str]:
+    def _tension_for(self, obs: Observation, eff: rules.Effect,
+                     pending: dict[str, tuple[str, Any]]) -> tuple[str, str, Any]:
+        """(id, text, stat key or None for a new file) of the tension this contradiction goes to.
+
+        A belief with an open tension gets the new evidence added to it, not a
+        second file: one tension per open question, however often it recurs.
+        """
+        from .core.notes import parse_tension
+
+        bid = eff.before.id
+        candidates = [(tid, text, key) for tid, (text, key) in pending.items()]
+        tdir = self.root / "tensions"
+        if tdir.is_dir():
+            for p in sorted(tdir.glob("*.md")):
+                if p.stem in pending:
+                    continue
+                text = p.read_text(encoding="utf-8")
+                if f"belief: {bid}" in text:  # cheap filter before parsing
+                    candidates.append((p.stem, text, stat_key(p)))
+        for tid, text, key in candidates:
+            try:
+                t = parse_tension(text, tid)
+            except NoteError:
+                continue  # a malformed tension is never rewritten
+            if t.belief == bid and t.status != "resolved":
+                line = f"- evidence: [[{rules.observation_link(obs)}]] ({obs.date.isoformat()}: {' '.join(obs.evidence.split())})\n"
+                return tid, text.rstrip("\n") + "\n" + line, key
+        tid, text = self._new_tension(obs, eff, set(pending))
+        return tid, text, None
+
+    def _new_tension(self, obs: Observation, eff: rules.Effect, pending: set[str]) -> tuple[str, str]:
         base = f"{obs.date.isoformat()}-{eff.before.id}"[:70].rstrip("-")
         existing = {p.stem for p in (self.root / "tensions").glob("*.md")} | set(pending)
         tid = _unique(base, existing)

@@ -74,14 +74,18 @@ def test_observe_confirm_reinforce_challenge_sequence_one_commit_each(vault):
     assert r.results[0].after == 0.35 and "reinforcement" in r.results[0].reason
     r = vault.observe([ob("prefers-small-prs", "contradicting", session="c", evidence="big PR")])
     assert r.results[0].after == 0.35 and r.results[0].tension
+    first_c = r.results[0]
     r = vault.observe([ob("prefers-small-prs", "contradicting", session="d", evidence="bigger PR")])
-    assert r.results[0].after == 0.25
+    assert r.results[0].after == 0.25 and r.results[0].tension == first_c.tension
+    r = r.results[0]
     assert len(commits(vault)) == n0 + 5
     b = vault.belief("prefers-small-prs")
     assert b.confidence == 0.25 and b.confirmed == date(2026, 11, 30) and b.challenged == date(2026, 11, 30)
     assert [e.kind for e in b.evidence] == ["added", "confirming", "reinforcing", "reinforcing",
                                            "contradicting", "contradicting"]
-    assert len(vault.tensions("watching")) == 2
+    # one open question, one tension: the second contradiction joins the first
+    [t] = vault.tensions("watching")
+    assert t.evidence == tuple(f"observations/2026-11#{r.observation.id}" for r in (first_c, r))
 
 
 def test_commit_carries_trailers(vault):
@@ -222,6 +226,9 @@ def test_tension_resolved_only_with_a_note(vault):
     assert t.status == "resolved" and "release week" in t.resolution
     with pytest.raises(EpimemError, match="already resolved"):
         vault.resolve_tension(tid, "again")
+    # a contradiction after the resolution opens a new tension; history is not rewritten
+    r2 = vault.observe([ob("prefers-small-prs", "contradicting", session="s2", evidence="again")])
+    assert r2.results[0].tension != tid and len(vault.tensions()) == 2
 
 
 def test_session_start_counts_startup_reports_review_and_dormancy(tmp_path):

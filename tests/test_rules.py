@@ -213,6 +213,8 @@ def test_review_proposals_soften_and_raise():
     s = Sessions(count=20, days=(("2026-11-10", 10), ("2026-11-20", 10)))
     strong = belief(confidence=0.80, confirmed=date(2026, 11, 5))
     assert rules.should_soften(strong, s)
+    assert not rules.should_soften(replace(strong, basis="fact", confidence=0.95), s)
+    assert not rules.should_soften(replace(strong, pinned=True), s)
     assert not rules.should_soften(replace(strong, confirmed=date(2026, 11, 25)), s)
     weak = belief(confidence=0.35, evidence=(Evidence(D, "confirming"),) * 3)
     assert rules.should_raise(weak)

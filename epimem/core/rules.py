@@ -291,7 +291,8 @@ def sessions_since_confirmed(belief: Belief, sessions: Sessions) -> int:
 
 
 def should_soften(belief: Belief, sessions: Sessions, params: Params = DEFAULTS) -> bool:
-    return (belief.status == "active" and not belief.pinned
+    # A verified fact does not soften with time; only hypotheses do.
+    return (belief.status == "active" and not belief.pinned and belief.basis != "fact"
             and belief.confidence > params.soften_above
             and sessions_since_confirmed(belief, sessions) >= params.soften_after_sessions)
 
