@@ -26,7 +26,7 @@ from ..core import rules
 from ..core.model import PERMANENCES, TENSION_STATUSES, Belief, Observation, Snapshot, Tension
 from ..core.params import DEFAULTS, Params
 from . import text as tx
-from .phrase import CERTAINTY_WORDS, say
+from .phrase import CERTAINTY_WORDS, say, sentence
 
 TOP_N = 5
 GUT_N = 3
@@ -477,8 +477,8 @@ def tension_views(snapshot: Snapshot, today: date) -> Tensions:
         v = TensionView(id=t.id, title=t.title or t.id, status=t.status, belief=t.belief,
                         belief_title=titles.get(t.belief, ""), date=t.date,
                         days_open=max(0, (today - t.date).days),
-                        what_happened=tx.one_line(t.what_happened, 200),
-                        suggests=tx.one_line(t.suggests, 200))
+                        what_happened=tx.one_line(t.what_happened, 400),
+                        suggests=tx.one_line(t.suggests, 400))
         (unresolved if t.status == "unresolved" else watching).append(v)
     order = lambda v: (v.date, v.id)  # noqa: E731 - oldest first: they have waited longest
     return Tensions(by_status, tuple(sorted(unresolved, key=order)),
@@ -761,7 +761,7 @@ def _stale_views(beliefs: list[Belief], views: dict[str, BeliefView], today: dat
 
 _PROBES = (
     "The profile says {q}. Does that still land? Tell me where it doesn't.",
-    "I lean on {q}{s} more than on most of what I believe about you. When is it not true?",
+    "I lean on {q} more than on most of what I believe about you. When is it not true?",
     "Of what I believe about you, {q} is among the firmest. What would make you disagree?",
 )
 
@@ -787,11 +787,9 @@ def interview(snapshot: Snapshot, params: Params = DEFAULTS, today: date | None 
             break
         when = (f"last confirmed {(today - v.confirmed).days} days ago" if v.confirmed
                 else f"recorded {(today - v.first).days} days ago and never confirmed")
-        said = _distinct(v.statement, v.title)
-        said = f" ({said.rstrip('.')})" if said else ""
         stale_q.append(Question(
             0, "stale",
-            f"The profile says {_quote(v)}{said}, but I haven't seen it confirmed in a while. "
+            f"The profile says {_quote(v)}, but I haven't seen it confirmed in a while. "
             "Does that still land, or has it shifted?",
             (f"{v.permanence} belief, {when}" if v.permanence != "unknown"
              else f"belief of unknown permanence, {when}"), belief=v.id, connects=v.id))
@@ -801,8 +799,7 @@ def interview(snapshot: Snapshot, params: Params = DEFAULTS, today: date | None 
     for v in _strongest([v for v in vs if v.basis != "fact" and v.id not in used]):
         tmpl = _PROBES[len(probe_q) % len(_PROBES)]
         probe_q.append(Question(
-            0, "probe", tmpl.format(q=_quote(v), s=(f" ({_distinct(v.statement, v.title).rstrip('.')})"
-                                                    if _distinct(v.statement, v.title) else "")),
+            0, "probe", tmpl.format(q=_quote(v)),
             f"one of the strongest non-factual beliefs ({v.tier})", belief=v.id, connects=v.id))
         used.add(v.id)
         if len(probe_q) == 5:   # spares, used only to reach the minimum
@@ -812,10 +809,9 @@ def interview(snapshot: Snapshot, params: Params = DEFAULTS, today: date | None 
     tv = tension_views(snapshot, today)
     for t in tv.open[:2]:
         about = f" around “{t.belief_title}”" if t.belief_title else ""
-        text = f"Two things I've seen don't fit together{about}. {t.title.rstrip('.')}."
-        if t.what_happened:
-            text += f" {t.what_happened}"
-        tension_q.append(Question(0, "tension", text + " How do you see it?",
+        detail = sentence(tx.one_line(t.what_happened, 180) or t.title)
+        tension_q.append(Question(0, "tension",
+                                  f"Something doesn't fit{about}: {detail} How do you see it?",
                                   f"open tension ({t.status}) since {t.date.isoformat()}",
                                   belief=t.belief, tension=t.id,
                                   connects=t.belief if t.belief in by_id else "new"))
@@ -879,13 +875,14 @@ def themes(views: list[BeliefView], params: Params = DEFAULTS) -> tuple[Theme, .
     """4–6 themes by greedy cover: tags first, then shared words, then kinds.
 
     Each round picks the candidate whose not-yet-covered beliefs weigh most
-    (effective confidence, scaled by how telling the source is: a tag the user
-    chose beats a shared word, which beats a bare kind). A theme needs two new
-    beliefs, except kind themes when the vault is small."""
+    (effective confidence, scaled by how telling the source is: a tag beats a
+    word shared by three or more titles, and both beat a bare kind group,
+    which must cover over three times as much to win, since "How you work"
+    says less than "Testing"). A theme needs two new beliefs, except kind
+    themes when the vault is small."""
     if not views:
         return ()
     words = certainty_words(params)
-    texts = {v.id: f"{v.title} {v.statement}" for v in views}
     cands: dict[str, tuple[str, str, float, list[str]]] = {}
 
     tag_members: dict[str, list[str]] = defaultdict(list)
@@ -896,17 +893,19 @@ def themes(views: list[BeliefView], params: Params = DEFAULTS) -> tuple[Theme, .
         if len(ids) >= 2:
             cands[f"tag:{t}"] = (_humanize(t), "tag", 1.0, ids)
 
-    toks = {v.id: tx.tokens(texts[v.id]) for v in views}
+    # Shared words come from titles only: a word repeated across titles names
+    # a theme; one repeated across long statements is usually filler.
+    toks = {v.id: tx.tokens(v.title) for v in views}
     df: dict[str, list[str]] = defaultdict(list)
     for v in views:
         for w in toks[v.id]:
             df[w].append(v.id)
-    labels = tx.surfaces(list(texts.values()))
+    labels = tx.surfaces([v.title for v in views])
     tag_stems = {tx.stem(t) for t in tag_members}
     limit = max(3, len(views) // 2)
     for w, ids in df.items():
         if 3 <= len(ids) <= limit and w not in tag_stems:
-            cands[f"word:{w}"] = (_humanize(labels.get(w, w)), "words", 0.85, ids)
+            cands[f"word:{w}"] = (_humanize(labels.get(w, w)), "words", 0.8, ids)
 
     groups: dict[str, list[str]] = defaultdict(list)
     glabel: dict[str, str] = {}
@@ -915,7 +914,7 @@ def themes(views: list[BeliefView], params: Params = DEFAULTS) -> tuple[Theme, .
         groups[key].append(v.id)
         glabel[key] = label
     for key, ids in groups.items():
-        cands[f"kind:{key}"] = (glabel[key], "kind", 0.7, ids)
+        cands[f"kind:{key}"] = (glabel[key], "kind", 0.3, ids)
 
     weight = {v.id: max(v.effective, 0.01) for v in views}
     by_id = {v.id: v for v in views}
@@ -978,9 +977,8 @@ def hungriest(views: list[BeliefView], spots: tuple[BlindSpot, ...],
     for t in sorted(open_tensions, key=lambda t: (-(by_id[t.belief].effective
                                                      if t.belief in by_id else 0), t.id)):
         if t.belief in by_id and by_id[t.belief].tier in strong_tiers:
-            return Hunger(f"I'm sure that {by_id[t.belief].title[:1].lower()}"
-                          f"{by_id[t.belief].title[1:]}, yet {t.title[:1].lower()}{t.title[1:]}. "
-                          "Which one is really you?",
+            return Hunger(f"I hold “{by_id[t.belief].title}” firmly, yet: "
+                          f"{sentence(t.title)} Which one is really you?",
                           "a strong belief is contradicted by what happened",
                           belief=t.belief, tension=t.id)
     if views:
@@ -989,7 +987,7 @@ def hungriest(views: list[BeliefView], spots: tuple[BlindSpot, ...],
                 return Hunger(_blind_question(s.kind), f"I see nothing of {s.area}", kind=s.kind)
     if open_tensions:
         t = open_tensions[0]
-        return Hunger(f"{t.title}. How do you see it?", "an open contradiction",
+        return Hunger(f"{sentence(t.title)} How do you see it?", "an open contradiction",
                       belief=t.belief, tension=t.id)
     unsure = [v for v in views if v.tier in {n for n, _ in params.tiers[-2:]}]
     if unsure:

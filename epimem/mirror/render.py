@@ -12,7 +12,7 @@ from datetime import date
 from . import text as tx
 from .analysis import (Audit, BeliefView, Flagged, GutCheck, Interview, PortraitBrief,
                        TensionView)
-from .phrase import CERTAINTY_WORDS, say
+from .phrase import CERTAINTY_WORDS, say, sentence
 
 SCREEN_LINES = 60
 LIST_MAX = 4
@@ -80,9 +80,9 @@ def _belief_table(views: tuple[BeliefView, ...]) -> list[str]:
     rows = ["| belief | stored → eff. | permanence | confirmed | why |",
             "|---|---|---|---|---|"]
     for v in views:
-        rows.append(f"| {_cell(v.title, 34)} | {v.stored:.2f} → {v.effective:.2f} | "
+        rows.append(f"| {_cell(v.title, 38)} | {v.stored:.2f} → {v.effective:.2f} | "
                     f"{v.permanence}{' (pinned)' if v.pinned else ''} | {_when(v.confirmed)} | "
-                    f"{_cell(v.why, 40)} |")
+                    f"{_cell(v.why, 46)} |")
     return rows
 
 
@@ -268,6 +268,17 @@ def _join_words(items: list[str], last: str = "or") -> str:
     return ", ".join(items[:-1]) + f" {last} " + items[-1]
 
 
+def _sayings(views) -> list[str]:
+    """Sentences for several beliefs, varying the formula when a certainty repeats."""
+    seen: dict[str, int] = {}
+    out = []
+    for v in views:
+        n = seen.get(v.certainty, 0)
+        seen[v.certainty] = n + 1
+        out.append(say(v.title, v.certainty, n))
+    return out
+
+
 def person_paragraph(b: PortraitBrief) -> str:
     if b.empty:
         return ("I don't know you yet. Nothing is recorded: no belief, no observation worth "
@@ -275,7 +286,7 @@ def person_paragraph(b: PortraitBrief) -> str:
                 "rather say nothing than invent someone.")
     low = {CERTAINTY_WORDS[-1], CERTAINTY_WORDS[-2]}
     parts = ["Here is how I see you, so far."]
-    parts += [say(v.title, v.certainty) for v in b.person]
+    parts += _sayings(b.person)
     shaky = sum(1 for v in b.person if v.certainty in low)
     if b.person and shaky * 2 >= len(b.person):
         parts.append("Much of this is still a sketch: I haven't watched you for long enough to "
@@ -300,7 +311,7 @@ def portrait_markdown(b: PortraitBrief, note: str = "") -> str:
                 covered.append(th.label[:1].lower() + th.label[1:])
                 continue
             heading = f"**{th.label}**, {_THEME_WORDS.get(th.certainty, 'seen')}."
-            out.append(f"- {heading} " + " ".join(say(v.title, v.certainty) for v in fresh))
+            out.append(f"- {heading} " + " ".join(_sayings(fresh)))
             said.update(v.id for v in fresh)
         if covered:
             out.append(f"- The sketch above already covers {_join_words(covered, 'and')}.")
@@ -324,9 +335,9 @@ def portrait_markdown(b: PortraitBrief, note: str = "") -> str:
     out += ["", "## Contradictions worth holding"]
     if b.contradictions:
         for x in b.contradictions[:3]:
-            detail = " ".join(p for p in (x.what_happened, x.suggests) if p)
-            title = tx.one_line(x.title, 80).rstrip(".")
-            out.append(f"- **{title}.** {tx.one_line(detail, 220)}".rstrip())
+            # What it suggests, not the dated play-by-play: a portrait has no numbers.
+            detail = sentence(tx.first_sentence(x.suggests or x.what_happened, 240))
+            out.append(f"- **{sentence(tx.one_line(x.title, 100))}** {detail}".rstrip())
         if len(b.contradictions) > 3:
             out.append("- and others I am still watching.")
     elif b.empty:
