@@ -791,6 +791,7 @@ class Memory:
     def _commit_writes(self, writes: dict[str, Any], subject: str, *, op: str, **kw: Any) -> str:
         """Write files atomically, then commit them; on any failure put every file back."""
         done: list[tuple[str, str | None]] = []
+        sig_before = self._context_signature()
         try:
             for rel, value in writes.items():
                 text, expect = value if isinstance(value, tuple) else (value, None)
@@ -800,7 +801,7 @@ class Memory:
                     raise EpimemError(f"{rel} already exists; epimem will not overwrite it")
                 self.vault.write_text(rel, text, expect=expect)
                 done.append((rel, old))
-            return self._commit(list(writes), subject, op=op, **kw)
+            sha = history.commit(self.root, list(writes), subject, op=op, when=self._replayed, **kw)
         except (ConcurrentEdit, HistoryError, OSError) as e:
             for rel, old in reversed(done):
                 p = self.vault.path(rel)
@@ -811,6 +812,15 @@ class Memory:
             if isinstance(e, ConcurrentEdit):
                 raise EpimemError(f"{e}; nothing was written — run the command again") from None
             raise EpimemError(f"could not record the change: {e}; nothing was written") from None
+        changed = []
+        for rel, value in writes.items():
+            if rel.startswith("beliefs/"):
+                try:
+                    changed.append(parse_belief(value[0] if isinstance(value, tuple) else value, Path(rel).stem))
+                except NoteError:
+                    pass
+        self._after_write(changed, sig_before)
+        return sha
 
     @property
     def _replayed(self) -> date | None:
@@ -820,18 +830,27 @@ class Memory:
         return None
 
     def _commit(self, paths: list[str], subject: str, *, op: str, **kw: Any) -> str:
-        sha = history.commit(self.root, paths, subject, op=op, when=self._replayed, **kw)
-        self._after_write()
-        return sha
+        """Commit files that are not beliefs (sessions, reviews): no cache to update."""
+        return history.commit(self.root, paths, subject, op=op, when=self._replayed, **kw)
 
-    def _after_write(self) -> None:
-        """Keep derived caches current so the session-start hook never parses the vault."""
+    def _context_signature(self) -> dict | None:
+        from . import context
+
+        return context.signature(self.root)
+
+    def _after_write(self, changed: list[Belief] | None = None, sig_before: dict | None = None) -> None:
+        """Keep the session-start context cache current, so the hook never parses the vault.
+
+        A write that knows which beliefs it changed folds just those in; anything
+        else (undo, hand edits, sessions) rebuilds the cache.
+        """
+        from . import context
+
         try:
-            from . import context
-        except ImportError:
-            return
-        try:
-            context.refresh_context(self.root)
+            if changed is not None:
+                context.update_context(self.root, changed, self.params, self.today, sig_before)
+            else:
+                context.refresh_context(self.root, self.today)
         except Exception:  # a cache must never fail a write that already landed
             pass
 
