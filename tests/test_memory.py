@@ -286,3 +286,27 @@ def test_python_api_roundtrip(tmp_path):
     mem.observe([ob("reads-docs-first", session="x")])
     assert [b.id for b in mem.beliefs(min_confidence=0.3)] == ["reads-docs-first"]
     assert [p.confidence for p in mem.history("reads-docs-first")] == [0.30, 0.35]
+
+
+def test_writes_keep_the_session_context_cache_current(vault):
+    from epimem import context
+
+    add(vault)
+    add(vault, "Scoped habit", scope="billing")
+    cache = context.read_context_cache(vault.root)
+    assert cache["signature"] == context.signature(vault.root)
+    vault.observe([ob("prefers-small-prs", session="k")])
+    cache = context.read_context_cache(vault.root)
+    assert cache["signature"] == context.signature(vault.root)
+    [rec] = [r for r in cache["global"] if r["id"] == "prefers-small-prs"]
+    assert rec["confidence"] == 0.35 and rec["confirmed"] == "2026-11-30"
+    assert [r["id"] for r in cache["scopes"]["billing"]] == ["scoped-habit"]
+    vault.retire("scoped-habit")
+    assert context.read_context_cache(vault.root)["scopes"]["billing"] == []
+    # a hand edit since the last build makes the next write rebuild in full
+    p = vault.root / "beliefs/prefers-small-prs.md"
+    p.write_text(p.read_text().replace("title: Prefers small PRs", "title: Small PRs, always"))
+    (vault.root / "beliefs").touch()
+    add(vault, "Third")
+    titles = {r["id"]: r["title"] for r in context.read_context_cache(vault.root)["global"]}
+    assert titles["prefers-small-prs"] == "Small PRs, always" and "third" in titles
