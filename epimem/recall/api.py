@@ -1,0 +1,398 @@
+"""Recall as a library call: `recall(vault, "query", ...)`.
+
+    from epimem.recall import recall
+    res = recall("~/vault", "how does the user like code reviews?", limit=5, scope="myproj")
+    for hit in res: print(hit.id, hit.score, hit.why)
+    prompt_block = recall(vault, "…", budget=800).markdown
+
+A `Recaller` keeps the index, the model and the Chroma collections loaded,
+so a query in a long-lived process costs milliseconds. It keeps itself
+current: on first use it syncs the index with the files (building it when
+missing, rebuilding it when corrupt), and later whenever a file is added,
+removed or replaced in `beliefs/` or `observations/` (epimem's own writes
+replace files atomically, which changes the directory). An in-place edit by
+an editor is seen by `epimem watch`, `epimem index sync`, or `Recaller.sync()`.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+from ..core.model import Problem
+from .bm25 import tokens_with_words
+from .index import SUBDIRS, Config, Corrupt, Index, Report, State, read_config
+from .items import BELIEF, OBSERVATION
+from .rank import (CONF_WEIGHT, Filters, Hit, QueryError, fuse, make_hit, passes, render_markdown,
+                   weight_of)
+
+DEPTH = 50            # candidates taken from each ranker before fusion
+IDS_LIMIT = 3000      # below this many allowed items, Chroma searches exactly those
+MAX_SEMANTIC = 2000   # the most neighbours asked of Chroma in one query
+MAX_QUERY_CHARS = 200_000
+
+
+@dataclass
+class Results:
+    query: str
+    hits: list[Hit]
+    markdown: str | None = None
+    notes: list[str] = field(default_factory=list)       # e.g. "the index was rebuilt (…)"
+    problems: list[Problem] = field(default_factory=list)
+
+    def __iter__(self) -> Iterator[Hit]:
+        return iter(self.hits)
+
+    def __len__(self) -> int:
+        return len(self.hits)
+
+    def __getitem__(self, i):
+        return self.hits[i]
+
+    @property
+    def ids(self) -> list[str]:
+        return [h.id for h in self.hits]
+
+    def as_json(self) -> dict:
+        d: dict[str, Any] = {"query": self.query, "results": [h.as_json() for h in self.hits]}
+        for h, j in zip(self.hits, d["results"]):
+            j["text"] = h.snippet
+        if self.markdown is not None:
+            d["markdown"] = self.markdown
+        if self.notes:
+            d["notes"] = self.notes
+        return d
+
+
+def _root_and_today(vault_or_root) -> tuple[Path, Any]:
+    """Accept a Memory, a Vault, a path, or None ($EPIMEM_VAULT / default)."""
+    if vault_or_root is None or isinstance(vault_or_root, (str, os.PathLike)):
+        from ..vault import resolve_root
+
+        return resolve_root(vault_or_root), None
+    root = getattr(vault_or_root, "root", None)
+    if root is None:
+        raise TypeError("expected a vault path, a Vault or a Memory")
+    today = getattr(vault_or_root, "today", None) if hasattr(vault_or_root, "observe") else None
+    return Path(root), today
+
+
+class Recaller:
+    def __init__(self, root: str | os.PathLike, *, embedder: str | None = None,
+                 chroma_url: str | None = None, config: Config | None = None,
+                 today: date | str | None = None, auto_sync: bool = True, progress=None):
+        from ..vault import Vault
+
+        self.root = Path(root).expanduser().absolute()
+        self.vault = Vault(self.root)
+        self.index = Index(self.root, config or read_config(self.root, embedder=embedder, chroma_url=chroma_url),
+                           progress=progress)
+        self._today = today
+        self.auto_sync = auto_sync
+        self._state: State | None = None
+        self._state_key = None
+        self._dirs_key = None
+        self._lock = threading.RLock()
+        self.notes: list[str] = []
+        self.last_report: Report | None = None
+
+    # -- freshness --------------------------------------------------------------------------------
+    @property
+    def today(self) -> date:
+        if isinstance(self._today, date):
+            return self._today
+        from ..clock import today
+
+        return today(self._today)
+
+    @property
+    def params(self):
+        return self.vault.params()[0]
+
+    def _dirs(self):
+        out = []
+        for sub in SUBDIRS:
+            try:
+                st = os.stat(self.root / sub)
+                out.append((st.st_mtime_ns, st.st_ino))
+            except OSError:
+                out.append(None)
+        return tuple(out)
+
+    def sync(self, wait: bool = True) -> Report:
+        with self._lock:
+            dirs = self._dirs()
+            rep = self.index.sync(wait=wait)
+            if rep.action != "busy":
+                self._dirs_key = dirs
+            self.last_report = rep
+            if rep.action == "rebuilt":
+                self.notes.append(f"the recall index was rebuilt ({rep.reason or 'first use'})")
+            return rep
+
+    def rebuild(self, reason: str = "") -> Report:
+        with self._lock:
+            dirs = self._dirs()
+            rep = self.index.rebuild(reason)
+            self._dirs_key = dirs
+            self.last_report = rep
+            return rep
+
+    def state(self) -> State:
+        """The index, synced when the vault changed, reloaded when another process wrote it."""
+        with self._lock:
+            if self.auto_sync and self._dirs() != self._dirs_key:
+                self.sync(wait=self._state is None and not self.index.paths.manifest.exists())
+            try:
+                st = os.stat(self.index.paths.manifest)
+                key = (st.st_mtime_ns, st.st_size, st.st_ino)
+            except OSError:
+                key = None
+            if self._state is None or key != self._state_key:
+                try:
+                    self._state = self.index.load()
+                except Corrupt as e:
+                    self.index.progress(f"The recall index cannot be used ({e}); rebuilding it.")
+                    self.rebuild(str(e))
+                    self.notes.append(f"the recall index was rebuilt ({e})")
+                    self._state = self.index.load()
+                self._state_key = key
+            return self._state
+
+    # -- search -------------------------------------------------------------------------------------
+    def search(self, query: str, *, limit: int = 5, filters: Filters | None = None, mode: str = "fused",
+               conf_weight: float = CONF_WEIGHT, with_text: bool = True, **filter_kw) -> list[Hit]:
+        if not isinstance(query, str):
+            raise QueryError("the query must be text")
+        text = query.strip()
+        if not text:
+            raise QueryError("the query is empty: say what to recall, e.g. \"how the user likes code reviews\"")
+        text = text[:MAX_QUERY_CHARS]
+        if not isinstance(limit, int) or limit < 1:
+            raise QueryError(f"limit must be a whole number ≥ 1, not {limit!r}")
+        f = filters or Filters.make(**filter_kw)
+        try:
+            return self._search(text, limit, f, mode, conf_weight, with_text)
+        except Corrupt as e:
+            # The Chroma side vanished under a valid table (a deleted .epimem/chroma).
+            self.index.progress(f"The recall index cannot be used ({e}); rebuilding it.")
+            self.rebuild(str(e))
+            self.notes.append(f"the recall index was rebuilt ({e})")
+            self._state = None
+            return self._search(text, limit, f, mode, conf_weight, with_text)
+
+    def _search(self, text: str, limit: int, f: Filters, mode: str, conf_weight: float,
+                with_text: bool) -> list[Hit]:
+        st = self.state()
+        table = st.table
+        today, params = self.today, self.params
+        if not len(table):
+            return []
+        allowed = table.mask(f, today, params)
+        depth = max(DEPTH, 3 * limit)
+        pairs = tokens_with_words(text)
+        tokens = [t for t, _ in pairs]
+        word_of: dict[str, str] = {}
+        for t, w in pairs:
+            word_of.setdefault(t, w)
+        kw = []
+        if mode != "semantic":
+            for row, score in st.lexical.top(tokens, allowed, k=depth):
+                kw.append((table.keys[row], score,
+                           [word_of[t] for t in st.lexical.matched_terms(row, tokens)]))
+        sem = []
+        if mode != "keyword":
+            sem = self._semantic(st, text, allowed, depth, f)
+
+        # The authoritative filter (rank.passes) and each candidate's confidence.
+        confidence: dict[str, float] = {}
+        items = {}
+        for key in {k for k, *_ in kw} | {k for k, _ in sem}:
+            it = table.item_by_key(key)
+            belief = table.belief_of(it) if it.type == OBSERVATION else None
+            if passes(it, f, today, params, belief):
+                items[key] = it
+                confidence[key] = weight_of(it, today, params, belief)
+        kw = [r for r in kw if r[0] in items]
+        sem = [r for r in sem if r[0] in items]
+        ranked = fuse(kw, sem, confidence, limit=limit, mode=mode, conf_weight=conf_weight)
+        texts = self._texts(st, [r.key for r in ranked]) if with_text else {}
+        return [make_hit(r, items[r.key], today, params, _snippet(items[r.key], texts.get(r.key, "")))
+                for r in ranked]
+
+    def _semantic(self, st: State, text: str, allowed, depth: int, f: Filters) -> list[tuple[str, float]]:
+        import numpy as np
+
+        table = st.table
+        is_belief = table._col("is_belief")
+        cols = self.index.collections(st)
+        qv = self.index.embedder.embed([text])[0]
+        out: list[tuple[str, float]] = []
+        kinds = [(BELIEF, "b/", is_belief)]
+        if f.include_observations:
+            kinds.append((OBSERVATION, "o/", ~is_belief))
+        for kind, prefix, type_rows in kinds:
+            total = int(type_rows.sum())
+            mask = allowed & type_rows
+            n_ok = int(mask.sum())
+            if n_ok == 0 or total == 0:
+                continue
+            col = cols[kind]
+            if n_ok <= IDS_LIMIT and n_ok < total // 2:
+                # A narrow filter: search exactly the allowed items.
+                ids = [table.keys[r][2:] for r in np.flatnonzero(mask)]
+                res = col.query(query_embeddings=[qv], n_results=min(depth, n_ok), ids=ids,
+                                include=["distances"])
+            else:
+                # A broad one: ask for enough neighbours that `depth` survive it.
+                n = min(total, MAX_SEMANTIC, max(depth, int(depth * total / n_ok * 1.5) + 1))
+                res = col.query(query_embeddings=[qv], n_results=n, include=["distances"])
+            for i, dist in zip(res["ids"][0], res["distances"][0]):
+                row = table.row_of.get(prefix + i)
+                if row is not None and allowed[row]:
+                    out.append((prefix + i, 1.0 - float(dist)))
+        out.sort(key=lambda r: -r[1])
+        return out[:depth]
+
+    def _texts(self, st: State, keys: list[str]) -> dict[str, str]:
+        if not keys:
+            return {}
+        cols = self.index.collections(st)
+        out: dict[str, str] = {}
+        for kind, prefix in ((BELIEF, "b/"), (OBSERVATION, "o/")):
+            ids = [k[2:] for k in keys if k.startswith(prefix)]
+            if ids:
+                got = cols[kind].get(ids=ids, include=["documents"])
+                out.update({prefix + i: d or "" for i, d in zip(got["ids"], got["documents"])})
+        return out
+
+    def recall(self, query: str, *, limit: int = 5, budget: int | None = None, mode: str = "fused",
+               filters: Filters | None = None, **filter_kw) -> Results:
+        self.notes = []
+        if budget is not None and (not isinstance(budget, int) or budget < 0):
+            raise QueryError(f"budget must be a whole number of tokens ≥ 0, not {budget!r}")
+        hits = self.search(query, limit=limit, filters=filters, mode=mode, **filter_kw)
+        md = render_markdown(hits, budget) if budget is not None else None
+        rep = self.last_report
+        return Results(query=query, hits=hits, markdown=md, notes=list(self.notes),
+                       problems=list(rep.problems) if rep else [])
+
+    def batch(self, entries: Iterable[Any], *, defaults: dict | None = None) -> Iterator[dict]:
+        """One JSON-ready result per entry: a query string, or a dict with
+        "query" and any of limit, budget, mode and the filters (an "id" is
+        passed through). A bad entry gives {"error": …} and the batch goes on."""
+        defaults = dict(defaults or {})
+        for n, entry in enumerate(entries, 1):
+            spec = dict(defaults)
+            if isinstance(entry, str):
+                spec["query"] = entry
+            elif isinstance(entry, dict):
+                spec.update(entry)
+            else:
+                yield {"line": n, "error": "expected a query string or an object with \"query\""}
+                continue
+            out: dict[str, Any] = {"line": n}
+            if "id" in spec:
+                out["id"] = spec.pop("id")
+            query = spec.pop("query", None)
+            out["query"] = query
+            try:
+                if not isinstance(query, str):
+                    raise QueryError("missing \"query\"")
+                res = self.recall(query, **_recall_kwargs(spec))
+                d = res.as_json()
+                out["results"] = d["results"]
+                if res.markdown is not None:
+                    out["markdown"] = res.markdown
+                if res.notes:
+                    out["notes"] = res.notes
+            except (QueryError, TypeError) as e:
+                out["error"] = str(e)
+            yield out
+
+
+_KW = {"limit", "budget", "mode", "kind", "permanence", "tag", "scope", "min_confidence", "since",
+       "until", "include_observations", "include_inactive"}
+_ALIASES = {"kinds": "kind", "permanences": "permanence", "tags": "tag", "observations": "include_observations",
+            "inactive": "include_inactive"}
+
+
+def _recall_kwargs(spec: dict) -> dict:
+    out = {}
+    for k, v in spec.items():
+        k = _ALIASES.get(k, k)
+        if k not in _KW:
+            raise QueryError(f"unknown key {k!r} (use: {', '.join(sorted(_KW | {'query', 'id'}))})")
+        out[k] = v
+    return out
+
+
+def _snippet(item, doc: str) -> str:
+    """The statement (or observation text) out of the indexed document."""
+    if item.type != BELIEF:
+        return doc.strip()
+    lines = doc.split("\n")[1:]  # the first line is the title
+    if item.tags and lines and lines[-1].startswith("Tags: "):
+        lines = lines[:-1]
+    return "\n".join(lines).strip()
+
+
+# --- module-level conveniences ---------------------------------------------------------------------
+
+_RECALLERS: dict[tuple, Recaller] = {}
+_RLOCK = threading.Lock()
+
+
+def recaller(vault_or_root=None, *, embedder: str | None = None, chroma_url: str | None = None,
+             progress=None) -> Recaller:
+    """A Recaller for the vault, shared by every call in this process."""
+    root, today = _root_and_today(vault_or_root)
+    config = read_config(root, embedder=embedder, chroma_url=chroma_url)
+    key = (str(root), config)
+    with _RLOCK:
+        r = _RECALLERS.get(key)
+        if r is None:
+            r = _RECALLERS[key] = Recaller(root, config=config, progress=progress)
+    if today is not None:
+        r._today = today
+    return r
+
+
+def recall(vault_or_root, query: str, *, limit: int = 5, kind=None, permanence=None, tag=None,
+           scope: str | None = None, min_confidence: float | None = None, since=None, until=None,
+           include_observations: bool = False, include_inactive: bool = False,
+           budget: int | None = None, mode: str = "fused", today=None,
+           embedder: str | None = None, chroma_url: str | None = None) -> Results:
+    """Rank the vault's active beliefs (and, if asked, observations) for `query`.
+
+    Filters: kind, permanence, tag (a value or a list: any of them), scope (a
+    project: its beliefs plus global ones), min_confidence (effective), since /
+    until (dates). `budget` adds `.markdown`, at most that many tokens.
+    """
+    r = recaller(vault_or_root, embedder=embedder, chroma_url=chroma_url)
+    if today is not None:
+        r._today = today
+    return r.recall(query, limit=limit, budget=budget, mode=mode, kind=kind, permanence=permanence,
+                    tag=tag, scope=scope, min_confidence=min_confidence, since=since, until=until,
+                    include_observations=include_observations, include_inactive=include_inactive)
+
+
+def similar_beliefs(memory_or_vault, text: str, limit: int = 3) -> list[dict]:
+    """The existing active beliefs nearest to `text` (any scope), for "did you
+    mean one of these?" after adding a belief. Advice only: nothing is merged.
+
+    Ranked by the same fusion as recall but without the confidence factor
+    (likeness, not strength, is the question). Returns dicts with id, title,
+    score, similarity and why.
+    """
+    if not isinstance(text, str) or not text.strip():
+        return []
+    r = recaller(memory_or_vault)
+    hits = r.search(text, limit=limit, conf_weight=0.0, with_text=False)
+    return [{"id": h.id, "title": h.title, "score": round(h.score, 6),
+             "similarity": None if h.semantic_similarity is None else round(h.semantic_similarity, 4),
+             "why": h.why} for h in hits]

@@ -1,0 +1,359 @@
+"""Ranking, as pure functions: filters, reciprocal rank fusion, confidence
+weighting, and the budgeted markdown a system prompt receives.
+
+Nothing here touches a file, Chroma or a model; the index hands in ranked ids
+and items, and everything below is testable with plain values.
+
+The score of an item is
+
+    rrf   = Σ over the rankers that found it of 1 / (RRF_K + rank)
+    score = rrf × (1 − CONF_WEIGHT + CONF_WEIGHT × effective confidence)
+
+Reciprocal rank fusion needs no calibration between BM25 scores and cosine
+similarities; the confidence factor lets a strong belief win a near-tie
+against a speculative one without letting confidence outrank relevance.
+Both constants were chosen on bench/recall_eval.py (docs/recall.md).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from datetime import date
+from typing import Callable, Iterable, Mapping, Sequence
+
+from ..core import rules
+from ..core.params import DEFAULTS, Params
+from .items import BELIEF, OBSERVATION, Item
+
+RRF_K = 60
+CONF_WEIGHT = 0.3
+# An observation has no confidence of its own: it weighs what the belief it
+# supports weighs, or this when it supports none (yet).
+NEUTRAL_CONFIDENCE = 0.5
+
+
+class QueryError(ValueError):
+    """A query or filter the user must fix; the message says how."""
+
+
+def _tuple(v) -> tuple[str, ...]:
+    if v is None:
+        return ()
+    if isinstance(v, str):
+        return (v,) if v.strip() else ()
+    return tuple(str(x) for x in v if str(x).strip())
+
+
+def _as_date(v, name: str) -> date | None:
+    if v is None or v == "":
+        return None
+    if isinstance(v, date):
+        return v
+    try:
+        return date.fromisoformat(str(v).strip())
+    except ValueError:
+        raise QueryError(f"{name} must be a date YYYY-MM-DD, not {v!r}") from None
+
+
+@dataclass(frozen=True)
+class Filters:
+    """What may come back. Several values of one filter mean "any of them"."""
+
+    kinds: tuple[str, ...] = ()
+    permanences: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+    scope: str | None = None            # a project: its items plus global ones; None: all
+    min_confidence: float | None = None  # on effective confidence
+    since: date | None = None           # on the last date of the item (see Item.updated)
+    until: date | None = None
+    include_observations: bool = False
+    include_inactive: bool = False      # superseded and retired beliefs
+
+    @classmethod
+    def make(cls, *, kind=None, permanence=None, tag=None, scope=None, min_confidence=None,
+             since=None, until=None, include_observations=False, include_inactive=False) -> "Filters":
+        if min_confidence is not None:
+            try:
+                min_confidence = float(min_confidence)
+            except (TypeError, ValueError):
+                raise QueryError(f"min_confidence must be a number 0–1, not {min_confidence!r}") from None
+            if not 0.0 <= min_confidence <= 1.0:
+                raise QueryError(f"min_confidence must be between 0 and 1, not {min_confidence}")
+        f = cls(kinds=_tuple(kind), permanences=_tuple(permanence), tags=_tuple(tag),
+                scope=(scope.strip() or None) if isinstance(scope, str) else scope,
+                min_confidence=min_confidence, since=_as_date(since, "since"),
+                until=_as_date(until, "until"), include_observations=bool(include_observations),
+                include_inactive=bool(include_inactive))
+        if f.since and f.until and f.since > f.until:
+            raise QueryError(f"since ({f.since}) is after until ({f.until})")
+        return f
+
+    @property
+    def belief_level(self) -> bool:
+        """Filters that an observation inherits from the belief it connects."""
+        return bool(self.kinds or self.permanences or self.tags or self.min_confidence)
+
+
+def _norm_scope(s: str) -> str:
+    s = s.strip().replace("\\", "/")
+    return s.rstrip("/") or s
+
+
+def scope_matches(item_scope: str, requested: str | None) -> bool:
+    """A project sees its own items and global ones. A project may be named by
+    name or by path: `myproj` matches a request for `/home/me/code/myproj`."""
+    if requested is None:
+        return True
+    if not item_scope or item_scope == "global":
+        return True
+    a, b = _norm_scope(item_scope), _norm_scope(requested)
+    if a == b:
+        return True
+    if "/" in a and "/" in b:
+        return False
+    return a.rsplit("/", 1)[-1] == b.rsplit("/", 1)[-1]
+
+
+def effective(item: Item, today: date, params: Params = DEFAULTS) -> float:
+    """Effective (decayed) confidence of a belief item, SPEC §2.7."""
+    return rules.effective_confidence(item.as_belief(), today, params)
+
+
+def belief_passes(item: Item, f: Filters, eff: float) -> bool:
+    """The belief-level filters, on a belief item."""
+    return ((not f.kinds or item.kind in f.kinds)
+            and (not f.permanences or item.permanence in f.permanences)
+            and (not f.tags or any(t in item.tags for t in f.tags))
+            and scope_matches(item.scope, f.scope)
+            and (f.min_confidence is None or eff >= f.min_confidence - 1e-9))
+
+
+def passes(item: Item, f: Filters, today: date, params: Params = DEFAULTS,
+           belief: Item | None = None) -> bool:
+    """Whether `item` may be returned. For an observation, `belief` is the item
+    of the belief it connects (None when it connects none we know)."""
+    upd = item.updated
+    if f.since and (upd is None or upd < f.since):
+        return False
+    if f.until and (upd is None or upd > f.until):
+        return False
+    if item.type == BELIEF:
+        if item.status != "active" and not f.include_inactive:
+            return False
+        return belief_passes(item, f, effective(item, today, params))
+    if not f.include_observations:
+        return False
+    if belief is None:
+        return not f.belief_level
+    return belief_passes(belief, f, effective(belief, today, params))
+
+
+def weight_of(item: Item, today: date, params: Params = DEFAULTS, belief: Item | None = None) -> float:
+    """The confidence an item brings to its score."""
+    if item.type == BELIEF:
+        return effective(item, today, params)
+    if belief is not None and belief.status == "active":
+        return effective(belief, today, params)
+    return NEUTRAL_CONFIDENCE
+
+
+# --- fusion ----------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Ranked:
+    key: str
+    score: float
+    rrf: float
+    confidence: float
+    keyword_rank: int | None = None       # 1-based
+    keyword_score: float | None = None
+    keyword_terms: tuple[str, ...] = ()
+    semantic_rank: int | None = None      # 1-based
+    semantic_similarity: float | None = None
+
+
+def rrf(rankings: Iterable[Sequence[str]], k: int = RRF_K) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for ranking in rankings:
+        for i, key in enumerate(ranking):
+            out[key] = out.get(key, 0.0) + 1.0 / (k + i + 1)
+    return out
+
+
+def fuse(keyword: Sequence[tuple[str, float, Sequence[str]]],
+         semantic: Sequence[tuple[str, float]],
+         confidence: Mapping[str, float], *, limit: int, mode: str = "fused",
+         k: int = RRF_K, conf_weight: float = CONF_WEIGHT) -> list[Ranked]:
+    """Fuse a keyword ranking [(key, bm25, terms)] and a semantic ranking
+    [(key, cosine similarity)], both best first and already filtered, into the
+    `limit` best items. `mode` "keyword" or "semantic" uses one ranking only
+    (for evaluation); the confidence weighting applies in every mode."""
+    if mode not in ("fused", "keyword", "semantic"):
+        raise QueryError(f"unknown ranking mode {mode!r}")
+    kw = list(keyword) if mode != "semantic" else []
+    sem = list(semantic) if mode != "keyword" else []
+    fused = rrf([[r[0] for r in kw], [r[0] for r in sem]], k)
+    kw_at = {r[0]: (i + 1, r[1], tuple(r[2])) for i, r in enumerate(kw)}
+    sem_at = {r[0]: (i + 1, r[1]) for i, r in enumerate(sem)}
+    out = []
+    for key, base in fused.items():
+        c = confidence.get(key, NEUTRAL_CONFIDENCE)
+        kr = kw_at.get(key)
+        sr = sem_at.get(key)
+        out.append(Ranked(key=key, score=base * (1.0 - conf_weight + conf_weight * c), rrf=base,
+                          confidence=c,
+                          keyword_rank=kr[0] if kr else None, keyword_score=kr[1] if kr else None,
+                          keyword_terms=kr[2] if kr else (),
+                          semantic_rank=sr[0] if sr else None,
+                          semantic_similarity=sr[1] if sr else None))
+    out.sort(key=lambda r: (-r.score, r.keyword_rank or 10**9, r.semantic_rank or 10**9, r.key))
+    return out[:max(0, limit)]
+
+
+# --- results --------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Hit:
+    id: str
+    type: str
+    title: str
+    score: float
+    effective_confidence: float | None
+    tier: str = ""
+    confidence: float | None = None       # stored
+    keyword_terms: tuple[str, ...] = ()
+    keyword_rank: int | None = None
+    semantic_rank: int | None = None
+    semantic_similarity: float | None = None
+    kind: str = ""
+    permanence: str = ""
+    status: str = ""
+    scope: str = ""
+    tags: tuple[str, ...] = ()
+    path: str = ""
+    connects: str = ""
+    date: date | None = None
+    snippet: str = ""                     # the statement (or observation text)
+    extra: dict = field(default_factory=dict, compare=False)
+
+    @property
+    def why(self) -> str:
+        parts = []
+        if self.keyword_rank is not None:
+            parts.append(f"keyword rank {self.keyword_rank} ({', '.join(self.keyword_terms)})")
+        if self.semantic_rank is not None:
+            sim = f", similarity {self.semantic_similarity:.2f}" if self.semantic_similarity is not None else ""
+            parts.append(f"semantic rank {self.semantic_rank}{sim}")
+        return "; ".join(parts)
+
+    def as_json(self) -> dict:
+        d = {
+            "id": self.id, "type": self.type, "title": self.title, "score": round(self.score, 6),
+            "effective_confidence": None if self.effective_confidence is None else round(self.effective_confidence, 3),
+            "confidence": self.confidence, "tier": self.tier or None,
+            "why": {"keyword_terms": list(self.keyword_terms), "keyword_rank": self.keyword_rank,
+                    "semantic_rank": self.semantic_rank,
+                    "semantic_similarity": None if self.semantic_similarity is None
+                    else round(self.semantic_similarity, 4),
+                    "text": self.why},
+            "path": self.path,
+        }
+        if self.type == BELIEF:
+            d.update(kind=self.kind, permanence=self.permanence, status=self.status, scope=self.scope,
+                     tags=list(self.tags))
+        else:
+            d.update(date=self.date.isoformat() if self.date else None, connects=self.connects)
+        return d
+
+
+def make_hit(r: Ranked, item: Item, today: date, params: Params = DEFAULTS, snippet: str = "") -> Hit:
+    eff = effective(item, today, params) if item.type == BELIEF else None
+    return Hit(id=item.id, type=item.type, title=item.title, score=r.score, effective_confidence=eff,
+               tier=params.tier(eff) if eff is not None else "", confidence=item.confidence,
+               keyword_terms=r.keyword_terms, keyword_rank=r.keyword_rank,
+               semantic_rank=r.semantic_rank, semantic_similarity=r.semantic_similarity,
+               kind=item.kind, permanence=item.permanence, status=item.status, scope=item.scope,
+               tags=item.tags, path=item.path, connects=item.connects, date=item.date,
+               snippet=snippet)
+
+
+# --- markdown within a token budget ------------------------------------------------------------
+
+def estimate_tokens(text: str) -> int:
+    """A deliberately high estimate of a text's tokens for any current LLM
+    tokenizer: one per 3 ASCII characters, and one per UTF-8 byte pair beyond
+    (a CJK character counts 1.5, an emoji 2). Rendering against it keeps the
+    real count under the budget."""
+    if not text:
+        return 0
+    ascii_n = sum(1 for c in text if ord(c) < 128)
+    other_bytes = len(text.encode("utf-8")) - ascii_n
+    return math.ceil(ascii_n / 3 + other_bytes / 2)
+
+
+def _one_line(s: str) -> str:
+    return " ".join(s.split())
+
+
+def _clip(text: str, max_tokens: int) -> str:
+    """The longest word-boundary prefix of `text` (plus "…") within max_tokens."""
+    if estimate_tokens(text) <= max_tokens:
+        return text
+    lo, hi = 0, len(text)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if estimate_tokens(text[:mid].rstrip() + "…") <= max_tokens:
+            lo = mid
+        else:
+            hi = mid - 1
+    cut = text[:lo]
+    if " " in cut[len(cut) // 2:]:
+        cut = cut[:cut.rfind(" ")]
+    cut = cut.rstrip(" ,;:—-")
+    return (cut + "…") if cut else ""
+
+
+HEADER = "## What epimem recalls about the user\n"
+
+
+def hit_line(h: Hit, statement: str | None = None) -> str:
+    statement = _one_line(h.snippet if statement is None else statement)
+    if h.type == BELIEF:
+        conf = f" ({h.tier}, {h.effective_confidence:.2f})" if h.effective_confidence is not None else ""
+        head = f"- **{_one_line(h.title)}**{conf}"
+        return f"{head}: {statement} [{h.id}]" if statement else f"{head} [{h.id}]"
+    when = h.date.isoformat() if h.date else ""
+    about = f" (about {h.connects})" if h.connects and h.connects != "new" else ""
+    return f"- Observed {when}{about}: {statement or _one_line(h.title)}"
+
+
+def render_markdown(hits: Sequence[Hit], budget: int | None = None, header: str = HEADER,
+                    min_statement_tokens: int = 12) -> str:
+    """Compact markdown for a system prompt. With a budget (tokens, see
+    estimate_tokens) the result never exceeds it: statements are clipped, then
+    items dropped from the bottom; a budget too small for the header and one
+    item gives the empty string."""
+    if budget is not None and budget <= 0:
+        return ""
+    lines = [header.rstrip("\n")] if header else []
+    used = estimate_tokens(lines[0] + "\n") if lines else 0
+    added = 0
+    for h in hits:
+        line = hit_line(h)
+        cost = estimate_tokens(line + "\n")
+        if budget is not None and used + cost > budget:
+            bare = hit_line(h, "")
+            room = budget - used - estimate_tokens(bare + " …\n") - 2
+            if room < min_statement_tokens:
+                break
+            line = hit_line(h, _clip(_one_line(h.snippet), room))
+            cost = estimate_tokens(line + "\n")
+            if used + cost > budget:
+                break
+        lines.append(line)
+        used += cost
+        added += 1
+    if not added:
+        return ""
+    return "\n".join(lines) + "\n"
