@@ -552,7 +552,7 @@ def commit_session(root: str, session: str = "") -> int:
 
 
 def observe_transcript(path: str, root: str, session: str | None, llm: bool) -> int:
-    from .claude_observer import record_from_transcript
+    from .observer import record_from_transcript
     from .memory import Memory
 
     report, notes = record_from_transcript(Memory(root), path, use_llm=llm, session=session)

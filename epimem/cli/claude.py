@@ -1,0 +1,224 @@
+"""Claude Code integration commands: `hook`, `install claude-code`, `import`, `skill`.
+
+`epimem hook ...` normally never reaches Typer (`epimem/__main__.py` sends it
+straight to `epimem.hook`); these wrappers serve `epimem --vault X hook ...`
+and `--help`.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from .common import emit_json, fail, memory, state, warn
+
+
+# --- hook ---------------------------------------------------------------------------------
+
+def _hook(ctx: typer.Context, event: str, extra: list[str]) -> None:
+    from .. import hook
+
+    args = [event, *extra]
+    vault = state(ctx).vault
+    if vault:
+        args += ["--vault", vault]
+    raise typer.Exit(hook.main(args))
+
+
+def hook_session_start(ctx: typer.Context,
+                       budget: Optional[int] = typer.Option(None, "--budget",
+                                                            help="Characters of context (default 4000, at most 9500).")):
+    """SessionStart: count the session (startup only), print the context as Claude Code's JSON.
+
+    Reads Claude Code's JSON on stdin; always exits 0.
+    """
+    _hook(ctx, "session-start", ["--budget", str(budget)] if budget else [])
+
+
+def hook_session_end(ctx: typer.Context,
+                     llm: bool = typer.Option(False, "--llm", help="Also run the Claude pass (ANTHROPIC_API_KEY).")):
+    """SessionEnd: read the transcript in the background and record 0–3 observations."""
+    _hook(ctx, "session-end", ["--llm"] if llm else [])
+
+
+# --- install ------------------------------------------------------------------------------
+
+def install_claude_code(ctx: typer.Context,
+                        scope: str = typer.Option("user", "--scope", help="user (~/.claude) or project (./.claude)."),
+                        project: Optional[Path] = typer.Option(None, "--project",
+                                                               help="The project folder for --scope project "
+                                                                    "(default: the current one)."),
+                        auto_observe: bool = typer.Option(False, "--auto-observe",
+                                                          help="Also install the SessionEnd hook that reads "
+                                                               "each transcript."),
+                        llm: bool = typer.Option(False, "--llm", help="With --auto-observe: also let Claude "
+                                                                      "read the transcript (sends it to "
+                                                                      "Anthropic; needs ANTHROPIC_API_KEY)."),
+                        dry_run: bool = typer.Option(False, "--dry-run", help="Say what would change; change nothing."),
+                        uninstall: bool = typer.Option(False, "--uninstall",
+                                                       help="Remove exactly what the install added.")):
+    """Put the /observe and /mirror skills, the hooks and the CLAUDE.md lines in place."""
+    from .. import install
+    from ..vault import default_root, resolve_root
+
+    if llm and not auto_observe and not uninstall:
+        fail("--llm goes with --auto-observe")
+    root = resolve_root(state(ctx).vault)
+    vault_arg = None if root == default_root().absolute() else str(root)
+    try:
+        actions = install.plan(scope, project=project, auto_observe=auto_observe, llm=llm,
+                               uninstall=uninstall, vault=vault_arg)
+    except install.InstallError as e:
+        fail(str(e))
+    mem = memory(ctx)
+    if not uninstall and not mem.vault.exists():
+        typer.echo(f"{'would create' if dry_run else 'create':<9} {root} — a new vault")
+    for a in actions:
+        typer.echo(a.line())
+    if dry_run:
+        typer.echo("Dry run: nothing was changed.")
+        return
+    if not uninstall and not mem.vault.exists():
+        from ..memory import Memory
+
+        Memory.init(root)
+    for note in install.apply(actions):
+        typer.echo(note)
+    if not uninstall:
+        from ..context import refresh_context
+
+        refresh_context(root)  # the first session starts with context, not with a rebuild
+        typer.echo("Done: new Claude Code sessions start with epimem's context; /observe and /mirror are ready.")
+    if any(a.what == "refused" for a in actions):
+        raise typer.Exit(1)
+
+
+# --- import ---------------------------------------------------------------------------------
+
+def _report(report, as_json: bool, dry_run: bool) -> None:
+    if as_json:
+        emit_json({"beliefs": list(report.beliefs), "observations": report.observations,
+                   "tensions": list(report.tensions), "sessions": report.sessions, "commit": report.commit,
+                   "dry_run": dry_run, "unmapped": list(report.unmapped), "notes": list(report.notes)})
+        return
+    verb = "Would import" if dry_run else "Imported"
+    typer.echo(f"{verb} {len(report.beliefs)} beliefs, {report.observations} observations, "
+               f"{len(report.tensions)} tensions" + (", the session counter" if report.sessions else "") + ".")
+    if report.commit:
+        typer.echo(f"One commit: {report.commit[:10]}")
+    for n in report.notes:
+        typer.echo(f"Note: {n}")
+    if report.unmapped:
+        typer.echo(f"\nCould not map ({len(report.unmapped)}):")
+        for u in report.unmapped:
+            typer.echo(f"  - {u}")
+    if dry_run:
+        typer.echo("\nDry run: nothing was written.")
+
+
+def import_epistemic_memory(ctx: typer.Context,
+                            directory: Path = typer.Argument(..., metavar="DIR",
+                                                             help="The folder with the profile's .md files."),
+                            dry_run: bool = typer.Option(False, "--dry-run"),
+                            as_json: bool = typer.Option(False, "--json")):
+    """Import a hand-kept profile (conf:/first:/perm: lines, tensions.md, observations.md, session-counter.json)."""
+    from .. import migrate
+
+    mem = memory(ctx)
+    if not dry_run:
+        mem.vault.require()
+    try:
+        report = migrate.import_epistemic_memory(mem, directory, dry_run=dry_run)
+    except (FileNotFoundError, FileExistsError, UnicodeDecodeError) as e:
+        fail(str(e))
+    _report(report, as_json, dry_run)
+
+
+def import_claude_memory(ctx: typer.Context,
+                         file: Path = typer.Argument(..., metavar="FILE", help="A bullet-list memory file."),
+                         dry_run: bool = typer.Option(False, "--dry-run"),
+                         as_json: bool = typer.Option(False, "--json")):
+    """Import each bullet of a memory file as a speculative self-report belief, for you to confirm."""
+    from .. import migrate
+
+    mem = memory(ctx)
+    if not dry_run:
+        mem.vault.require()
+    try:
+        report = migrate.import_claude_memory(mem, file, dry_run=dry_run)
+    except (OSError, UnicodeDecodeError) as e:
+        fail(f"cannot read {file}: {e}")
+    _report(report, as_json, dry_run)
+    if report.beliefs and not dry_run and not as_json:
+        typer.echo("\nThey start at 0.20 (speculative): confirm the true ones with "
+                   "`epimem belief edit ID --confidence 0.40`, retire the rest with `epimem belief retire ID`.")
+
+
+# --- the data the skills start from -------------------------------------------------------------
+
+def skill_observe(ctx: typer.Context,
+                  session: str = typer.Option("", "--session", help="The Claude Code session id."),
+                  budget: int = typer.Option(6000, "--budget", help="Characters of context.")):
+    """What /observe starts from: the beliefs that matter here, and this session's count."""
+    from .. import context, hook
+    from ..observer import session_observation_count
+
+    mem = memory(ctx)
+    mem.vault.require()
+    root = mem.vault.root
+    cache = context.read_context_cache(root)
+    if cache is None or cache.get("signature") != context.signature(root):
+        cache = context.refresh_context(root)
+    info = hook.update_sessions(str(root), None, mem.today, cache["params"])
+    text = hook.render_context(cache, info, cwd=os.getcwd(), today=mem.today, budget=budget)
+    typer.echo(text)
+    if session and not session.startswith("${"):
+        n = session_observation_count(mem, session)
+        limit = mem.params.observations_per_session
+        typer.echo(f"\nThis session has {n} observation(s) recorded; at most {limit} per session.")
+
+
+MODES = ("portrait", "audit", "gut-check", "interview")
+
+
+def skill_mirror(ctx: typer.Context,
+                 mode: Optional[str] = typer.Argument(None, help="portrait (default), audit, gut-check or interview.")):
+    """What /mirror starts from: the chosen mode's markdown (a portrait when none is given)."""
+    from . import mirror
+
+    mode = (mode or "portrait").strip().lower()
+    if mode not in MODES:
+        typer.echo(f"Unknown mode {mode!r}: /mirror takes one of {', '.join(MODES)} (nothing, for the portrait).")
+        return
+    if mode == "portrait":
+        mirror.portrait_cmd(ctx, as_json=False, as_md=True, llm=False, model=None, timeout=60.0)
+    elif mode == "audit":
+        mirror.audit_cmd(ctx, as_json=False, as_md=True, record=False)
+    elif mode == "gut-check":
+        mirror.gut_check_cmd(ctx, as_json=False, as_md=True, record=False)
+    else:
+        mirror.interview_cmd(ctx, as_json=False, as_md=True, record=False)
+
+
+def register(app: typer.Typer) -> None:
+    hook_app = typer.Typer(no_args_is_help=True, help="Claude Code hooks (read JSON on stdin, always exit 0).")
+    hook_app.command("session-start")(hook_session_start)
+    hook_app.command("session-end")(hook_session_end)
+    app.add_typer(hook_app, name="hook")
+
+    install_app = typer.Typer(no_args_is_help=True, help="Connect epimem to an assistant.")
+    install_app.command("claude-code")(install_claude_code)
+    app.add_typer(install_app, name="install")
+
+    import_app = typer.Typer(no_args_is_help=True, help="Bring beliefs in from another memory.")
+    import_app.command("epistemic-memory")(import_epistemic_memory)
+    import_app.command("claude-memory")(import_claude_memory)
+    app.add_typer(import_app, name="import")
+
+    skill_app = typer.Typer(no_args_is_help=True, help="The fresh data the /observe and /mirror skills start from.")
+    skill_app.command("observe")(skill_observe)
+    skill_app.command("mirror")(skill_mirror)
+    app.add_typer(skill_app, name="skill")
