@@ -9,14 +9,15 @@ JSON carries every figure and list plus the rendered markdown.
 from __future__ import annotations
 
 import json
-from datetime import date
+import sys
 from typing import Any, Optional
 
 import typer
 
 from .common import emit_json, fail, memory, warn
 
-PENDING = "gut-check.json"  # in .epimem/: the open gut-check, so answers can complete it
+PENDING = "gut-check.json"
+BIG = 2000  # beliefs: above this, --json is printed compact  # in .epimem/: the open gut-check, so answers can complete it
 
 JSON_OPT = typer.Option(False, "--json", help="Every figure and list as JSON (fields in docs/mirror.md).")
 MD_OPT = typer.Option(False, "--markdown", help="Readable markdown (the default).")
@@ -25,10 +26,15 @@ MD_OPT = typer.Option(False, "--markdown", help="Readable markdown (the default)
 def _load(ctx: typer.Context):
     from ..mirror import analysis  # noqa: F401 - fail early if the package is broken
 
+    import gc
+
     mem = memory(ctx)
     mem.vault.require()
     params, _ = mem.vault.params()
     snap = mem.snapshot()
+    # The snapshot lives until the process ends: keep the collector from
+    # rescanning its hundreds of thousands of objects during the analysis.
+    gc.freeze()
     return mem, params, snap
 
 
@@ -49,6 +55,13 @@ def _say_recorded(rec: dict[str, Any]) -> None:
                f"{rec['next_review_at']}.")
 
 
+def _size(data: Any) -> int:
+    """Active beliefs behind an analysis (0 when it does not say)."""
+    totals = getattr(data, "totals", None)
+    n = totals.beliefs if totals is not None else getattr(data, "beliefs", 0)
+    return n if isinstance(n, int) else 0
+
+
 def _output(data: Any, markdown: str, as_json: bool, extra: dict[str, Any] | None = None) -> None:
     from ..mirror.analysis import as_data
 
@@ -56,7 +69,12 @@ def _output(data: Any, markdown: str, as_json: bool, extra: dict[str, Any] | Non
         out = as_data(data)
         out.update(extra or {})
         out["markdown"] = markdown
-        emit_json(out)
+        if _size(data) > BIG:
+            # json's C encoder only runs without indent: a 10,000-belief audit
+            # prints in a tenth of the time, on one line.
+            sys.stdout.write(json.dumps(out, ensure_ascii=False) + "\n")
+        else:
+            emit_json(out)
     else:
         typer.echo(markdown, nl=False)
 

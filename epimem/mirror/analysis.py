@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
-from dataclasses import dataclass, field, fields, is_dataclass
+from dataclasses import dataclass, fields, is_dataclass, replace
 from datetime import date
 from typing import Any
 
@@ -402,7 +402,9 @@ def _why(b: Belief) -> str:
 
 
 def view(b: Belief, today: date, params: Params = DEFAULTS,
-         words: dict[str, str] | None = None) -> BeliefView:
+         words: dict[str, str] | None = None, detail: bool = True) -> BeliefView:
+    """`detail=False` leaves `statement` and `why` empty: ranking 10,000
+    beliefs needs only numbers; the few shown get their words via `_detailed`."""
     eff = round(rules.effective_confidence(b, today, params), 3)
     t = rules.tier(eff, params)
     words = words or certainty_words(params)
@@ -411,12 +413,19 @@ def view(b: Belief, today: date, params: Params = DEFAULTS,
         stored=round(b.confidence, 2), effective=eff, tier=t, certainty=words.get(t, ""),
         first=b.first, confirmed=b.confirmed, challenged=b.challenged, pinned=b.pinned,
         confirmations=rules.confirmations(b), challenges=_challenges(b),
-        statement=tx.first_sentence(b.statement or b.title), why=_why(b), tags=b.tags)
+        statement=tx.first_sentence(b.statement or b.title) if detail else "",
+        why=_why(b) if detail else "", tags=b.tags)
 
 
 def _views(snapshot: Snapshot, today: date, params: Params) -> list[BeliefView]:
     words = certainty_words(params)
-    return [view(b, today, params, words) for b in active(snapshot)]
+    return [view(b, today, params, words, detail=False) for b in active(snapshot)]
+
+
+def _detailed(views, beliefs: dict[str, Belief]) -> tuple[BeliefView, ...]:
+    return tuple(v if v.why else replace(
+        v, statement=tx.first_sentence(beliefs[v.id].statement or v.title), why=_why(beliefs[v.id]))
+        for v in views)
 
 
 def _strongest(views: list[BeliefView]) -> list[BeliefView]:
@@ -604,20 +613,23 @@ def belief_candidates(unconnected: tuple[ObservationView, ...], min_size: int = 
     # Only rarer words propose pairs: a word in most entries links everything
     # and costs quadratic time, while the similarity test still counts it.
     cap = max(50, len(items) // 10)
-    seen: set[tuple[int, int]] = set()
-    for w, idx in postings.items():
-        if len(idx) > cap:
-            continue
-        for a_i, a in enumerate(idx):
-            for b in idx[a_i + 1:]:
-                if (a, b) in seen:
-                    continue
-                seen.add((a, b))
-                inter = len(toks[a] & toks[b])
-                if inter >= 2 and tx.jaccard(toks[a], toks[b]) >= 0.25:
-                    ra, rb = find(a), find(b)
-                    if ra != rb:
-                        parent[max(ra, rb)] = min(ra, rb)
+    for a in range(len(items)):
+        near: set[int] = set()
+        for w in toks[a]:
+            idx = postings[w]
+            if len(idx) <= cap:
+                near.update(idx)
+        ta = toks[a]
+        for b in near:
+            if b <= a:
+                continue
+            ra, rb = find(a), find(b)
+            if ra == rb:
+                continue  # already in one group: the test cannot change anything
+            tb = toks[b]
+            inter = len(ta & tb)
+            if inter >= 2 and inter / (len(ta) + len(tb) - inter) >= 0.25:
+                parent[max(ra, rb)] = min(ra, rb)
     groups: dict[int, list[int]] = defaultdict(list)
     for i in range(len(items)):
         groups[find(i)].append(i)
@@ -657,6 +669,8 @@ def audit(snapshot: Snapshot, params: Params = DEFAULTS, today: date | None = No
                     observations=len(snapshot.observations), tensions=len(snapshot.tensions),
                     skipped_files=len({p.path for p in snapshot.problems}))
     top, bottom = top_and_bottom(views, TOP_N)
+    bmap = {b.id: b for b in beliefs}
+    top, bottom = _detailed(top, bmap), _detailed(bottom, bmap)
     tensions = tension_views(snapshot, today)
     sessions = snapshot.sessions
     coherence = Coherence(
@@ -716,6 +730,8 @@ def gut_check(snapshot: Snapshot, params: Params = DEFAULTS, today: date | None 
         if len(pool) > len(interp):
             name = "interpretive+"
     high, low = top_and_bottom(pool, GUT_N)
+    bmap = {b.id: b for b in active(snapshot)}
+    high, low = _detailed(high, bmap), _detailed(low, bmap)
     return GutCheck(
         today=today,
         high=tuple(GutItem(v, "Still true?", say(v.title, v.certainty)) for v in high),
@@ -1010,8 +1026,10 @@ def portrait_brief(snapshot: Snapshot, params: Params = DEFAULTS,
     vs = _views(snapshot, today, params)
     spots = blind_spots(vs, params)
     tv = tension_views(snapshot, today)
+    bmap = {b.id: b for b in active(snapshot)}
     return PortraitBrief(
-        today=today, empty=not vs, person=_person(vs), themes=themes(vs, params),
+        today=today, empty=not vs, person=_detailed(_person(vs), bmap),
+        themes=tuple(replace(t, beliefs=_detailed(t.beliefs, bmap)) for t in themes(vs, params)),
         blind_spots=spots, contradictions=tv.open, hungriest=hungriest(vs, spots, tv.open, params),
         beliefs=len(vs), observations=len(snapshot.observations),
         certainty_words=certainty_words(params),
@@ -1020,22 +1038,34 @@ def portrait_brief(snapshot: Snapshot, params: Params = DEFAULTS,
 
 # --- JSON ---------------------------------------------------------------------------
 
+_SHAPES: dict[type, tuple[tuple[str, ...], tuple[str, ...]]] = {}
+
+
+def _shape(cls: type) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    if cls not in _SHAPES:
+        extras = tuple(n for n in ("empty", "total")
+                       if isinstance(getattr(cls, n, None), property))
+        _SHAPES[cls] = (tuple(f.name for f in fields(cls)), extras)
+    return _SHAPES[cls]
+
+
 def as_data(obj: Any) -> Any:
-    """Plain JSON-able data: dates as ISO strings, properties that carry
-    figures (`empty`, `total`, `open`, `beliefs`) included."""
-    if is_dataclass(obj) and not isinstance(obj, type):
-        out = {f.name: as_data(getattr(obj, f.name)) for f in fields(obj)}
-        for extra in ("empty", "total"):
-            attr = getattr(type(obj), extra, None)
-            if isinstance(attr, property):
-                out[extra] = as_data(getattr(obj, extra))
-        return out
-    if isinstance(obj, date):
-        return obj.isoformat()
-    if isinstance(obj, dict):
-        return {str(k): as_data(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [as_data(v) for v in obj]
+    """Plain JSON-able data: dates as ISO strings, floats to three decimals,
+    and the properties that carry figures (`empty`, `total`) included."""
+    if isinstance(obj, (str, int, bool)) or obj is None:
+        return obj
     if isinstance(obj, float):
         return round(obj, 3) if math.isfinite(obj) else None
+    if isinstance(obj, date):
+        return obj.isoformat()
+    if isinstance(obj, (list, tuple)):
+        return [as_data(v) for v in obj]
+    if isinstance(obj, dict):
+        return {str(k): as_data(v) for k, v in obj.items()}
+    if is_dataclass(obj) and not isinstance(obj, type):
+        names, extras = _shape(type(obj))
+        out = {n: as_data(getattr(obj, n)) for n in names}
+        for n in extras:
+            out[n] = as_data(getattr(obj, n))
+        return out
     return obj

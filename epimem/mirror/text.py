@@ -111,7 +111,11 @@ def strip_change(note: str) -> str:
     return _CHANGE.sub("", note or "")
 
 
+_CHANGES = re.compile(r"\((\d+(?:\.\d+)?)\s*→\s*(\d+(?:\.\d+)?)\)")
+
+
 def changes(note: str) -> list[tuple[float, float]]:
     """Every "(a → b)" confidence move written in an evidence note."""
-    return [(float(a), float(b)) for a, b in
-            re.findall(r"\((\d+(?:\.\d+)?)\s*→\s*(\d+(?:\.\d+)?)\)", note or "")]
+    if not note or "→" not in note:
+        return []
+    return [(float(a), float(b)) for a, b in _CHANGES.findall(note)]
