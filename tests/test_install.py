@@ -1,0 +1,279 @@
+"""`epimem install claude-code` as a real process against a temporary HOME whose
+settings.json already holds other hooks and keys; the skills' frontmatter."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from epimem import install
+
+ROOT = Path(__file__).resolve().parent.parent
+EPIMEM = str(Path(sys.executable).parent / "epimem")
+
+SETTINGS = """{
+    "model": "opus",
+    "permissions": {
+        "allow": ["Bash(npm test)", "Read(~/notes/**)"],
+        "deny": []
+    },
+    "hooks": {
+        "PreToolUse": [
+            {"matcher": "Bash", "hooks": [{"type": "command", "command": "~/bin/guard.sh", "timeout": 5}]}
+        ],
+        "SessionStart": [
+            {
+                "matcher": "startup",
+                "hooks": [
+                    {
+                        "type": "command",
+                        "command": "direnv export json"
+                    }
+                ]
+            }
+        ]
+    },
+    "statusLine": {"type": "command", "command": "~/bin/status.sh"}
+}
+"""
+CLAUDE_MD = "# My global instructions\n\nAnswer in British English.\n"
+
+
+@pytest.fixture
+def home(tmp_path):
+    h = tmp_path / "home"
+    (h / ".claude").mkdir(parents=True)
+    (h / ".claude" / "settings.json").write_text(SETTINGS)
+    (h / ".claude" / "CLAUDE.md").write_text(CLAUDE_MD)
+    return h
+
+
+def run(home, *args, vault=None, cwd=None, stdin=None):
+    env = {k: v for k, v in os.environ.items() if k not in ("CLAUDE_CONFIG_DIR", "EPIMEM_VAULT")}
+    env.update(HOME=str(home), XDG_DATA_HOME=str(home / ".local" / "share"))
+    pre = ["--vault", str(vault)] if vault else []
+    return subprocess.run([EPIMEM, *pre, *args], capture_output=True, text=True, env=env, cwd=cwd or home,
+                          input=stdin, timeout=60)
+
+
+def files(home):
+    return {str(p.relative_to(home)): p.read_bytes() for p in sorted(home.rglob("*"))
+            if p.is_file() and ".local" not in p.parts}
+
+
+def test_install_merges_and_uninstall_restores(home):
+    r = run(home, "install", "claude-code")
+    assert r.returncode == 0, r.stderr
+    settings = home / ".claude" / "settings.json"
+    data = json.loads(settings.read_text())
+    # everything that was there is still there
+    assert data["model"] == "opus" and data["statusLine"]["command"] == "~/bin/status.sh"
+    assert data["permissions"]["allow"] == ["Bash(npm test)", "Read(~/notes/**)"]
+    assert data["hooks"]["PreToolUse"][0]["hooks"][0]["command"] == "~/bin/guard.sh"
+    groups = data["hooks"]["SessionStart"]
+    assert groups[0]["hooks"][0]["command"] == "direnv export json"
+    ours = [g for g in groups if any(install.is_ours(h) for h in g["hooks"])]
+    assert [g["matcher"] for g in ours] == ["startup", "clear|compact"]
+    handler = ours[0]["hooks"][0]
+    assert handler["args"] == ["hook", "session-start"] and os.path.basename(handler["command"]) == "epimem"
+    assert "SessionEnd" not in data["hooks"]  # auto-observe is off by default
+    # formatting kept: the original text is still there, line for line, up to our insertion
+    text = settings.read_text()
+    assert text.startswith(SETTINGS[:SETTINGS.index('            }\n        ]\n    },')])
+    assert text.endswith('    "statusLine": {"type": "command", "command": "~/bin/status.sh"}\n}\n')
+    backups = list((home / ".claude").glob("settings.json.epimem-backup-*"))
+    assert len(backups) == 1 and backups[0].read_text() == SETTINGS
+    # skills and CLAUDE.md
+    for name in ("observe", "mirror"):
+        assert (home / ".claude" / "skills" / name / "SKILL.md").read_text() == \
+            (ROOT / "skills" / name / "SKILL.md").read_text()
+    md = (home / ".claude" / "CLAUDE.md").read_text()
+    assert md.startswith(CLAUDE_MD) and install.BEGIN in md and install.END in md
+    # the vault exists, with the context cache the hook reads
+    vault = home / ".local" / "share" / "epimem" / "vault"
+    assert (vault / "epistemology.md").exists() and (vault / ".epimem" / "context.json").exists()
+
+    # twice changes nothing
+    before = files(home)
+    r = run(home, "install", "claude-code")
+    assert r.returncode == 0 and "update" not in r.stdout
+    assert files(home) == before
+
+    # uninstall removes exactly what was added
+    time.sleep(1.1)  # a second backup gets its own name
+    r = run(home, "install", "claude-code", "--uninstall")
+    assert r.returncode == 0, r.stderr
+    assert settings.read_text() == SETTINGS
+    assert (home / ".claude" / "CLAUDE.md").read_text() == CLAUDE_MD
+    assert not (home / ".claude" / "skills" / "observe").exists()
+    assert len(list((home / ".claude").glob("settings.json.epimem-backup-*"))) == 2
+    assert (vault / "epistemology.md").exists()  # the vault is the user's: never removed
+
+
+def test_dry_run_changes_nothing(home):
+    before = files(home)
+    r = run(home, "install", "claude-code", "--auto-observe", "--dry-run")
+    assert r.returncode == 0, r.stderr
+    assert "Dry run" in r.stdout and "SessionEnd" in r.stdout and "would create" in r.stdout
+    assert files(home) == before
+    assert not (home / ".local" / "share" / "epimem").exists()
+
+
+def test_auto_observe_is_declarative(home, tmp_path):
+    vault = tmp_path / "v"
+    assert run(home, "install", "claude-code", "--auto-observe", "--llm", vault=vault).returncode == 0
+    data = json.loads((home / ".claude" / "settings.json").read_text())
+    end = data["hooks"]["SessionEnd"][0]["hooks"][0]
+    assert end["args"] == ["hook", "session-end", "--llm", "--vault", str(vault)]
+    assert data["hooks"]["SessionStart"][1]["hooks"][0]["args"][-2:] == ["--vault", str(vault)]
+    # the same command without --auto-observe turns it off again
+    assert run(home, "install", "claude-code", vault=vault).returncode == 0
+    data = json.loads((home / ".claude" / "settings.json").read_text())
+    assert "SessionEnd" not in data["hooks"]
+
+
+def test_installed_hook_runs(home, tmp_path):
+    vault = tmp_path / "v"
+    assert run(home, "install", "claude-code", vault=vault).returncode == 0
+    run(home, "belief", "add", "--title", "Likes tight summaries", "--statement", "Asks for one-paragraph "
+        "summaries.", "--kind", "preference", "--basis", "behavioral", "--permanence", "durable",
+        "--confidence", "0.6", vault=vault)
+    data = json.loads((home / ".claude" / "settings.json").read_text())
+    h = next(h for g in data["hooks"]["SessionStart"] if g["matcher"] == "startup" for h in g["hooks"]
+             if install.is_ours(h))
+    env = {**os.environ, "HOME": str(home)}
+    env.pop("EPIMEM_VAULT", None)
+    r = subprocess.run([h["command"], *h["args"]], input=json.dumps(
+        {"session_id": "x1", "source": "startup", "cwd": str(tmp_path), "hook_event_name": "SessionStart",
+         "transcript_path": str(tmp_path / "t.jsonl")}), capture_output=True, text=True, env=env, timeout=20)
+    assert r.returncode == 0
+    ctx = json.loads(r.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "session 1 recorded" in ctx and "(developing) Likes tight summaries" in ctx
+
+
+def test_project_scope(home, tmp_path):
+    proj = tmp_path / "proj"
+    (proj / ".claude").mkdir(parents=True)
+    (proj / ".claude" / "settings.json").write_text('{"env": {"FOO": "1"}}')
+    r = run(home, "install", "claude-code", "--scope", "project", cwd=proj)
+    assert r.returncode == 0, r.stderr
+    text = (proj / ".claude" / "settings.json").read_text()
+    assert text.startswith('{"env": {"FOO": "1"}, "hooks": {"SessionStart": [')  # one line stays one line
+    assert (proj / ".claude" / "skills" / "mirror" / "SKILL.md").exists()
+    assert install.BEGIN in (proj / "CLAUDE.md").read_text()
+    assert (home / ".claude" / "settings.json").read_text() == SETTINGS  # user scope untouched
+    assert run(home, "install", "claude-code", "--scope", "project", "--uninstall", cwd=proj).returncode == 0
+    assert (proj / ".claude" / "settings.json").read_text() == '{"env": {"FOO": "1"}}'
+    assert not (proj / "CLAUDE.md").exists()
+
+
+def test_someone_elses_skill_is_never_overwritten(home):
+    mine = home / ".claude" / "skills" / "observe" / "SKILL.md"
+    mine.parent.mkdir(parents=True)
+    mine.write_text("---\nname: observe\ndescription: my own\n---\nMine.\n")
+    r = run(home, "install", "claude-code")
+    assert r.returncode == 1 and "refused" in r.stdout
+    assert mine.read_text().endswith("Mine.\n")
+    assert (home / ".claude" / "skills" / "mirror" / "SKILL.md").exists()
+    run(home, "install", "claude-code", "--uninstall")
+    assert mine.exists()
+
+
+def test_broken_settings_are_left_alone(home):
+    settings = home / ".claude" / "settings.json"
+    settings.write_text('{"model": "opus",,}')
+    r = run(home, "install", "claude-code")
+    assert r.returncode == 1 and "line 1" in r.stderr and "nothing was changed" in r.stderr
+    assert settings.read_text() == '{"model": "opus",,}'
+    assert not (home / ".claude" / "skills").exists()
+
+
+@pytest.mark.parametrize("text,back", [
+    ("{}", "{}"), ("{}\n", "{}\n"),
+    ('{\n\t"a": [1, 2]\n}\n', None),
+    ('{"hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": "x"}]}]}}', None),
+    # a container epimem emptied is removed, even one that was empty before
+    ('{\n\t"a": [1, 2],\n\t"hooks": {}\n}\n', '{\n\t"a": [1, 2]\n}\n'),
+])
+def test_merge_round_trips(text, back):
+    specs = install.hook_specs("epimem", auto_observe=True)
+    merged = install.merge_hooks(text, specs)
+    assert install.merge_hooks(merged, specs) == merged
+    assert json.loads(merged)["hooks"]["SessionEnd"][0]["hooks"][0]["args"] == ["hook", "session-end"]
+    assert install.remove_hooks(merged) == (text if back is None else back)
+    if "\t" in text:
+        assert '\n\t\t"SessionStart": [\n\t\t\t{' in merged  # the file's own indentation
+
+
+def test_claude_md_block_round_trips():
+    block = install.claude_md_block()
+    for text in ("", "# Mine\n", "# Mine\n\n", "# Mine"):
+        added = install.add_block(text, block)
+        assert install.add_block(added, block) == added
+        assert install.remove_block(added).rstrip("\n") == text.rstrip("\n")
+
+
+# --- the skills -------------------------------------------------------------------------------
+
+PORTABLE = {"name", "description", "license", "compatibility", "metadata", "allowed-tools"}
+CLAUDE_ONLY_USED = {"argument-hint"}
+
+
+@pytest.mark.parametrize("name", ["observe", "mirror"])
+def test_skill_frontmatter_is_valid(name):
+    text = (ROOT / "skills" / name / "SKILL.md").read_text()
+    m = re.match(r"^---\n(.*?)\n---\n", text, re.S)
+    assert m, "frontmatter between --- lines"
+    meta = yaml.safe_load(m.group(1))
+    assert meta["name"] == name and re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", meta["name"])
+    desc = meta["description"]
+    assert isinstance(desc, str) and 50 < len(desc) <= 1024 and "Use " in desc
+    assert set(meta) <= PORTABLE | CLAUDE_ONLY_USED, set(meta) - PORTABLE
+    assert meta["allowed-tools"] == "Bash(epimem *)"
+    assert all(isinstance(k, str) and isinstance(v, str) for k, v in meta["metadata"].items())
+    assert meta["metadata"]["package"] == "epimem"
+    body = text[m.end():]
+    assert re.search(r"^!`epimem [^`]+`$", body, re.M), "hands the model fresh data"
+
+
+def test_observe_skill_carries_the_method():
+    body = (ROOT / "skills" / "observe" / "SKILL.md").read_text()
+    for phrase in ("Behaviour over self-report", "One interpretive step only", "0 to 3 observations",
+                   "Never task outcomes", "passing opinions about tools", "feel like surveillance",
+                   "epimem observe --json - --session ${CLAUDE_SESSION_ID}", "alerts", "0.70",
+                   "Judgment calls", "Pushback", "Process signals", "Contradictions of the profile",
+                   "Unprompted personal reveals"):
+        assert phrase in body, phrase
+
+
+def test_mirror_skill_has_every_mode():
+    body = (ROOT / "skills" / "mirror" / "SKILL.md").read_text()
+    for phrase in ("/mirror audit", "/mirror gut-check", "/mirror interview", "one question at a time",
+                   "epimem mirror audit --record", "epimem mirror answer ID --verdict",
+                   "epimem mirror interview --record", "!`epimem skill mirror $ARGUMENTS`"):
+        assert phrase.lower() in body.lower(), phrase
+
+
+def test_skill_data_commands_run(home, tmp_path):
+    vault = tmp_path / "v"
+    assert run(home, "init", vault=vault).returncode == 0
+    r = run(home, "skill", "observe", "--session", "abc", vault=vault)
+    assert r.returncode == 0, r.stderr
+    assert "epimem vault" in r.stdout and "0 observation(s) recorded" in r.stdout
+    for mode in ("", "audit", "gut-check", "interview", "nonsense"):
+        r = run(home, "skill", "mirror", *([mode] if mode else []), vault=vault)
+        assert r.returncode == 0, (mode, r.stderr)
+        assert r.stdout.strip()
+
+
+def test_package_ships_what_the_repo_shows():
+    assert (ROOT / "skills").resolve() == (ROOT / "epimem" / "templates" / "claude" / "skills").resolve()
+    assert (ROOT / "CLAUDE.md.example").read_text() == (install.TEMPLATES / "CLAUDE.md.example").read_text()
