@@ -293,10 +293,10 @@ _SEEN_STAMP: dict[str, str] = {}
 generation = 0
 
 
-def release_embedded() -> None:
+def release_embedded(force: bool = False) -> None:
     """Forget every embedded Chroma system of this process."""
     global generation
-    if not _EMBEDDED:
+    if not _EMBEDDED and not force:
         return
     from chromadb.api.client import SharedSystemClient
 
@@ -324,17 +324,30 @@ def open_client(config: Config, paths: Paths, fresh: bool = False):
             raise IndexError_(f"cannot reach the Chroma server at {config.chroma_url}: {e}") from None
         return client
     key = str(paths.chroma)
+    db = paths.chroma / "chroma.sqlite3"
+    cached = _EMBEDDED.get(key)
+    if cached is not None and not fresh and _inode(db) != cached[1]:
+        fresh = True  # the store was deleted or replaced under this process
     if fresh:
         release_embedded()
-    client = _EMBEDDED.get(key)
-    if client is None:
+        cached = None
+    if cached is None:
         paths.chroma.mkdir(parents=True, exist_ok=True)
         try:
             client = chromadb.PersistentClient(path=key, settings=_settings())
         except Exception as e:
+            release_embedded(force=True)  # Chroma caches even a system that failed to start
             raise Corrupt(f"the Chroma store in .epimem/chroma cannot be opened: {e}") from None
-        _EMBEDDED[key] = client
-    return client
+        cached = _EMBEDDED[key] = (client, _inode(db))
+    return cached[0]
+
+
+def _inode(path: Path):
+    try:
+        st = path.stat()
+        return (st.st_dev, st.st_ino)
+    except OSError:
+        return None
 
 
 def vault_tag(root: Path) -> str:
@@ -351,6 +364,19 @@ def _collection_names(root: Path, fingerprint: str) -> tuple[str, dict[str, str]
     return prefix, {BELIEF: f"{prefix}{gen}-b", OBSERVATION: f"{prefix}{gen}-o"}
 
 
+def _metadata(it: Item, table: Table) -> dict:
+    """Chroma metadata for an item that may already be stored: Chroma merges
+    metadata on update and upsert, so a removed tag's flag is set to None."""
+    md = chroma_metadata(it)
+    row = table.row_of.get(it.key)
+    if row is not None:
+        for t in table.rows[row][8]:
+            flag = f"tag:{t}"[:120]
+            if flag not in md:
+                md[flag] = None
+    return md
+
+
 # --- reports -------------------------------------------------------------------------------------
 
 @dataclass
@@ -362,7 +388,8 @@ class Report:
     added: int = 0
     updated: int = 0
     removed: int = 0
-    embedded: int = 0
+    embedded: int = 0                 # items whose vector was computed
+    reused: int = 0                   # items whose vector moved with their text (renames)
     files_changed: list[str] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
     seconds: float = 0.0
@@ -371,7 +398,7 @@ class Report:
     def as_json(self) -> dict:
         return {"action": self.action, "reason": self.reason or None, "items": self.items,
                 "files": self.files, "added": self.added, "updated": self.updated,
-                "removed": self.removed, "embedded": self.embedded,
+                "removed": self.removed, "embedded": self.embedded, "reused": self.reused,
                 "files_changed": self.files_changed, "seconds": round(self.seconds, 3),
                 "problems": [{"path": p.path, "line": p.line, "message": p.message} for p in self.problems]}
 
@@ -748,8 +775,8 @@ class Index:
         gone = [k for k in remove if k in table.row_of and k not in incoming]
         rep.removed = len(gone)
 
-        self._chroma_changes(cols, table, gone, meta_only, embed)
-        rep.embedded = len(embed)
+        rep.reused = self._chroma_changes(cols, table, gone, meta_only, embed)
+        rep.embedded = len(embed) - rep.reused
 
         # The table and BM25 rows: drop gone and re-embedded rows, patch
         # metadata-only rows in place, append the new ones.
@@ -779,7 +806,9 @@ class Index:
         return rep
 
     def _chroma_changes(self, cols: dict, table: Table, gone: list[str], meta_only: list[Item],
-                        embed: list[Item]) -> None:
+                        embed: list[Item]) -> int:
+        """Apply the changes to Chroma; returns how many vectors were reused."""
+        reused = 0
         for kind, prefix in ((BELIEF, "b/"), (OBSERVATION, "o/")):
             col = cols[kind]
             ids = [k[2:] for k in gone if k.startswith(prefix)]
@@ -794,6 +823,7 @@ class Index:
                     got = col.get(ids=sorted(set(want.values())), include=["embeddings"])
                     vec = dict(zip(got["ids"], got["embeddings"]))
                     reuse = {new: vec[old] for new, old in want.items() if old in vec}
+                    reused += len(reuse)
             for s in range(0, len(ids), BATCH):
                 col.delete(ids=ids[s:s + BATCH])
             for s in range(0, len(todo), BATCH):
@@ -803,20 +833,13 @@ class Index:
                     if need else {}
                 vecs = [reuse[it.id] if it.id in reuse else fresh[it.id] for it in chunk]
                 col.upsert(ids=[it.id for it in chunk], embeddings=[list(map(float, v)) for v in vecs],
-                           metadatas=[chroma_metadata(it) for it in chunk],
+                           metadatas=[_metadata(it, table) for it in chunk],
                            documents=[it.text for it in chunk])
             metas = [it for it in meta_only if it.type == kind]
             for s in range(0, len(metas), BATCH):
                 chunk = metas[s:s + BATCH]
-                mds = []
-                for it in chunk:
-                    md = chroma_metadata(it)
-                    old = table.rows[table.row_of[it.key]]
-                    for t in old[8]:  # a removed tag's flag must be deleted, not left behind
-                        if f"tag:{t}"[:120] not in md:
-                            md[f"tag:{t}"[:120]] = None
-                    mds.append(md)
-                col.update(ids=[it.id for it in chunk], metadatas=mds)
+                col.update(ids=[it.id for it in chunk], metadatas=[_metadata(it, table) for it in chunk])
+        return reused
 
     # -- opening for search -----------------------------------------------------------------------------
     def load(self) -> State:

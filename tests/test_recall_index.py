@@ -1,0 +1,261 @@
+"""The recall index on real files, the real model and real Chroma — embedded,
+and a real `chroma run` server on loopback for the same tests."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from recall_support import make_belief, mini_vault, observation, start_chroma_server, stop, write_belief, \
+    write_observations
+
+from epimem.core.notes import render_belief
+from epimem.recall.api import Recaller
+from epimem.recall.embed import EmbedderError
+from epimem.recall.index import Config, Index, read_config
+
+
+@pytest.fixture(scope="module")
+def chroma_server(tmp_path_factory):
+    proc, url = start_chroma_server(tmp_path_factory.mktemp("chroma-server") / "data")
+    yield url
+    stop(proc)
+
+
+@pytest.fixture(params=["embedded", "server"])
+def store(request):
+    if request.param == "embedded":
+        return Config()
+    return Config(chroma_url=request.getfixturevalue("chroma_server"))
+
+
+@pytest.fixture
+def root(tmp_path):
+    return mini_vault(tmp_path / "v")
+
+
+def _recall(root, config, q, **kw):
+    return Recaller(root, config=config, auto_sync=False).recall(q, **kw)
+
+
+def _bump(path: Path, text: str) -> None:
+    """Rewrite a file and make sure its mtime moves even on a coarse clock."""
+    st = path.stat()
+    path.write_text(text, encoding="utf-8")
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
+
+
+def test_rebuild_then_sync_is_a_no_op(root, store):
+    ix = Index(root, store)
+    rep = ix.rebuild("test")
+    assert rep.action == "rebuilt" and rep.items == 10 and rep.files == 8 and not rep.problems
+    assert ix.status().stale is False
+    again = Index(root, store).sync()
+    assert again.action == "unchanged" and again.items == 10
+    # A touch (same bytes, new mtime) is confirmed unchanged by the hash.
+    p = root / "beliefs" / "tests-first.md"
+    os.utime(p, ns=(p.stat().st_atime_ns, p.stat().st_mtime_ns + 5_000_000_000))
+    assert Index(root, store).sync().action == "unchanged"
+    assert Index(root, store).status().changed == []
+    hits = _recall(root, store, "pull requests for review")
+    assert hits.ids[0] == "small-pull-requests"
+
+
+def test_sync_updates_only_what_changed(root, store):
+    Index(root, store).rebuild()
+    # confidence and permanence only: metadata update, no embedding
+    b = make_belief("tests-first", "Writes the failing test first",
+                    "Starts every bug fix with a failing regression test before touching the code.",
+                    "workflow", 0.70, "stable", ("testing",))
+    _bump(root / "beliefs" / "tests-first.md", render_belief(b))
+    rep = Index(root, store).sync()
+    assert rep.action == "synced" and rep.files_changed == ["beliefs/tests-first.md"]
+    assert (rep.updated, rep.embedded, rep.added, rep.removed) == (1, 0, 0, 0)
+    ix = Index(root, store)
+    st = ix.load()
+    col = ix.collections(st)["belief"]
+    md = col.get(ids=["tests-first"], include=["metadatas"])["metadatas"][0]
+    assert md["confidence"] == 0.70 and md["permanence"] == "stable" and md.get("tag:testing") is True
+    # the statement and tags (both part of the text): embedded again
+    b2 = make_belief("tests-first", "Writes the failing test first", "Reproduces every bug in a test first.",
+                     "workflow", 0.70, "durable", ("tdd",))
+    _bump(root / "beliefs" / "tests-first.md", render_belief(b2))
+    rep = Index(root, store).sync()
+    assert (rep.updated, rep.embedded) == (1, 1)
+    md = ix.collections(ix.load())["belief"].get(ids=["tests-first"], include=["metadatas"])["metadatas"][0]
+    assert md.get("tag:tdd") is True and "tag:testing" not in md  # Chroma merges: old flags removed
+    # a new file, a deleted file, and an observation appended to a month
+    write_belief(root, make_belief("pairs-on-incidents", "Pairs during incidents",
+                                   "Calls a colleague in to pair whenever production is down."))
+    (root / "beliefs" / "terse-answers.md").unlink()
+    obs_file = root / "observations" / "2026-11.md"
+    _bump(obs_file, obs_file.read_text() + "\n" + "## obs-20261120-ffff\n- date: 2026-11-20\n"
+          "- evidence: Paired with the on-call engineer during the outage.\n- connects: new\n"
+          "- strength: single\n- basis: behavioral\n")
+    rep = Index(root, store).sync()
+    assert (rep.added, rep.removed, rep.embedded) == (2, 1, 2)
+    assert sorted(rep.files_changed) == ["beliefs/pairs-on-incidents.md", "beliefs/terse-answers.md",
+                                         "observations/2026-11.md"]
+    res = _recall(root, store, "production outage pairing", include_observations=True, limit=3)
+    assert {"pairs-on-incidents", "obs-20261120-ffff"} <= set(res.ids)
+    assert "terse-answers" not in _recall(root, store, "short direct answers").ids
+    assert Index(root, store).status().stale is False
+
+
+def test_a_renamed_file_keeps_its_vector(root, store):
+    Index(root, store).rebuild()
+    (root / "beliefs" / "terse-answers.md").rename(root / "beliefs" / "short-answers.md")
+    rep = Index(root, store).sync()
+    assert (rep.added, rep.removed, rep.reused, rep.embedded) == (1, 1, 1, 0)
+    assert _recall(root, store, "short direct answers without preamble").ids[0] == "short-answers"
+
+
+def test_malformed_file_is_reported_kept_and_reindexed_when_fixed(root, store):
+    Index(root, store).rebuild()
+    p = root / "beliefs" / "small-pull-requests.md"
+    good = p.read_text()
+    broken = good.replace("confidence: 0.70", "confidence: high")
+    _bump(p, broken)
+    rep = Index(root, store).sync()
+    assert [str(x) for x in rep.problems] == [
+        "beliefs/small-pull-requests.md:5: 'confidence' must be a number 0.00–1.00, not 'high'"]
+    assert p.read_text() == broken  # never rewritten
+    # the last good version stays searchable; the file stays stale until fixed
+    assert _recall(root, store, "small pull requests").ids[0] == "small-pull-requests"
+    st = Index(root, store).status()
+    assert st.problems and st.problems[0].path == "beliefs/small-pull-requests.md"
+    fixed = good.replace("Splits work into small pull requests", "Splits every change into tiny pull requests")
+    _bump(p, fixed)
+    rep = Index(root, store).sync()
+    assert rep.embedded == 1 and not rep.problems
+    assert Index(root, store).status().stale is False
+
+
+def test_bad_observation_entries_and_duplicate_ids(root, store):
+    write_observations(root, "2026-10", [observation("obs-20261102-a1b2", "A copy of an id used in November.")])
+    (root / "observations" / "2026-09.md").write_text(
+        "## obs-20260901-aaaa\n- date: 2026-13-01\n- evidence: bad date\n- strength: single\n\n"
+        "## obs-20260902-bbbb\n- date: 2026-09-02\n- evidence: Fine entry about naming.\n- strength: single\n",
+        encoding="utf-8")
+    (root / "beliefs" / "Bad Name.md").write_text("---\ntitle: x\n---\n", encoding="utf-8")
+    rep = Index(root, store).rebuild()
+    msgs = [str(p) for p in rep.problems]
+    assert any(m.startswith("observations/2026-09.md:1:") and "date" in m for m in msgs)
+    assert any(m.startswith("observations/2026-11.md:") and "duplicate observation id" in m for m in msgs)
+    assert any(m.startswith("beliefs/Bad Name.md:1:") for m in msgs)
+    res = _recall(root, store, "naming", include_observations=True)
+    assert "obs-20260902-bbbb" in res.ids
+
+
+def test_deleting_the_sidecar_gives_the_same_answers(root):
+    queries = ["pull requests", "tests before the fix", "commit messages", "meetings in the morning"]
+    before = [[(h.id, round(h.score, 6)) for h in _recall(root, Config(), q, limit=4)] for q in queries]
+    shutil.rmtree(root / ".epimem")
+    after = [[(h.id, round(h.score, 6)) for h in _recall(root, Config(), q, limit=4)] for q in queries]
+    assert before == after
+
+
+def test_corrupt_or_missing_pieces_are_rebuilt_with_a_message(root):
+    Index(root).rebuild()
+    said = []
+    (root / ".epimem" / "recall" / "manifest.json").write_text("{not json")
+    r = Recaller(root, progress=said.append)
+    res = r.recall("commit messages")
+    assert res.ids[0] == "conventional-commits"
+    assert any("rebuilt" in n for n in res.notes) and any("not valid JSON" in s for s in said)
+    # table from another write than the manifest
+    t = root / ".epimem" / "recall" / "table.json"
+    data = json.loads(t.read_text())
+    data["stamp"] = "0000"
+    t.write_text(json.dumps(data))
+    said.clear()
+    res = Recaller(root, progress=said.append, auto_sync=False).recall("commit messages")
+    assert res.ids[0] == "conventional-commits" and any("different versions" in s for s in said)
+    # the Chroma store gone under a valid table
+    from epimem.recall.index import release_embedded
+
+    release_embedded()
+    shutil.rmtree(root / ".epimem" / "chroma")
+    res = Recaller(root, progress=said.append, auto_sync=False).recall("commit messages")
+    assert res.ids[0] == "conventional-commits"
+
+
+def test_garbage_chroma_store_is_replaced(root):
+    from epimem.recall.index import release_embedded
+
+    release_embedded()
+    (root / ".epimem" / "chroma").mkdir(parents=True)
+    (root / ".epimem" / "chroma" / "chroma.sqlite3").write_bytes(b"this is not a database" * 100)
+    rep = Index(root).sync()
+    assert rep.action == "rebuilt" and rep.items == 10
+    assert _recall(root, Config(), "commit messages").ids[0] == "conventional-commits"
+
+
+def test_another_process_writing_is_seen_by_a_long_lived_reader(root):
+    Index(root).rebuild()
+    reader = Recaller(root, auto_sync=False)
+    assert "pairs-on-incidents" not in reader.recall("pairs during production incidents").ids
+    write_belief(root, make_belief("pairs-on-incidents", "Pairs during incidents",
+                                   "Calls a colleague in to pair whenever production is down."))
+    code = ("import sys; from epimem.recall.index import Index; "
+            "r = Index(sys.argv[1]).sync(); print(r.action, r.added)")
+    out = subprocess.run([sys.executable, "-c", code, str(root)], capture_output=True, text=True, timeout=60)
+    assert out.stdout.split() == ["synced", "1"], out.stderr
+    assert reader.recall("pairs during production incidents").ids[0] == "pairs-on-incidents"
+
+
+def test_config_precedence_and_embedder_change(root, monkeypatch, tmp_path):
+    (root / "epistemology.md").write_text("---\nrecall:\n  embedder: ollama:nomic-embed-text\n"
+                                          "chroma_url: http://example.invalid:1\n---\n")
+    c = read_config(root)
+    assert c.embedder == "ollama:nomic-embed-text" and c.chroma_url == "http://example.invalid:1"
+    monkeypatch.setenv("EPIMEM_CHROMA_URL", "embedded")
+    monkeypatch.setenv("EPIMEM_EMBEDDER", "wordllama")
+    assert read_config(root) == Config()
+    assert read_config(root, embedder="minilm").embedder == "chroma-minilm"
+    with pytest.raises(EmbedderError):
+        read_config(root, embedder="word2vec")
+    monkeypatch.delenv("EPIMEM_CHROMA_URL")
+    monkeypatch.delenv("EPIMEM_EMBEDDER")
+    (root / "epistemology.md").write_text("---\n---\n")
+    Index(root).rebuild()
+    # Another embedder means another vector space: status says so, and a sync
+    # that cannot load it fails with a message instead of mixing vectors.
+    from recall_support import free_port
+
+    other = Config(embedder="ollama:nomic-embed-text", ollama_url=f"http://127.0.0.1:{free_port()}")
+    st = Index(root, other).status()
+    assert st.needs_rebuild.startswith("the embedder changed")
+    with pytest.raises(EmbedderError, match="Ollama"):
+        Index(root, other).sync()
+    assert _recall(root, Config(), "commit messages").ids[0] == "conventional-commits"
+
+
+def test_an_unreachable_server_is_a_clear_error(root):
+    from recall_support import free_port
+
+    from epimem.recall.index import IndexError_
+
+    cfg = Config(chroma_url=f"http://127.0.0.1:{free_port()}")
+    t = time.monotonic()
+    with pytest.raises(IndexError_, match="cannot reach the Chroma server"):
+        Index(root, cfg).rebuild()
+    assert time.monotonic() - t < 20
+
+
+def test_status_lists_stale_files(root):
+    assert Index(root).status().exists is False
+    Index(root).rebuild()
+    write_belief(root, make_belief("new-one", "New", "Something new."))
+    (root / "beliefs" / "terse-answers.md").unlink()
+    _bump(root / "beliefs" / "tests-first.md", (root / "beliefs" / "tests-first.md").read_text() + "\nMore.\n")
+    st = Index(root).status()
+    assert (st.new, st.deleted, st.changed) == (["beliefs/new-one.md"], ["beliefs/terse-answers.md"],
+                                                ["beliefs/tests-first.md"])
+    assert st.stale and st.as_json()["stale"] is True

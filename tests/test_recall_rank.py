@@ -1,0 +1,193 @@
+"""Ranking as pure functions: filters, fusion, confidence weighting, budgeted
+markdown, and the vectorised filter agreeing with the scalar one."""
+
+import random
+from datetime import date
+
+import pytest
+
+from epimem.core.params import DEFAULTS
+from epimem.recall.items import BELIEF, OBSERVATION, Item, to_row
+from epimem.recall.rank import (Filters, Hit, QueryError, Ranked, estimate_tokens, fuse, make_hit,
+                                passes, render_markdown, rrf, scope_matches, weight_of)
+from epimem.recall.table import Table
+
+TODAY = date(2026, 11, 30)
+
+
+def belief(id, **kw):
+    d = dict(id=id, type=BELIEF, title=id.replace("-", " "), text=id, kind="preference",
+             basis="behavioral", permanence="durable", confidence=0.6, first=date(2026, 6, 1))
+    d.update(kw)
+    return Item(**d)
+
+
+def obs(id, connects="new", d=date(2026, 9, 1)):
+    return Item(id=id, type=OBSERVATION, title=id, text=id, basis="behavioral", date=d, connects=connects)
+
+
+# --- filters ---------------------------------------------------------------------------------
+
+def test_filters_make_validates_and_normalises():
+    f = Filters.make(kind="trait", tag=["a", "b"], since="2026-01-01", min_confidence="0.5")
+    assert f.kinds == ("trait",) and f.tags == ("a", "b") and f.since == date(2026, 1, 1)
+    assert f.min_confidence == 0.5 and f.scope is None
+    assert Filters.make(kind=[], scope="  ").kinds == () and Filters.make(scope=" ").scope is None
+    for bad in (dict(min_confidence=2), dict(min_confidence="high"), dict(since="yesterday"),
+                dict(since="2026-02-01", until="2026-01-01")):
+        with pytest.raises(QueryError):
+            Filters.make(**bad)
+
+
+def test_scope_matches_project_plus_global():
+    assert scope_matches("global", "billing") and scope_matches("billing", None)
+    assert scope_matches("billing", "billing") and not scope_matches("ledger", "billing")
+    # by name or by path
+    assert scope_matches("billing", "/home/me/code/billing/")
+    assert scope_matches("/home/me/code/billing", "billing")
+    assert not scope_matches("/a/billing", "/b/billing")
+
+
+def test_passes_each_filter():
+    b = belief("x", kind="trait", permanence="stable", tags=("git",), scope="billing",
+               confirmed=date(2026, 11, 1))
+    yes = lambda **kw: passes(b, Filters.make(**kw), TODAY)  # noqa: E731
+    assert yes() and yes(kind=["trait", "value"]) and not yes(kind="value")
+    assert yes(permanence="stable") and not yes(permanence="durable")
+    assert yes(tag=["x", "git"]) and not yes(tag="nope")
+    assert yes(scope="billing") and not yes(scope="ledger")
+    assert yes(min_confidence=0.55) and not yes(min_confidence=0.7)
+    assert yes(since="2026-11-01") and not yes(since="2026-11-02")
+    assert yes(until="2026-11-01") and not yes(until="2026-10-31")
+    retired = belief("r", status="retired")
+    assert not passes(retired, Filters(), TODAY) and passes(retired, Filters(include_inactive=True), TODAY)
+
+
+def test_observations_inherit_belief_filters_from_what_they_connect():
+    b = belief("b", kind="trait", scope="billing")
+    o = obs("obs-1", "b")
+    assert not passes(o, Filters(), TODAY, belief=b)  # observations only when asked
+    f = Filters.make(include_observations=True, kind="trait")
+    assert passes(o, f, TODAY, belief=b)
+    assert not passes(o, Filters.make(include_observations=True, kind="value"), TODAY, belief=b)
+    assert not passes(o, Filters.make(include_observations=True, scope="ledger"), TODAY, belief=b)
+    lone = obs("obs-2")
+    assert passes(lone, Filters.make(include_observations=True, scope="ledger"), TODAY)
+    assert not passes(lone, f, TODAY)  # a belief-level filter needs a belief
+    assert weight_of(lone, TODAY) == 0.5
+    assert weight_of(o, TODAY, belief=b) == pytest.approx(weight_of(b, TODAY))
+
+
+# --- fusion ---------------------------------------------------------------------------------
+
+def test_rrf_sums_reciprocal_ranks():
+    s = rrf([["a", "b"], ["b", "c"]], k=60)
+    assert s["b"] == pytest.approx(1 / 62 + 1 / 61)
+    assert s["a"] == pytest.approx(1 / 61) and s["c"] == pytest.approx(1 / 62)
+
+
+def test_fuse_prefers_agreement_and_weights_confidence():
+    kw = [("a", 5.0, ["x"]), ("b", 4.0, ["y"])]
+    sem = [("b", 0.9), ("c", 0.8)]
+    conf = {"a": 0.5, "b": 0.5, "c": 0.5}
+    out = fuse(kw, sem, conf, limit=3)
+    assert [r.key for r in out] == ["b", "a", "c"]
+    assert out[0].keyword_rank == 2 and out[0].semantic_rank == 1 and out[0].keyword_terms == ("y",)
+    # Confidence breaks a near tie, but does not outrank relevance found by both rankers.
+    conf2 = {"a": 0.9, "b": 0.2, "c": 0.2}
+    out2 = fuse(kw, sem, conf2, limit=3)
+    assert out2[0].key == "b"
+    tie = fuse([("a", 1.0, []), ("z", 1.0, [])], [("z", 0.5), ("a", 0.5)], {"a": 0.9, "z": 0.2}, limit=2)
+    assert tie[0].key == "a"
+    # Single-ranker modes, for evaluation.
+    assert [r.key for r in fuse(kw, sem, conf, limit=5, mode="keyword")] == ["a", "b"]
+    assert [r.key for r in fuse(kw, sem, conf, limit=5, mode="semantic")] == ["b", "c"]
+    assert fuse(kw, sem, conf, limit=0) == []
+    with pytest.raises(QueryError):
+        fuse(kw, sem, conf, limit=1, mode="magic")
+
+
+def test_make_hit_and_json_say_why():
+    b = belief("small-prs", confidence=0.75, permanence="stable", confirmed=date(2026, 10, 31))
+    r = Ranked("b/small-prs", 0.02, 0.03, 0.7, keyword_rank=1, keyword_score=3.0,
+               keyword_terms=("small",), semantic_rank=2, semantic_similarity=0.61)
+    h = make_hit(r, b, TODAY, DEFAULTS, "Keeps PRs small.")
+    assert h.effective_confidence == pytest.approx(0.75 * pow(2.718281828, -0.001 * 30), rel=1e-3)
+    assert h.tier == "established"
+    j = h.as_json()
+    assert j["id"] == "small-prs" and j["why"]["keyword_terms"] == ["small"]
+    assert j["why"]["semantic_rank"] == 2 and "keyword rank 1" in j["why"]["text"]
+
+
+# --- markdown within a budget ------------------------------------------------------------------
+
+def _hits(n):
+    return [Hit(id=f"belief-{i}", type=BELIEF, title=f"Belief number {i} about review habits",
+                score=1.0 / (i + 1), effective_confidence=0.5, tier="developing",
+                snippet=("Keeps every pull request small enough to review in one sitting, " * 3).strip())
+            for i in range(n)]
+
+
+def test_estimate_tokens_is_conservative():
+    assert estimate_tokens("") == 0
+    assert estimate_tokens("abc") == 1 and estimate_tokens("abcd") == 2
+    assert estimate_tokens("日本") == 3  # 6 UTF-8 bytes
+    text = "Keeps pull requests small and reviewable. " * 10
+    assert estimate_tokens(text) >= len(text.split()) * 1.3  # above any real tokenizer's count
+
+
+@pytest.mark.parametrize("budget", [0, 5, 12, 20, 30, 45, 60, 90, 150, 400, 5000])
+def test_markdown_never_exceeds_the_budget(budget):
+    md = render_markdown(_hits(8), budget)
+    assert estimate_tokens(md) <= budget
+    if md:
+        assert md.startswith("## ") and "[belief-0]" in md
+
+
+def test_markdown_clips_statements_before_dropping_items():
+    full = render_markdown(_hits(2), None)
+    assert full.count("\n- ") == 2 and "…" not in full
+    tight = render_markdown(_hits(2), estimate_tokens(full) - 10)
+    assert "…" in tight and estimate_tokens(tight) <= estimate_tokens(full) - 10
+    assert render_markdown([], 100) == ""
+    o = Hit(id="obs-1", type=OBSERVATION, title="Asked for tests", score=1, effective_confidence=None,
+            connects="small-prs", date=date(2026, 9, 1), snippet="Asked for tests first.")
+    assert "- Observed 2026-09-01 (about small-prs): Asked for tests first." in render_markdown([o])
+    cjk = [Hit(id="x", type=BELIEF, title="日本語のテキスト" * 5, score=1, effective_confidence=0.5,
+               tier="developing", snippet="漢字" * 200)]
+    for budget in (40, 80, 200):
+        assert estimate_tokens(render_markdown(cjk, budget)) <= budget
+
+
+# --- the vectorised filter agrees with the scalar one ----------------------------------------------
+
+def test_table_mask_equals_passes_on_random_items():
+    rng = random.Random(7)
+    kinds, perms, scopes, tags = ["trait", "value", "fact"], ["stable", "durable", "situational", "unknown"], \
+        ["global", "billing", "/w/ledger"], ["git", "tests", "naming"]
+    items = []
+    for i in range(300):
+        first = date(2025, 1, 1).fromordinal(date(2025, 1, 1).toordinal() + rng.randrange(600))
+        conf = None if rng.random() < 0.3 else first.fromordinal(first.toordinal() + rng.randrange(60))
+        items.append(belief(f"b{i}", kind=rng.choice(kinds), permanence=rng.choice(perms),
+                            scope=rng.choice(scopes), tags=tuple(rng.sample(tags, rng.randrange(3))),
+                            confidence=round(rng.random(), 2), first=first, confirmed=conf,
+                            pinned=rng.random() < 0.1, status=rng.choice(["active"] * 4 + ["retired"])))
+    for i in range(200):
+        items.append(obs(f"obs-{i}", rng.choice(["new", "missing"] + [f"b{j}" for j in range(0, 300, 7)]),
+                         date(2026, 1, 1).fromordinal(date(2026, 1, 1).toordinal() + rng.randrange(300))))
+    table = Table([to_row(it) for it in items], [""] * len(items))
+    cases = [Filters(), Filters.make(include_observations=True), Filters.make(kind="trait"),
+             Filters.make(kind=["trait", "fact"], include_observations=True),
+             Filters.make(permanence="stable", tag="git", include_inactive=True),
+             Filters.make(scope="billing", include_observations=True), Filters.make(scope="/x/y/ledger"),
+             Filters.make(min_confidence=0.3, include_observations=True),
+             Filters.make(since="2026-03-01", until="2026-08-31", include_observations=True),
+             Filters.make(tag=["tests", "naming"], min_confidence=0.2, include_inactive=True,
+                          include_observations=True)]
+    by_key = {it.key: it for it in items}
+    for f in cases:
+        mask = table.mask(f, TODAY)
+        for row, it in enumerate(items):
+            b = by_key.get("b/" + it.connects) if it.type == OBSERVATION else None
+            assert bool(mask[row]) == passes(it, f, TODAY, belief=b), (f, it)
