@@ -23,7 +23,7 @@ from datetime import date
 from typing import Any
 
 from ..core import rules
-from ..core.model import PERMANENCES, TENSION_STATUSES, Belief, Observation, Snapshot, Tension
+from ..core.model import PERMANENCES, TENSION_STATUSES, Belief, Snapshot
 from ..core.params import DEFAULTS, Params
 from . import text as tx
 from .phrase import CERTAINTY_WORDS, say, sentence
@@ -585,10 +585,6 @@ def unconnected_observations(snapshot: Snapshot) -> tuple[ObservationView, ...]:
     return tuple(sorted(out, key=lambda o: (o.date, o.id)))
 
 
-def _obs_tokens(o: ObservationView | Observation) -> frozenset[str]:
-    return tx.tokens(f"{o.suggests} {o.evidence}")
-
-
 def belief_candidates(unconnected: tuple[ObservationView, ...], min_size: int = CANDIDATE_MIN,
                       ) -> tuple[Candidate, ...]:
     """Groups of `new` observations that describe the same pattern.
@@ -597,7 +593,8 @@ def belief_candidates(unconnected: tuple[ObservationView, ...], min_size: int = 
     their word sets overlap by a quarter (Jaccard). Groups are the connected
     components of that relation, so A~B and B~C put A, B, C together."""
     items = [o for o in unconnected if o.reason == "new"]
-    toks = [_obs_tokens(o) for o in items]
+    pairs = [tx.words(f"{o.suggests} {o.evidence}") for o in items]
+    toks = [frozenset(s for s, _ in ws) for ws in pairs]
     parent = list(range(len(items)))
 
     def find(i: int) -> int:
@@ -615,29 +612,33 @@ def belief_candidates(unconnected: tuple[ObservationView, ...], min_size: int = 
     cap = max(50, len(items) // 10)
     for a in range(len(items)):
         near: set[int] = set()
-        for w in toks[a]:
+        ta = toks[a]
+        for w in ta:
             idx = postings[w]
             if len(idx) <= cap:
                 near.update(idx)
-        ta = toks[a]
         for b in near:
             if b <= a:
                 continue
-            ra, rb = find(a), find(b)
-            if ra == rb:
-                continue  # already in one group: the test cannot change anything
             tb = toks[b]
             inter = len(ta & tb)
             if inter >= 2 and inter / (len(ta) + len(tb) - inter) >= 0.25:
-                parent[max(ra, rb)] = min(ra, rb)
+                ra, rb = find(a), find(b)
+                if ra != rb:
+                    parent[max(ra, rb)] = min(ra, rb)
     groups: dict[int, list[int]] = defaultdict(list)
     for i in range(len(items)):
         groups[find(i)].append(i)
     out = []
-    labels = tx.surfaces([f"{o.suggests} {o.evidence}" for o in items])
     for members in groups.values():
         if len(members) < min_size:
             continue
+        seen: dict[str, Counter] = {}
+        for i in members:
+            for st, w in pairs[i]:
+                seen.setdefault(st, Counter())[w] += 1
+        labels = {st: sorted(c.items(), key=lambda kv: (-kv[1], kv[0]))[0][0]
+                  for st, c in seen.items()}
         counts = Counter(w for i in members for w in toks[i])
         shared = [w for w, c in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])) if c >= 2]
         latest = max(members, key=lambda i: (items[i].date, items[i].id))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from functools import lru_cache
 
 _WORD = re.compile(r"[a-z][a-z'\-]*[a-z]|[a-z]")
 
@@ -29,6 +30,7 @@ work works worked working instead usual usually generally mostly likely seems se
 """.split())
 
 
+@lru_cache(maxsize=1 << 16)
 def stem(word: str) -> str:
     """A crude, stable suffix stripper: enough to make "tests", "testing"
     and "tested" meet, without a language model."""
