@@ -51,7 +51,7 @@ def test_audit_record_writes_a_review_and_resets_the_counter(cli, sample_vault):
     assert rec["review"] == f"reviews/{TODAY}.md" and rec["next_review_at"] == count + 10
     text = (sample_vault / "reviews" / f"{TODAY}.md").read_text()
     assert text.startswith(f"---\ndate: {TODAY}\nkind: audit\n---\n")
-    assert "## Strongest" in text and "## Dormancy" in text
+    assert "## Strongest" in text and "## Needs attention" in text
     s = sessions(sample_vault)
     assert (s["last_review"], s["next_review_at"]) == (TODAY, count + 10)
     assert git(sample_vault, "log", "-1", "--format=%H") .strip() == rec["commit"]

@@ -7,14 +7,17 @@ all), and an output that still runs longer says why at its end.
 
 from __future__ import annotations
 
+import re
+import textwrap
 from datetime import date
 
 from . import text as tx
-from .analysis import (Audit, BeliefView, Flagged, GutCheck, Interview, PortraitBrief,
+from .analysis import (Audit, BeliefView, GutCheck, Interview, PortraitBrief,
                        TensionView)
 from .phrase import CERTAINTY_WORDS, say, sentence
 
-SCREEN_LINES = 60
+SCREEN_LINES = 50   # a terminal screen, after wrapping at WIDTH
+WIDTH = 100
 LIST_MAX = 4
 
 # How a theme's overall certainty reads as a heading suffix.
@@ -61,12 +64,32 @@ def _problems(problems: tuple[str, ...]) -> list[str]:
     return out
 
 
+_ITEM = re.compile(r"^(\s*(?:[-*] |\d+\. |> )?)")
+
+
+def wrap(lines: list[str], width: int = WIDTH) -> list[str]:
+    """Hard-wrap prose and list items for a terminal; tables and headings stay
+    whole. Continuation lines are indented under the item's text, which
+    markdown reads as the same paragraph."""
+    out: list[str] = []
+    for line in lines:
+        if len(line) <= width or line.startswith(("|", "#", "```")):
+            out.append(line)
+            continue
+        lead = _ITEM.match(line).group(1)
+        rest = " " * len(lead) if not lead.startswith(">") else "> "
+        out += textwrap.wrap(line, width, initial_indent="", subsequent_indent=rest,
+                             break_long_words=False, break_on_hyphens=False) or [line]
+    return out
+
+
 def _fit(lines: list[str], why: list[str]) -> str:
-    """Join, and when the text is longer than a screen say so and why."""
+    """Wrap, and when the text is longer than a screen say so and why."""
+    lines = wrap(lines)
     if len(lines) > SCREEN_LINES:
         reason = "; ".join(why) if why else "the vault has a lot to report"
-        lines = lines + ["", f"_This runs past one screen ({len(lines)} lines) because {reason}. "
-                             "`--json` has every list in full._"]
+        lines = lines + [""] + wrap([f"_This runs past one screen ({len(lines)} lines) because "
+                                     f"{reason}. `--json` has every list in full._"])
     return "\n".join(lines).rstrip() + "\n"
 
 
@@ -80,14 +103,25 @@ def _belief_table(views: tuple[BeliefView, ...]) -> list[str]:
     rows = ["| belief | stored → eff. | permanence | confirmed | why |",
             "|---|---|---|---|---|"]
     for v in views:
-        rows.append(f"| {_cell(v.title, 38)} | {v.stored:.2f} → {v.effective:.2f} | "
-                    f"{v.permanence}{' (pinned)' if v.pinned else ''} | {_when(v.confirmed)} | "
-                    f"{_cell(v.why, 46)} |")
+        # Pinned shows in `why`; the row stays under ~110 columns.
+        rows.append(f"| {_cell(v.title, 34)} | {v.stored:.2f} → {v.effective:.2f} | "
+                    f"{v.permanence} | {_when(v.confirmed)} | {_cell(v.why, 34)} |")
     return rows
 
 
-def _flag_list(items: tuple[Flagged, ...], show) -> str:
-    return _more([show(f) for f in items[:LIST_MAX]], len(items))
+def _id_line(label: str, items, width: int = WIDTH) -> str:
+    """One line: label, count, and as many ids as fit; the JSON has them all."""
+    if not items:
+        return ""
+    head = f"- {label} ({len(items)}): "
+    ids: list[str] = []
+    for it in items:
+        more = f", and {len(items) - len(ids) - 1} more" if len(ids) + 1 < len(items) else ""
+        if ids and len(head) + len(", ".join(ids + [f"`{it.id}`"])) + len(more) > width:
+            break
+        ids.append(f"`{it.id}`")
+    rest = len(items) - len(ids)
+    return head + ", ".join(ids) + (f", and {rest} more" if rest else "")
 
 
 def audit_markdown(a: Audit) -> str:
@@ -103,13 +137,13 @@ def audit_markdown(a: Audit) -> str:
         head[0] += f" ({t.retired} retired, {t.superseded} superseded)"
     head += [_n(t.observations, "observation"), _n(t.tensions, "tension")]
     out.append(" · ".join(head))
-    since_init = (f"vault started {_ago(s.days_since_init)}" if s.days_since_init is not None
+    since_init = (f"started {_ago(s.days_since_init)}" if s.days_since_init is not None
                   else "start date not recorded")
-    review = (f"last review {_ago(s.days_since_last_review)} "
-              f"({_n(s.sessions_since_last_review, 'session')} since)"
+    review = (f"last review {_ago(s.days_since_last_review)}, "
+              f"{_n(s.sessions_since_last_review, 'session')} since"
               if s.last_review else "no review yet")
     out.append(f"{_n(s.count, 'session')} · {since_init} · {review} · "
-               f"next review at session {s.next_review_at}")
+               f"next at session {s.next_review_at}")
     if s.review_due:
         out.append(f"**A review is due**: {s.review_due}.")
     if s.dormant_days is not None:
@@ -126,53 +160,34 @@ def audit_markdown(a: Audit) -> str:
     if a.bottom:
         out += ["", "## Weakest", *_belief_table(a.bottom)]
 
-    d = a.dormancy
-    flags = []
-    if d.decayed:
-        flags.append("- **Faded** (effective more than 0.10 below stored): " + _flag_list(
-            d.decayed, lambda f: f"`{f.id}` {f.stored:.2f} → {f.effective:.2f}"))
-    if d.never_confirmed:
-        flags.append(f"- **Never confirmed** ({len(d.never_confirmed)}): " + _flag_list(
-            d.never_confirmed, lambda f: f"`{f.id}`"))
-    if d.unknown_too_long:
-        flags.append(f"- **Permanence unknown** for a month or more ({len(d.unknown_too_long)}): "
-                     + _flag_list(d.unknown_too_long, lambda f: f"`{f.id}` ({f.days} days)"))
-    if d.situational_unconfirmed:
-        flags.append("- **Situational, unconfirmed 6+ weeks**: " + _flag_list(
-            d.situational_unconfirmed, lambda f: f"`{f.id}` ({f.days} days)"))
-    out += ["", "## Dormancy"] + (flags or ["Nothing has faded or gone unchecked."])
+    d, dr = a.dormancy, a.drift
+    attention = [
+        _id_line("**Faded** below stored", d.decayed),
+        _id_line("**Never confirmed**", d.never_confirmed),
+        _id_line("**Permanence unknown** 30+ days", d.unknown_too_long),
+        _id_line("**Situational**, unconfirmed 6+ weeks", d.situational_unconfirmed),
+        _id_line("**Challenged**, never lowered", dr.challenged_not_lowered),
+        _id_line("**Stale** for their class", dr.stale),
+    ]
+    attention = [x for x in attention if x]
+    out += ["", "## Needs attention"] + (attention or ["Nothing has faded, drifted or gone unchecked."])
 
     tv = a.tensions
-    out += ["", "## Tensions",
-            " · ".join(f"{v} {k}" for k, v in tv.by_status.items())]
+    c = a.coherence
+    if c.too_neat:
+        coherent = (f"**too neat**: no open tension after {_n(c.sessions, 'session')}; real people "
+                    "contradict themselves, so the profile may be smoothing things over.")
+    elif c.open_tensions:
+        coherent = "the profile holds contradictions, as a real one should."
+    else:
+        coherent = (f"no open tension yet, too early to call it too neat ({_n(c.sessions, 'session')}; "
+                    f"the check starts at {c.threshold}).")
+    out += ["", "## Tensions and coherence",
+            " · ".join(f"{v} {k}" for k, v in tv.by_status.items()) + f": {coherent}"]
     for x in tv.unresolved[:LIST_MAX]:
         out.append(f"- unresolved: {_tension_line(x)}")
     if len(tv.unresolved) > LIST_MAX:
         out.append(f"- and {len(tv.unresolved) - LIST_MAX} more unresolved")
-
-    dr = a.drift
-    drift = []
-    if dr.challenged_not_lowered:
-        drift.append("- **Challenged, never lowered**: " + _more(
-            [f"`{c.id}` ({c.stored:.2f}" + (", confirmed since)" if c.confirmed_since else ")")
-             for c in dr.challenged_not_lowered[:LIST_MAX]], len(dr.challenged_not_lowered)))
-    if dr.stale:
-        drift.append("- **Stale for their class**: " + _more(
-            [f"`{x.id}` ({x.permanence}, {x.days} days)" for x in dr.stale[:LIST_MAX]],
-            len(dr.stale)))
-    out += ["", "## Drift"] + (drift or ["No drift: challenged beliefs moved, nothing is stale."])
-
-    c = a.coherence
-    out += ["", "## Coherence"]
-    if c.too_neat:
-        out.append(f"**Too neat**: no open tension after {_n(c.sessions, 'session')}. Real people "
-                   "contradict themselves; the profile may be smoothing things over.")
-    elif c.open_tensions:
-        out.append(f"{_n(c.open_tensions, 'open tension')}: the profile holds contradictions, "
-                   "as a real one should.")
-    else:
-        out.append(f"No open tension yet; too early to judge ({_n(c.sessions, 'session')}, "
-                   f"the check starts at {c.threshold}).")
 
     props = []
     perm = [p for p in a.permanence if p.suggested]
@@ -188,20 +203,21 @@ def audit_markdown(a: Audit) -> str:
     if props:
         out += ["", "## Proposals", *props]
 
-    if a.unconnected or a.candidates:
+    if a.unconnected:
+        grouped = {o for cand in a.candidates for o in cand.observations}
+        loose = [o for o in a.unconnected if o.id not in grouped]
         out += ["", "## Loose observations",
-                f"{_n(len(a.unconnected), 'observation')} not connected to any belief"
-                + (f"; {_n(len(a.candidates), 'pattern')} seen three or more times:" if a.candidates
-                   else ".")]
+                _id_line(f"Not connected to any belief", list(reversed(loose)))[2:]
+                if loose else f"{_n(len(a.unconnected), 'observation')} not connected to any belief."]
         for cand in a.candidates[:3]:
-            out.append(f"- “{tx.one_line(cand.example, 70)}” ({_n(len(cand.observations), 'time')}: "
-                       f"{', '.join(cand.observations[:3])}{'…' if len(cand.observations) > 3 else ''})"
-                       " → a candidate belief")
+            out.append(f"- Seen {_n(len(cand.observations), 'time')}, a candidate belief: "
+                       f"“{tx.one_line(cand.example, 60)}” ({', '.join(cand.observations[:2])}"
+                       f"{', …' if len(cand.observations) > 2 else ''})")
     out += _problems(a.problems)
     why = []
     if len(a.top) + len(a.bottom) >= 8:
         why.append("it lists the five strongest and five weakest beliefs")
-    if len(flags) + len(drift) + len(props) >= 6:
+    if len(attention) + len(props) >= 6:
         why.append("many beliefs are flagged for dormancy, drift or proposals")
     if a.problems:
         why.append("some files were skipped")
