@@ -27,7 +27,7 @@ from ..core.model import Problem
 from .bm25 import tokens_with_words
 from .index import SUBDIRS, Config, Corrupt, Index, Report, State, read_config
 from .items import BELIEF, OBSERVATION
-from .rank import (CONF_WEIGHT, Filters, Hit, QueryError, fuse, make_hit, passes, render_markdown,
+from .rank import (Filters, Hit, QueryError, fuse, make_hit, passes, render_markdown,
                    weight_of)
 
 DEPTH = 50            # candidates taken from each ranker before fusion
@@ -165,7 +165,8 @@ class Recaller:
 
     # -- search -------------------------------------------------------------------------------------
     def search(self, query: str, *, limit: int = 5, filters: Filters | None = None, mode: str = "fused",
-               conf_weight: float = CONF_WEIGHT, with_text: bool = True, **filter_kw) -> list[Hit]:
+               conf_weight: float | None = None, rrf_k: int | None = None, with_text: bool = True,
+               **filter_kw) -> list[Hit]:
         if not isinstance(query, str):
             raise QueryError("the query must be text")
         text = query.strip()
@@ -175,17 +176,20 @@ class Recaller:
         if not isinstance(limit, int) or limit < 1:
             raise QueryError(f"limit must be a whole number ≥ 1, not {limit!r}")
         f = filters or Filters.make(**filter_kw)
+        cfg = self.index.config
+        conf_weight = cfg.confidence_weight if conf_weight is None else conf_weight
+        k = cfg.rrf_k if rrf_k is None else rrf_k
         try:
-            return self._search(text, limit, f, mode, conf_weight, with_text)
+            return self._search(text, limit, f, mode, conf_weight, k, with_text)
         except Corrupt as e:
             # The Chroma side vanished under a valid table (a deleted .epimem/chroma).
             self.index.progress(f"The recall index cannot be used ({e}); rebuilding it.")
             self.rebuild(str(e))
             self.notes.append(f"the recall index was rebuilt ({e})")
             self._state = None
-            return self._search(text, limit, f, mode, conf_weight, with_text)
+            return self._search(text, limit, f, mode, conf_weight, k, with_text)
 
-    def _search(self, text: str, limit: int, f: Filters, mode: str, conf_weight: float,
+    def _search(self, text: str, limit: int, f: Filters, mode: str, conf_weight: float, k: int,
                 with_text: bool) -> list[Hit]:
         st = self.state()
         table = st.table
@@ -219,7 +223,7 @@ class Recaller:
                 confidence[key] = weight_of(it, today, params, belief)
         kw = [r for r in kw if r[0] in items]
         sem = [r for r in sem if r[0] in items]
-        ranked = fuse(kw, sem, confidence, limit=limit, mode=mode, conf_weight=conf_weight)
+        ranked = fuse(kw, sem, confidence, limit=limit, mode=mode, k=k, conf_weight=conf_weight)
         texts = self._texts(st, [r.key for r in ranked]) if with_text else {}
         return [make_hit(r, items[r.key], today, params, _snippet(items[r.key], texts.get(r.key, "")))
                 for r in ranked]

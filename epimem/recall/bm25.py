@@ -41,7 +41,8 @@ its itself just me more most my myself no nor not now of off on once only or oth
 ourselves out over own same she should so some such than that the their theirs them
 themselves then there these they this those through to too under until up very was we were
 what when where which while who whom why will with would you your yours yourself yourselves
-user users user's assistant s t don doesn isn aren wasn weren won shouldn wouldn couldn
+user users user's s t don doesn isn aren wasn weren won shouldn wouldn couldn
+should would could can might must shall may also any anything something etc let ok okay
 """.split())
 
 

@@ -37,6 +37,7 @@ from ..core.notes import NoteError, parse_belief, parse_note, parse_observations
 from .bm25 import LexicalIndex, tokenize
 from .embed import DEFAULT, get_embedder, normalize_name
 from .items import BELIEF, OBSERVATION, Item, chroma_metadata, from_belief, from_observation, to_row
+from .rank import CONF_WEIGHT, RRF_K
 from .table import Table
 
 FORMAT = 1
@@ -61,6 +62,8 @@ class Config:
     embedder: str = DEFAULT
     chroma_url: str | None = None
     ollama_url: str | None = None
+    rrf_k: int = RRF_K
+    confidence_weight: float = CONF_WEIGHT
 
     @property
     def store(self) -> str:
@@ -92,8 +95,13 @@ def read_config(root: str | os.PathLike, *, embedder: str | None = None,
     url = pick(chroma_url, "EPIMEM_CHROMA_URL", "chroma_url")
     if url and url.lower() in ("embedded", "local", "none"):
         url = None
+    k = meta.get("rrf_k", meta.get("recall_rrf_k"))
+    w = meta.get("confidence_weight", meta.get("recall_confidence_weight"))
+    # An invalid number keeps the default, like every other rule parameter.
+    k = k if isinstance(k, int) and not isinstance(k, bool) and 1 <= k <= 1000 else RRF_K
+    w = float(w) if isinstance(w, (int, float)) and not isinstance(w, bool) and 0 <= w <= 1 else CONF_WEIGHT
     return Config(embedder=normalize_name(emb), chroma_url=url.rstrip("/") if url else None,
-                  ollama_url=pick(None, "OLLAMA_HOST", "ollama_url"))
+                  ollama_url=pick(None, "OLLAMA_HOST", "ollama_url"), rrf_k=k, confidence_weight=w)
 
 
 # --- files ------------------------------------------------------------------------------------

@@ -11,8 +11,11 @@ The score of an item is
 
 Reciprocal rank fusion needs no calibration between BM25 scores and cosine
 similarities; the confidence factor lets a strong belief win a near-tie
-against a speculative one without letting confidence outrank relevance.
-Both constants were chosen on bench/recall_eval.py (docs/recall.md).
+against a speculative one (at RRF_K = 60 a 0.05 weight is worth about two
+places near the top of one ranker) without letting confidence outrank
+relevance. Both constants were chosen on bench/recall_eval.py, where larger
+weights cost relevance on every query set (docs/recall.md); a vault can set
+`recall: {rrf_k: …, confidence_weight: …}` in epistemology.md.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from ..core.params import DEFAULTS, Params
 from .items import BELIEF, OBSERVATION, Item
 
 RRF_K = 60
-CONF_WEIGHT = 0.3
+CONF_WEIGHT = 0.05
 # An observation has no confidence of its own: it weighs what the belief it
 # supports weighs, or this when it supports none (yet).
 NEUTRAL_CONFIDENCE = 0.5
