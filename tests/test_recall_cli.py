@@ -1,0 +1,103 @@
+"""`epimem recall`, `epimem index …` from the command line: output, batches, errors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+
+import pytest
+from recall_support import free_port, mini_vault
+
+from epimem.recall import estimate_tokens
+
+
+@pytest.fixture
+def root(tmp_path):
+    return mini_vault(tmp_path / "v")
+
+
+def test_recall_builds_the_index_on_first_use_and_says_so(cli, root):
+    r = cli("--vault", root, "recall", "small pull requests for review")
+    assert r.code == 0, r.err
+    assert "Rebuilt the index" in r.err and r.out.startswith("1. small-pull-requests — Keeps pull requests small")
+    assert "keyword rank" in r.out and "semantic rank" in r.out
+    r = cli("--vault", root, "recall", "small pull requests", "--json", "--limit", "2")
+    d = r.json()
+    assert r.err == "" and d["query"] == "small pull requests" and len(d["results"]) == 2
+    first = d["results"][0]
+    assert first["id"] == "small-pull-requests" and first["why"]["keyword_terms"] == ["small", "pull", "requests"]
+    assert {"score", "effective_confidence", "title", "text"} <= set(first)
+
+
+def test_filters_and_budget(cli, root):
+    d = cli("--vault", root, "recall", "tests", "--json", "--kind", "convention", "--kind", "workflow",
+            "--scope", "billing", "--min-confidence", "0.3").json()
+    assert d["results"] and {h["kind"] for h in d["results"]} <= {"convention", "workflow"}
+    d = cli("--vault", root, "recall", "mocks in tests", "--json", "--inactive", "--observations").json()
+    assert "likes-mocks" in [h["id"] for h in d["results"]]
+    md = cli("--vault", root, "recall", "how do they work", "--budget", "60").out
+    assert md.startswith("## ") and estimate_tokens(md) <= 60
+    assert cli("--vault", root, "recall", "how do they work", "--budget", "3").out == ""
+
+
+def test_queries_file(cli, root, tmp_path):
+    f = tmp_path / "q.txt"
+    f.write_text("small pull requests\n\n# a comment\n"
+                 '{"query": "tests", "kind": "convention", "limit": 1, "id": "t1"}\n'
+                 '{"query": ""}\n{oops\n{"query": "x", "since": "never"}\n', encoding="utf-8")
+    r = cli("--vault", root, "recall", "--queries", f, "--limit", "3")
+    assert r.code == 0, r.err
+    rows = [json.loads(ln) for ln in r.out.splitlines()]
+    assert [row["line"] for row in rows] == [1, 4, 5, 6, 7]
+    assert rows[0]["results"][0]["id"] == "small-pull-requests" and len(rows[0]["results"]) == 3
+    assert rows[1]["id"] == "t1" and [h["kind"] for h in rows[1]["results"]] == ["convention"]
+    assert "empty" in rows[2]["error"] and "invalid JSON" in rows[3]["error"] and "date" in rows[4]["error"]
+    r = cli("--vault", root, "recall", "--queries", "-", "--json", stdin="commit messages\n")
+    assert json.loads(r.out)["results"][0]["id"] == "conventional-commits"
+
+
+def test_errors_are_messages_not_tracebacks(cli, root, tmp_path):
+    for args, code, words in [
+        (("recall", ""), 2, "empty"),
+        (("recall",), 2, "give a QUERY"),
+        (("recall", "x", "--queries", "f"), 2, "give a QUERY"),
+        (("recall", "x", "--since", "2026-02-30"), 2, "YYYY-MM-DD"),
+        (("recall", "x", "--min-confidence", "3"), 2, "between 0 and 1"),
+        (("recall", "x", "--mode", "vibes"), 2, "mode"),
+        (("recall", "x", "--queries", tmp_path / "missing.txt"), 2, "give a QUERY"),
+        (("recall", "x", "--chroma-url", f"http://127.0.0.1:{free_port()}"), 1, "cannot reach the Chroma server"),
+        (("recall", "x", "--embedder", "bert"), 1, "unknown embedder"),
+    ]:
+        r = cli("--vault", root, *args)
+        assert r.code == code and words in r.err and "Traceback" not in r.err, (args, r.err)
+    r = cli("--vault", tmp_path / "nowhere", "recall", "x")
+    assert r.code == 1 and "no vault" in r.err
+
+
+def test_index_commands(cli, root):
+    st = cli("--vault", root, "index", "status", "--json").json()
+    assert st["exists"] is False and st["stale"] is True
+    assert "No index yet" in cli("--vault", root, "index", "status").out
+    rep = cli("--vault", root, "index", "rebuild", "--json").json()
+    assert rep["action"] == "rebuilt" and rep["items"] == 10
+    assert cli("--vault", root, "index", "sync", "--json").json()["action"] == "unchanged"
+    (root / "beliefs" / "terse-answers.md").unlink()
+    out = cli("--vault", root, "index", "status").out
+    assert "deleted  beliefs/terse-answers.md" in out and "Stale" in out
+    assert "Synced 1 changed file" in cli("--vault", root, "index", "sync").out
+    (root / ".epimem" / "recall" / "table.json").write_text("garbage")
+    r = cli("--vault", root, "recall", "commit messages", "--no-sync")
+    assert r.code == 0 and "rebuilding" in r.err and "Traceback" not in r.err
+    assert r.out.startswith("1. conventional-commits")
+
+
+def test_fresh_process(root):
+    """`epimem recall` as a new process (the 2.5 s budget at 10k is in bench/bench_recall.py)."""
+    cmd = [sys.executable, "-m", "epimem", "--vault", str(root), "recall", "commit messages", "--json"]
+    subprocess.run(cmd, capture_output=True, timeout=60, check=True)  # builds the index
+    t = time.perf_counter()
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    assert time.perf_counter() - t < 5.0
+    assert out.returncode == 0 and json.loads(out.stdout)["results"][0]["id"] == "conventional-commits"
