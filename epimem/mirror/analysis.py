@@ -143,7 +143,6 @@ class Flagged:
     stored: float
     effective: float
     days: int                # days since confirmed (or first); for unknown: days since first
-    detail: str
 
 
 @dataclass(frozen=True)
@@ -504,21 +503,20 @@ def dormancy_flags(beliefs: list[Belief], views: dict[str, BeliefView], today: d
         v = views[b.id]
         days = rules.days_since_confirmed(b, today)
 
-        def flag(detail: str, d: int = days) -> Flagged:
-            return Flagged(b.id, b.title, b.permanence, v.stored, v.effective, d, detail)
+        def flag(d: int = days) -> Flagged:
+            return Flagged(b.id, b.title, b.permanence, v.stored, v.effective, d)
 
         drop = round(v.stored - v.effective, 3)
         if drop > params.dormancy_drop + 1e-9:
-            decayed.append(flag(f"{v.stored:.2f} → {v.effective:.2f} after {days} days "
-                                f"without confirmation"))
+            decayed.append(flag())
         if b.confirmed is None:
-            never.append(flag(f"recorded {days} days ago, never confirmed"))
+            never.append(flag())
         if b.permanence == "unknown":
             age = max(0, (today - b.first).days)
             if age >= params.unknown_days:
-                unknown.append(flag(f"permanence unknown for {age} days", age))
+                unknown.append(flag(age))
         if b.permanence == "situational" and days >= sit_days:
-            situational.append(flag(f"situational, unconfirmed for {days} days"))
+            situational.append(flag())
     return Dormancy(
         decayed=tuple(sorted(decayed, key=lambda f: (-(f.stored - f.effective), f.id))),
         never_confirmed=tuple(sorted(never, key=lambda f: (-f.days, f.id))),
@@ -590,62 +588,52 @@ def belief_candidates(unconnected: tuple[ObservationView, ...], min_size: int = 
     """Groups of `new` observations that describe the same pattern.
 
     Two observations are alike when they share at least two content words and
-    their word sets overlap by a quarter (Jaccard). Groups are the connected
-    components of that relation, so A~B and B~C put A, B, C together."""
-    items = [o for o in unconnected if o.reason == "new"]
+    their word sets overlap by a quarter (Jaccard). Grouping is leader-based:
+    in date order, each observation joins the group whose first observation it
+    is most alike, or starts a new one. Unlike chaining (A~B, B~C), a group
+    cannot drift from its first observation into an unrelated pattern."""
+    items = sorted((o for o in unconnected if o.reason == "new"), key=lambda o: (o.date, o.id))
     pairs = [tx.words(f"{o.suggests} {o.evidence}") for o in items]
     toks = [frozenset(s for s, _ in ws) for ws in pairs]
-    parent = list(range(len(items)))
-
-    def find(i: int) -> int:
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
-
-    postings: dict[str, list[int]] = defaultdict(list)
+    leaders: list[int] = []                 # item index of each group's first observation
+    members: list[list[int]] = []
+    index: dict[str, list[int]] = defaultdict(list)   # word -> groups whose leader has it
     for i, t in enumerate(toks):
-        for w in t:
-            postings[w].append(i)
-    # Only rarer words propose pairs: a word in most entries links everything
-    # and costs quadratic time, while the similarity test still counts it.
-    cap = max(50, len(items) // 10)
-    for a in range(len(items)):
+        best, best_j = -1, 0.0
         near: set[int] = set()
-        ta = toks[a]
-        for w in ta:
-            idx = postings[w]
-            if len(idx) <= cap:
-                near.update(idx)
-        for b in near:
-            if b <= a:
+        for w in t:
+            near.update(index.get(w, ()))
+        for g in sorted(near):
+            lt = toks[leaders[g]]
+            inter = len(t & lt)
+            if inter < 2:
                 continue
-            tb = toks[b]
-            inter = len(ta & tb)
-            if inter >= 2 and inter / (len(ta) + len(tb) - inter) >= 0.25:
-                ra, rb = find(a), find(b)
-                if ra != rb:
-                    parent[max(ra, rb)] = min(ra, rb)
-    groups: dict[int, list[int]] = defaultdict(list)
-    for i in range(len(items)):
-        groups[find(i)].append(i)
+            j = inter / (len(t) + len(lt) - inter)
+            if j >= 0.25 and j > best_j + 1e-12:
+                best, best_j = g, j
+        if best >= 0:
+            members[best].append(i)
+            continue
+        leaders.append(i)
+        members.append([i])
+        for w in t:
+            index[w].append(len(leaders) - 1)
     out = []
-    for members in groups.values():
-        if len(members) < min_size:
+    for group in members:
+        if len(group) < min_size:
             continue
         seen: dict[str, Counter] = {}
-        for i in members:
+        for i in group:
             for st, w in pairs[i]:
                 seen.setdefault(st, Counter())[w] += 1
         labels = {st: sorted(c.items(), key=lambda kv: (-kv[1], kv[0]))[0][0]
                   for st, c in seen.items()}
-        counts = Counter(w for i in members for w in toks[i])
+        counts = Counter(w for i in group for w in toks[i])
         shared = [w for w, c in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])) if c >= 2]
-        latest = max(members, key=lambda i: (items[i].date, items[i].id))
         out.append(Candidate(
-            observations=tuple(items[i].id for i in sorted(members, key=lambda i: (items[i].date, items[i].id))),
+            observations=tuple(items[i].id for i in group),
             words=tuple(labels.get(w, w) for w in shared[:4]),
-            example=items[latest].suggests or items[latest].evidence))
+            example=items[group[-1]].suggests or items[group[-1]].evidence))
     return tuple(sorted(out, key=lambda c: (-len(c.observations), c.observations[0])))
 
 
