@@ -20,6 +20,7 @@ import json
 import math
 import os
 import sys
+import time
 from datetime import date
 
 CACHE_VERSION = 1
@@ -61,13 +62,17 @@ def signature(root: str | os.PathLike) -> dict[str, int]:
 
 def effective(rec: dict, today: date, params: dict) -> float:
     """Rule 7 on a cache record; equal to `rules.effective_confidence` (tested)."""
-    stored = rec["confidence"]
-    if rec.get("pinned"):
+    return decayed(rec["confidence"], rec["permanence"], rec["first"], rec.get("confirmed"),
+                   rec.get("pinned", False), today, params)
+
+
+def decayed(stored: float, permanence: str, first: str, confirmed: str | None, pinned: bool,
+            today: date, params: dict) -> float:
+    if pinned:
         return stored
     decay = params["decay"]
-    lam = decay.get(rec["permanence"], decay.get("unknown", 0.010))
-    anchor = date.fromisoformat(rec.get("confirmed") or rec["first"])
-    days = max(0, (today - anchor).days)
+    lam = decay.get(permanence, decay.get("unknown", 0.010))
+    days = max(0, (today - date.fromisoformat(confirmed or first)).days)
     return max(stored * math.exp(-lam * days), min(stored, params["decay_floor"]))
 
 
@@ -108,13 +113,19 @@ def gist(statement: str, limit: int = GIST_CHARS) -> str:
     return text
 
 
+# A record's fields, in the order the index stores them (lists load faster than dicts).
+FIELDS = ("id", "title", "gist", "kind", "basis", "confidence", "permanence", "first", "confirmed",
+          "pinned", "scope", "tags")
+
+
+def record_row(b) -> list:
+    return [b.id, b.title, gist(b.statement), b.kind, b.basis, round(b.confidence, 2), b.permanence,
+            b.first.isoformat(), b.confirmed.isoformat() if b.confirmed else None, b.pinned, b.scope,
+            list(b.tags)]
+
+
 def record(b) -> dict:
-    return {
-        "id": b.id, "title": b.title, "gist": gist(b.statement), "kind": b.kind,
-        "basis": b.basis, "confidence": round(b.confidence, 2), "permanence": b.permanence,
-        "first": b.first.isoformat(), "confirmed": b.confirmed.isoformat() if b.confirmed else None,
-        "pinned": b.pinned, "scope": b.scope, "tags": list(b.tags),
-    }
+    return dict(zip(FIELDS, record_row(b)))
 
 
 def params_record(params) -> dict:
@@ -122,6 +133,33 @@ def params_record(params) -> dict:
         "decay": dict(params.decay), "decay_floor": params.decay_floor,
         "dormancy_days": params.dormancy_days, "review_every_days": params.review_every_days,
         "tiers": [[n, low] for n, low in params.tiers],
+    }
+
+
+def rank_records(rows, prm: dict, today: date, *, sig: dict | None = None, total: int | None = None,
+                 problems: int = 0, per_scope: int = PER_SCOPE) -> dict:
+    """The cache from the rows (`FIELDS` order) of the active beliefs: per scope, the best first."""
+    import heapq  # not needed by the hook, which only reads the result
+
+    groups: dict[str, list[tuple[float, list]]] = {}
+    active = 0
+    for r in rows:
+        active += 1
+        eff = decayed(r[5], r[6], r[7], r[8], r[9], today, prm)
+        groups.setdefault(r[10] or "global", []).append((eff, r))
+    ranked: dict[str, list[dict]] = {}
+    for scope, items in groups.items():
+        best = heapq.nsmallest(per_scope, items, key=lambda x: (-x[0], -x[1][5], x[1][0]))
+        ranked[scope] = [dict(zip(FIELDS, r)) for _, r in best]
+    return {
+        "version": CACHE_VERSION,
+        "built": today.isoformat(),
+        "signature": sig or {},
+        "params": prm,
+        "counts": {"beliefs": active if total is None else total, "active": active, "problems": problems,
+                   "scopes": {s: len(v) for s, v in groups.items()}},
+        "global": ranked.pop("global", []),
+        "scopes": ranked,
     }
 
 
@@ -133,65 +171,100 @@ def build_context_cache(beliefs, params, today: date, *, sig: dict | None = None
     slowly, so a ranking made at the last write is still right at the next
     session start; the hook re-ranks the kept records with today's date.
     """
-    prm = params_record(params)
-    groups: dict[str, list[tuple[float, dict]]] = {}
-    active = 0
-    for b in beliefs:
-        if b.status != "active":
-            continue
-        active += 1
-        rec = record(b)
-        groups.setdefault(b.scope or "global", []).append((effective(rec, today, prm), rec))
-    ranked: dict[str, list[dict]] = {}
-    for scope, items in groups.items():
-        items.sort(key=lambda x: (-x[0], -x[1]["confidence"], x[1]["id"]))
-        ranked[scope] = [rec for _, rec in items[:per_scope]]
-    return {
-        "version": CACHE_VERSION,
-        "built": today.isoformat(),
-        "signature": sig or {},
-        "params": prm,
-        "counts": {"beliefs": len(beliefs), "active": active, "problems": problems,
-                   "scopes": {s: len(v) for s, v in groups.items()}},
-        "global": ranked.pop("global", []),
-        "scopes": ranked,
-    }
+    rows = [record_row(b) for b in beliefs if b.status == "active"]
+    return rank_records(rows, params_record(params), today, sig=sig, total=len(beliefs),
+                        problems=problems, per_scope=per_scope)
 
 
 # --- I/O -------------------------------------------------------------------------------
 
-def write_context_cache(root: str | os.PathLike, cache: dict) -> None:
-    """Atomic: the hook reads the old cache or the new one, never half of one."""
-    path = cache_path(root)
+def _atomic_json(path: str, data) -> None:
     os.makedirs(os.path.dirname(path), exist_ok=True)
     tmp = f"{path}.{os.getpid()}.tmp"
     try:
+        text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))  # the C encoder
         with open(tmp, "w", encoding="utf-8") as fh:
-            json.dump(cache, fh, ensure_ascii=False, separators=(",", ":"))
+            fh.write(text)
         os.replace(tmp, path)
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
 
 
-def refresh_context(root: str | os.PathLike, today: date | None = None) -> dict:
-    """Rebuild `.epimem/context.json` from the vault's files (called after every write)."""
+def write_context_cache(root: str | os.PathLike, cache: dict) -> None:
+    """Atomic: the hook reads the old cache or the new one, never half of one."""
+    _atomic_json(cache_path(root), cache)
+
+
+INDEX_NAME = "context-index.json"
+INDEX_VERSION = 1
+# A file rewritten twice within the filesystem's mtime granularity keeps its
+# (mtime, size): entries this young are re-read rather than trusted.
+_SETTLE_NS = 2_000_000_000
+
+
+def _read_index(root: str) -> dict:
+    try:
+        with open(os.path.join(root, ".epimem", INDEX_NAME), encoding="utf-8") as fh:
+            raw = json.load(fh)
+        if raw.get("version") == INDEX_VERSION and isinstance(raw.get("files"), dict):
+            return raw
+    except (OSError, ValueError, AttributeError):
+        pass
+    return {"version": INDEX_VERSION, "written": 0, "files": {}}
+
+
+def refresh_context(root: str | os.PathLike, today: date | None = None,
+                    changed: list[str] | tuple[str, ...] | set[str] | None = None) -> dict:
+    """Bring `.epimem/context.json` up to date with the vault's files (after every write).
+
+    Incremental: `.epimem/context-index.json` keeps one compact record per
+    belief file with its (mtime, size). With `changed` (the vault-relative
+    paths a write just made) only those files are read again; without it,
+    every file's (mtime, size) is checked and only the ones that differ are
+    parsed. Either way a write to a 10,000-belief vault costs a re-rank, not
+    a parse of the vault.
+    """
     from .clock import ClockError, today as clock_today
     from .vault import Vault
 
     vault = Vault(root)
+    root_s = str(vault.root)
     # Taken before reading, so a write that lands while we read leaves the
     # cache marked stale rather than looking current.
-    sig = signature(vault.root)
+    sig = signature(root_s)
     if today is None:
         try:
             today = clock_today()
         except ClockError:
             today = date.today()
     params, _ = vault.params()
-    beliefs, problems = vault.load_beliefs()
-    cache = build_context_cache(beliefs, params, today, sig=sig, problems=len(problems))
-    write_context_cache(vault.root, cache)
+    index = _read_index(root_s)
+    bdir = os.path.join(root_s, "beliefs")
+    if changed is not None and index["files"]:
+        files = dict(index["files"])
+        ids = {p[len("beliefs/"):-3] for p in changed if p.startswith("beliefs/") and p.endswith(".md")}
+        for bid in ids:
+            path = os.path.join(bdir, bid + ".md")
+            try:
+                st = os.stat(path)
+            except FileNotFoundError:
+                files.pop(bid, None)
+                continue
+            files[bid] = [st.st_mtime_ns, st.st_size, _row(path, bid)]
+        dirty = bool(ids)
+    else:
+        files, dirty = _scan(bdir, index)
+    if dirty or len(files) != len(index["files"]):
+        try:
+            _atomic_json(os.path.join(root_s, ".epimem", INDEX_NAME),
+                         {"version": INDEX_VERSION, "written": time.time_ns(), "files": files})
+        except OSError:
+            pass  # a read-only vault still gets its context below
+    rows = [v[2] for v in files.values() if v[2]]
+    problems = sum(1 for v in files.values() if v[2] is None)
+    cache = rank_records(rows, params_record(params), today, sig=sig, total=len(files), problems=problems)
+    write_context_cache(root_s, cache)
     return cache
 
 
@@ -200,10 +273,10 @@ def update_context(root: str | os.PathLike, changed, params, today: date,
     """Fold the beliefs one write changed into the cache, without reading the vault.
 
     A full rebuild reads 10,000 beliefs; an observation touches three. The
-    update is exact for the changed beliefs; a belief that leaves a top list
-    is not replaced by the next one until the next full rebuild, which is the
-    hook's background refresh or any later rebuild. If anything else changed
-    since the cache was built (`sig_before` differs), rebuild fully instead.
+    update is exact for the changed beliefs. If anything else changed since
+    the cache was built (`sig_before` differs), or a top list has lost beliefs
+    that the next ones should replace, it falls back to `refresh_context`
+    (incremental through its index, so still no parse of the vault).
     """
     cache = read_context_cache(root)
     prm = params_record(params)
@@ -222,14 +295,58 @@ def update_context(root: str | os.PathLike, changed, params, today: date,
             scope = b.scope or "global"
             groups.setdefault(scope, []).append(record(b))
             touched.add(scope)
+    sizes = (cache.get("counts") or {}).get("scopes") or {}
     for scope in touched:
         groups[scope].sort(key=lambda r: (-effective(r, today, prm), -r["confidence"], r["id"]))
         del groups[scope][PER_SCOPE:]
+        if len(groups[scope]) < min(PER_SCOPE, sizes.get(scope, 0)):
+            return refresh_context(root, today)  # a belief left the list: the next one moves up
     cache["global"] = groups.pop("global")
     cache["scopes"] = groups
     cache["signature"] = signature(root)
     write_context_cache(root, cache)
     return cache
+
+
+def _row(path: str, bid: str):
+    """The index entry of one belief file: its row, 0 when not active, None when unreadable."""
+    from .core.ids import IdError, check_id
+    from .core.notes import NoteError, parse_belief
+
+    try:
+        check_id(bid)
+        with open(path, encoding="utf-8") as fh:
+            b = parse_belief(fh.read(), bid)
+    except (IdError, NoteError, OSError, UnicodeDecodeError):
+        return None  # reported by `epimem validate`; counted here
+    return record_row(b) if b.status == "active" else 0
+
+
+def _scan(bdir: str, index: dict) -> tuple[dict[str, list], bool]:
+    old = index["files"]
+    trusted_before = index.get("written", 0) - _SETTLE_NS
+    files: dict[str, list] = {}
+    dirty = False
+    try:
+        entries = list(os.scandir(bdir))
+    except FileNotFoundError:
+        entries = []
+    for entry in entries:
+        name = entry.name
+        if not name.endswith(".md") or name.startswith("."):
+            continue
+        bid = name[:-3]
+        try:
+            st = entry.stat()
+        except FileNotFoundError:
+            continue
+        hit = old.get(bid)
+        if hit is not None and hit[0] == st.st_mtime_ns and hit[1] == st.st_size and st.st_mtime_ns < trusted_before:
+            files[bid] = hit
+            continue
+        dirty = True
+        files[bid] = [st.st_mtime_ns, st.st_size, _row(entry.path, bid)]
+    return files, dirty
 
 
 def main(argv: list[str] | None = None) -> int:
