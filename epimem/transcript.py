@@ -247,7 +247,8 @@ def statement_items(statements: list[Statement], *, session: str = "", beliefs=(
         quoted = st.text.replace('"', "'")
         item = {
             "evidence": f'Said in a Claude Code session: "{quoted}"',
-            "suggests": f"A stated {st.kind}, in the user's words (self-report).",
+            # becomes the statement of a new belief: what was said, marked as said
+            "suggests": f"Stated by the user: {st.title[0].lower() + st.title[1:]}.",
             "therefore": "Follow it in similar work unless told otherwise; behaviour may still differ.",
             "basis": "self-report", "source": source,
         }

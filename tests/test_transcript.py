@@ -100,6 +100,7 @@ def test_items_for_observe(t):
     assert items[1]["kind"] == "convention" and items[1]["permanence"] == "unknown"
     assert all(i["basis"] == "self-report" and i["session"] == t.session for i in items)
     assert items[0]["evidence"] == 'Said in a Claude Code session: "I prefer small commits, one concern each."'
+    assert items[1]["suggests"] == "Stated by the user: always run the full test suite before you commit."
 
 
 def test_condensed_keeps_start_and_end():
