@@ -251,8 +251,19 @@ def observe_from_transcript(memory, path, use_llm: bool = False, *, session: str
 
 
 def session_observation_count(memory, session: str) -> int:
-    obs, _ = memory.vault.load_observations()
-    return sum(1 for o in obs if o.session == session)
+    """Observations already recorded for a session (it spans this month's log and the last)."""
+    from datetime import timedelta
+
+    from .core.notes import parse_observations
+
+    today = memory.today
+    months = {f"{today:%Y-%m}.md", f"{today.replace(day=1) - timedelta(days=1):%Y-%m}.md"}
+    n = 0
+    for p in memory.vault.observation_files():
+        if p.name in months:
+            obs, _ = parse_observations(p.read_text(encoding="utf-8"))
+            n += sum(1 for o in obs if o.session == session)
+    return n
 
 
 def record_from_transcript(memory, path, use_llm: bool = False, *, session: str | None = None,

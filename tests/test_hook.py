@@ -310,6 +310,15 @@ def test_scope_matching(tmp_path):
     assert not hook.scope_matches("other", proj, proj)
 
 
+def test_default_vault_is_the_vaults_default(monkeypatch):
+    from epimem.vault import resolve_root
+
+    monkeypatch.delenv("EPIMEM_VAULT", raising=False)
+    assert hook.resolve_root(None) == str(resolve_root(None))
+    monkeypatch.setenv("EPIMEM_VAULT", "~/notes/v")
+    assert hook.resolve_root(None) == str(resolve_root(None))
+
+
 def test_render_without_anything_is_one_line():
     text = hook.render_context(None, None, cwd="/", today=date.fromisoformat(TODAY))
     assert text == "epimem: the user's epimem vault."

@@ -268,8 +268,8 @@ def test_skill_data_commands_run(home, tmp_path):
     r = run(home, "skill", "observe", "--session", "abc", vault=vault)
     assert r.returncode == 0, r.stderr
     assert "epimem vault" in r.stdout and "0 observation(s) recorded" in r.stdout
-    for mode in ("", "audit", "gut-check", "interview", "nonsense"):
-        r = run(home, "skill", "mirror", *([mode] if mode else []), vault=vault)
+    for mode in ("", "audit", "gut-check", "interview please", "nonsense"):
+        r = run(home, "skill", "mirror", *mode.split(), vault=vault)
         assert r.returncode == 0, (mode, r.stderr)
         assert r.stdout.strip()
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Optional
+from typing import List, Optional
 
 import typer
 
@@ -185,11 +185,14 @@ MODES = ("portrait", "audit", "gut-check", "interview")
 
 
 def skill_mirror(ctx: typer.Context,
-                 mode: Optional[str] = typer.Argument(None, help="portrait (default), audit, gut-check or interview.")):
+                 words: Optional[List[str]] = typer.Argument(None, metavar="[MODE]",
+                                                             help="portrait (default), audit, gut-check or "
+                                                                  "interview; later words are ignored.")):
     """What /mirror starts from: the chosen mode's markdown (a portrait when none is given)."""
     from . import mirror
 
-    mode = (mode or "portrait").strip().lower()
+    # `/mirror audit please` hands the skill every word the user typed
+    mode = (words[0] if words else "portrait").strip().lower()
     if mode not in MODES:
         typer.echo(f"Unknown mode {mode!r}: /mirror takes one of {', '.join(MODES)} (nothing, for the portrait).")
         return
