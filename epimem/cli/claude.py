@@ -13,7 +13,7 @@ from typing import List, Optional
 
 import typer
 
-from .common import emit_json, fail, memory, state, warn
+from .common import emit_json, fail, memory, state
 
 
 # --- hook ---------------------------------------------------------------------------------
