@@ -347,6 +347,10 @@ def test_portrait_brief():
     assert p.empty is False and p.beliefs == 7 and p.observations == 7
     # The strongest beliefs about character and drive: a trait and a value.
     assert [v.id for v in p.person] == ["thinks-aloud", "values-craft"]
+    assert [v.effective for v in p.person] == [EFF["thinks-aloud"], EFF["values-craft"]]
+    assert p.person[0].why == "confirmed once, challenged once: drafted two plans"
+    # workflow: one belief, and it is speculative (tests-first, 0.20).
+    assert [s.beliefs for s in p.blind_spots] == [0, 0, 1, 0, 0, 0]
     assert [(s.kind, s.reason) for s in p.blind_spots] == [
         ("motivation", "none"), ("identity", "none"), ("workflow", "guesses only"),
         ("decision", "none"), ("antipattern", "none"), ("fact", "none")]
@@ -358,6 +362,9 @@ def test_portrait_brief():
                                  "speculative": "I'm guessing"}
     covered = [m for t in p.themes for m in t.members]
     assert len(covered) == len(set(covered))
+    assert all(t.size == len(t.members) for t in p.themes)
+    for t in p.themes:
+        assert [v.effective for v in t.beliefs] == sorted((EFF[m] for m in t.members), reverse=True)[:5]
 
 
 def test_themes_prefer_tags_then_shared_words_then_kinds():
