@@ -4,7 +4,7 @@ import ast
 from pathlib import Path
 
 PKG = Path(__file__).resolve().parent.parent / "epimem"
-IO_LIBS = {"git", "chromadb", "typer", "anthropic", "watchfiles", "wordllama", "subprocess", "httpx"}
+IO_LIBS = {"git", "chromadb", "typer", "anthropic", "watchfiles", "wordllama", "subprocess", "httpx", "httpx2"}
 
 
 def imports(path: Path) -> set[str]:

@@ -15,6 +15,8 @@ class IdError(ValueError):
 
 
 def slugify(text: str, max_len: int = 60) -> str:
+    # "Don't" → "dont", not "don-t": an apostrophe joins a word, it does not split it.
+    text = re.sub(r"(\w)['’](\w)", r"\1\2", text)
     norm = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
     s = re.sub(r"[^a-z0-9]+", "-", norm.lower()).strip("-")
     s = s[:max_len].rstrip("-")
