@@ -192,7 +192,7 @@ def portrait_cmd(ctx: typer.Context, as_json: bool = JSON_OPT, as_md: bool = MD_
                                           help="Ask Claude to write the prose (needs ANTHROPIC_API_KEY)."),
                  model: Optional[str] = typer.Option(None, "--model",
                                                      help="Claude model for --llm (default: mirror_model "
-                                                          "in epistemology.md, else claude-sonnet-4-5)."),
+                                                          "in epistemology.md, else claude-sonnet-4-6)."),
                  timeout: float = typer.Option(60.0, "--timeout", help="Seconds to wait for Claude.")):
     """A character study: the person, themes, blind spots, contradictions, one question."""
     from ..mirror import analysis, render

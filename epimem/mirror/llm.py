@@ -19,7 +19,7 @@ from ..core.redact import redact
 from .analysis import AREAS, BeliefView, PortraitBrief
 from .phrase import CERTAINTY_WORDS
 
-DEFAULT_MODEL = "claude-sonnet-4-5"
+DEFAULT_MODEL = "claude-sonnet-4-6"
 DEFAULT_TIMEOUT = 60.0
 MAX_TOKENS = 1500
 
