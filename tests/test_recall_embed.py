@@ -2,7 +2,6 @@
 
 import logging
 import shutil
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -35,16 +34,23 @@ def test_long_and_mixed_length_batches(wl):
     assert np.allclose(v[2], v[3]) and np.allclose(wl.embed(["short"])[0], v[0], atol=1e-6)
 
 
-def test_a_modified_model_file_is_refused(monkeypatch, tmp_path):
-    import wordllama
+def test_same_vectors_as_the_wordllama_package(wl):
+    """Reading the files directly must compute what WordLlama.load(...).embed does."""
+    pkg = embed._import_wordllama()
+    model = pkg.WordLlama.load(cache_dir=embed.wordllama_folder(), disable_download=True)
+    texts = ["Keeps pull requests small", "日本語のテキスト", "word " * 300, "Prefers SQL over an ORM"]
+    ref = model.embed(texts, norm=True)
+    assert np.allclose(wl.embed(texts), ref, atol=1e-5)
 
+
+def test_a_modified_model_file_is_refused(monkeypatch, tmp_path):
     fake = tmp_path / "wordllama"
-    src = Path(wordllama.__file__).parent
+    src = embed.wordllama_folder()
     (fake / "weights").mkdir(parents=True)
     (fake / "tokenizers").mkdir()
     shutil.copy(src / "tokenizers" / "l2_supercat_tokenizer_config.json", fake / "tokenizers")
     (fake / "weights" / "l2_supercat_256.safetensors").write_bytes(b"not the pinned weights")
-    monkeypatch.setattr(wordllama, "__file__", str(fake / "__init__.py"))
+    monkeypatch.setattr(embed, "wordllama_folder", lambda: fake)
     with pytest.raises(EmbedderError, match="not the pinned one"):
         WordLlamaEmbedder()
     (fake / "weights" / "l2_supercat_256.safetensors").unlink()

@@ -198,7 +198,6 @@ class State:
     manifest: dict
     table: Table
     lexical: LexicalIndex
-    files: dict[str, list[str]]     # rel → item keys
 
     @property
     def stamp(self) -> str:
@@ -252,20 +251,19 @@ def load_state(paths: Paths, attempts: int = 3) -> State:
         lex_stamp = str(arrays.pop("stamp", np.array([""]))[0])
         if t.get("stamp") == manifest["stamp"] == lex_stamp:
             try:
-                table = Table(t["rows"], t["digests"])
+                table = Table.from_json(t)
                 lexical = LexicalIndex.from_arrays(t["terms"], arrays)
-            except (KeyError, TypeError, IndexError) as e:
-                raise Corrupt(f"the index table is damaged ({e})") from None
-            if lexical.n_docs != len(table):
+            except (KeyError, TypeError, IndexError, AttributeError) as e:
+                raise Corrupt(f"the index table is damaged ({type(e).__name__}: {e})") from None
+            if lexical.n_docs != len(table) or len(table.text_digests) != len(table):
                 raise Corrupt("the index table and the keyword index disagree")
-            return State(manifest, table, lexical, t["files"])
+            return State(manifest, table, lexical)
         last = "the index files are from different versions (a write was interrupted)"
         time.sleep(0.05 * (i + 1))  # a writer may be between two renames
     raise Corrupt(last)
 
 
-def save_state(paths: Paths, manifest: dict, table: Table, lexical: LexicalIndex,
-               files: dict[str, list[str]]) -> str:
+def save_state(paths: Paths, manifest: dict, table: Table, lexical: LexicalIndex) -> str:
     import io
 
     import numpy as np
@@ -276,8 +274,7 @@ def save_state(paths: Paths, manifest: dict, table: Table, lexical: LexicalIndex
     buf = io.BytesIO()
     np.savez(buf, stamp=np.array([stamp]), **lexical.arrays())
     _atomic_bytes(paths.lexical, buf.getvalue())
-    _atomic_bytes(paths.table, _dumps({"stamp": stamp, "rows": table.rows, "digests": table.text_digests,
-                                       "terms": lexical.terms, "files": files}))
+    _atomic_bytes(paths.table, _dumps({"stamp": stamp, "terms": lexical.terms, **table.to_json()}))
     _atomic_bytes(paths.manifest, _dumps(manifest))  # last: it is what readers open first
     return stamp
 
@@ -378,7 +375,7 @@ def _metadata(it: Item, table: Table) -> dict:
     md = chroma_metadata(it)
     row = table.row_of.get(it.key)
     if row is not None:
-        for t in table.rows[row][8]:
+        for t in table.tags(row):
             flag = f"tag:{t}"[:120]
             if flag not in md:
                 md[flag] = None
@@ -570,7 +567,6 @@ class Index:
         manifest_files: dict[str, list] = {}
         problems: dict[str, list] = {}
         items: list[Item] = []
-        keys_by_file: dict[str, list[str]] = {}
         claimed: dict[str, str] = {}
         for rel in sorted(files_now):
             try:
@@ -584,16 +580,13 @@ class Index:
                 continue
             mt, size = files_now[rel]
             manifest_files[rel] = [mt, size, sha256_bytes(data)]
-            keys = []
             for it in parsed.items:
                 if it.key in claimed:
                     problems.setdefault(rel, []).append(
                         [1, f"duplicate {it.type} id '{it.id}' (also in {claimed[it.key]}); skipped"])
                     continue
                 claimed[it.key] = rel
-                keys.append(it.key)
                 items.append(it)
-            keys_by_file[rel] = keys
         timings["parse"] = time.perf_counter() - t
 
         collections = {}
@@ -611,7 +604,7 @@ class Index:
                     "store": self.config.store, "collections": names, "files": manifest_files,
                     "problems": problems, "items": len(items)}
         t = time.perf_counter()
-        self._saved(save_state(self.paths, manifest, table, lexical, keys_by_file))
+        self._saved(save_state(self.paths, manifest, table, lexical))
         timings["save"] = time.perf_counter() - t
         self._drop_collections(client, prefix, keep=set(names.values()))
         dt = time.perf_counter() - t0
@@ -727,7 +720,7 @@ class Index:
         files_meta = {**manifest["files"], **touched}
         problems = dict(manifest.get("problems") or {})
         table, lexical = state.table, state.lexical
-        files = {rel: list(keys) for rel, keys in state.files.items()}
+        files = table.files()
         rep = Report("synced")
 
         remove: set[str] = set()
@@ -753,16 +746,13 @@ class Index:
         claimed = {k: rel for rel, keys in files.items() for k in keys}
         incoming: dict[str, Item] = {}
         for rel, parsed in parsed_files.items():
-            keys = []
             for it in parsed.items:
-                if it.key in claimed or it.key in incoming:
-                    other = claimed.get(it.key) or rel
+                if it.key in claimed:
                     problems.setdefault(rel, []).append(
-                        [1, f"duplicate {it.type} id '{it.id}' (also in {other}); skipped"])
+                        [1, f"duplicate {it.type} id '{it.id}' (also in {claimed[it.key]}); skipped"])
                     continue
+                claimed[it.key] = rel
                 incoming[it.key] = it
-                keys.append(it.key)
-            files[rel] = keys
 
         # Decide per item: unchanged, metadata only, or text (re-embed).
         meta_only: list[Item] = []
@@ -776,7 +766,7 @@ class Index:
             if table.text_digests[row] != it.text_digest:
                 embed.append(it)
                 rep.updated += 1
-            elif table.rows[row] != to_row(it):
+            elif table.row(row) != to_row(it):
                 meta_only.append(it)
                 rep.updated += 1
             remove.discard(key)
@@ -788,7 +778,7 @@ class Index:
 
         # The table and BM25 rows: drop gone and re-embedded rows, patch
         # metadata-only rows in place, append the new ones.
-        rows = table.rows
+        rows = table.rows()
         digests = table.text_digests
         for it in meta_only:
             rows[table.row_of[it.key]] = to_row(it)
@@ -808,7 +798,7 @@ class Index:
         new_table = Table(rows, digests)
 
         manifest.update(files=files_meta, problems=problems, items=len(new_table))
-        self._saved(save_state(self.paths, manifest, new_table, lexical, files))
+        self._saved(save_state(self.paths, manifest, new_table, lexical))
         rep.items, rep.files = len(new_table), len(files_meta)
         rep.problems = _problems_from(manifest)
         return rep

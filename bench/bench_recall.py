@@ -1,0 +1,199 @@
+"""Recall speed at scale (medians), on a synthetic vault from bench/synth.py.
+
+    python bench/bench_recall.py                          # 10,000 beliefs + 50,000 observations
+    python bench/bench_recall.py --beliefs 2000 --observations 10000 --repeat 3
+    python bench/bench_recall.py --vault bench/out/vault-10k   # reuse a vault (it is not modified
+                                                               # except for one belief, restored after)
+
+Measures, against the targets of the recall issue:
+- `index rebuild` throughput (items/s), next to the raw speed of the
+  embedding model alone on the same texts, and the share of rebuild time
+  that is not embedding;
+- `index sync` with nothing changed, and with one belief file changed;
+- recall through the Python API with the model loaded (median of many queries);
+- `epimem recall` as a fresh process (median of several runs);
+- the bad inputs: a 100 KB query, an empty one, one in another script.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE))
+
+QUERIES = [
+    "how do they write and run tests", "what should I know before opening a pull request",
+    "how should errors be handled in this Go service", "naming conventions for variables",
+    "is it ok to deploy on a Friday", "how do they like answers to be written",
+    "should I add a new dependency for date parsing", "what do they think about microservices",
+    "how to run the database migration safely", "do they want a plan before big changes",
+    "logging format for the worker", "how do they estimate work", "caching strategy for exchange rates",
+    "feature flag cleanup", "on-call handover", "how do they give feedback",
+]
+
+
+def median_time(fn, repeat: int) -> tuple[float, list[float]]:
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return statistics.median(times), times
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--beliefs", type=int, default=10000)
+    ap.add_argument("--observations", type=int, default=50000)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--vault", help="use (or create) this synthetic vault instead of a temporary one")
+    ap.add_argument("--repeat", type=int, default=3, help="runs of each slow measurement (rebuild: 1)")
+    ap.add_argument("--rebuilds", type=int, default=1, help="how many rebuilds to take the median of")
+    ap.add_argument("--json", help="write the figures here")
+    args = ap.parse_args(argv)
+
+    import synth
+
+    tmp = None
+    if args.vault:
+        root = Path(args.vault).absolute()
+    else:
+        tmp = Path(tempfile.mkdtemp(prefix="epimem-bench-recall-"))
+        root = tmp / "vault"
+    env = {**os.environ, "EPIMEM_TODAY": "2026-11-30", "ANONYMIZED_TELEMETRY": "False"}
+    os.environ.update(EPIMEM_TODAY="2026-11-30")
+    out: dict = {"beliefs": args.beliefs, "observations": args.observations}
+    try:
+        if not (root / "beliefs").is_dir():
+            t = time.perf_counter()
+            synth.make_vault(root, n_beliefs=args.beliefs, n_observations=args.observations, seed=args.seed,
+                             labels_path=root.parent / (root.name + ".labels.json"), commit=False)
+            print(f"synthetic vault: {time.perf_counter() - t:.1f}s")
+
+        from epimem.recall.api import Recaller
+        from epimem.recall.embed import get_embedder
+        from epimem.recall.index import Index, parse_file, scan
+
+        # -- rebuild, beside the raw model -------------------------------------------------------
+        rebuilds = []
+        rep = None
+        for _ in range(args.rebuilds):
+            shutil.rmtree(root / ".epimem" / "recall", ignore_errors=True)
+            shutil.rmtree(root / ".epimem" / "chroma", ignore_errors=True)
+            from epimem.recall.index import release_embedded
+
+            release_embedded()
+            ix = Index(root)
+            t = time.perf_counter()
+            rep = ix.rebuild("benchmark")
+            rebuilds.append(time.perf_counter() - t)
+        rb = statistics.median(rebuilds)
+        items = rep.items
+        out["items"] = items
+        out["rebuild_s"] = rb
+        out["rebuild_items_per_s"] = items / rb
+        out["rebuild_timings"] = rep.timings
+        # the model alone, on the very texts the rebuild embedded
+        texts = []
+        for rel in sorted(scan(root)):
+            texts.extend(it.text for it in parse_file(rel, (root / rel).read_bytes()).items)
+        emb = get_embedder()
+        t = time.perf_counter()
+        for s in range(0, len(texts), 2048):
+            emb.embed(texts[s:s + 2048])
+        raw = time.perf_counter() - t
+        out["embed_only_s"] = raw
+        out["embed_only_items_per_s"] = len(texts) / raw
+        out["not_embedding_share"] = 1 - rep.timings.get("embed", raw) / rb
+        print(f"rebuild: {items} items in {rb:.1f}s = {items / rb:.0f} items/s "
+              f"(parse {rep.timings['parse']:.1f}s, embed {rep.timings['embed']:.1f}s, "
+              f"chroma {rep.timings['chroma']:.1f}s, keyword {rep.timings['keyword']:.1f}s, "
+              f"save {rep.timings['save']:.1f}s)")
+        print(f"model alone: {len(texts)} texts in {raw:.2f}s = {len(texts) / raw:.0f} items/s; "
+              f"{out['not_embedding_share']:.0%} of rebuild time is not embedding")
+
+        # -- sync, as fresh processes (what `epimem index sync` costs) ---------------------------------
+        cli = [sys.executable, "-m", "epimem", "--vault", str(root)]
+
+        def run(*a):
+            p = subprocess.run(cli + list(a), capture_output=True, text=True, env=env, timeout=600)
+            if p.returncode != 0:
+                raise RuntimeError(p.stderr)
+            return p.stdout
+
+        m, ts = median_time(lambda: run("index", "sync"), args.repeat)
+        out["sync_unchanged_s"] = m
+        print(f"index sync, nothing changed (fresh process): median {m:.2f}s {['%.2f' % x for x in ts]}")
+        target = sorted((root / "beliefs").glob("*.md"))[len(list((root / "beliefs").glob("*.md"))) // 2]
+        original = target.read_text(encoding="utf-8")
+
+        def one_change(i=[0]):
+            i[0] += 1
+            target.write_text(original.replace("\n## Evidence", f"\nEdited by hand, take {i[0]}.\n\n## Evidence", 1),
+                              encoding="utf-8")
+            s = json.loads(run("index", "sync", "--json"))
+            assert s["files_changed"] == [f"beliefs/{target.name}"], s
+
+        try:
+            m, ts = median_time(one_change, args.repeat)
+        finally:
+            target.write_text(original, encoding="utf-8")
+            run("index", "sync")
+        out["sync_one_file_s"] = m
+        print(f"index sync, one belief file changed (fresh process): median {m:.2f}s {['%.2f' % x for x in ts]}")
+
+        # -- recall ----------------------------------------------------------------------------------
+        r = Recaller(root)
+        r.recall("warm up")
+        lat = []
+        for _ in range(5):
+            for q in QUERIES:
+                t = time.perf_counter()
+                r.recall(q, limit=5)
+                lat.append(time.perf_counter() - t)
+        out["api_recall_ms_median"] = statistics.median(lat) * 1000
+        out["api_recall_ms_p95"] = sorted(lat)[int(len(lat) * 0.95)] * 1000
+        filt = []
+        for q in QUERIES:
+            t = time.perf_counter()
+            r.recall(q, limit=5, kind="preference", scope="billing-service", include_observations=True)
+            filt.append(time.perf_counter() - t)
+        out["api_recall_filtered_ms_median"] = statistics.median(filt) * 1000
+        print(f"API recall (model loaded): median {out['api_recall_ms_median']:.1f} ms, "
+              f"p95 {out['api_recall_ms_p95']:.1f} ms; with kind+scope filters and observations: "
+              f"median {out['api_recall_filtered_ms_median']:.1f} ms")
+        m, ts = median_time(lambda: run("recall", "how do they write and run tests", "--json"), args.repeat + 2)
+        out["fresh_recall_s"] = m
+        print(f"epimem recall as a fresh process: median {m:.2f}s {['%.2f' % x for x in ts]}")
+
+        # -- bad input ---------------------------------------------------------------------------------
+        big = ("retry payments with idempotency keys and write tests first " * 2000)[:100_000]
+        for name, q in (("100 KB query", big), ("Japanese query", "テストはいつ書きますか"),
+                        ("Russian query", "как они пишут тесты")):
+            t = time.perf_counter()
+            n = len(r.recall(q, limit=5).hits)
+            out[f"{name} ms"] = (time.perf_counter() - t) * 1000
+            print(f"{name}: {n} results in {(time.perf_counter() - t) * 1000:.0f} ms")
+        p = subprocess.run(cli + ["recall", ""], capture_output=True, text=True, env=env)
+        print(f"empty query: exit {p.returncode}, {p.stderr.strip()}")
+        if args.json:
+            Path(args.json).write_text(json.dumps(out, indent=2))
+    finally:
+        if tmp:
+            shutil.rmtree(tmp, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
