@@ -140,6 +140,7 @@ def test_similar_beliefs(sample):
     assert got[0]["id"] == "writes-failing-test-first"
     assert set(got[0]) >= {"id", "title", "score", "why"} and len(got) <= 3
     assert similar_beliefs(str(sample), "", limit=3) == []
+    assert similar_beliefs(str(sample), "Goes hiking in the mountains on weekends", limit=3) == []
 
 
 def test_batch(r):
@@ -149,3 +150,12 @@ def test_batch(r):
     assert rows[0]["results"][0]["id"] == "conventional-commits"
     assert rows[1]["id"] == "q2" and len(rows[1]["results"]) <= 2
     assert "empty" in rows[2]["error"] and "unknown key" in rows[3]["error"] and "error" in rows[4]
+
+
+def test_similar_beliefs_without_an_index_does_not_build_one(tmp_path):
+    dst = tmp_path / "v"
+    shutil.copytree(ROOT / "vault", dst, ignore=shutil.ignore_patterns(".epimem"))
+    got = similar_beliefs(str(dst), "Always writes a failing test before fixing the code", limit=3)
+    assert got[0]["id"] == "writes-failing-test-first" and got[0]["why"]
+    assert similar_beliefs(str(dst), "Goes hiking in the mountains on weekends", limit=3) == []
+    assert not (dst / ".epimem" / "recall").exists()

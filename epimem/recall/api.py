@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 from ..core.model import Problem
-from .bm25 import tokens_with_words
+from .bm25 import tokenize, tokens_with_words
 from .index import SUBDIRS, Config, Corrupt, Index, Report, State, read_config
 from .items import BELIEF, OBSERVATION
 from .rank import (Filters, Hit, QueryError, fuse, make_hit, passes, render_markdown,
@@ -34,6 +34,7 @@ DEPTH = 50            # candidates taken from each ranker before fusion
 IDS_LIMIT = 3000      # below this many allowed items, Chroma searches exactly those
 MAX_SEMANTIC = 2000   # the most neighbours asked of Chroma in one query
 MAX_QUERY_CHARS = 200_000
+SIMILAR_MIN = 0.3     # cosine similarity a "similar belief" must reach
 
 
 @dataclass
@@ -390,13 +391,65 @@ def similar_beliefs(memory_or_vault, text: str, limit: int = 3) -> list[dict]:
     mean one of these?" after adding a belief. Advice only: nothing is merged.
 
     Ranked by the same fusion as recall but without the confidence factor
-    (likeness, not strength, is the question). Returns dicts with id, title,
-    score, similarity and why.
+    (likeness, not strength, is the question), and only beliefs whose cosine
+    similarity reaches SIMILAR_MIN are listed: unrelated beliefs sit below 0.2
+    with the default model, paraphrases above 0.5. Uses the index when there is
+    one; otherwise (or when it cannot be used) compares in memory, so adding a
+    belief never waits for an index to be built. Returns dicts with id,
+    title, score, similarity and why.
     """
     if not isinstance(text, str) or not text.strip():
         return []
-    r = recaller(memory_or_vault)
-    hits = r.search(text, limit=limit, conf_weight=0.0, with_text=False)
-    return [{"id": h.id, "title": h.title, "score": round(h.score, 6),
-             "similarity": None if h.semantic_similarity is None else round(h.semantic_similarity, 4),
-             "why": h.why} for h in hits]
+    root, _ = _root_and_today(memory_or_vault)
+    from .index import IndexError_, Paths
+
+    out = None
+    if Paths(root).manifest.exists():
+        try:
+            hits = recaller(memory_or_vault).search(text, limit=limit, conf_weight=0.0, with_text=False)
+            out = [_similar_json(h.id, h.title, h.score, h.semantic_similarity, h.why) for h in hits]
+        except IndexError_:
+            pass
+    if out is None:
+        out = _similar_in_memory(root, text, limit)
+    return [d for d in out if (d["similarity"] or 0.0) >= SIMILAR_MIN]
+
+
+def _similar_json(bid, title, score, sim, why) -> dict:
+    return {"id": bid, "title": title, "score": round(score, 6),
+            "similarity": None if sim is None else round(sim, 4), "why": why}
+
+
+def _similar_in_memory(root: Path, text: str, limit: int) -> list[dict]:
+    import numpy as np
+
+    from ..vault import Vault
+    from .bm25 import LexicalIndex
+    from .embed import get_embedder
+    from .items import from_belief
+    from .rank import Ranked
+
+    beliefs, _ = Vault(root).load_beliefs()
+    items = [from_belief(b) for b in beliefs if b.status == "active"]
+    if not items:
+        return []
+    pairs = tokens_with_words(text)
+    tokens = [t for t, _ in pairs]
+    word_of = {}
+    for t, w in pairs:
+        word_of.setdefault(t, w)
+    lex = LexicalIndex.build(tokenize(it.text) for it in items)
+    kw = [(items[r].key, sc, [word_of[t] for t in lex.matched_terms(r, tokens)])
+          for r, sc in lex.top(tokens, k=DEPTH)]
+    emb = get_embedder(read_config(root).embedder)
+    sims = emb.embed([it.text for it in items]) @ emb.embed([text])[0]
+    order = np.argsort(-sims)[:DEPTH]
+    sem = [(items[i].key, float(sims[i])) for i in order]
+    ranked: list[Ranked] = fuse(kw, sem, {}, limit=limit, conf_weight=0.0)
+    by_key = {it.key: it for it in items}
+    out = []
+    for r in ranked:
+        it = by_key[r.key]
+        why = make_hit(r, it, date.today()).why
+        out.append(_similar_json(it.id, it.title, r.score, r.semantic_similarity, why))
+    return out
