@@ -259,3 +259,23 @@ def test_status_lists_stale_files(root):
     assert (st.new, st.deleted, st.changed) == (["beliefs/new-one.md"], ["beliefs/terse-answers.md"],
                                                 ["beliefs/tests-first.md"])
     assert st.stale and st.as_json()["stale"] is True
+
+
+def test_ranking_parameters_from_the_rules_file(root):
+    (root / "epistemology.md").write_text("---\nrecall:\n  rrf_k: 20\n  confidence_weight: 0.2\n---\n")
+    c = read_config(root)
+    assert (c.rrf_k, c.confidence_weight) == (20, 0.2)
+    (root / "epistemology.md").write_text("---\nrecall:\n  rrf_k: lots\n  confidence_weight: 3\n---\n")
+    assert (read_config(root).rrf_k, read_config(root).confidence_weight) == (60, 0.05)
+
+
+def test_a_busy_index_is_used_as_it_is(root):
+    Index(root).rebuild()
+    write_belief(root, make_belief("pairs-on-incidents", "Pairs during incidents", "Pairs when production is down."))
+    other = Index(root).lock()
+    with other:
+        code = ("import sys; from epimem.recall.index import Index; "
+                "print(Index(sys.argv[1]).sync(wait=False).action)")
+        out = subprocess.run([sys.executable, "-c", code, str(root)], capture_output=True, text=True, timeout=60)
+        assert out.stdout.strip() == "busy", out.stderr
+    assert Index(root).sync().added == 1

@@ -191,3 +191,15 @@ def test_table_mask_equals_passes_on_random_items():
         for row, it in enumerate(items):
             b = by_key.get("b/" + it.connects) if it.type == OBSERVATION else None
             assert bool(mask[row]) == passes(it, f, TODAY, belief=b), (f, it)
+
+
+def test_table_edits_equal_a_fresh_table():
+    rows = [to_row(belief(f"b{i}", tags=tuple(f"t{j}" for j in range(i % 3)))) for i in range(6)]
+    t = Table(rows, [f"d{i}" for i in range(6)])
+    patched = to_row(belief("b1", tags=("new",), confidence=0.9))
+    added = to_row(belief("b9", tags=("x", "y")))
+    e = t.edited({1: patched}, {0, 4}, [added], ["d9"])
+    want = Table([patched, rows[2], rows[3], rows[5], added], ["d1", "d2", "d3", "d5", "d9"])
+    assert [e.row(i) for i in range(len(e))] == [want.row(i) for i in range(len(want))]
+    assert e.keys == want.keys and e.text_digests == want.text_digests
+    assert e.to_json() == want.to_json() and Table.from_json(e.to_json()).row(0) == patched

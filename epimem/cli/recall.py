@@ -212,8 +212,9 @@ def index_status(ctx: typer.Context, as_json: bool = JSON, embedder: Optional[st
         return
     if st.needs_rebuild:
         typer.echo(f"The index must be rebuilt: {st.needs_rebuild}.")
-    typer.echo(f"{st.items} items from {st.files} files; embedder {st.embedder}; store {st.store}; "
-               f"written {st.written}.")
+    if st.written:
+        typer.echo(f"{st.items} items from {st.files} files; embedder {st.embedder}; store {st.store}; "
+                   f"written {st.written}.")
     for label, paths in (("new", st.new), ("changed", st.changed), ("deleted", st.deleted)):
         for p in paths:
             typer.echo(f"  {label:<8} {p}")

@@ -362,8 +362,7 @@ def recaller(vault_or_root=None, *, embedder: str | None = None, chroma_url: str
         r = _RECALLERS.get(key)
         if r is None:
             r = _RECALLERS[key] = Recaller(root, config=config, progress=progress)
-    if today is not None:
-        r._today = today
+    r._today = today  # a Memory's day, else the clock ($EPIMEM_TODAY or today)
     return r
 
 

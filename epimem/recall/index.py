@@ -415,6 +415,8 @@ class Report:
             return s
         if self.action == "unchanged":
             return f"Index is current ({self.items} items)."
+        if self.action == "busy":
+            return "Another epimem process is updating the index; it was used as it is."
         return (f"Synced {len(self.files_changed)} changed file(s): +{self.added} ~{self.updated} "
                 f"-{self.removed} items ({self.items} in the index).")
 
@@ -720,12 +722,11 @@ class Index:
         files_meta = {**manifest["files"], **touched}
         problems = dict(manifest.get("problems") or {})
         table, lexical = state.table, state.lexical
-        files = table.files()
         rep = Report("synced")
 
-        remove: set[str] = set()
+        # Files whose items are replaced: deleted ones, and changed ones that parse.
+        replaced: set[str] = set(deleted)
         for rel in deleted:
-            remove.update(files.pop(rel, []))
             files_meta.pop(rel, None)
             problems.pop(rel, None)
             rep.files_changed.append(rel)
@@ -740,16 +741,25 @@ class Index:
                 # the file is read again by every sync until it parses.
                 continue
             parsed_files[rel] = parsed
-            remove.update(files.pop(rel, []))
+            replaced.add(rel)
             files_meta[rel] = changed[rel][1]
             rep.files_changed.append(rel)
-        claimed = {k: rel for rel, keys in files.items() for k in keys}
+        paths = table.columns["path"]
+        remove = {k for k, p in zip(table.keys, paths) if p in replaced}
+
+        def owner(key: str) -> str | None:
+            """The file that holds `key` in the index, unless that file is being replaced."""
+            row = table.row_of.get(key)
+            return None if row is None or paths[row] in replaced else paths[row]
+
         incoming: dict[str, Item] = {}
+        claimed: dict[str, str] = {}
         for rel, parsed in parsed_files.items():
             for it in parsed.items:
-                if it.key in claimed:
+                other = owner(it.key) or claimed.get(it.key)
+                if other is not None:
                     problems.setdefault(rel, []).append(
-                        [1, f"duplicate {it.type} id '{it.id}' (also in {claimed[it.key]}); skipped"])
+                        [1, f"duplicate {it.type} id '{it.id}' (also in {other}); skipped"])
                     continue
                 claimed[it.key] = rel
                 incoming[it.key] = it
@@ -770,7 +780,7 @@ class Index:
                 meta_only.append(it)
                 rep.updated += 1
             remove.discard(key)
-        gone = [k for k in remove if k in table.row_of and k not in incoming]
+        gone = [k for k in remove if k not in incoming]
         rep.removed = len(gone)
 
         rep.reused = self._chroma_changes(cols, table, gone, meta_only, embed)
@@ -778,24 +788,16 @@ class Index:
 
         # The table and BM25 rows: drop gone and re-embedded rows, patch
         # metadata-only rows in place, append the new ones.
-        rows = table.rows()
-        digests = table.text_digests
-        for it in meta_only:
-            rows[table.row_of[it.key]] = to_row(it)
-        drop = set(gone) | {it.key for it in embed if it.key in table.row_of}
+        drop = {table.row_of[k] for k in gone} | {table.row_of[it.key] for it in embed if it.key in table.row_of}
+        new_table = table.edited({table.row_of[it.key]: to_row(it) for it in meta_only}, drop,
+                                 [to_row(it) for it in embed], [it.text_digest for it in embed])
         if drop:
             import numpy as np
 
-            keep = np.ones(len(rows), bool)
-            for k in drop:
-                keep[table.row_of[k]] = False
-            rows = [r for r, k in zip(rows, keep) if k]
-            digests = [d for d, k in zip(digests, keep) if k]
+            keep = np.ones(len(table), bool)
+            keep[list(drop)] = False
             lexical = lexical.keep_rows(keep)
-        rows = rows + [to_row(it) for it in embed]
-        digests = digests + [it.text_digest for it in embed]
         lexical = lexical.append(tokenize(it.text) for it in embed)
-        new_table = Table(rows, digests)
 
         manifest.update(files=files_meta, problems=problems, items=len(new_table))
         self._saved(save_state(self.paths, manifest, new_table, lexical))
