@@ -603,7 +603,7 @@ class Memory:
             raise EpimemError(f"--source must be one of startup, resume, clear, compact, fork; not {source!r}")
         self.vault.require()
         with self.vault.lock():
-            s = self.vault.read_sessions()
+            s = self._sessions_for_write()
             res = rules.start_session(s, source, self.today, self.params)
             sha = None
             if res.counted:
@@ -623,12 +623,19 @@ class Memory:
                 text = p.read_text(encoding="utf-8").rstrip("\n") + f"\n\n## {kind}\n\n{body}\n"
             else:
                 text = f"---\ndate: {self.today.isoformat()}\nkind: {kind}\n---\n# {kind.capitalize()} {self.today.isoformat()}\n\n{body}\n"
-            s = rules.record_review(self.vault.read_sessions(), self.today, self.params)
+            s = rules.record_review(self._sessions_for_write(), self.today, self.params)
             self.vault.write_text(rel, text)
             self.vault.write_sessions(s)
             return self._commit([rel, "state/sessions.json"],
                                 f"review: {kind} recorded; next review at session {s.next_review_at}",
                                 op="review", beliefs=beliefs)
+
+    def _sessions_for_write(self) -> Sessions:
+        """The counter, or an error: a malformed counter is reported, never overwritten."""
+        s, problems = self.vault.read_sessions_checked()
+        if problems:
+            raise EpimemError(f"{problems[0]} (fix it by hand; epimem will not overwrite it)")
+        return s
 
     # -- history -----------------------------------------------------------------------------
     def history(self, belief_id: str) -> list[history.HistoryPoint]:

@@ -310,3 +310,14 @@ def test_writes_keep_the_session_context_cache_current(vault):
     add(vault, "Third")
     titles = {r["id"]: r["title"] for r in context.read_context_cache(vault.root)["global"]}
     assert titles["prefers-small-prs"] == "Small PRs, always" and "third" in titles
+
+
+def test_malformed_session_counter_is_reported_never_overwritten(vault):
+    p = vault.root / "state/sessions.json"
+    p.write_text('{"count": 3,\n "last_session": }\n')
+    with pytest.raises(EpimemError, match=r"state/sessions.json:2: invalid JSON"):
+        vault.session_start("startup")
+    with pytest.raises(EpimemError, match=r"state/sessions.json:2"):
+        vault.record_review("audit", "x")
+    assert p.read_text() == '{"count": 3,\n "last_session": }\n'
+    assert any(str(x).startswith("state/sessions.json:2:") for x in vault.validate())
