@@ -10,9 +10,13 @@ from datetime import date
 from pathlib import Path
 
 import pytest
+from recall_support import clean_recall_env  # noqa: F401 - used through pytestmark
 
 from epimem.recall import QueryError, Recaller, estimate_tokens, recall, similar_beliefs
 from epimem.recall.api import Results
+from epimem.recall.index import Config
+
+pytestmark = pytest.mark.usefixtures("clean_recall_env")
 
 ROOT = Path(__file__).resolve().parent.parent
 TODAY = date(2026, 11, 30)
@@ -27,7 +31,7 @@ def sample(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def r(sample):
-    return Recaller(sample, today=TODAY)
+    return Recaller(sample, today=TODAY, config=Config())  # not the developer's $EPIMEM_* settings
 
 
 def test_ranks_the_obvious_belief_first(r):

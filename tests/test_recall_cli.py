@@ -8,9 +8,11 @@ import sys
 import time
 
 import pytest
-from recall_support import free_port, mini_vault
+from recall_support import clean_recall_env, free_port, mini_vault
 
 from epimem.recall import estimate_tokens
+
+pytestmark = pytest.mark.usefixtures("clean_recall_env")
 
 
 @pytest.fixture

@@ -11,13 +11,15 @@ import time
 from pathlib import Path
 
 import pytest
-from recall_support import make_belief, mini_vault, write_belief
+from recall_support import clean_recall_env, make_belief, mini_vault, write_belief
 from watchfiles import Change
 
 from epimem.core.notes import render_belief
 from epimem.recall.api import Recaller
 from epimem.recall.index import Index
 from epimem.recall.watch import WatchHandler, is_temp_name, relative
+
+pytestmark = pytest.mark.usefixtures("clean_recall_env")
 
 
 def ids(root, q, **kw):
