@@ -8,13 +8,11 @@ import subprocess
 import sys
 import threading
 import time
-from pathlib import Path
 
 import pytest
 from recall_support import clean_recall_env, make_belief, mini_vault, write_belief
 from watchfiles import Change
 
-from epimem.core.notes import render_belief
 from epimem.recall.api import Recaller
 from epimem.recall.index import Index
 from epimem.recall.watch import WatchHandler, is_temp_name, relative

@@ -23,11 +23,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from datetime import date
-from typing import Callable, Iterable, Mapping, Sequence
+from typing import Iterable, Mapping, Sequence
 
 from ..core import rules
 from ..core.params import DEFAULTS, Params
-from .items import BELIEF, OBSERVATION, Item
+from .items import BELIEF, Item
 
 RRF_K = 60
 CONF_WEIGHT = 0.05

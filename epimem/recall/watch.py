@@ -17,7 +17,6 @@ changed ("edit: prefers-small-prs confidence 0.55 → 0.70").
 from __future__ import annotations
 
 import os
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
