@@ -16,7 +16,8 @@ TODAY = "2026-11-30"
 def _isolated_env(monkeypatch, tmp_path_factory):
     # No test may touch the developer's real vault, git identity or API key.
     monkeypatch.delenv("EPIMEM_VAULT", raising=False)
-    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    for var in ("ANTHROPIC_API_KEY", "EPIMEM_CHROMA_URL", "EPIMEM_EMBEDDER", "OLLAMA_HOST"):
+        monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("EPIMEM_TODAY", TODAY)
     home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("HOME", str(home))
