@@ -252,3 +252,11 @@ def test_tiers():
     assert [DEFAULTS.tier(x) for x in (0.95, 0.9, 0.89, 0.7, 0.5, 0.3, 0.29, 0.0)] == [
         "factual", "factual", "established", "established", "developing", "tentative",
         "speculative", "speculative"]
+
+
+def test_sessions_since_counts_sessions_strictly_after_a_date():
+    s = Sessions(days=(("2026-11-01", 2), ("2026-11-05", 3), ("2026-11-10", 1)))
+    assert [rules.sessions_since(s, d) for d in (None, date(2026, 10, 1), date(2026, 11, 1),
+                                                 date(2026, 11, 4), date(2026, 11, 5), date(2026, 11, 10))] \
+        == [6, 6, 4, 4, 1, 0]
+    assert rules.sessions_since(Sessions(), None) == 0

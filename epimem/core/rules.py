@@ -8,8 +8,11 @@ rule can be tested with plain values and replayed on an old vault.
 from __future__ import annotations
 
 import math
+from bisect import bisect_right
 from dataclasses import dataclass, replace
 from datetime import date
+from functools import lru_cache
+from itertools import accumulate
 
 from .model import Belief, Evidence, Observation, Sessions
 from .params import DEFAULTS, Params
@@ -206,12 +209,24 @@ class SessionStart:
     review_due: str | None
 
 
+@lru_cache(maxsize=8)
+def _running_totals(days: tuple[tuple[str, int], ...]) -> tuple[list[str], list[int]]:
+    return [d for d, _ in days], list(accumulate(n for _, n in days))
+
+
 def sessions_since(sessions: Sessions, since: date | None) -> int:
-    """Sessions started strictly after `since` (all of them when None)."""
+    """Sessions started strictly after `since` (all of them when None).
+
+    An audit asks this for every belief; running totals and a bisection keep
+    it logarithmic in the number of days with sessions.
+    """
+    days, totals = _running_totals(sessions.days)
+    if not totals:
+        return 0
     if since is None:
-        return sum(n for _, n in sessions.days)
-    key = since.isoformat()
-    return sum(n for d, n in sessions.days if d > key)
+        return totals[-1]
+    i = bisect_right(days, since.isoformat())
+    return totals[-1] - (totals[i - 1] if i else 0)
 
 
 def dormancy(sessions: Sessions, today: date, params: Params = DEFAULTS) -> int | None:
