@@ -14,6 +14,7 @@ from __future__ import annotations
 import errno
 import fcntl
 import json
+import marshal
 import os
 import threading
 import time
@@ -76,6 +77,23 @@ def atomic_write(path: Path, text: str, expect: tuple[int, int] | None = None) -
     finally:
         if tmp.exists():
             tmp.unlink()
+
+
+def atomic_bytes(path: Path, data: bytes) -> None:
+    """Atomic write of a cache file (no compare-and-swap: caches are ours alone)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.parent / f".{path.name}.epimem-{os.getpid()}-{threading.get_ident()}.tmp"
+    try:
+        tmp.write_bytes(data)
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+
+
+def _obs_row(o: Observation) -> tuple:
+    return (o.id, o.date.isoformat(), o.evidence, o.strength, o.basis, o.connects, o.suggests,
+            o.therefore, o.source, o.session)
 
 
 def stat_key(path: Path) -> tuple[int, int] | None:
@@ -313,17 +331,50 @@ class Vault:
         return sorted(p for p in odir.glob("*.md") if not p.name.startswith("."))
 
     def load_observations(self) -> tuple[list[Observation], list[Problem]]:
+        """Every observation, through a per-file cache.
+
+        Monthly logs are append-only, so all but the current month's are
+        parsed once; the cache holds plain tuples in `marshal` format, the
+        fastest safe way to load 50,000 of them (marshal builds only
+        built-in values, it never runs code).
+        """
+        cache_path = self.internal / "cache" / "observations.marshal"
+        cached: dict = {}
+        try:
+            raw = marshal.loads(cache_path.read_bytes())
+            if isinstance(raw, dict) and raw.get("version") == CACHE_VERSION:
+                cached = raw["files"]
+        except (OSError, ValueError, EOFError, TypeError, KeyError):
+            cached = {}
+        settle_ns = time.time_ns() - 2_000_000_000  # the racy-git trap, as for beliefs
+        fresh: dict = {}
+        changed = False
         out: list[Observation] = []
         problems: list[Problem] = []
         for p in self.observation_files():
             rel = f"observations/{p.name}"
             try:
-                obs, bad = parse_observations(p.read_text(encoding="utf-8"), rel)
+                st = p.stat()
+                hit = cached.get(rel)
+                if hit is not None and hit[0] == st.st_mtime_ns and hit[1] == st.st_size and hit[2]:
+                    entry = hit
+                else:
+                    obs, bad = parse_observations(p.read_text(encoding="utf-8"), rel)
+                    entry = (st.st_mtime_ns, st.st_size, st.st_mtime_ns < settle_ns,
+                             tuple(_obs_row(o) for o in obs), tuple(bad))
+                    changed = True
             except (OSError, UnicodeDecodeError) as e:
                 problems.append(Problem(rel, 1, f"cannot read: {e}"))
                 continue
-            out.extend(obs)
-            problems.extend(Problem(rel, line, msg) for line, msg in bad)
+            fresh[rel] = entry
+            iso = date.fromisoformat
+            out.extend(Observation(r[0], iso(r[1]), *r[2:], path=rel) for r in entry[3])
+            problems.extend(Problem(rel, line, msg) for line, msg in entry[4])
+        if changed or len(fresh) != len(cached):
+            try:
+                atomic_bytes(cache_path, marshal.dumps({"version": CACHE_VERSION, "files": fresh}))
+            except (OSError, ValueError):
+                pass  # a read-only vault still reads
         return out, problems
 
     # tensions

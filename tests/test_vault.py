@@ -1,0 +1,42 @@
+"""The parse caches: faster reads that never change an answer."""
+
+import os
+import time
+
+from epimem.vault import Vault
+
+
+def _age(path, seconds=10):
+    t = time.time() - seconds
+    os.utime(path, (t, t))
+
+
+def test_observation_cache_follows_changes_and_survives_corruption(vault):
+    vault.add_belief(title="A", statement="A.", kind="trait", basis="behavioral", permanence="durable")
+    vault.observe([{"connects": "a", "strength": "confirming", "evidence": "one", "session": "s"}])
+    log = vault.root / "observations/2026-11.md"
+    _age(log)
+    v = Vault(vault.root)
+    first = v.load_observations()
+    assert [o.evidence for o in first[0]] == ["one"]
+    assert v.load_observations() == first  # from the cache
+    log.write_text(log.read_text() + "\n## obs-20261130-ffff\n- date: 2026-11-30\n- evidence: two\n"
+                   "- connects: new\n- strength: single\n- basis: behavioral\n")
+    assert [o.evidence for o in v.load_observations()[0]] == ["one", "two"]
+    (vault.root / ".epimem/cache/observations.marshal").write_bytes(b"\x00garbage")
+    assert [o.evidence for o in Vault(vault.root).load_observations()[0]] == ["one", "two"]
+
+
+def test_belief_cache_follows_edits_and_survives_corruption(vault):
+    vault.add_belief(title="A", statement="A.", kind="trait", basis="behavioral", permanence="durable")
+    p = vault.root / "beliefs/a.md"
+    _age(p)
+    v = Vault(vault.root)
+    assert v.load_beliefs()[0][0].confidence == 0.30
+    p.write_text(p.read_text().replace("confidence: 0.30", "confidence: 0.55"))
+    assert v.load_beliefs()[0][0].confidence == 0.55
+    (vault.root / ".epimem/cache/beliefs.json").write_text("{not json")
+    assert Vault(vault.root).load_beliefs()[0][0].confidence == 0.55
+    p.write_text(p.read_text().replace("confidence: 0.55", "confidence: 7"))
+    beliefs, problems = v.load_beliefs()
+    assert beliefs == [] and str(problems[0]).startswith("beliefs/a.md:5:")
