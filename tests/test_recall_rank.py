@@ -8,8 +8,8 @@ import pytest
 
 from epimem.core.params import DEFAULTS
 from epimem.recall.items import BELIEF, OBSERVATION, Item, to_row
-from epimem.recall.rank import (Filters, Hit, QueryError, Ranked, estimate_tokens, fuse, make_hit,
-                                passes, render_markdown, rrf, scope_matches, weight_of)
+from epimem.recall.rank import (Filters, Hit, QueryError, Ranked, estimate_tokens, fuse, keyword_weight,
+                                make_hit, passes, render_markdown, rrf, scope_matches, weight_of)
 from epimem.recall.table import Table
 
 TODAY = date(2026, 11, 30)
@@ -105,6 +105,42 @@ def test_fuse_prefers_agreement_and_weights_confidence():
     assert fuse(kw, sem, conf, limit=0) == []
     with pytest.raises(QueryError):
         fuse(kw, sem, conf, limit=1, mode="magic")
+
+
+def test_rrf_weights_each_ranking():
+    s = rrf([["a", "b"], ["b"]], k=10, weights=(0.5, 1.0))
+    assert s["a"] == pytest.approx(0.5 / 11)
+    assert s["b"] == pytest.approx(0.5 / 12 + 1 / 11)
+
+
+def test_keyword_weight_is_the_relative_drop_to_the_nth_score():
+    assert keyword_weight([10.0, 9.0, 8.0, 5.0], at=4) == pytest.approx(0.5)
+    # A flat top (generic words matched by many texts alike) weighs nothing...
+    assert keyword_weight([3.0] * 12, at=10) == 0.0
+    # ...a list falling steeply weighs almost fully.
+    assert keyword_weight([9.0] + [0.9] * 11, at=10) == pytest.approx(0.9)
+    # Fewer matches than `at`: the words are specific to those texts.
+    assert keyword_weight([3.0, 3.0], at=10) == 1.0
+    assert keyword_weight([], at=10) == 1.0
+    assert keyword_weight([3.0] * 12, at=0) == 1.0      # switched off
+
+
+def test_fuse_trusts_a_flat_keyword_list_less():
+    # Ten equal keyword matches (copies of one belief matched on generic words)
+    # against a semantic list that agrees with none of them.
+    kw = [(f"copy{i}", 2.0, ["bug"]) for i in range(10)]
+    sem = [("right", 0.6), ("other", 0.5)]
+    conf = {}
+    plain = fuse(kw, sem, conf, limit=3, flat_at=0)
+    assert [r.key for r in plain][:2] == ["copy0", "right"]      # a tie, broken by keyword rank
+    weighted = fuse(kw, sem, conf, limit=3)
+    assert [r.key for r in weighted] == ["right", "other", "copy0"]
+    # A keyword list whose scores fall steeply keeps (nearly) its full weight.
+    steep = [("copy0", 9.0, ["bug"])] + [(f"copy{i}", 0.5, ["bug"]) for i in range(1, 10)]
+    rrf_of = {r.key: r.rrf for r in fuse(steep, sem, conf, limit=20)}
+    assert rrf_of["copy0"] == pytest.approx((8.5 / 9) / 61) and rrf_of["right"] == pytest.approx(1 / 61)
+    # Single-ranker modes are unaffected.
+    assert [r.key for r in fuse(kw, sem, conf, limit=2, mode="keyword")] == ["copy0", "copy1"]
 
 
 def test_make_hit_and_json_say_why():

@@ -27,10 +27,13 @@ from ..core.model import Problem
 from .bm25 import tokenize, tokens_with_words
 from .index import SUBDIRS, Config, Corrupt, Index, Report, State, read_config
 from .items import BELIEF, OBSERVATION
-from .rank import (Filters, Hit, QueryError, fuse, make_hit, passes, render_markdown,
+from .rank import (FLAT_AT, Filters, Hit, QueryError, fuse, make_hit, passes, render_markdown,
                    weight_of)
 
-DEPTH = 50            # candidates taken from each ranker before fusion
+# Candidates taken from each ranker before fusion. Deeper than the results
+# shown because a vault with many variants of a belief fills 50 places with a
+# couple of them, and fusion gains from items that both rankers reach.
+DEPTH = 100
 IDS_LIMIT = 3000      # below this many allowed items, Chroma searches exactly those
 MAX_SEMANTIC = 2000   # the most neighbours asked of Chroma in one query
 MAX_QUERY_CHARS = 200_000
@@ -167,7 +170,7 @@ class Recaller:
     # -- search -------------------------------------------------------------------------------------
     def search(self, query: str, *, limit: int = 5, filters: Filters | None = None, mode: str = "fused",
                conf_weight: float | None = None, rrf_k: int | None = None, with_text: bool = True,
-               **filter_kw) -> list[Hit]:
+               flat_at: int = FLAT_AT, **filter_kw) -> list[Hit]:
         if not isinstance(query, str):
             raise QueryError("the query must be text")
         text = query.strip()
@@ -181,17 +184,17 @@ class Recaller:
         conf_weight = cfg.confidence_weight if conf_weight is None else conf_weight
         k = cfg.rrf_k if rrf_k is None else rrf_k
         try:
-            return self._search(text, limit, f, mode, conf_weight, k, with_text)
+            return self._search(text, limit, f, mode, conf_weight, k, with_text, flat_at)
         except Corrupt as e:
             # The Chroma side vanished under a valid table (a deleted .epimem/chroma).
             self.index.progress(f"The recall index cannot be used ({e}); rebuilding it.")
             self.rebuild(str(e))
             self.notes.append(f"the recall index was rebuilt ({e})")
             self._state = None
-            return self._search(text, limit, f, mode, conf_weight, k, with_text)
+            return self._search(text, limit, f, mode, conf_weight, k, with_text, flat_at)
 
     def _search(self, text: str, limit: int, f: Filters, mode: str, conf_weight: float, k: int,
-                with_text: bool) -> list[Hit]:
+                with_text: bool, flat_at: int = FLAT_AT) -> list[Hit]:
         st = self.state()
         table = st.table
         today, params = self.today, self.params
@@ -224,7 +227,8 @@ class Recaller:
                 confidence[key] = weight_of(it, today, params, belief)
         kw = [r for r in kw if r[0] in items]
         sem = [r for r in sem if r[0] in items]
-        ranked = fuse(kw, sem, confidence, limit=limit, mode=mode, k=k, conf_weight=conf_weight)
+        ranked = fuse(kw, sem, confidence, limit=limit, mode=mode, k=k, conf_weight=conf_weight,
+                      flat_at=flat_at)
         texts = self._texts(st, [r.key for r in ranked]) if with_text else {}
         return [make_hit(r, items[r.key], today, params, _snippet(items[r.key], texts.get(r.key, "")))
                 for r in ranked]

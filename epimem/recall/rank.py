@@ -6,16 +6,26 @@ and items, and everything below is testable with plain values.
 
 The score of an item is
 
-    rrf   = Σ over the rankers that found it of 1 / (RRF_K + rank)
+    rrf   = w_keyword / (RRF_K + keyword rank) + 1 / (RRF_K + semantic rank)
     score = rrf × (1 − CONF_WEIGHT + CONF_WEIGHT × effective confidence)
+
+with w_keyword = keyword_weight(the keyword list's BM25 scores): how far the
+BM25 score falls from the list's best to its FLAT_AT-th result, relative to
+the best. A keyword list whose top is flat matched the query's generic words
+("fix", "bug", "Friday") in many texts about equally — often many variants of
+one belief — and says little about which of them is relevant; a list whose
+score falls quickly matched something specific. Cosine similarities do not
+tie that way, so the semantic list keeps weight 1.
 
 Reciprocal rank fusion needs no calibration between BM25 scores and cosine
 similarities; the confidence factor lets a strong belief win a near-tie
 against a speculative one (at RRF_K = 60 a 0.05 weight is worth about two
 places near the top of one ranker) without letting confidence outrank
-relevance. Both constants were chosen on bench/recall_eval.py, where larger
-weights cost relevance on every query set (docs/recall.md); a vault can set
-`recall: {rrf_k: …, confidence_weight: …}` in epistemology.md.
+relevance. The constants were chosen on bench/recall_eval.py, where larger
+confidence weights cost relevance on every query set and FLAT_AT holds up
+when chosen on half the queries and measured on the other (docs/recall.md);
+a vault can set `recall: {rrf_k: …, confidence_weight: …}` in
+epistemology.md.
 """
 
 from __future__ import annotations
@@ -31,6 +41,7 @@ from .items import BELIEF, Item
 
 RRF_K = 60
 CONF_WEIGHT = 0.05
+FLAT_AT = 10          # the keyword list's flatness is measured at this rank
 # An observation has no confidence of its own: it weighs what the belief it
 # supports weighs, or this when it supports none (yet).
 NEUTRAL_CONFIDENCE = 0.5
@@ -176,27 +187,48 @@ class Ranked:
     semantic_similarity: float | None = None
 
 
-def rrf(rankings: Iterable[Sequence[str]], k: int = RRF_K) -> dict[str, float]:
+def rrf(rankings: Iterable[Sequence[str]], k: int = RRF_K,
+        weights: Sequence[float] | None = None) -> dict[str, float]:
+    """Σ weight / (k + rank) over the rankings (weights default to 1)."""
     out: dict[str, float] = {}
-    for ranking in rankings:
+    for n, ranking in enumerate(rankings):
+        w = 1.0 if weights is None else weights[n]
         for i, key in enumerate(ranking):
-            out[key] = out.get(key, 0.0) + 1.0 / (k + i + 1)
+            out[key] = out.get(key, 0.0) + w / (k + i + 1)
     return out
+
+
+def keyword_weight(scores: Sequence[float], at: int = FLAT_AT) -> float:
+    """The keyword list's weight in fusion, 0–1: the relative drop of BM25
+    score from the best result to the `at`-th, (s[0] − s[at−1]) / s[0].
+
+    1 when the list is shorter than `at` (few texts share the query's words,
+    so the matches are specific) or when `at` < 2 (weighting switched off);
+    near 0 when the top `at` scores are all about equal."""
+    if at < 2 or len(scores) < at:
+        return 1.0
+    best = float(scores[0])
+    if best <= 0.0:
+        return 1.0
+    return min(1.0, max(0.0, (best - float(scores[at - 1])) / best))
 
 
 def fuse(keyword: Sequence[tuple[str, float, Sequence[str]]],
          semantic: Sequence[tuple[str, float]],
          confidence: Mapping[str, float], *, limit: int, mode: str = "fused",
-         k: int = RRF_K, conf_weight: float = CONF_WEIGHT) -> list[Ranked]:
+         k: int = RRF_K, conf_weight: float = CONF_WEIGHT, flat_at: int = FLAT_AT) -> list[Ranked]:
     """Fuse a keyword ranking [(key, bm25, terms)] and a semantic ranking
     [(key, cosine similarity)], both best first and already filtered, into the
-    `limit` best items. `mode` "keyword" or "semantic" uses one ranking only
-    (for evaluation); the confidence weighting applies in every mode."""
+    `limit` best items; the keyword ranking weighs keyword_weight(its scores,
+    flat_at) (flat_at 0: plain RRF). `mode` "keyword" or "semantic" uses one
+    ranking only (for evaluation); the confidence weighting applies in every
+    mode."""
     if mode not in ("fused", "keyword", "semantic"):
         raise QueryError(f"unknown ranking mode {mode!r}")
     kw = list(keyword) if mode != "semantic" else []
     sem = list(semantic) if mode != "keyword" else []
-    fused = rrf([[r[0] for r in kw], [r[0] for r in sem]], k)
+    w_kw = keyword_weight([r[1] for r in kw], flat_at) if sem else 1.0
+    fused = rrf([[r[0] for r in kw], [r[0] for r in sem]], k, weights=(w_kw, 1.0))
     kw_at = {r[0]: (i + 1, r[1], tuple(r[2])) for i, r in enumerate(kw)}
     sem_at = {r[0]: (i + 1, r[1]) for i, r in enumerate(sem)}
     out = []
