@@ -23,6 +23,8 @@ import sys
 import time
 from datetime import date
 
+from .files import atomic_write
+
 CACHE_VERSION = 1
 CACHE_NAME = "context.json"
 PER_SCOPE = 50  # records kept per scope and for global: more than any budget shows
@@ -179,16 +181,8 @@ def build_context_cache(beliefs, params, today: date, *, sig: dict | None = None
 # --- I/O -------------------------------------------------------------------------------
 
 def _atomic_json(path: str, data) -> None:
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    tmp = f"{path}.{os.getpid()}.tmp"
-    try:
-        text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))  # the C encoder
-        with open(tmp, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    # a cache: atomic so the hook never reads half of it, no fsync (it can be rebuilt)
+    atomic_write(path, json.dumps(data, ensure_ascii=False, separators=(",", ":")), sync=False)
 
 
 def write_context_cache(root: str | os.PathLike, cache: dict) -> None:

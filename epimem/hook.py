@@ -33,6 +33,7 @@ import time
 from datetime import date
 
 from .context import FALLBACK_PARAMS, effective, read_context_cache, signature, tier
+from .files import VaultLock, atomic_write
 
 DEFAULT_BUDGET = 4000       # characters of additionalContext
 MAX_CHARS = 9500            # Claude Code caps any hook output string at 10,000
@@ -175,41 +176,6 @@ def _spawn(root: str, args: list[str]) -> None:
         os.close(devnull)
 
 
-class _Lock:
-    """The vault lock (`.epimem/lock`, flock), as `epimem.vault.VaultLock` takes it."""
-
-    def __init__(self, root: str, wait: float):
-        self.path = os.path.join(root, ".epimem", "lock")
-        self.wait = wait
-        self.fd: int | None = None
-
-    def __enter__(self) -> "_Lock":
-        import fcntl
-
-        os.makedirs(os.path.dirname(self.path), exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
-        deadline = time.monotonic() + self.wait
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except OSError:
-                if time.monotonic() > deadline:
-                    os.close(fd)
-                    raise TimeoutError(f"the vault lock is busy ({self.path})") from None
-                time.sleep(0.01)
-        self.fd = fd
-        return self
-
-    def __exit__(self, *exc) -> None:
-        import fcntl
-
-        if self.fd is not None:
-            fcntl.flock(self.fd, fcntl.LOCK_UN)
-            os.close(self.fd)
-            self.fd = None
-
-
 # --- session counting on the raw JSON (mirrors rules.start_session) ----------------------
 
 def _date(v, key: str) -> date | None:
@@ -277,17 +243,6 @@ def count_session(s: dict, source: str | None, today: date, prm: dict) -> tuple[
     return new, True, dormant, review_due(new, today, prm)
 
 
-def _write_atomic(path: str, text: str) -> None:
-    tmp = f"{path}.hook-{os.getpid()}.tmp"
-    try:
-        with open(tmp, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-
-
 def update_sessions(root: str, source: str | None, today: date, prm: dict) -> dict | None:
     """Count the session; None when the counter cannot be read (never overwritten then)."""
     path = os.path.join(root, "state", "sessions.json")
@@ -303,10 +258,9 @@ def update_sessions(root: str, source: str | None, today: date, prm: dict) -> di
         if source != "startup":
             s, counted, dormant, due = count_session(read(), source, today, prm)
         else:
-            with _Lock(root, LOCK_WAIT):
+            with VaultLock(os.path.join(root, ".epimem", "lock"), timeout=LOCK_WAIT):
                 s, counted, dormant, due = count_session(read(), source, today, prm)
-                os.makedirs(os.path.dirname(path), exist_ok=True)
-                _write_atomic(path, dump_sessions(s))
+                atomic_write(path, dump_sessions(s))
     except (ValueError, TypeError) as e:
         _log(f"state/sessions.json is not a valid session counter ({e}); the session was not counted")
         return None

@@ -11,23 +11,19 @@ once never interleave.
 
 from __future__ import annotations
 
-import errno
-import fcntl
 import json
 import marshal
 import os
-import threading
 import time
-from contextlib import contextmanager
 from dataclasses import asdict
 from datetime import date
 from pathlib import Path
-from typing import Iterator
 
 from .core.ids import IdError, check_id
 from .core.model import Belief, Evidence, Observation, Problem, Sessions, Snapshot, Tension
 from .core.notes import NoteError, parse_belief, parse_note, parse_observations, parse_tension
 from .core.params import DEFAULTS, Params, params_from_meta
+from .files import ConcurrentEdit, FileError, LockTimeout, VaultLock, atomic_write, stat_key  # noqa: F401
 
 INTERNAL = ".epimem"
 CACHE_VERSION = 3
@@ -35,10 +31,6 @@ CACHE_VERSION = 3
 
 class VaultError(Exception):
     """A problem the user must fix, with a message that says how."""
-
-
-class ConcurrentEdit(VaultError):
-    """A file changed on disk between our read and our write."""
 
 
 def default_root() -> Path:
@@ -54,105 +46,14 @@ def resolve_root(explicit: str | os.PathLike | None = None) -> Path:
     return root.absolute()
 
 
-# --- atomic writes and the lock ------------------------------------------------
-
-def atomic_write(path: Path, text: str, expect: tuple[int, int] | None = None) -> None:
-    """Write `text` to `path` so that readers see the old or the new file, never half.
-
-    `expect` is the (mtime_ns, size) the caller read; if the file changed since
-    (an editor saved while we computed), raise ConcurrentEdit instead of
-    overwriting the user's edit.
-    """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.parent / f".{path.name}.epimem-{os.getpid()}-{threading.get_ident()}.tmp"
-    data = text.encode("utf-8")
-    with open(tmp, "wb") as fh:
-        fh.write(data)
-        fh.flush()
-        os.fsync(fh.fileno())
-    try:
-        if expect is not None and stat_key(path) != expect:
-            raise ConcurrentEdit(f"{path.name} changed on disk while epimem was updating it")
-        os.replace(tmp, path)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
-
-
 def atomic_bytes(path: Path, data: bytes) -> None:
-    """Atomic write of a cache file (no compare-and-swap: caches are ours alone)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.parent / f".{path.name}.epimem-{os.getpid()}-{threading.get_ident()}.tmp"
-    try:
-        tmp.write_bytes(data)
-        os.replace(tmp, path)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
+    """A cache file: atomic, not fsynced (it can always be rebuilt)."""
+    atomic_write(path, data, sync=False)
 
 
 def _obs_row(o: Observation) -> tuple:
     return (o.id, o.date.isoformat(), o.evidence, o.strength, o.basis, o.connects, o.suggests,
             o.therefore, o.source, o.session)
-
-
-def stat_key(path: Path) -> tuple[int, int] | None:
-    try:
-        st = path.stat()
-    except FileNotFoundError:
-        return None
-    return (st.st_mtime_ns, st.st_size)
-
-
-class VaultLock:
-    """An flock on `.epimem/lock`: reentrant within one process, exclusive across processes."""
-
-    def __init__(self, path: Path, timeout: float = 30.0):
-        self.path = path
-        self.timeout = timeout
-        self._fd: int | None = None
-        self._depth = 0
-        self._mutex = threading.RLock()
-
-    def acquire(self) -> None:
-        self._mutex.acquire()
-        if self._depth == 0:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
-            deadline = time.monotonic() + self.timeout
-            while True:
-                try:
-                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    break
-                except OSError as e:
-                    if e.errno not in (errno.EAGAIN, errno.EACCES):
-                        os.close(fd)
-                        self._mutex.release()
-                        raise
-                    if time.monotonic() > deadline:
-                        os.close(fd)
-                        self._mutex.release()
-                        raise VaultError(
-                            f"the vault is locked by another epimem process ({self.path}); "
-                            "try again in a moment") from None
-                    time.sleep(0.02)
-            self._fd = fd
-        self._depth += 1
-
-    def release(self) -> None:
-        self._depth -= 1
-        if self._depth == 0 and self._fd is not None:
-            fcntl.flock(self._fd, fcntl.LOCK_UN)
-            os.close(self._fd)
-            self._fd = None
-        self._mutex.release()
-
-    def __enter__(self) -> "VaultLock":
-        self.acquire()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.release()
 
 
 # --- (de)serialising beliefs for the cache -------------------------------------
@@ -188,7 +89,7 @@ class Vault:
     def __init__(self, root: str | os.PathLike):
         self.root = Path(root).absolute()
         self.internal = self.root / INTERNAL
-        self._lock = VaultLock(self.internal / "lock")
+        self._lock = VaultLock(self.internal / "lock")  # from epimem.files
         self._params: tuple[tuple[int, int] | None, Params, list[Problem]] | None = None
 
     # paths

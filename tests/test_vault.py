@@ -40,3 +40,43 @@ def test_belief_cache_follows_edits_and_survives_corruption(vault):
     p.write_text(p.read_text().replace("confidence: 0.55", "confidence: 7"))
     beliefs, problems = v.load_beliefs()
     assert beliefs == [] and str(problems[0]).startswith("beliefs/a.md:5:")
+
+
+def test_a_held_lock_times_out_with_a_message(tmp_path):
+    import subprocess
+    import sys
+
+    import pytest
+
+    from epimem.files import LockTimeout, VaultLock
+
+    lock = tmp_path / ".epimem" / "lock"
+    holder = subprocess.Popen([sys.executable, "-c",
+                               "import sys, time\nfrom epimem.files import VaultLock\n"
+                               f"with VaultLock({str(lock)!r}):\n    print('held', flush=True)\n    time.sleep(5)\n"],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        with pytest.raises(LockTimeout, match="locked by another epimem process"):
+            with VaultLock(lock, timeout=0.2):
+                pass
+    finally:
+        holder.kill()
+        holder.wait()
+    with VaultLock(lock, timeout=2):  # released when its holder died
+        pass
+
+
+def test_atomic_write_refuses_to_overwrite_a_concurrent_edit(tmp_path):
+    import pytest
+
+    from epimem.files import ConcurrentEdit, atomic_write, stat_key
+
+    p = tmp_path / "b.md"
+    p.write_text("mine v1\n")
+    key = stat_key(p)
+    p.write_text("the user's edit, longer\n")
+    with pytest.raises(ConcurrentEdit):
+        atomic_write(p, "epimem's version\n", expect=key)
+    assert p.read_text() == "the user's edit, longer\n"
+    assert [x.name for x in tmp_path.iterdir()] == ["b.md"]  # no temp file left behind

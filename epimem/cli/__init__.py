@@ -484,6 +484,7 @@ _register_areas()
 
 def run(args: list[str]) -> int:
     from ..clock import ClockError
+    from ..files import FileError
     from ..history import HistoryError
     from ..memory import EpimemError
     from ..vault import VaultError
@@ -492,7 +493,7 @@ def run(args: list[str]) -> int:
         app(args=args, prog_name="epimem")
     except SystemExit as e:
         return e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
-    except (EpimemError, VaultError, HistoryError, ClockError) as e:
+    except (EpimemError, VaultError, HistoryError, ClockError, FileError) as e:
         typer.echo(f"epimem: error: {e}", err=True)
         return 1
     except KeyboardInterrupt:

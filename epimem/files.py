@@ -1,0 +1,122 @@
+"""Writing files safely: atomic replacement and the vault lock.
+
+Standard library only, because the session-start hook uses it too and must
+start in a few milliseconds. `epimem.vault` builds on it for everything else.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import threading
+import time
+from pathlib import Path
+
+
+class FileError(Exception):
+    """A write that could not be done safely; the message says why."""
+
+
+class ConcurrentEdit(FileError):
+    """A file changed on disk between our read and our write."""
+
+
+class LockTimeout(FileError, TimeoutError):
+    """Another process held the vault lock for too long."""
+
+
+def stat_key(path: str | os.PathLike) -> tuple[int, int] | None:
+    """(mtime_ns, size), or None when the file does not exist."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return (st.st_mtime_ns, st.st_size)
+
+
+def _tmp_for(path: Path) -> Path:
+    # Hidden and named after its target, so watchers and editors can ignore it.
+    return path.parent / f".{path.name}.epimem-{os.getpid()}-{threading.get_ident()}.tmp"
+
+
+def atomic_write(path: str | os.PathLike, data: str | bytes,
+                 expect: tuple[int, int] | None = None, *, sync: bool = True) -> None:
+    """Write so that readers see the old file or the new one, never half of either.
+
+    `expect` is the (mtime_ns, size) the caller read: if the file changed since
+    (an editor saved while epimem computed), raise ConcurrentEdit instead of
+    overwriting the user's edit. `sync=False` skips the fsync, for caches that
+    can always be rebuilt.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = _tmp_for(path)
+    try:
+        with open(tmp, "wb") as fh:
+            fh.write(data.encode("utf-8") if isinstance(data, str) else data)
+            if sync:
+                fh.flush()
+                os.fsync(fh.fileno())
+        if expect is not None and stat_key(path) != expect:
+            raise ConcurrentEdit(f"{path.name} changed on disk while epimem was updating it")
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+
+
+class VaultLock:
+    """An flock on `<vault>/.epimem/lock`: exclusive across processes, reentrant within one."""
+
+    def __init__(self, path: str | os.PathLike, timeout: float = 30.0):
+        self.path = Path(path)
+        self.timeout = timeout
+        self._fd: int | None = None
+        self._depth = 0
+        self._mutex = threading.RLock()
+
+    def acquire(self) -> None:
+        self._mutex.acquire()
+        if self._depth == 0:
+            try:
+                self._fd = self._take()
+            except BaseException:
+                self._mutex.release()
+                raise
+        self._depth += 1
+
+    def _take(self) -> int:
+        import fcntl
+
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        deadline = time.monotonic() + self.timeout
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return fd
+            except OSError as e:
+                if e.errno not in (errno.EAGAIN, errno.EACCES) or time.monotonic() > deadline:
+                    os.close(fd)
+                    if e.errno not in (errno.EAGAIN, errno.EACCES):
+                        raise
+                    raise LockTimeout(f"the vault is locked by another epimem process ({self.path}); "
+                                      "try again in a moment") from None
+                time.sleep(0.01)
+
+    def release(self) -> None:
+        import fcntl
+
+        self._depth -= 1
+        if self._depth == 0 and self._fd is not None:
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
+            os.close(self._fd)
+            self._fd = None
+        self._mutex.release()
+
+    def __enter__(self) -> "VaultLock":
+        self.acquire()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.release()
