@@ -370,32 +370,8 @@ class Memory:
                     parsed_months[rel] = parse_observations(month(rel), rel)[0]
                 return parsed_months[rel]
 
-            # Stable ids: the same observation submitted twice (a retried hook) is one entry.
-            fresh: list[tuple[Observation, dict]] = []
-            dupes: list[ObservationResult] = []
-            seen_ids: set[str] = set()
-            for obs, extra in parsed:
-                rel = f"observations/{obs.date:%Y-%m}.md"
-                existing = {o.id: o for o in month_obs(rel)}
-                oid, dup = _observation_id(obs, existing, seen_ids)
-                if dup is not None:
-                    dupes.append(ObservationResult(dup, dup.connects if dup.connects != "new" else None,
-                                                   duplicate=True, reason="already recorded"))
-                    continue
-                seen_ids.add(oid)
-                fresh.append((replace(obs, id=oid, path=rel), extra))
-            # Rule 9: at most N observations per session, counted from the log itself.
-            per_session: dict[str, int] = {}
-            for obs, _ in fresh:
-                s = rules.pseudo_session(obs)
-                per_session[s] = per_session.get(s, 0) + 1
-            for s, n in per_session.items():
-                had = self._session_observation_count(s, today, month_obs)
-                if had + n > params.observations_per_session:
-                    raise EpimemError(
-                        f"session {s} already has {had} observation{'s' if had != 1 else ''}; "
-                        f"at most {params.observations_per_session} per session (rule 9), so these "
-                        f"{n} were not recorded. Zero is a good answer: keep the strongest.")
+            fresh, dupes = _without_duplicates(parsed, month_obs)
+            self._check_session_limit(fresh, today, month_obs, params)
             writes: dict[str, Any] = {}
             beliefs: dict[str, tuple[str, Belief, Belief, Any, list[Evidence]]] = {}
             known: set[str] = set()
@@ -515,6 +491,21 @@ class Memory:
                           connects=connects, suggests=text("suggests"), therefore=text("therefore"),
                           source=text("source") or source, session=sess)
         return obs, extra
+
+    def _check_session_limit(self, fresh: list[tuple[Observation, dict]], today: date, month_obs,
+                             params: Params) -> None:
+        """Rule 9: at most N observations per session, counted from the log itself."""
+        per_session: dict[str, int] = {}
+        for obs, _ in fresh:
+            s = rules.pseudo_session(obs)
+            per_session[s] = per_session.get(s, 0) + 1
+        for s, n in per_session.items():
+            had = self._session_observation_count(s, today, month_obs)
+            if had + n > params.observations_per_session:
+                raise EpimemError(
+                    f"session {s} already has {had} observation{'s' if had != 1 else ''}; "
+                    f"at most {params.observations_per_session} per session (rule 9), so these "
+                    f"{n} were not recorded. Zero is a good answer: keep the strongest.")
 
     def _session_observation_count(self, session: str, today: date, month_obs) -> int:
         # A session spans at most a few days: this month's and last month's logs hold it.
@@ -875,6 +866,26 @@ def _unique(base: str, taken: set[str]) -> str:
     while f"{base}-{i}" in taken:
         i += 1
     return f"{base}-{i}"
+
+
+def _without_duplicates(parsed: list[tuple[Observation, dict]], month_obs
+                        ) -> tuple[list[tuple[Observation, dict]], list[ObservationResult]]:
+    """Give each observation its stable id and set aside those already recorded:
+    the same observation submitted twice (a retried hook) is one entry."""
+    fresh: list[tuple[Observation, dict]] = []
+    dupes: list[ObservationResult] = []
+    seen_ids: set[str] = set()
+    for obs, extra in parsed:
+        rel = f"observations/{obs.date:%Y-%m}.md"
+        existing = {o.id: o for o in month_obs(rel)}
+        oid, dup = _observation_id(obs, existing, seen_ids)
+        if dup is not None:
+            dupes.append(ObservationResult(dup, dup.connects if dup.connects != "new" else None,
+                                           duplicate=True, reason="already recorded"))
+            continue
+        seen_ids.add(oid)
+        fresh.append((replace(obs, id=oid, path=rel), extra))
+    return fresh, dupes
 
 
 def _observation_id(obs: Observation, existing: dict[str, Observation],
