@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from datetime import date
 from pathlib import Path
 from typing import Any, Iterable
@@ -30,8 +30,7 @@ from .core.changes import Change, belief_change, headline, tension_change
 from .core.ids import IdError, check_id, check_tension_id, slugify
 from .core.model import (BASES, PERMANENCES, STATUSES, STRENGTHS, Belief, Evidence,
                          Observation, Problem, Sessions, Snapshot, Tension)
-from .core.notes import (NoteError, append_evidence, edit_frontmatter, observation_ids,
-                         parse_belief, parse_observations, render_belief, render_observation,
+from .core.notes import (NoteError, append_evidence, parse_belief, parse_observations, render_belief, render_observation,
                          render_tension, resolve_tension_text, update_belief_text)
 from .core.params import Params
 from .core.redact import redact

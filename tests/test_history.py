@@ -59,7 +59,7 @@ def test_undo_reverts_last_epimem_commit_with_a_new_commit(tmp_path):
     assert subject.startswith("observe: confirming")
     assert mem.belief("prefers-small-prs").confidence == 0.30
     assert len(git(mem, "log", "--format=%H").split()) == n + 1
-    assert f"Epimem-Reverts: " in git(mem, "log", "-1", "--format=%B")
+    assert "Epimem-Reverts: " in git(mem, "log", "-1", "--format=%B")
     assert not (mem.root / "observations/2026-11.md").exists()
 
 

@@ -4,7 +4,7 @@ from datetime import date
 
 import pytest
 
-from epimem.core.model import Belief, Evidence, Observation, Tension
+from epimem.core.model import Belief, Evidence, Tension
 from epimem.core.notes import (NoteError, append_evidence, edit_frontmatter, parse_belief,
                                parse_observations, parse_tension, render_belief,
                                render_observation, render_tension, update_belief_text)

@@ -207,7 +207,7 @@ def audit_markdown(a: Audit) -> str:
         grouped = {o for cand in a.candidates for o in cand.observations}
         loose = [o for o in a.unconnected if o.id not in grouped]
         out += ["", "## Loose observations",
-                _id_line(f"Not connected to any belief", list(reversed(loose)))[2:]
+                _id_line("Not connected to any belief", list(reversed(loose)))[2:]
                 if loose else f"{_n(len(a.unconnected), 'observation')} not connected to any belief."]
         for cand in a.candidates[:3]:
             out.append(f"- Seen {_n(len(cand.observations), 'time')}, a candidate belief: "
