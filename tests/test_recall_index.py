@@ -139,6 +139,23 @@ def test_malformed_file_is_reported_kept_and_reindexed_when_fixed(root, store):
     assert Index(root, store).status().stale is False
 
 
+def test_a_deleted_malformed_file_is_no_longer_reported(root):
+    # A malformed new file never enters the manifest's files; deleting it must
+    # still clear its problem (it was reported by every sync and `watch` start).
+    Index(root).rebuild()
+    for other_change in (False, True):
+        bad = root / "beliefs" / "zz-bad.md"
+        bad.write_text("---\ntitle: [bad\n---\n", encoding="utf-8")
+        assert [p.path for p in Index(root).sync().problems] == ["beliefs/zz-bad.md"]
+        bad.unlink()
+        if other_change:
+            write_belief(root, make_belief("new-one", "New", "Something new."))
+        assert Index(root).status().problems == []
+        assert Index(root).sync().problems == []
+        st = Index(root).status()
+        assert st.problems == [] and st.stale is False
+
+
 def test_bad_observation_entries_and_duplicate_ids(root, store):
     write_observations(root, "2026-10", [observation("obs-20261102-a1b2", "A copy of an id used in November.")])
     (root / "observations" / "2026-09.md").write_text(

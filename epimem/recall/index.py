@@ -535,6 +535,8 @@ class Index:
                 except OSError:
                     st.changed.append(rel)
         st.deleted = sorted(rel for rel in old if rel not in now)
+        # A malformed file that was never indexed and is now gone is no problem any more.
+        st.problems = [p for p in st.problems if p.path in now or p.path in old]
         # A malformed file stays out of the manifest until fixed: it is a
         # problem, not news, as long as it is the one already reported.
         reported = {p.path for p in st.problems}
@@ -700,11 +702,17 @@ class Index:
             else:
                 changed[rel] = (data, [mt, size, sha])
         deleted = [rel for rel in old_files if rel not in now]
+        # A malformed file is kept out of `files` until it parses; if it is
+        # deleted instead, only its problem entry is left to drop.
+        problems = manifest.get("problems") or {}
+        vanished = [rel for rel in problems if rel not in now and rel not in old_files]
         if not changed and not deleted:
-            if touched:
+            if touched or vanished:
                 man = dict(manifest)
                 man["files"] = {**old_files, **touched}
+                man["problems"] = {rel: rows for rel, rows in problems.items() if rel not in vanished}
                 _atomic_bytes(self.paths.manifest, _dumps(man))
+                manifest = man
             return Report("unchanged", items=int(manifest.get("items", 0)), files=len(old_files),
                           problems=_problems_from(manifest), seconds=time.perf_counter() - t0)
         try:
@@ -730,6 +738,8 @@ class Index:
             files_meta.pop(rel, None)
             problems.pop(rel, None)
             rep.files_changed.append(rel)
+        for rel in [r for r in problems if r not in now and r not in files_meta]:
+            problems.pop(rel)  # a malformed file, never indexed, since deleted
         parsed_files: dict[str, Parsed] = {}
         for rel in sorted(changed):
             parsed = parse_file(rel, changed[rel][0])
