@@ -543,11 +543,13 @@ def write_migration(memory, m: Migration, *, subject: str, dry_run: bool = False
                 text = render_tension(t)
             writes[t.path] = text
             imported_tensions.append(t.id)
+        n_obs = 0
         for rel, obs in months.items():
             p = vault.path(rel)
             cur = p.read_text(encoding="utf-8") if p.exists() else f"# Observations {rel[13:20]}\n"
             present = set(re.findall(r"^##\s+(obs-\S+)", cur, re.M))
             fresh = [o for o in obs if o.id not in present]
+            n_obs += len(fresh)
             if fresh:
                 writes[rel] = cur.rstrip("\n") + "\n\n" + "\n".join(render_observation(o) for o in fresh)
         notes = list(m.notes)
@@ -565,7 +567,7 @@ def write_migration(memory, m: Migration, *, subject: str, dry_run: bool = False
             else:
                 notes.append(f"the vault already counts {cur.count} sessions; the imported counter "
                              f"({m.sessions['count']}) was not applied")
-        report = replace(report, tensions=tuple(imported_tensions))
+        report = replace(report, tensions=tuple(imported_tensions), observations=n_obs)
         if not writes:
             return replace(report, notes=tuple(notes + ["nothing new to import"]))
         done: list[str] = []

@@ -100,7 +100,7 @@ def test_import_is_one_commit_and_idempotent(vault):
     assert "obs-20260402-9fad" in (vault.root / "observations" / "2026-04.md").read_text()
     # a second run finds everything in place
     again = import_epistemic_memory(vault, FIXTURE)
-    assert again.commit is None and again.beliefs == ()
+    assert again.commit is None and again.beliefs == () and again.observations == 0
     assert len(commits(vault.root)) == before + 1
     assert snapshot() == source  # the source files are never touched
 
