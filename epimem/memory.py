@@ -181,6 +181,7 @@ class Memory:
 
     def belief(self, belief_id: str) -> Belief:
         self._check_id(belief_id)
+        self.vault.require()
         try:
             return self.vault.read_belief(belief_id)[1]
         except VaultError as e:
@@ -214,7 +215,7 @@ class Memory:
         supersedes = tuple(supersedes)
         for s in supersedes:
             self._check_id(s)
-        with self.vault.lock():
+        with self._lock():
             existing, _ = self.vault.load_beliefs()
             norm = _normalize(statement)
             for b in existing:
@@ -265,7 +266,7 @@ class Memory:
             self._check_choice("status", changes["status"], STATUSES)
         if "tags" in changes:
             changes["tags"] = tuple(changes["tags"])
-        with self.vault.lock():
+        with self._lock():
             text, before, key = self._read(belief_id)
             after = replace(before, **changes)
             if "confidence" in changes:
@@ -285,7 +286,7 @@ class Memory:
 
     def reject(self, belief_id: str, *, retire: bool = False, note: str = "") -> Belief:
         """Rule 5: the user says it is no longer true: −0.20, or retire it."""
-        with self.vault.lock():
+        with self._lock():
             text, before, key = self._read(belief_id)
             if before.status != "active":
                 raise EpimemError(f"{belief_id} is {before.status}, not active")
@@ -303,7 +304,7 @@ class Memory:
 
     def reinforce(self, belief_id: str, note: str = "", kind: str = "reinforcing") -> Belief:
         """The user restating a belief: recorded as evidence, no number changes (rule 3)."""
-        with self.vault.lock():
+        with self._lock():
             text, b, key = self._read(belief_id)
             ev = Evidence(self.today, kind, "", redact(note, self.params.redact) or "the user said this is still true")
             self._commit_writes({b.path: (append_evidence(text, (ev,)), key)},
@@ -311,7 +312,7 @@ class Memory:
         return replace(b, evidence=b.evidence + (ev,))
 
     def set_pinned(self, belief_id: str, pinned: bool) -> Belief:
-        with self.vault.lock():
+        with self._lock():
             text, before, key = self._read(belief_id)
             if before.pinned == pinned:
                 return before
@@ -324,7 +325,7 @@ class Memory:
 
     def supersede(self, old_ids: Iterable[str], by: str, note: str = "") -> Belief:
         old_ids = list(old_ids)
-        with self.vault.lock():
+        with self._lock():
             text, new, key = self._read(by)
             writes: dict[str, Any] = {}
             for oid in old_ids:
@@ -351,7 +352,7 @@ class Memory:
         if not parsed:
             return ObserveReport((), None)
         self.vault.require()
-        with self.vault.lock():
+        with self._lock():
             month_texts: dict[str, str] = {}
             month_keys: dict[str, Any] = {}
 
@@ -501,10 +502,11 @@ class Memory:
         for s, n in per_session.items():
             had = self._session_observation_count(s, today, month_obs)
             if had + n > params.observations_per_session:
+                these = "this one was" if n == 1 else f"these {n} were"
                 raise EpimemError(
                     f"session {s} already has {had} observation{'s' if had != 1 else ''}; "
-                    f"at most {params.observations_per_session} per session (rule 9), so these "
-                    f"{n} were not recorded. Zero is a good answer: keep the strongest.")
+                    f"at most {params.observations_per_session} per session (rule 9), so "
+                    f"{these} not recorded. Zero is a good answer: keep the strongest.")
 
     def _session_observation_count(self, session: str, today: date, month_obs) -> int:
         # A session spans at most a few days: this month's and last month's logs hold it.
@@ -569,7 +571,7 @@ class Memory:
         if not note or not note.strip():
             raise EpimemError("a tension is resolved with a note saying how (--note)")
         rel = f"tensions/{tension_id}.md"
-        with self.vault.lock():
+        with self._lock():
             p = self.vault.path(rel)
             if not p.exists():
                 raise EpimemError(f"no tension '{tension_id}' ({rel} does not exist)")
@@ -592,7 +594,7 @@ class Memory:
         if source not in ("startup", "resume", "clear", "compact", "fork"):
             raise EpimemError(f"--source must be one of startup, resume, clear, compact, fork; not {source!r}")
         self.vault.require()
-        with self.vault.lock():
+        with self._lock():
             s = self._sessions_for_write()
             res = rules.start_session(s, source, self.today, self.params)
             sha = None
@@ -607,7 +609,7 @@ class Memory:
             raise EpimemError(f"unknown review kind {kind!r}")
         rel = f"reviews/{self.today.isoformat()}.md"
         body = redact(markdown.strip(), self.params.redact)
-        with self.vault.lock():
+        with self._lock():
             p = self.vault.path(rel)
             if p.exists():
                 text = p.read_text(encoding="utf-8").rstrip("\n") + f"\n\n## {kind}\n\n{body}\n"
@@ -686,7 +688,7 @@ class Memory:
     def undo(self) -> tuple[str, str]:
         """Revert the last epimem commit with a new commit; returns (new sha, undone subject)."""
         history.require_repo(self.root)
-        with self.vault.lock():
+        with self._lock():
             last = history.last_epimem_commit(self.root)
             if last is None:
                 raise EpimemError("nothing to undo: no epimem commit in this vault")
@@ -710,7 +712,7 @@ class Memory:
         half-finished edit is never recorded as the vault's state.
         """
         history.require_repo(self.root)
-        with self.vault.lock():
+        with self._lock():
             rows = [(st, p) for st, p in history.dirty_paths(self.root) if not p.startswith(".epimem/")]
             problems: list[Problem] = []
             keep = []
@@ -778,8 +780,15 @@ class Memory:
         if value not in allowed:
             raise EpimemError(f"--{name} must be one of {', '.join(allowed)}, not {value!r}")
 
+    def _lock(self):
+        """The vault lock for a change, once the vault is known to exist: taking it
+        creates `.epimem/`, which must not appear at a mistyped --vault path."""
+        self.vault.require()
+        return self.vault.lock()
+
     def _read(self, belief_id: str) -> tuple[str, Belief, Any]:
         self._check_id(belief_id)
+        self.vault.require()
         try:
             return self.vault.read_belief(belief_id)
         except VaultError as e:

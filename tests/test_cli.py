@@ -88,6 +88,7 @@ def test_observe_fourth_refused(cli, v):
     r = cli("--vault", v, "observe", "--connects", "prefers-small-prs", "--strength", "complicating",
             "--evidence", "e4", "--session", "s")
     assert r.code == 1 and "at most 3 per session" in r.err
+    assert "so this one was not recorded" in r.err
 
 
 def test_contradicting_strong_belief_alerts(cli, v):
@@ -168,3 +169,49 @@ def test_console_script_help_is_fast_and_light():
     assert out.returncode == 0 and "belief" in out.stdout
     imported = {line.split("|")[-1].strip() for line in out.stderr.splitlines()}
     assert not {"chromadb", "anthropic", "git", "wordllama"} & imported
+
+
+def test_closed_filters_refuse_a_typo(cli, v):
+    add(cli, v)
+    for args in (("belief", "list", "--status", "activ"), ("belief", "list", "--permanence", "forever"),
+                 ("tensions", "--status", "open")):
+        r = cli("--vault", v, *args)
+        assert r.code == 1 and "must be one of" in r.err and not r.out, args
+    assert cli("--vault", v, "belief", "list", "--status", "all", "--json").json()["beliefs"]
+
+
+def test_a_mistyped_vault_path_is_left_alone(cli, tmp_path):
+    # Taking the vault lock creates .epimem/: a change at a path that is no vault must not.
+    none = tmp_path / "none"
+    for args in (("belief", "edit", "x", "--title", "y"), ("belief", "retire", "x"), ("belief", "show", "x"),
+                 ("belief", "add", "--title", "a", "--statement", "b", "--kind", "trait", "--basis", "fact",
+                  "--permanence", "stable"),
+                 ("tension", "resolve", "2026-01-01-x", "--note", "n")):
+        r = cli("--vault", none, *args)
+        assert r.code == 1 and "no vault at" in r.err, args
+        assert not none.exists(), args
+
+
+def _transcript(path, session, *user_turns):
+    lines = [json.dumps({"type": "user", "sessionId": session, "uuid": str(i),
+                         "message": {"role": "user", "content": t}}) for i, t in enumerate(user_turns)]
+    path.write_text("\n".join(lines + ["not json"]) + "\n", encoding="utf-8")
+    return path
+
+
+def test_observe_from_transcript(cli, v, tmp_path):
+    t = _transcript(tmp_path / "t.jsonl", "from-file", "I prefer table-driven tests in Go.")
+    for missing in (tmp_path / "nope.jsonl", tmp_path):
+        r = cli("--vault", v, "observe", "--from-transcript", missing)
+        assert r.code == 1 and "cannot read" in r.err and "Traceback" not in r.err
+    # --session names the session (over the transcript's own id); what the pass
+    # could not do is said on stderr, not dropped.
+    r = cli("--vault", v, "observe", "--from-transcript", t, "--session", "s1", "--llm", "--report-json")
+    assert r.code == 0 and "no ANTHROPIC_API_KEY" in r.err and "malformed 1" in r.err
+    obs = r.json()["observations"]
+    assert len(obs) == 1 and obs[0]["belief"] == "prefers-table-driven-tests-in-go"
+    assert "· session s1" in (v / "observations" / "2026-11.md").read_text()
+    # Once per session, as at session end: a session that has observations gets none.
+    t2 = _transcript(tmp_path / "t2.jsonl", "s1", "I prefer tabs over spaces in every file.")
+    r = cli("--vault", v, "observe", "--from-transcript", t2)
+    assert r.code == 0 and "Nothing recorded." in r.out and "already has 1 observation" in r.err

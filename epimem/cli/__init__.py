@@ -147,8 +147,12 @@ def belief_list(ctx: typer.Context,
                 as_json: bool = JSON):
     """List beliefs, strongest first, with stored → effective confidence."""
     from ..core import rules
+    from ..core.model import PERMANENCES, STATUSES
     from ..memory import Filters
 
+    _choice("status", status, STATUSES + ("all",))
+    if permanence is not None:
+        _choice("permanence", permanence, PERMANENCES)
     mem = memory(ctx)
     mem.vault.require()
     bs, problems = mem.vault.load_beliefs()
@@ -235,6 +239,12 @@ def belief_unpin(ctx: typer.Context, belief_id: str = typer.Argument(..., metava
     _done(mem, mem.set_pinned(belief_id, False), as_json, f"Unpinned {belief_id}")
 
 
+def _choice(name: str, value: str, allowed) -> None:
+    """A filter with a closed set of values: a typo is an error, not an empty list."""
+    if value not in allowed:
+        fail(f"--{name} must be one of {', '.join(allowed)}, not {value!r}")
+
+
 def _done(mem, b, as_json: bool, text: str) -> None:
     if as_json:
         emit_json(belief_json(b, mem.today, mem.params))
@@ -267,15 +277,9 @@ def observe(ctx: typer.Context,
     """Record observations (0–3 per session) and apply the rules to the beliefs they connect."""
     mem = memory(ctx)
     if from_transcript:
-        try:
-            from ..observer import observe_from_transcript
-        except ImportError:
-            fail("--from-transcript is not available in this build")
-        items = observe_from_transcript(mem, from_transcript, use_llm=llm)
-        if session:
-            for it in items:
-                it.setdefault("session", session)
-    elif batch is not None:
+        _observe_transcript(mem, from_transcript, llm, session, as_json)
+        return
+    if batch is not None:
         try:
             raw = sys.stdin.read() if batch == "-" else Path(batch).read_text(encoding="utf-8")
         except OSError as e:
@@ -300,6 +304,29 @@ def observe(ctx: typer.Context,
         emit_json(_observe_json(report))
         return
     _print_observe(report)
+
+
+def _observe_transcript(mem, path: str, llm: bool, session: str | None, as_json: bool) -> None:
+    """The session-end pass by hand: once per session, and it says why when it records nothing."""
+    try:
+        from ..observer import record_from_transcript
+    except ImportError:
+        fail("--from-transcript is not available in this build")
+    mem.vault.require()
+    if not Path(path).is_file():
+        fail(f"cannot read {path}: not a file (give the path of a Claude Code transcript, .jsonl)")
+    try:
+        report, notes = record_from_transcript(mem, path, use_llm=llm, session=session)
+    except OSError as e:
+        fail(f"cannot read {path}: {e}")
+    for note in notes:
+        warn(note)
+    if as_json:
+        emit_json(_observe_json(report) if report else {"commit": None, "observations": [], "alerts": []})
+    elif report:
+        _print_observe(report)
+    else:
+        typer.echo("Nothing recorded.")
 
 
 def _observe_json(report) -> dict:
@@ -335,6 +362,10 @@ def _print_observe(report) -> None:
 @app.command()
 def tensions(ctx: typer.Context, status: Optional[str] = typer.Option(None, "--status"), as_json: bool = JSON):
     """List tensions (contradictions kept on record)."""
+    from ..core.model import TENSION_STATUSES
+
+    if status is not None:
+        _choice("status", status, TENSION_STATUSES)
     mem = memory(ctx)
     mem.vault.require()
     ts, problems = mem.vault.load_tensions()
