@@ -143,7 +143,10 @@ class Memory:
         """Create a vault (idempotent): folders, rules, counter, .gitignore, git, first commit."""
         mem = cls(resolve_root(root), today=today)
         r = mem.root
-        r.mkdir(parents=True, exist_ok=True)
+        try:
+            r.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise EpimemError(f"cannot create a vault at {r}: {e.strerror or e}") from None
         created_repo = history.init(r)
         created: list[str] = []
         with mem.vault.lock():
@@ -228,7 +231,7 @@ class Memory:
                 raise EpimemError(f"belief '{bid}' already exists")
             how = note or "added by the user"
             b = Belief(id=bid, title=title, kind=kind, basis=basis, confidence=round(conf, 2),
-                       permanence=permanence, first=self.today, tags=tuple(tags), scope=scope or "global",
+                       permanence=permanence, first=self.today, tags=_clean_tags(tags), scope=scope or "global",
                        pinned=pinned, supersedes=supersedes, statement=statement,
                        evidence=(Evidence(self.today, "added", "", f"{how} ({conf:.2f})"),),
                        path=f"beliefs/{bid}.md")
@@ -258,6 +261,8 @@ class Memory:
         for k in ("title", "statement"):
             if k in changes:
                 changes[k] = redact(str(changes[k]).strip(), params.redact)
+                if not changes[k]:
+                    raise EpimemError(f"--{k} cannot be empty")
         if "basis" in changes:
             self._check_choice("basis", changes["basis"], BASES)
         if "permanence" in changes:
@@ -265,7 +270,7 @@ class Memory:
         if "status" in changes:
             self._check_choice("status", changes["status"], STATUSES)
         if "tags" in changes:
-            changes["tags"] = tuple(changes["tags"])
+            changes["tags"] = _clean_tags(changes["tags"])
         with self._lock():
             text, before, key = self._read(belief_id)
             after = replace(before, **changes)
@@ -862,6 +867,11 @@ class Memory:
 
 
 # --- helpers --------------------------------------------------------------------------------
+
+def _clean_tags(tags: Iterable[str]) -> tuple[str, ...]:
+    # `--tag ""` clears the tags; an empty tag would be written as `[""]`.
+    return tuple(t.strip() for t in tags if t.strip())
+
 
 def _normalize(text: str) -> str:
     return " ".join(re.sub(r"[^\w\s]", " ", text.lower()).split())

@@ -215,3 +215,20 @@ def test_observe_from_transcript(cli, v, tmp_path):
     t2 = _transcript(tmp_path / "t2.jsonl", "s1", "I prefer tabs over spaces in every file.")
     r = cli("--vault", v, "observe", "--from-transcript", t2)
     assert r.code == 0 and "Nothing recorded." in r.out and "already has 1 observation" in r.err
+
+
+def test_init_where_no_folder_can_be_made(cli, tmp_path):
+    (tmp_path / "afile").write_text("x")
+    for where in (tmp_path / "afile", tmp_path / "afile" / "sub"):
+        r = cli("init", where)
+        assert r.code == 1 and "cannot create a vault at" in r.err and "Traceback" not in r.err
+
+
+def test_an_empty_tag_clears_the_tags(cli, v):
+    add(cli, v, "Prefers small PRs", "--tag", "review", "--tag", " ")
+    assert cli("--vault", v, "belief", "show", "prefers-small-prs", "--json").json()["tags"] == ["review"]
+    assert cli("--vault", v, "belief", "edit", "prefers-small-prs", "--tag", "").code == 0
+    assert "tags: []" in (v / "beliefs" / "prefers-small-prs.md").read_text()
+    for field in ("--title", "--statement"):
+        r = cli("--vault", v, "belief", "edit", "prefers-small-prs", field, " ")
+        assert r.code == 1 and "cannot be empty" in r.err
