@@ -40,6 +40,10 @@ from .vault import ConcurrentEdit, Vault, VaultError, resolve_root, sessions_to_
 TEMPLATES = Path(__file__).parent / "templates"
 
 
+OBSERVATION_KEYS = frozenset({"connects", "strength", "evidence", "suggests", "therefore", "basis", "session",
+                              "source", "date", "title", "kind", "permanence", "tags", "scope"})
+
+
 class EpimemError(Exception):
     """Anything the user must act on; the message says what and where."""
 
@@ -446,6 +450,11 @@ class Memory:
                            today: date, params: Params) -> tuple[Observation, dict]:
         if not isinstance(item, dict):
             raise EpimemError(f"observation {n}: expected an object, got {type(item).__name__}")
+        # A misspelt key ("suggest") would silently drop its text: refuse the batch and say which.
+        unknown = sorted(set(item) - OBSERVATION_KEYS)
+        if unknown:
+            raise EpimemError(f"observation {n}: unknown key{'s' if len(unknown) > 1 else ''} "
+                              f"{', '.join(repr(k) for k in unknown)}; known keys: {', '.join(sorted(OBSERVATION_KEYS))}")
 
         def text(key: str, required: bool = False) -> str:
             v = item.get(key)

@@ -168,6 +168,8 @@ def test_bad_observation_input_names_item_and_field(vault):
         vault.observe([{"connects": "x", "strength": "single"}])
     with pytest.raises(EpimemError, match="no belief 'nope'"):
         vault.observe([ob("nope")])
+    with pytest.raises(EpimemError, match="observation 1: unknown key 'suggest'; known keys: "):
+        vault.observe([ob("x", suggest="typo")])
 
 
 def test_hand_edits_and_unknown_keys_survive_an_observation(vault):

@@ -143,7 +143,7 @@ def belief_list(ctx: typer.Context,
                 status: str = typer.Option("active", "--status", help="active, superseded, retired or all."),
                 tag: Optional[str] = typer.Option(None, "--tag"),
                 scope: Optional[str] = typer.Option(None, "--scope", help="A project: its beliefs plus global ones."),
-                min_confidence: Optional[float] = typer.Option(None, "--min-confidence", help="On effective confidence."),
+                min_confidence: Optional[float] = typer.Option(None, "--min-confidence", min=0.0, max=1.0, help="On effective confidence, 0–1."),
                 as_json: bool = JSON):
     """List beliefs, strongest first, with stored → effective confidence."""
     from ..core import rules
