@@ -162,13 +162,17 @@ _FORMS = [
     ("prefer", "preference", re.compile(
         _LEAD + r"(?:i|we)\s+(?:really\s+|much\s+|strongly\s+|generally\s+)?prefer\s+(?P<rest>.+)$", re.I)),
     ("rather", "preference", re.compile(_LEAD + r"i(?:'d|’d| would)\s+(?:much\s+)?rather\s+(?P<rest>.+)$", re.I)),
-    ("always", "convention", re.compile(_LEAD + r"(?:(?:i|we)\s+)?always\s+(?P<rest>.+)$", re.I)),
-    ("never", "convention", re.compile(_LEAD + r"(?:(?:i|we)\s+)?never\s+(?P<rest>.+)$", re.I)),
+    ("always", "convention", re.compile(_LEAD + r"(?P<subj>(?:i|we)\s+)?always\s+(?P<rest>.+)$", re.I)),
+    ("never", "convention", re.compile(_LEAD + r"(?P<subj>(?:i|we)\s+)?never\s+(?P<rest>.+)$", re.I)),
     ("dont", "convention", re.compile(_LEAD + r"(?:don't|don’t|do not|dont)\s+(?P<rest>.+)$", re.I)),
     ("stop", "convention", re.compile(_LEAD + r"stop\s+(?P<rest>.+)$", re.I)),
 ]
-_TITLE = {"prefer": "Prefers", "rather": "Would rather", "always": "Always", "never": "Never",
-          "dont": "Don't", "stop": "Stop"}
+# Titles describe the person, as every belief does ("Asks never to push to main"),
+# not the instruction they gave ("Never push to main"), which would read as an
+# order when the profile is shown back to them or to the assistant.
+_TITLE = {"prefer": "Prefers", "rather": "Would rather", "always": "Asks to always",
+          "never": "Asks never to", "dont": "Asks not to", "stop": "Asks to stop"}
+_SELF_TITLE = {"always": "Says they always", "never": "Says they never"}
 _RANK = {"prefer": 0, "rather": 0, "always": 1, "never": 1, "dont": 2, "stop": 2}
 # Words that tie a sentence to this task ("don't change that", "stop here"):
 # such a correction is about the work, not about the person.
@@ -206,7 +210,8 @@ def match_statement(sentence: str) -> tuple[str, str, str] | None:
         rest = re.sub(r",?\s*please$", "", m.group("rest").strip().rstrip(".!;:"), flags=re.I)
         if len(rest.split()) < 2 or (form in ("dont", "stop") and _NOT_ADVICE.match(rest)):
             return None
-        title = f"{_TITLE[form]} {rest}"
+        lead = _SELF_TITLE[form] if m.groupdict().get("subj") else _TITLE[form]
+        title = f"{lead} {rest}"
         if len(title) > 80:
             title = title[:80].rsplit(" ", 1)[0] + "…"
         return form, kind, title
@@ -248,7 +253,7 @@ def statement_items(statements: list[Statement], *, session: str = "", beliefs=(
         item = {
             "evidence": f'Said in a Claude Code session: "{quoted}"',
             # becomes the statement of a new belief: what was said, marked as said
-            "suggests": f"Stated by the user: {st.title[0].lower() + st.title[1:]}.",
+            "suggests": f"{st.title}, said as a standing rule rather than about one task.",
             "therefore": "Follow it in similar work unless told otherwise; behaviour may still differ.",
             "basis": "self-report", "source": source,
         }

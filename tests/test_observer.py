@@ -127,8 +127,8 @@ def test_bad_answers_are_refused(mem, transcript, answer, why):
     assert any("refused" in n and why in n for n in notes), notes
     # the keyword pass stands instead
     assert [i.get("title") for i in items] == ["Prefers small commits, one concern each",
-                                               "Always run the full test suite before you commit",
-                                               "Don't use mocks for the database in tests, we run a real Postgres in CI"]
+                                               "Asks to always run the full test suite before you commit",
+                                               "Asks not to use mocks for the database in tests, we run a real Postgres in CI"]
 
 
 def test_api_error_keeps_the_keyword_pass(mem, transcript):

@@ -61,8 +61,8 @@ def test_statements_found_in_human_turns_only(t):
     found = find_statements(t)
     assert [s.title for s in found] == [
         "Prefers small commits, one concern each",
-        "Always run the full test suite before you commit",
-        "Don't use mocks for the database in tests, we run a real Postgres in CI",
+        "Asks to always run the full test suite before you commit",
+        "Asks not to use mocks for the database in tests, we run a real Postgres in CI",
     ]
     assert [s.kind for s in found] == ["preference", "convention", "convention"]
     assert found[0].text == "I prefer small commits, one concern each."
@@ -71,9 +71,9 @@ def test_statements_found_in_human_turns_only(t):
 
 @pytest.mark.parametrize("sentence,title", [
     ("I'd rather have the tests first.", "Would rather have the tests first"),
-    ("We always squash-merge pull requests", "Always squash-merge pull requests"),
-    ("ok, never push to main directly!", "Never push to main directly"),
-    ("Please stop adding docstrings to private helpers.", "Stop adding docstrings to private helpers"),
+    ("We always squash-merge pull requests", "Says they always squash-merge pull requests"),
+    ("ok, never push to main directly!", "Asks never to push to main directly"),
+    ("Please stop adding docstrings to private helpers.", "Asks to stop adding docstrings to private helpers"),
     ("I really prefer tabs over spaces", "Prefers tabs over spaces"),
 ])
 def test_general_statements(sentence, title):
@@ -96,11 +96,12 @@ def test_items_for_observe(t):
     assert items[0]["connects"] == "small-commits" and items[0]["strength"] == "confirming"
     assert "title" not in items[0]
     assert items[1]["connects"] == "new" and items[1]["strength"] == "single"
-    assert items[1]["title"] == "Always run the full test suite before you commit"
+    assert items[1]["title"] == "Asks to always run the full test suite before you commit"
     assert items[1]["kind"] == "convention" and items[1]["permanence"] == "unknown"
     assert all(i["basis"] == "self-report" and i["session"] == t.session for i in items)
     assert items[0]["evidence"] == 'Said in a Claude Code session: "I prefer small commits, one concern each."'
-    assert items[1]["suggests"] == "Stated by the user: always run the full test suite before you commit."
+    assert items[1]["suggests"] == ("Asks to always run the full test suite before you commit, "
+                                    "said as a standing rule rather than about one task.")
 
 
 def test_condensed_keeps_start_and_end():
