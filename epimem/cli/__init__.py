@@ -174,7 +174,7 @@ def belief_list(ctx: typer.Context,
         typer.echo("No beliefs match." if bs else "No beliefs yet.")
         return
     for eff, b in rows:
-        typer.echo(f"{b.confidence:.2f} → {eff:.2f}  {b.permanence:<11} {b.id}  — {b.title}"
+        typer.echo(f"{b.confidence:.2f} → {eff:.2f}  {b.permanence:<11} {b.id} — {b.title}"
                    + ("" if b.status == "active" else f"  ({b.status})"))
 
 
