@@ -710,8 +710,15 @@ class Memory:
                 raise EpimemError("the last epimem commit created the vault; there is nothing before it to return to")
             try:
                 history.revert(self.root, last.sha)
+                # Undoing an undo is a redo: say so, rather than "undo: undo: …".
+                if last.subject.startswith("undo: "):
+                    subject = "redo: " + last.subject[len("undo: "):]
+                elif last.subject.startswith("redo: "):
+                    subject = "undo: " + last.subject[len("redo: "):]
+                else:
+                    subject = f"undo: {last.subject}"
                 sha = history.commit_index(
-                    self.root, f"undo: {last.subject}", op="undo",
+                    self.root, subject, op="undo",
                     beliefs=[b.strip() for b in last.trailers.get("Epimem-Beliefs", "").split(",") if b.strip()],
                     extra={"Epimem-Reverts": last.sha}, when=self._replayed)
             except HistoryError as e:

@@ -111,3 +111,15 @@ def test_commits_work_without_a_git_identity(tmp_path, monkeypatch):
     history._identity_checked.clear()
     mem = setup(tmp_path)
     assert "epimem" in git(mem, "log", "-1", "--format=%an")
+
+
+def test_undo_of_an_undo_is_named_a_redo(tmp_path):
+    mem = setup(tmp_path)
+    mem.observe([{"connects": "prefers-small-prs", "strength": "confirming", "evidence": "e", "session": "a"}])
+    mem.undo()
+    mem.undo()
+    assert git(mem, "log", "-1", "--format=%s").strip() == "redo: observe: confirming → prefers-small-prs (0.30 → 0.35)"
+    assert mem.belief("prefers-small-prs").confidence == 0.35
+    mem.undo()
+    assert git(mem, "log", "-1", "--format=%s").strip() == "undo: observe: confirming → prefers-small-prs (0.30 → 0.35)"
+    assert mem.belief("prefers-small-prs").confidence == 0.30
