@@ -147,6 +147,12 @@ class Memory:
         """Create a vault (idempotent): folders, rules, counter, .gitignore, git, first commit."""
         mem = cls(resolve_root(root), today=today)
         r = mem.root
+        # `epimem init ~/Documents` by mistake must not turn a folder of unrelated
+        # files into a repository and commit them all.
+        if r.is_dir() and not mem.vault.exists() and not history.is_repo_root(r) \
+                and any(not p.name.startswith(".") for p in r.iterdir()):
+            raise EpimemError(f"{r} is not empty and is not an epimem vault (no epistemology.md, no beliefs/); "
+                              "choose an empty or new folder")
         try:
             r.mkdir(parents=True, exist_ok=True)
         except OSError as e:

@@ -323,3 +323,11 @@ def test_malformed_session_counter_is_reported_never_overwritten(vault):
         vault.record_review("audit", "x")
     assert p.read_text() == '{"count": 3,\n "last_session": }\n'
     assert any(str(x).startswith("state/sessions.json:2:") for x in vault.validate())
+
+
+def test_init_refuses_a_folder_of_unrelated_files(tmp_path):
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "taxes.pdf").write_text("private")
+    with pytest.raises(EpimemError, match="is not empty and is not an epimem vault"):
+        Memory.init(tmp_path / "docs")
+    assert not (tmp_path / "docs" / ".git").exists()
