@@ -324,6 +324,11 @@ def last_epimem_commit(root: Path) -> CommitInfo | None:
 
 def revert(root: Path, sha: str) -> None:
     """Apply the inverse of `sha` to the index and work tree (no commit)."""
+    # The revert is committed from the index, so anything the user staged by
+    # hand would ride along in epimem's commit: refuse instead.
+    if run(root, "diff", "--cached", "--name-only").strip():
+        raise HistoryError("there are staged changes in the vault; commit them (`epimem commit`) "
+                           "or unstage them before undoing")
     try:
         run(root, "revert", "--no-commit", "--no-edit", sha, retries=1)
     except HistoryError as e:

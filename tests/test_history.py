@@ -123,3 +123,13 @@ def test_undo_of_an_undo_is_named_a_redo(tmp_path):
     mem.undo()
     assert git(mem, "log", "-1", "--format=%s").strip() == "undo: observe: confirming → prefers-small-prs (0.30 → 0.35)"
     assert mem.belief("prefers-small-prs").confidence == 0.30
+
+
+def test_undo_refuses_while_the_user_has_staged_changes(tmp_path):
+    mem = setup(tmp_path)
+    (mem.root / "notes.md").write_text("mine\n")
+    git(mem, "add", "notes.md")
+    with pytest.raises(EpimemError, match="staged changes"):
+        mem.undo()
+    assert git(mem, "diff", "--cached", "--name-only").strip() == "notes.md"
+    assert mem.belief("prefers-small-prs").confidence == 0.30
