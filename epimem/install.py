@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .files import atomic_write
+
 TEMPLATES = Path(__file__).parent / "templates" / "claude"
 SKILLS = ("observe", "mirror")
 BEGIN, END = "<!-- epimem:begin -->", "<!-- epimem:end -->"
@@ -504,13 +506,14 @@ def apply(actions: list[Action]) -> list[str]:
             notes.append(f"backup of {a.path} in {_backup(a.path)}")
         if a.new is None:
             a.path.unlink(missing_ok=True)
-            try:
-                a.path.parent.rmdir()  # a skill's folder, when nothing else is in it
-            except OSError:
-                pass
+            # A skill's folder, then `skills/` itself, when nothing else is in them.
+            for folder in (a.path.parent, a.path.parent.parent):
+                if folder.name != "skills" and folder != a.path.parent:
+                    break
+                try:
+                    folder.rmdir()
+                except OSError:
+                    break
             continue
-        a.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = a.path.with_name(f".{a.path.name}.epimem-{os.getpid()}.tmp")
-        tmp.write_text(a.new, encoding="utf-8")
-        os.replace(tmp, a.path)
+        atomic_write(a.path, a.new)
     return notes

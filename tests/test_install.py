@@ -114,6 +114,7 @@ def test_install_merges_and_uninstall_restores(home):
     assert settings.read_text() == SETTINGS
     assert (home / ".claude" / "CLAUDE.md").read_text() == CLAUDE_MD
     assert not (home / ".claude" / "skills" / "observe").exists()
+    assert not (home / ".claude" / "skills").exists()  # created by the install, empty again
     assert len(list((home / ".claude").glob("settings.json.epimem-backup-*"))) == 2
     assert (vault / "epistemology.md").exists()  # the vault is the user's: never removed
 
@@ -277,3 +278,12 @@ def test_skill_data_commands_run(home, tmp_path):
 def test_package_ships_what_the_repo_shows():
     assert (ROOT / "skills").resolve() == (ROOT / "epimem" / "templates" / "claude" / "skills").resolve()
     assert (ROOT / "CLAUDE.md.example").read_text() == (install.TEMPLATES / "CLAUDE.md.example").read_text()
+
+
+def test_uninstall_keeps_a_skills_folder_with_the_users_own_skills(home):
+    own = home / ".claude" / "skills" / "mine" / "SKILL.md"
+    own.parent.mkdir(parents=True)
+    own.write_text("---\nname: mine\ndescription: my own skill\n---\nHello.\n")
+    assert run(home, "install", "claude-code").returncode == 0
+    assert run(home, "install", "claude-code", "--uninstall").returncode == 0
+    assert own.exists() and not (home / ".claude" / "skills" / "observe").exists()
