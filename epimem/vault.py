@@ -15,7 +15,7 @@ import json
 import marshal
 import os
 import time
-from dataclasses import asdict
+from dataclasses import fields
 from datetime import date
 from pathlib import Path
 
@@ -26,6 +26,7 @@ from .core.params import DEFAULTS, Params, params_from_meta
 from .files import ConcurrentEdit, FileError, LockTimeout, VaultLock, atomic_write, stat_key  # noqa: F401
 
 INTERNAL = ".epimem"
+_BELIEF_FIELDS = fields(Belief)
 CACHE_VERSION = 3
 
 
@@ -59,9 +60,12 @@ def _obs_row(o: Observation) -> tuple:
 # --- (de)serialising beliefs for the cache -------------------------------------
 
 def belief_to_record(b: Belief) -> dict:
-    d = asdict(b)
+    # Field by field: dataclasses.asdict deep-copies every value and cost more
+    # than parsing the file itself on a cold cache.
+    d = {f.name: getattr(b, f.name) for f in _BELIEF_FIELDS}
     for k in ("first", "confirmed", "challenged"):
         d[k] = d[k].isoformat() if d[k] else None
+    d["tags"], d["supersedes"] = list(b.tags), list(b.supersedes)
     d["evidence"] = [[e.date.isoformat() if e.date else None, e.kind, e.link, e.note]
                      for e in b.evidence]
     return d
