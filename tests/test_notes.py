@@ -50,6 +50,7 @@ def test_parses_the_spec_example():
     ("tags: [decision-making]", "tags: [decision-making", 12, "invalid YAML"),
     ("basis: interpretive", "basis: hunch", 4, "'basis' must be one of"),
     ("pinned: false", "pinned: maybe", 13, "'pinned' must be true or false"),
+    ("first: 2026-11-02", "first: 2026-02-30", 7, "day is out of range"),
 ])
 def test_malformed_values_are_reported_with_their_line(old, new, line, msg):
     with pytest.raises(NoteError) as e:

@@ -77,12 +77,27 @@ def parse_note(text: str) -> Note:
         line = (mark.line + 2) if mark is not None else 2
         problem = getattr(e, "problem", None) or str(e).splitlines()[0]
         raise NoteError(line, f"invalid YAML in frontmatter: {problem}") from None
+    except (ValueError, TypeError, OverflowError) as e:
+        # PyYAML builds `2026-02-30` into a date and lets the ValueError escape
+        # unmarked: find the impossible date's line ourselves.
+        raise NoteError(_bad_date_line(fm), f"invalid value in frontmatter: {e}") from None
     if meta is None:
         meta = {}
     if not isinstance(meta, dict):
         raise NoteError(2, "frontmatter must be a mapping of keys to values")
     key_lines = {m.group(1): fm.count("\n", 0, m.start()) + 2 for m in _KEY_LINE.finditer(fm)}
     return Note(meta, body, key_lines, body_line)
+
+
+def _bad_date_line(fm: str) -> int:
+    for i, line in enumerate(fm.split("\n")):
+        m = re.match(r"^[\w\-]+:\s*(\d{4}-\d{2}-\d{2})\b", line)
+        if m:
+            try:
+                date.fromisoformat(m.group(1))
+            except ValueError:
+                return i + 2
+    return 2
 
 
 def yaml_scalar(value: Any) -> str:
