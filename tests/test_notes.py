@@ -141,3 +141,64 @@ def test_tension_round_trip():
 def _replace(b, **kw):
     from dataclasses import replace
     return replace(b, **kw)
+
+
+TRICKY = [
+    "", "~", "null", "Null", "NULL", "yes", "Yes", "YES", "no", "No", "on", "On", "off", "OFF", "y", "n",
+    "true", "True", "TRUE", "false", "False", "0", "1", "01", "007", "1_000", "1.5", "1.50", "1.5e3", "12e4",
+    ".5", "-1", "+1", "0x1f", "0b101", "0o17", "1:20", "190:20:30", "3.", "1.2.3", "8f3a2c", "9beb68", "1e5",
+    "0b1z", "0xfz", "2026-11-02", "2026-1-02", "2026-02-30", "2026-11-02T10:00:00", "2026-11-02 10:00",
+    "plain words", "Don't mock the DB", "a: b", "a:b", "ends with:", "x #comment", "x#y", "#x", "a - b",
+    "- item", "? q", ": v", "&anchor", "*alias", "!tag x", "|", ">", "%x", "@x", "`x`", "'single'",
+    '"double"', '"with \\" escape"', '"a\\nb"', "'it''s'", "[a, b]", "[a,b]", "[ ]", "[]", "[a, [b]]",
+    "[yes, no]", "[1, 2]", "['a']", '["a"]', "[a: b]", "[a, b", "{a: b}", "{}", "Café au lait", "x\ty",
+    "trailing ", "a, b", "why? because", "a|b", "C++ & Rust", "50% faster", "[decision-making, review]",
+    "[a b, c.d/e]", "[2026]", "[on]", "[x #y]", "=",
+]
+
+
+@pytest.mark.parametrize("value", TRICKY)
+def test_fast_frontmatter_path_agrees_with_yaml(value):
+    import yaml
+
+    from epimem.core.notes import fast_meta
+
+    fm = f"key: {value}\nother: 0.45\n"
+    fast = fast_meta(fm)
+    if fast is None:
+        return  # YAML decides
+    assert fast == yaml.safe_load(fm)
+    assert [type(v) for v in fast.values()] == [type(v) for v in yaml.safe_load(fm).values()]
+
+
+def test_fast_path_takes_what_epimem_writes_and_refuses_block_values():
+    from epimem.core.notes import fast_meta, split
+
+    assert fast_meta(split(SPEC_BELIEF)[0]) is not None
+    assert fast_meta("tags:\n  - a\n") is None
+    assert fast_meta("a: 1\na: 2\n") is None  # duplicate keys: YAML's rules apply
+
+
+def test_fast_frontmatter_path_agrees_with_yaml_on_random_values():
+    import random
+
+    import yaml
+
+    from epimem.core.notes import fast_meta
+
+    rng = random.Random(7)
+    alphabet = list("abcxyzAB019 -_.:#,'\"[]{}&*!|>%@`?~=/\\") + ["yes", "no", "on", "0x", "e5", ": ", " #"]
+    checked = 0
+    for _ in range(3000):
+        value = "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 8)))
+        fm = f"key: {value}\n"
+        fast = fast_meta(fm)
+        if fast is None:
+            continue
+        checked += 1
+        try:
+            slow = yaml.safe_load(fm)
+        except yaml.YAMLError:
+            raise AssertionError(f"fast path accepted {value!r}, which YAML rejects")
+        assert fast == slow and type(fast["key"]) is type(slow["key"]), value
+    assert checked > 300  # the fast path was really exercised
