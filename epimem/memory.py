@@ -693,7 +693,16 @@ class Memory:
             elif p.startswith("tensions/") and p.endswith(".md"):
                 c = tension_change(stem, history.parse_tension_blob(old, stem), history.parse_tension_blob(new, stem))
             elif p.startswith("observations/"):
-                obs_added += len(history.blob_observation_ids(new) - history.blob_observation_ids(old))
+                before = {o.id: o for o in parse_observations(old or "")[0]}
+                after = {o.id: o for o in parse_observations(new or "")[0]}
+                obs_added += len(after.keys() - before.keys())
+                # The log is append-only (a mistake is corrected by a new entry):
+                # an entry changed or removed by hand is named, never passed over.
+                for oid in sorted(before):
+                    if oid not in after:
+                        changes.append(Change("observation", oid, "removed", ("the log is append-only",)))
+                    elif after[oid] != before[oid]:
+                        changes.append(Change("observation", oid, "edited", ("the log is append-only",)))
                 c = None
             elif p.startswith("reviews/"):
                 c = Change("review", stem, "added" if old is None else "changed")

@@ -133,3 +133,15 @@ def test_undo_refuses_while_the_user_has_staged_changes(tmp_path):
         mem.undo()
     assert git(mem, "diff", "--cached", "--name-only").strip() == "notes.md"
     assert mem.belief("prefers-small-prs").confidence == 0.30
+
+
+def test_hand_edited_observation_is_named_in_the_commit_and_the_diff(tmp_path):
+    mem = setup(tmp_path)
+    mem.observe([{"connects": "prefers-small-prs", "strength": "confirming", "evidence": "split it", "session": "a"}])
+    log = mem.root / "observations/2026-11.md"
+    log.write_text(log.read_text().replace("split it", "split it into three"))
+    sha, changes, _ = mem.commit_hand_edits()
+    [c] = [c for c in changes if c.what == "observation"]
+    assert c.action == "edited" and "append-only" in c.sentence()
+    assert "observation obs-20261101-" in git(mem, "log", "-1", "--format=%s")
+    assert any(x.what == "observation" for x in mem.diff("HEAD~1"))
