@@ -32,7 +32,7 @@ import sys
 import time
 from datetime import date
 
-from .context import FALLBACK_PARAMS, effective, read_context_cache, signature, tier
+from .context import FALLBACK_PARAMS, cache_path, effective, read_context_cache, signature, tier
 from .files import VaultLock, atomic_write
 
 DEFAULT_BUDGET = 4000       # characters of additionalContext
@@ -42,6 +42,7 @@ MIN_EFFECTIVE = 0.30        # speculative beliefs are not put in front of the mo
 MAX_BELIEFS = 30
 LOG_LIMIT = 256 * 1024
 REFRESH_MARKER_AGE = 60.0
+CONTEXT_MAX_AGE = 300.0     # seconds; an older cache is refreshed in the background (in-place saves)
 
 _log_root: str | None = None
 
@@ -406,8 +407,20 @@ def render_context(cache: dict | None, info: dict | None, *, cwd: str, today: da
 
 
 def _maybe_refresh(root: str, cache: dict | None) -> None:
+    """Start a background rebuild when the cache is stale, or merely old.
+
+    The signature sees every write made by rename (epimem's own, most
+    editors'), but Obsidian and VS Code save in place, which leaves the
+    folder's mtime alone. So a cache older than CONTEXT_MAX_AGE is refreshed
+    too: the rebuild re-reads only files whose mtime or size changed, in the
+    background, and this session already has its answer.
+    """
     if cache is not None and cache.get("signature") == signature(root):
-        return
+        try:
+            if time.time() - os.stat(cache_path(root)).st_mtime < CONTEXT_MAX_AGE:
+                return
+        except OSError:
+            pass
     marker = os.path.join(root, ".epimem", "context.refreshing")
     try:
         if time.time() - os.stat(marker).st_mtime < REFRESH_MARKER_AGE:

@@ -212,6 +212,25 @@ def test_stale_cache_is_used_then_refreshed(filled, project):
     assert "Reads the changelog first" in json.loads(r.stdout)["hookSpecificOutput"]["additionalContext"]
 
 
+def test_old_cache_is_refreshed_after_an_in_place_save(filled, project):
+    root = filled.root
+    target = next(p for p in (root / "beliefs").glob("*.md"))
+    cache_file = Path(context.cache_path(root))
+    # Obsidian and VS Code save in place: the folder's mtime (the signature) does not move.
+    folder_mtime = os.stat(root / "beliefs").st_mtime_ns
+    text = target.read_text()
+    title = next(line for line in text.splitlines() if line.startswith("title:"))
+    target.write_text(text.replace(title, "title: Edited in place by hand"))
+    os.utime(root / "beliefs", ns=(folder_mtime, folder_mtime))
+    assert context.read_context_cache(root)["signature"] == context.signature(root)
+    old = time.time() - 3600
+    os.utime(cache_file, (old, old))
+    run_hook(startup(project, source="resume"), root)
+    assert wait_for(lambda: os.stat(cache_file).st_mtime > old + 60 and quiet(root))
+    r = run_hook(startup(project, source="resume"), root)
+    assert "Edited in place by hand" in json.loads(r.stdout)["hookSpecificOutput"]["additionalContext"]
+
+
 def test_hook_path_imports_nothing_heavy(filled, project):
     code = ("import sys, io, runpy; sys.argv=['epimem','hook','session-start','--vault',sys.argv[1]];\n"
             "from epimem.__main__ import main; main();\n"
