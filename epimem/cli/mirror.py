@@ -16,8 +16,7 @@ import typer
 
 from .common import emit_json, fail, memory, warn
 
-PENDING = "gut-check.json"
-BIG = 2000  # beliefs: above this, --json is printed compact  # in .epimem/: the open gut-check, so answers can complete it
+BIG = 2000  # beliefs: above this, --json is printed compact
 
 JSON_OPT = typer.Option(False, "--json", help="Every figure and list as JSON (fields in docs/mirror.md).")
 MD_OPT = typer.Option(False, "--markdown", help="Readable markdown (the default).")
@@ -44,10 +43,9 @@ def _check_format(as_json: bool, as_md: bool) -> None:
 
 
 def _recorded(mem, kind: str, markdown: str, beliefs=()) -> dict[str, Any]:
-    sha = mem.record_review(kind, markdown, beliefs=beliefs)
-    s = mem.vault.read_sessions()
-    return {"review": f"reviews/{mem.today.isoformat()}.md", "commit": sha,
-            "next_review_at": s.next_review_at}
+    from ..mirror.gutcheck import record
+
+    return record(mem, kind, markdown, beliefs=beliefs)
 
 
 def _say_recorded(rec: dict[str, Any]) -> None:
@@ -79,45 +77,6 @@ def _output(data: Any, markdown: str, as_json: bool, extra: dict[str, Any] | Non
         typer.echo(markdown, nl=False)
 
 
-# --- the open gut-check ------------------------------------------------------------
-
-def _pending_path(mem):
-    return mem.vault.internal / PENDING
-
-
-def _read_pending(mem) -> dict[str, Any] | None:
-    p = _pending_path(mem)
-    try:
-        raw = json.loads(p.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None  # a lost or broken cache only means the gut-check is not counted
-    if not isinstance(raw, dict) or not isinstance(raw.get("beliefs"), list):
-        return None
-    raw.setdefault("answers", {})
-    return raw
-
-
-def _write_pending(mem, data: dict[str, Any] | None) -> None:
-    from ..vault import atomic_write
-
-    p = _pending_path(mem)
-    if data is None:
-        p.unlink(missing_ok=True)
-        return
-    p.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(p, json.dumps(data, ensure_ascii=False, indent=1))
-
-
-def _open_gut_check(mem, beliefs: tuple[str, ...]) -> None:
-    """Remember what was asked; answers already given today carry over."""
-    old = _read_pending(mem) or {}
-    answers = {k: v for k, v in (old.get("answers") or {}).items()
-               if k in beliefs and old.get("date") == mem.today.isoformat()}
-    with mem.vault.lock():
-        _write_pending(mem, {"date": mem.today.isoformat(), "beliefs": list(beliefs),
-                             "answers": answers})
-
-
 # --- commands -----------------------------------------------------------------------
 
 def audit_cmd(ctx: typer.Context, as_json: bool = JSON_OPT, as_md: bool = MD_OPT,
@@ -146,12 +105,14 @@ def gut_check_cmd(ctx: typer.Context, as_json: bool = JSON_OPT, as_md: bool = MD
     mem, params, snap = _load(ctx)
     g = analysis.gut_check(snap, params, mem.today)
     md = render.gut_check_markdown(g)
+    from ..mirror.gutcheck import close_gut_check, open_gut_check
+
     if g.beliefs:
-        _open_gut_check(mem, g.beliefs)
+        open_gut_check(mem, g.beliefs)
     rec = None
     if record:
         rec = _recorded(mem, "gut-check", md, beliefs=g.beliefs)
-        _write_pending(mem, None)
+        close_gut_check(mem)
     _output(g, md, as_json, {"recorded": rec})
     if rec and not as_json:
         _say_recorded(rec)
@@ -227,53 +188,21 @@ def answer_cmd(ctx: typer.Context,
                                            help="With --verdict false: retire instead of lowering by 0.20."),
                as_json: bool = typer.Option(False, "--json", help="The result as JSON.")):
     """Record a gut-check answer: true is your word (no change), false lowers or retires, unsure is noted."""
-    from ..mirror import render
+    from ..mirror.gutcheck import AnswerError, answer
 
-    verdict = verdict.strip().lower()
-    if verdict not in ("true", "false", "unsure"):
-        fail(f"--verdict must be true, false or unsure, not {verdict!r}")
-    if retire and verdict != "false":
-        fail("--retire goes with --verdict false")
     mem = memory(ctx)
     mem.vault.require()
-    before = mem.belief(belief_id)
-    text = f"gut-check: {verdict}" + (f"; {note.strip()}" if note.strip() else "")
-    if verdict == "true":
-        after = mem.reinforce(belief_id, note=text, kind="reinforcing")
-        said = f"Recorded: {belief_id} is still true, in your words (no number changes)."
-    elif verdict == "false":
-        after = mem.reject(belief_id, retire=retire, note=text)
-        said = (f"Retired {belief_id}." if retire else
-                f"Lowered {belief_id}: {before.confidence:.2f} → {after.confidence:.2f}.")
-    else:
-        after = mem.reinforce(belief_id, note=text, kind="unsure")
-        said = f"Noted: unsure about {belief_id} (no number changes)."
-
-    progress: dict[str, Any] = {"open": False, "answered": 0, "of": 0, "complete": False,
-                                "recorded": None}
-    with mem.vault.lock():
-        pending = _read_pending(mem)
-        if pending and belief_id in pending["beliefs"]:
-            pending["answers"][belief_id] = {"verdict": verdict, "note": note.strip(),
-                                             "title": before.title}
-            done = all(b in pending["answers"] for b in pending["beliefs"])
-            progress.update(open=True, answered=len(pending["answers"]), of=len(pending["beliefs"]),
-                            complete=done)
-            if done:
-                rows = [(b, pending["answers"][b].get("title", b), pending["answers"][b]["verdict"],
-                         pending["answers"][b].get("note", "")) for b in pending["beliefs"]]
-                md = render.review_of_answers(mem.today, rows)
-                progress["recorded"] = _recorded(mem, "gut-check", md, beliefs=pending["beliefs"])
-                _write_pending(mem, None)
-            else:
-                _write_pending(mem, pending)
+    try:
+        a = answer(mem, belief_id, verdict, note=note, retire=retire)
+    except AnswerError as e:
+        fail(str(e))
+    progress = a.progress
     if as_json:
-        emit_json({"belief": belief_id, "verdict": verdict, "note": note.strip(),
-                   "confidence_before": round(before.confidence, 2),
-                   "confidence_after": round(after.confidence, 2),
-                   "status": after.status, "gut_check": progress})
+        emit_json({"belief": a.belief, "verdict": a.verdict, "note": a.note,
+                   "confidence_before": a.confidence_before, "confidence_after": a.confidence_after,
+                   "status": a.status, "gut_check": progress})
         return
-    typer.echo(said)
+    typer.echo(a.said)
     if progress["complete"]:
         rec = progress["recorded"]
         typer.echo(f"Gut-check complete: recorded {rec['review']} as a review; the next review is due "
