@@ -84,8 +84,7 @@ def recall_cmd(ctx: typer.Context,
                no_sync: bool = typer.Option(False, "--no-sync", help="Use the index as it is."),
                embedder: Optional[str] = EMBEDDER,
                chroma_url: Optional[str] = CHROMA_URL):
-    """Recall the beliefs most relevant to QUERY: keyword and semantic relevance
-    fused, weighted by effective confidence."""
+    """The beliefs most relevant to QUERY: keyword and semantic relevance, weighted by confidence."""
     errors = _errors()
     if (query is None) == (queries is None):
         fail("give a QUERY, or --queries FILE (one query per line)", code=2)
