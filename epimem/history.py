@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Iterable
 
 from .core.model import Belief, Tension
-from .core.notes import NoteError, observation_ids, parse_belief, parse_note, parse_tension
+from .core.notes import NoteError, parse_belief, parse_note, parse_tension
 
 FALLBACK_NAME = "epimem"
 FALLBACK_EMAIL = "epimem@localhost"
@@ -311,10 +311,6 @@ def parse_tension_blob(text: str | None, tension_id: str) -> Tension | None:
         return parse_tension(text, tension_id)
     except NoteError:
         return None
-
-
-def blob_observation_ids(text: str | None) -> set[str]:
-    return observation_ids(text) if text else set()
 
 
 def last_epimem_commit(root: Path) -> CommitInfo | None:

@@ -452,10 +452,6 @@ def render_observation(o: Observation) -> str:
     return f"## {o.id}\n{body}\n"
 
 
-def observation_ids(text: str) -> set[str]:
-    return set(_OBS_HEADING.findall(text))
-
-
 # --- tensions ------------------------------------------------------------------
 
 def parse_tension(text: str, tension_id: str, path: str = "") -> Tension:

@@ -554,10 +554,6 @@ class Index:
         self.progress("Building the recall index from the vault's files…")
         emb = self.embedder
         try:
-            old = load_manifest(self.paths)
-        except Corrupt:
-            old = None
-        try:
             client = self.client()
         except Corrupt:
             if self.config.chroma_url:
