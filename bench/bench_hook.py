@@ -75,7 +75,7 @@ def main() -> None:
         env = {**os.environ, "EPIMEM_TODAY": "2026-11-30"}
         env.pop("EPIMEM_VAULT", None)
         t0 = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "epimem.context", str(root)], check=True, env=env)
+        subprocess.run([sys.executable, "-m", "epimem.store.context_cache", str(root)], check=True, env=env)
         refresh = time.perf_counter() - t0
         project = tmp / "billing-service"
         (project / ".git").mkdir(parents=True)

@@ -44,7 +44,7 @@ def timed_process(cmd: list[str], env: dict) -> float:
 
 
 def in_process(root: Path, runs: int) -> dict[str, float]:
-    from epimem.memory import Memory
+    from epimem.api.memory import Memory
     from epimem.mirror import analysis, render
 
     mem = Memory(root, today=TODAY)
@@ -103,7 +103,7 @@ def main(argv=None) -> int:
     # Baseline, run alternately with each command: a fresh process that only reads the
     # vault into a snapshot (what any whole-vault view must pay), so machine noise hits both.
     baseline_cmd = [sys.executable, "-c",
-                    "import sys, datetime; from epimem.vault import Vault; "
+                    "import sys, datetime; from epimem.store.vault import Vault; "
                     f"Vault(sys.argv[1]).snapshot(datetime.date.fromisoformat('{TODAY}'))", str(root)]
     results: dict[str, dict] = {}
     baseline: list[float] = []

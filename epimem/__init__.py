@@ -4,7 +4,7 @@
     mem = epimem.open()            # --vault, $EPIMEM_VAULT or the user data dir
     mem.observe([...]); mem.beliefs(min_confidence=0.5); mem.history("some-id")
 
-Attributes are imported on first use, so `import epimem.hook` (the
+Attributes are imported on first use, so `import epimem.claude.hook` (the
 session-start path) does not pay for the API it does not need.
 """
 
@@ -14,12 +14,16 @@ __all__ = ["open", "init", "Memory", "Filters", "EpimemError"]
 
 
 def __getattr__(name: str):
-    if name in ("open", "Memory", "Filters", "EpimemError"):
-        from . import memory
+    if name == "EpimemError":
+        from .core.errors import EpimemError
+
+        return EpimemError
+    if name in ("open", "Memory", "Filters"):
+        from .api import memory
 
         return getattr(memory, name)
     if name == "init":
-        from .memory import Memory
+        from .api.memory import Memory
 
         return lambda path=None, today=None: Memory.init(path, today)[0]
     raise AttributeError(f"module 'epimem' has no attribute {name!r}")

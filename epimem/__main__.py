@@ -14,7 +14,7 @@ def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if args[:1] == ["hook"] and not any(a in ("--help", "-h") for a in args):
         try:
-            from . import hook
+            from .claude import hook
         except ImportError:  # not built yet in this checkout
             pass
         else:

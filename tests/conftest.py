@@ -29,7 +29,7 @@ def _isolated_env(monkeypatch, tmp_path_factory):
 @pytest.fixture
 def vault(tmp_path):
     """A fresh, initialised vault; returns its Memory."""
-    from epimem.memory import Memory
+    from epimem.api.memory import Memory
 
     mem, _ = Memory.init(tmp_path / "vault", today=TODAY)
     return mem

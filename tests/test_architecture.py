@@ -77,8 +77,6 @@ def _closure(start: str) -> set[str]:
 
 
 def test_session_start_path_imports_neither_chromadb_nor_typer():
-    for start in ("epimem.__main__", "epimem.hook"):
-        if start == "epimem.hook" and not (PKG / "hook.py").exists():
-            continue
+    for start in ("epimem.__main__", "epimem.claude.hook", "epimem.store.transaction"):
         reach = top(_closure(start)) - {"epimem"}
         assert not reach & {"chromadb", "typer", "anthropic", "git"}, (start, reach)

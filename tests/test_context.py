@@ -9,7 +9,7 @@ import time
 from dataclasses import replace
 from datetime import date
 
-from epimem import context
+from epimem.store import context_cache as context
 from epimem.core.notes import parse_belief
 
 TODAY = date(2026, 11, 30)
@@ -30,7 +30,7 @@ def write(root, i, text):
 
 def full(root):
     """What a rebuild from every file gives (the reference)."""
-    from epimem.vault import Vault
+    from epimem.store.vault import Vault
 
     v = Vault(root)
     beliefs, _ = v.load_beliefs()

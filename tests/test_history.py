@@ -5,7 +5,7 @@ import subprocess
 
 import pytest
 
-from epimem.memory import EpimemError, Memory
+from epimem.api.memory import EpimemError, Memory
 
 
 def git(mem, *args) -> str:
@@ -107,7 +107,7 @@ def test_commit_hand_edits_leaves_malformed_files_out(tmp_path):
 def test_commits_work_without_a_git_identity(tmp_path, monkeypatch):
     monkeypatch.setenv("HOME", str(tmp_path / "nohome"))
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", os.devnull)
-    from epimem import history
+    from epimem.store import git as history
     history._identity_checked.clear()
     mem = setup(tmp_path)
     assert "epimem" in git(mem, "log", "-1", "--format=%an")

@@ -14,11 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from epimem import context, hook
+from epimem.claude import hook
+from epimem.store import context_cache as context
 from epimem.core import rules
 from epimem.core.model import Belief, Sessions
 from epimem.core.params import DEFAULTS
-from epimem.vault import sessions_from_json, sessions_to_json
+from epimem.store.vault import sessions_from_json, sessions_to_json
 
 TODAY = "2026-11-30"  # as in conftest.py
 
@@ -235,7 +236,7 @@ def test_hook_path_imports_nothing_heavy(filled, project):
     code = ("import sys, io, runpy; sys.argv=['epimem','hook','session-start','--vault',sys.argv[1]];\n"
             "from epimem.__main__ import main; main();\n"
             "heavy=[m for m in ('typer','yaml','git','chromadb','anthropic','httpx','epimem.core.model',"
-            "'epimem.vault','epimem.cli','dataclasses') if m in sys.modules]; print('\\nHEAVY', heavy)")
+            "'epimem.store.vault','epimem.cli','dataclasses') if m in sys.modules]; print('\\nHEAVY', heavy)")
     r = subprocess.run([sys.executable, "-c", code, str(filled.root)], input=json.dumps(startup(project)),
                        capture_output=True, text=True, timeout=20)
     assert r.returncode == 0, r.stderr
@@ -330,7 +331,7 @@ def test_scope_matching(tmp_path):
 
 
 def test_default_vault_is_the_vaults_default(monkeypatch):
-    from epimem.vault import resolve_root
+    from epimem.store.vault import resolve_root
 
     monkeypatch.delenv("EPIMEM_VAULT", raising=False)
     assert hook.resolve_root(None) == str(resolve_root(None))

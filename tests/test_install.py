@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from epimem import install
+from epimem.claude import install
 
 ROOT = Path(__file__).resolve().parent.parent
 EPIMEM = str(Path(sys.executable).parent / "epimem")

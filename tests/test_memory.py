@@ -7,7 +7,7 @@ from datetime import date
 import pytest
 
 import epimem
-from epimem.memory import EpimemError, Memory
+from epimem.api.memory import EpimemError, Memory
 
 
 def commits(mem) -> list[str]:
@@ -270,7 +270,7 @@ def test_write_failure_restores_files(vault, monkeypatch):
     add(vault)
     p = vault.root / "beliefs/prefers-small-prs.md"
     before = p.read_text()
-    from epimem import history
+    from epimem.store import git as history
 
     def boom(*a, **k):
         raise history.HistoryError("git commit failed: disk full")
@@ -291,7 +291,7 @@ def test_python_api_roundtrip(tmp_path):
 
 
 def test_writes_keep_the_session_context_cache_current(vault):
-    from epimem import context
+    from epimem.store import context_cache as context
 
     add(vault)
     add(vault, "Scoped habit", scope="billing")

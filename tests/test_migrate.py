@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from epimem.core.notes import parse_belief
-from epimem.migrate import (import_claude_memory, import_epistemic_memory, plan_epistemic_memory,
+from epimem.importers.markdown_memory import (import_claude_memory, import_epistemic_memory, plan_epistemic_memory,
                             read_profile_dir)
 
 FIXTURE = Path(__file__).parent / "fixtures" / "epistemic-memory"

@@ -71,7 +71,7 @@ def test_interview_and_gut_check_record(cli, sample_vault):
 
 
 def test_gut_check_answers_complete_a_review(cli, sample_vault):
-    from epimem.memory import Memory
+    from epimem.api.memory import Memory
 
     g = cli("--vault", sample_vault, "mirror", "gut-check", "--json").json()
     ids = [i["belief"]["id"] for i in g["high"] + g["low"]]

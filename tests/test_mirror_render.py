@@ -81,7 +81,7 @@ def test_portrait_has_no_numbers():
 
 
 def test_sample_vault_portrait_speaks_in_words(sample_vault):
-    from epimem.memory import Memory
+    from epimem.api.memory import Memory
 
     mem = Memory(sample_vault, today="2026-11-30")
     brief = A.portrait_brief(mem.snapshot(), mem.params, mem.today)

@@ -15,7 +15,7 @@ except ImportError:  # pragma: no cover
     import httpx
 import pytest
 
-from epimem.observer import (TOOL_NAME, AnswerRefused, observe_from_transcript, parse_answer,
+from epimem.claude.session_end import (TOOL_NAME, AnswerRefused, observe_from_transcript, parse_answer,
                                     record_from_transcript)
 
 FIXTURE = Path(__file__).parent / "fixtures" / "claude" / "transcript.jsonl"

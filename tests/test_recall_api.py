@@ -129,7 +129,7 @@ def test_api_recall_is_fast_with_the_model_loaded(r):
 
 
 def test_module_function_and_memory(sample):
-    from epimem.memory import Memory
+    from epimem.api.memory import Memory
 
     mem = Memory(sample, today="2026-11-30")
     res = recall(mem, "boring technology choices", limit=2)
@@ -138,7 +138,7 @@ def test_module_function_and_memory(sample):
 
 
 def test_similar_beliefs(sample):
-    from epimem.memory import Memory
+    from epimem.api.memory import Memory
 
     got = similar_beliefs(Memory(sample), "Always writes a failing test before fixing the code", limit=3)
     assert got[0]["id"] == "writes-failing-test-first"

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from epimem.core.model import Belief
-from epimem.transcript import (condensed, find_statements, match_statement, parse_lines, read_transcript,
+from epimem.claude.transcript import (condensed, find_statements, match_statement, parse_lines, read_transcript,
                                statement_items)
 
 FIXTURE = Path(__file__).parent / "fixtures" / "claude" / "transcript.jsonl"

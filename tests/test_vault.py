@@ -3,7 +3,7 @@
 import os
 import time
 
-from epimem.vault import Vault
+from epimem.store.vault import Vault
 
 
 def _age(path, seconds=10):
@@ -48,11 +48,11 @@ def test_a_held_lock_times_out_with_a_message(tmp_path):
 
     import pytest
 
-    from epimem.files import LockTimeout, VaultLock
+    from epimem.store.files import LockTimeout, VaultLock
 
     lock = tmp_path / ".epimem" / "lock"
     holder = subprocess.Popen([sys.executable, "-c",
-                               "import sys, time\nfrom epimem.files import VaultLock\n"
+                               "import sys, time\nfrom epimem.store.files import VaultLock\n"
                                f"with VaultLock({str(lock)!r}):\n    print('held', flush=True)\n    time.sleep(5)\n"],
                               stdout=subprocess.PIPE, text=True)
     try:
@@ -70,7 +70,7 @@ def test_a_held_lock_times_out_with_a_message(tmp_path):
 def test_atomic_write_refuses_to_overwrite_a_concurrent_edit(tmp_path):
     import pytest
 
-    from epimem.files import ConcurrentEdit, atomic_write, stat_key
+    from epimem.store.files import ConcurrentEdit, atomic_write, stat_key
 
     p = tmp_path / "b.md"
     p.write_text("mine v1\n")

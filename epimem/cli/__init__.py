@@ -1,4 +1,4 @@
-"""The `epimem` command line: parse arguments, call `epimem.memory`, render.
+"""The `epimem` command line: parse arguments, call `epimem.api.memory`, render.
 
 Each feature area registers its own commands from `epimem/cli/<area>.py`;
 this module holds the vault core's commands and the global options.
@@ -39,7 +39,7 @@ def _global(ctx: typer.Context,
     st = state(ctx)
     st.vault, st.today = vault, today
     if today:
-        from ..clock import ClockError, today as parse_today
+        from ..store.clock import ClockError, today as parse_today
 
         try:
             parse_today(today)
@@ -53,8 +53,8 @@ def _global(ctx: typer.Context,
 def init(ctx: typer.Context, path: Optional[str] = typer.Argument(None, help="Where to create the vault."),
          as_json: bool = JSON):
     """Create a vault (git repository, rules, folders). Running it twice changes nothing."""
-    from ..memory import Memory
-    from ..vault import resolve_root
+    from ..api.memory import Memory
+    from ..store.vault import resolve_root
 
     st = state(ctx)
     mem, created = Memory.init(resolve_root(path or st.vault), today=st.today)
@@ -148,7 +148,7 @@ def belief_list(ctx: typer.Context,
     """List beliefs, strongest first, with stored → effective confidence."""
     from ..core import rules
     from ..core.model import PERMANENCES, STATUSES
-    from ..memory import Filters
+    from ..api.memory import Filters
 
     _choice("status", status, STATUSES + ("all",))
     if permanence is not None:
@@ -309,7 +309,7 @@ def observe(ctx: typer.Context,
 def _observe_transcript(mem, path: str, llm: bool, session: str | None, as_json: bool) -> None:
     """The session-end pass by hand: once per session, and it says why when it records nothing."""
     try:
-        from ..observer import record_from_transcript
+        from ..claude.session_end import record_from_transcript
     except ImportError:
         fail("--from-transcript is not available in this build")
     mem.vault.require()
@@ -514,19 +514,16 @@ _register_areas()
 
 
 def run(args: list[str]) -> int:
-    from ..clock import ClockError
-    from ..files import FileError
-    from ..history import HistoryError
-    from ..memory import EpimemError
-    from ..vault import VaultError
+    """The one place where a domain error becomes a message and an exit code."""
+    from ..core.errors import EpimemError
 
     try:
         app(args=args, prog_name="epimem")
     except SystemExit as e:
         return e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
-    except (EpimemError, VaultError, HistoryError, ClockError, FileError) as e:
+    except EpimemError as e:
         typer.echo(f"epimem: error: {e}", err=True)
-        return 1
+        return e.exit_code
     except KeyboardInterrupt:
         return 130
     return 0

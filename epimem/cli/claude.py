@@ -1,7 +1,7 @@
 """Claude Code integration commands: `hook`, `install claude-code`, `import`, `skill`.
 
 `epimem hook ...` normally never reaches Typer (`epimem/__main__.py` sends it
-straight to `epimem.hook`); these wrappers serve `epimem --vault X hook ...`
+straight to `epimem.claude.hook`); these wrappers serve `epimem --vault X hook ...`
 and `--help`.
 """
 
@@ -19,7 +19,7 @@ from .common import emit_json, fail, memory, state
 # --- hook ---------------------------------------------------------------------------------
 
 def _hook(ctx: typer.Context, event: str, extra: list[str]) -> None:
-    from .. import hook
+    from ..claude import hook
 
     args = [event, *extra]
     vault = state(ctx).vault
@@ -61,8 +61,8 @@ def install_claude_code(ctx: typer.Context,
                         uninstall: bool = typer.Option(False, "--uninstall",
                                                        help="Remove exactly what the install added.")):
     """Put the /observe and /mirror skills, the hooks and the CLAUDE.md lines in place."""
-    from .. import install
-    from ..vault import default_root, resolve_root
+    from ..claude import install
+    from ..store.vault import default_root, resolve_root
 
     if llm and not auto_observe and not uninstall:
         fail("--llm goes with --auto-observe")
@@ -82,13 +82,13 @@ def install_claude_code(ctx: typer.Context,
         typer.echo("Dry run: nothing was changed.")
         return
     if not uninstall and not mem.vault.exists():
-        from ..memory import Memory
+        from ..api.memory import Memory
 
         Memory.init(root)
     for note in install.apply(actions):
         typer.echo(note)
     if not uninstall:
-        from ..context import refresh_context
+        from ..store.context_cache import refresh_context
 
         refresh_context(root)  # the first session starts with context, not with a rebuild
         typer.echo("Done: new Claude Code sessions start with epimem's context; /observe and /mirror are ready.")
@@ -125,7 +125,7 @@ def import_epistemic_memory(ctx: typer.Context,
                             dry_run: bool = typer.Option(False, "--dry-run"),
                             as_json: bool = typer.Option(False, "--json")):
     """Import a hand-kept profile (conf:/first:/perm: lines, tensions.md, observations.md, session-counter.json)."""
-    from .. import migrate
+    from ..importers import markdown_memory as migrate
 
     mem = memory(ctx)
     if not dry_run:
@@ -142,7 +142,7 @@ def import_claude_memory(ctx: typer.Context,
                          dry_run: bool = typer.Option(False, "--dry-run"),
                          as_json: bool = typer.Option(False, "--json")):
     """Import each bullet of a memory file as a speculative self-report belief, for you to confirm."""
-    from .. import migrate
+    from ..importers import markdown_memory as migrate
 
     mem = memory(ctx)
     if not dry_run:
@@ -163,8 +163,9 @@ def skill_observe(ctx: typer.Context,
                   session: str = typer.Option("", "--session", help="The Claude Code session id."),
                   budget: int = typer.Option(6000, "--budget", help="Characters of context.")):
     """What /observe starts from: the beliefs that matter here, and this session's count."""
-    from .. import context, hook
-    from ..observer import session_observation_count
+    from ..store import context_cache as context
+    from ..claude import hook
+    from ..claude.session_end import session_observation_count
 
     mem = memory(ctx)
     mem.vault.require()

@@ -29,8 +29,8 @@ def state(ctx: typer.Context) -> State:
 
 
 def memory(ctx: typer.Context):
-    from ..memory import Memory
-    from ..vault import resolve_root
+    from ..api.memory import Memory
+    from ..store.vault import resolve_root
 
     st = state(ctx)
     return Memory(resolve_root(st.vault), today=st.today)

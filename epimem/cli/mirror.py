@@ -2,7 +2,7 @@
 
 Parses options, reads one snapshot, calls the pure analyses in
 `epimem.mirror.analysis`, renders, and records reviews and gut-check answers
-through `epimem.memory`. Output is markdown unless `--json` is given; the
+through `epimem.api.memory`. Output is markdown unless `--json` is given; the
 JSON carries every figure and list plus the rendered markdown.
 """
 

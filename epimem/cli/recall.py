@@ -26,7 +26,7 @@ JSON = typer.Option(False, "--json", help="Machine-readable output (fields in do
 
 
 def _root(ctx: typer.Context) -> Path:
-    from ..vault import Vault, VaultError, resolve_root
+    from ..store.vault import Vault, VaultError, resolve_root
 
     root = resolve_root(state(ctx).vault)
     try:
@@ -40,7 +40,7 @@ def _errors():
     from ..recall.embed import EmbedderError
     from ..recall.index import IndexError_
     from ..recall.rank import QueryError
-    from ..vault import VaultError
+    from ..store.vault import VaultError
 
     return (QueryError, IndexError_, EmbedderError, VaultError, OSError)
 
@@ -239,7 +239,7 @@ def watch_cmd(ctx: typer.Context,
 
     root = _root(ctx)
     if commit:
-        from ..history import HistoryError, require_repo
+        from ..store.git import HistoryError, require_repo
 
         try:
             require_repo(root)

@@ -3,6 +3,8 @@ can name a file outside the vault ("../x", "/etc/passwd", "a/b")."""
 
 from __future__ import annotations
 
+from .errors import InputError
+
 import re
 import unicodedata
 
@@ -10,8 +12,8 @@ SLUG = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,78}[a-z0-9])?$")
 TENSION_ID = re.compile(r"^\d{4}-\d{2}-\d{2}-[a-z0-9](?:[a-z0-9-]{0,78}[a-z0-9])?$")
 
 
-class IdError(ValueError):
-    pass
+class IdError(InputError):
+    """An id that is not a slug (it could name a path outside the vault)."""
 
 
 def slugify(text: str, max_len: int = 60) -> str:

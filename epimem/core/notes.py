@@ -11,6 +11,8 @@ Two promises shape this module:
 
 from __future__ import annotations
 
+from .errors import VaultError
+
 import json
 import re
 from dataclasses import dataclass
@@ -30,11 +32,11 @@ BELIEF_KEYS = ("title", "kind", "basis", "confidence", "permanence", "first", "c
                "confirmed_session")
 
 
-class NoteError(ValueError):
-    def __init__(self, line: int, message: str):
-        super().__init__(message)
-        self.line = line
-        self.message = message
+class NoteError(VaultError, ValueError):
+    """A file that cannot be parsed: `line` says where (the caller knows the path)."""
+
+    def __init__(self, line: int, message: str, path: str | None = None):
+        super().__init__(message, path=path, line=line)
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,8 @@ rule can be tested with plain values and replayed on an old vault.
 
 from __future__ import annotations
 
+from .errors import InputError
+
 import math
 from bisect import bisect_right
 from dataclasses import dataclass, replace
@@ -18,7 +20,7 @@ from .model import Belief, Evidence, Observation, Sessions
 from .params import DEFAULTS, Params
 
 
-class RuleError(ValueError):
+class RuleError(InputError):
     """An input the rules refuse, with a message meant for the user."""
 
 

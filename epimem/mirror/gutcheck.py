@@ -4,26 +4,28 @@ A gut-check shows six beliefs; the person answers them one at a time, often
 across several assistant turns. What was asked is remembered in
 `.epimem/gut-check.json` (a cache: losing it only means the completed
 gut-check is not counted as a review), and the answer that completes it
-records the review. Each answer is one commit through `epimem.memory`:
+records the review. Each answer is one commit through `epimem.api.memory`:
 true is the person's word (reinforcement, no number changes, SPEC §2.3),
 false is the explicit rejection of SPEC §2.5, unsure is noted.
 """
 
 from __future__ import annotations
 
+from ..core.errors import InputError
+
 import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..files import atomic_write
+from ..store.files import atomic_write
 from . import render
 
 PENDING = "gut-check.json"
 VERDICTS = ("true", "false", "unsure")
 
 
-class AnswerError(ValueError):
-    pass
+class AnswerError(InputError):
+    """An answer to a gut-check that cannot be recorded; the message says why."""
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,8 @@ first. The SDK is imported only here, only when asked for.
 
 from __future__ import annotations
 
+from ..core.errors import EpimemError
+
 import json
 import os
 import re
@@ -41,11 +43,11 @@ Shape (markdown, under 450 words): start with "# Portrait"; one paragraph on the
 "## Where I'm hungriest" ending with the one question as a block quote."""
 
 
-class LLMUnavailable(RuntimeError):
+class LLMUnavailable(EpimemError):
     """No API key or no SDK: the caller falls back to the offline portrait."""
 
 
-class LLMError(RuntimeError):
+class LLMError(EpimemError):
     """The call failed (API error, timeout, unusable answer); the message says how."""
 
 

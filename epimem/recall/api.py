@@ -75,7 +75,7 @@ class Results:
 def _root_and_today(vault_or_root) -> tuple[Path, Any]:
     """Accept a Memory, a Vault, a path, or None ($EPIMEM_VAULT / default)."""
     if vault_or_root is None or isinstance(vault_or_root, (str, os.PathLike)):
-        from ..vault import resolve_root
+        from ..store.vault import resolve_root
 
         return resolve_root(vault_or_root), None
     root = getattr(vault_or_root, "root", None)
@@ -89,7 +89,7 @@ class Recaller:
     def __init__(self, root: str | os.PathLike, *, embedder: str | None = None,
                  chroma_url: str | None = None, config: Config | None = None,
                  today: date | str | None = None, auto_sync: bool = True, progress=None):
-        from ..vault import Vault
+        from ..store.vault import Vault
 
         self.root = Path(root).expanduser().absolute()
         self.vault = Vault(self.root)
@@ -109,7 +109,7 @@ class Recaller:
     def today(self) -> date:
         if isinstance(self._today, date):
             return self._today
-        from ..clock import today
+        from ..store.clock import today
 
         return today(self._today)
 
@@ -426,7 +426,7 @@ def _similar_json(bid, title, score, sim, why) -> dict:
 def _similar_in_memory(root: Path, text: str, limit: int) -> list[dict]:
     import numpy as np
 
-    from ..vault import Vault
+    from ..store.vault import Vault
     from .bm25 import LexicalIndex
     from .embed import get_embedder
     from .items import from_belief

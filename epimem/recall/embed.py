@@ -23,6 +23,8 @@ is rebuilt when it changes, so vectors of two models never mix.
 
 from __future__ import annotations
 
+from ..core.errors import EpimemError
+
 import hashlib
 import logging
 import os
@@ -46,7 +48,7 @@ MAX_CHARS = 4000
 BATCH = 1024
 
 
-class EmbedderError(RuntimeError):
+class EmbedderError(EpimemError):
     """The configured embedder cannot be used; the message says why and what to do."""
 
 

@@ -21,6 +21,8 @@ id (a renamed belief) is reused rather than recomputed.
 
 from __future__ import annotations
 
+from ..core.errors import EpimemError
+
 import hashlib
 import os
 import secrets
@@ -47,7 +49,7 @@ BATCH = 2048
 Progress = Callable[[str], None]
 
 
-class IndexError_(RuntimeError):
+class IndexError_(EpimemError):
     """The index cannot be used or built; the message says why."""
 
 
@@ -494,7 +496,7 @@ class Index:
             raise Corrupt(f"the Chroma collection {name} is missing ({type(e).__name__})") from None
 
     def lock(self, timeout: float = 600.0):
-        from ..vault import VaultLock
+        from ..store.vault import VaultLock
 
         return VaultLock(self.paths.lock, timeout=timeout)
 

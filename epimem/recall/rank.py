@@ -30,6 +30,8 @@ epistemology.md.
 
 from __future__ import annotations
 
+from ..core.errors import InputError
+
 import math
 from dataclasses import dataclass, field
 from datetime import date
@@ -47,7 +49,7 @@ FLAT_AT = 10          # the keyword list's flatness is measured at this rank
 NEUTRAL_CONFIDENCE = 0.5
 
 
-class QueryError(ValueError):
+class QueryError(InputError):
     """A query or filter the user must fix; the message says how."""
 
 

@@ -77,7 +77,7 @@ class WatchHandler:
         self.commit = commit
         self.memory = memory
         if commit and memory is None:
-            from ..memory import Memory
+            from ..api.memory import Memory
 
             self.memory = Memory(self.root)
         self.echo = echo

@@ -1,10 +1,12 @@
 """Writing files safely: atomic replacement and the vault lock.
 
 Standard library only, because the session-start hook uses it too and must
-start in a few milliseconds. `epimem.vault` builds on it for everything else.
+start in a few milliseconds. `epimem.store.vault` builds on it for everything else.
 """
 
 from __future__ import annotations
+
+from ..core.errors import Busy, StorageError
 
 import errno
 import os
@@ -13,15 +15,15 @@ import time
 from pathlib import Path
 
 
-class FileError(Exception):
+class FileError(StorageError):
     """A write that could not be done safely; the message says why."""
 
 
-class ConcurrentEdit(FileError):
+class ConcurrentEdit(FileError, Busy):
     """A file changed on disk between our read and our write."""
 
 
-class LockTimeout(FileError, TimeoutError):
+class LockTimeout(FileError, Busy, TimeoutError):
     """Another process held the vault lock for too long."""
 
 
@@ -32,6 +34,22 @@ def stat_key(path: str | os.PathLike) -> tuple[int, int] | None:
     except FileNotFoundError:
         return None
     return (st.st_mtime_ns, st.st_size)
+
+
+def contained(root: Path, rel: str) -> Path:
+    """`root / rel`, refused when it would resolve outside `root` ("../x", a symlink out)."""
+    p = (root / rel).resolve()
+    r = root.resolve()
+    if p != r and r not in p.parents:
+        from ..core.errors import VaultError
+
+        raise VaultError(f"{rel!r} is outside the vault", path=rel)
+    return p
+
+
+def lock_path(root: str | os.PathLike) -> Path:
+    """The vault lock's file: one place, so every writer takes the same lock."""
+    return Path(root) / ".epimem" / "lock"
 
 
 def _tmp_for(path: Path) -> Path:

@@ -11,6 +11,8 @@ once never interleave.
 
 from __future__ import annotations
 
+from ..core.errors import VaultError
+
 import json
 import marshal
 import os
@@ -19,19 +21,17 @@ from dataclasses import fields
 from datetime import date
 from pathlib import Path
 
-from .core.ids import IdError, check_id
-from .core.model import Belief, Evidence, Observation, Problem, Sessions, Snapshot, Tension
-from .core.notes import NoteError, parse_belief, parse_note, parse_observations, parse_tension
-from .core.params import DEFAULTS, Params, params_from_meta
-from .files import ConcurrentEdit, FileError, LockTimeout, VaultLock, atomic_write, stat_key  # noqa: F401
+from ..core.ids import IdError, check_id
+from ..core.model import Belief, Evidence, Observation, Problem, Sessions, Snapshot, Tension
+from ..core.notes import NoteError, parse_belief, parse_note, parse_observations, parse_tension
+from ..core.params import DEFAULTS, Params, params_from_meta
+from .files import ConcurrentEdit, FileError, LockTimeout, VaultLock, atomic_write, contained, lock_path, stat_key  # noqa: F401
 
 INTERNAL = ".epimem"
 _BELIEF_FIELDS = fields(Belief)
 CACHE_VERSION = 3
 
 
-class VaultError(Exception):
-    """A problem the user must fix, with a message that says how."""
 
 
 def default_root() -> Path:
@@ -93,17 +93,13 @@ class Vault:
     def __init__(self, root: str | os.PathLike):
         self.root = Path(root).absolute()
         self.internal = self.root / INTERNAL
-        self._lock = VaultLock(self.internal / "lock")  # from epimem.files
+        self._lock = VaultLock(lock_path(self.root))
         self._params: tuple[tuple[int, int] | None, Params, list[Problem]] | None = None
 
     # paths
     def path(self, rel: str) -> Path:
         """A path inside the vault; anything that would escape it is refused."""
-        p = (self.root / rel).resolve()
-        root = self.root.resolve()
-        if p != root and root not in p.parents:
-            raise VaultError(f"{rel!r} is outside the vault")
-        return p
+        return contained(self.root, rel)
 
     def belief_path(self, belief_id: str) -> Path:
         return self.root / "beliefs" / f"{check_id(belief_id)}.md"

@@ -15,6 +15,8 @@ carries `metadata: package: epimem`, the CLAUDE.md block between the
 
 from __future__ import annotations
 
+from ..core.errors import EpimemError
+
 import json
 import os
 import re
@@ -25,15 +27,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .files import atomic_write
+from ..store.files import atomic_write
 
-TEMPLATES = Path(__file__).parent / "templates" / "claude"
+TEMPLATES = Path(__file__).parent.parent / "templates" / "claude"
 SKILLS = ("observe", "mirror")
 BEGIN, END = "<!-- epimem:begin -->", "<!-- epimem:end -->"
 HOOK_TIMEOUT = 10
 
 
-class InstallError(Exception):
+class InstallError(EpimemError):
     """Something the user must fix first; nothing has been changed."""
 
 

@@ -3,12 +3,14 @@ decay, dormancy and reviews testable and replayable."""
 
 from __future__ import annotations
 
+from ..core.errors import InputError
+
 import os
 from datetime import date
 
 
-class ClockError(ValueError):
-    pass
+class ClockError(InputError):
+    """An override of today's date that is not a date."""
 
 
 def today(override: str | None = None) -> date:

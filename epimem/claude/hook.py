@@ -2,7 +2,7 @@
 
 session-start runs before every session, so it is built for speed and for
 never getting in the way:
-- it imports only the standard library and `epimem.context` (the core's
+- it imports only the standard library and `epimem.store.context_cache` (the core's
   dataclasses alone cost more to import than the whole baseline hook);
 - it counts the session (`source == "startup"` only) in `state/sessions.json`
   under the vault lock, and leaves the git commit of that change to a
@@ -19,8 +19,8 @@ raw JSON; tests hold the two equal on a grid of cases.
 session-end (installed only with `--auto-observe`) hands the transcript to a
 background process running `record_from_transcript` and returns at once.
 
-Background entry points (not for people): `python -m epimem.hook
---commit-session VAULT [SESSION]` and `python -m epimem.hook
+Background entry points (not for people): `python -m epimem.claude.hook
+--commit-session VAULT [SESSION]` and `python -m epimem.claude.hook
 --observe-transcript PATH --vault VAULT [--session ID] [--llm]`.
 """
 
@@ -32,8 +32,8 @@ import sys
 import time
 from datetime import date
 
-from .context import FALLBACK_PARAMS, cache_path, effective, read_context_cache, signature, tier
-from .files import VaultLock, atomic_write
+from ..store.context_cache import FALLBACK_PARAMS, cache_path, effective, read_context_cache, signature, tier
+from ..store.files import VaultLock, atomic_write
 
 DEFAULT_BUDGET = 4000       # characters of additionalContext
 MAX_CHARS = 9500            # Claude Code caps any hook output string at 10,000
@@ -74,7 +74,7 @@ def _log(message: str) -> None:
 
 
 def _default_root() -> str:
-    # Same place as `epimem.vault.default_root`, without importing the vault
+    # Same place as `epimem.store.vault.default_root`, without importing the vault
     # module (it pulls in YAML and the core's dataclasses).
     from platformdirs import user_data_dir
 
@@ -206,7 +206,7 @@ def load_sessions(raw) -> dict:
 
 
 def dump_sessions(s: dict) -> str:
-    """The same text as `epimem.vault.sessions_to_json` (tested)."""
+    """The same text as `epimem.store.vault.sessions_to_json` (tested)."""
     raw = {
         "count": s["count"],
         "last_session": s["last_session"].isoformat() if s["last_session"] else None,
@@ -431,7 +431,7 @@ def _maybe_refresh(root: str, cache: dict | None) -> None:
         os.makedirs(os.path.dirname(marker), exist_ok=True)
         with open(marker, "w") as fh:
             fh.write(str(os.getpid()))
-        _spawn(root, ["-m", "epimem.context", root])
+        _spawn(root, ["-m", "epimem.store.context_cache", root])
     except OSError as e:
         _log(f"could not start the context refresh: {e}")
 
@@ -463,7 +463,7 @@ def session_start(argv: list[str]) -> int:
     info = update_sessions(root, source, today, prm)
     if info is not None and info["counted"]:
         try:
-            _spawn(root, ["-m", "epimem.hook", "--commit-session", root, _text(payload, "session_id") or ""])
+            _spawn(root, ["-m", "epimem.claude.hook", "--commit-session", root, _text(payload, "session_id") or ""])
         except OSError as e:
             _log(f"could not start the background commit: {e}")
     _maybe_refresh(root, cache)
@@ -489,7 +489,7 @@ def session_end(argv: list[str]) -> int:
     if not path or not os.path.isfile(path):
         _log(f"session-end: no readable transcript_path in the hook input ({path!r})")
         return 0
-    args = ["-m", "epimem.hook", "--observe-transcript", path, "--vault", root]
+    args = ["-m", "epimem.claude.hook", "--observe-transcript", path, "--vault", root]
     sid = _text(payload, "session_id")
     if sid:
         args += ["--session", sid]
@@ -503,8 +503,8 @@ def session_end(argv: list[str]) -> int:
 
 def commit_session(root: str, session: str = "") -> int:
     """Commit `state/sessions.json` after the hook counted a session (detached)."""
-    from . import history
-    from .vault import Vault
+    from ..store import git as history
+    from ..store.vault import Vault
 
     vault = Vault(root)
     if not history.is_repo_root(vault.root):
@@ -519,8 +519,8 @@ def commit_session(root: str, session: str = "") -> int:
 
 
 def observe_transcript(path: str, root: str, session: str | None, llm: bool) -> int:
-    from .observer import record_from_transcript
-    from .memory import Memory
+    from .session_end import record_from_transcript
+    from ..api.memory import Memory
 
     report, notes = record_from_transcript(Memory(root), path, use_llm=llm, session=session)
     for n in notes:

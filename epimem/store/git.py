@@ -10,6 +10,8 @@ pure-Python index writer would rewrite a 10,000-entry index on every commit.
 
 from __future__ import annotations
 
+from ..core.errors import StorageError
+
 import os
 import time
 from dataclasses import dataclass
@@ -17,16 +19,16 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Iterable
 
-from .core.model import Belief, Tension
-from .core.notes import NoteError, parse_belief, parse_note, parse_tension
+from ..core.model import Belief, Tension
+from ..core.notes import NoteError, parse_belief, parse_note, parse_tension
 
 FALLBACK_NAME = "epimem"
 FALLBACK_EMAIL = "epimem@localhost"
 _identity_checked: dict[str, bool] = {}
 
 
-class HistoryError(Exception):
-    pass
+class HistoryError(StorageError):
+    """git refused or failed; the message carries what git said."""
 
 
 def _git(root: Path):
@@ -148,6 +150,18 @@ def commit(root: Path, paths: Iterable[str], subject: str, *, op: str,
     run(root, "add", "--all", "--", *paths)
     run(root, "commit", "--quiet", "--no-verify", "-m", msg, "--only", "--", *paths, env=dated(when))
     return run(root, "rev-parse", "HEAD")
+
+
+def unstage(root: Path, paths: Iterable[str]) -> None:
+    """Take `paths` out of the index again after a failed commit (best effort:
+    the commit already failed, and its error is the one worth reporting)."""
+    try:
+        if has_commits(root):
+            run(root, "reset", "--quiet", "--", *sorted(set(paths)), retries=1)
+        else:
+            run(root, "rm", "--cached", "--quiet", "--ignore-unmatch", "-r", "--", *sorted(set(paths)), retries=1)
+    except HistoryError:
+        pass
 
 
 def has_commits(root: Path) -> bool:

@@ -2,7 +2,7 @@
 
 This is the thin shell around the core: it reads files through `Vault`,
 decides with the pure functions of `epimem.core.rules`, writes the files
-back surgically and commits them with `epimem.history`. The CLI, the hook,
+back surgically and commits them with `epimem.store.git`. The CLI, the hook,
 the skills, the benchmarks and the mirror all go through here.
 
     import epimem
@@ -16,6 +16,8 @@ the skills, the benchmarks and the mirror all go through here.
 
 from __future__ import annotations
 
+from ..core.errors import EpimemError
+
 import hashlib
 import os
 import re
@@ -24,28 +26,26 @@ from datetime import date
 from pathlib import Path
 from typing import Any, Iterable
 
-from . import clock, history
-from .core import rules
-from .core.changes import Change, belief_change, headline, tension_change
-from .core.ids import IdError, check_id, check_tension_id, slugify
-from .core.model import (BASES, PERMANENCES, STATUSES, STRENGTHS, Belief, Evidence,
+from ..store import clock
+from ..store import git as history
+from ..store import transaction
+from ..core import rules
+from ..core.changes import Change, belief_change, headline, tension_change
+from ..core.ids import IdError, check_id, check_tension_id, slugify
+from ..core.model import (BASES, PERMANENCES, STATUSES, STRENGTHS, Belief, Evidence,
                          Observation, Problem, Sessions, Snapshot, Tension)
-from .core.notes import (NoteError, append_evidence, parse_belief, parse_observations, render_belief, render_observation,
+from ..core.notes import (NoteError, append_evidence, parse_belief, parse_observations, render_belief, render_observation,
                          render_tension, resolve_tension_text, update_belief_text)
-from .core.params import Params
-from .core.redact import redact
-from .history import HistoryError
-from .vault import ConcurrentEdit, Vault, VaultError, resolve_root, sessions_to_json, stat_key
+from ..core.params import Params
+from ..core.redact import redact
+from ..store.git import HistoryError
+from ..store.vault import ConcurrentEdit, Vault, VaultError, resolve_root, sessions_to_json, stat_key
 
-TEMPLATES = Path(__file__).parent / "templates"
+TEMPLATES = Path(__file__).parent.parent / "templates"
 
 
 OBSERVATION_KEYS = frozenset({"connects", "strength", "evidence", "suggests", "therefore", "basis", "session",
                               "source", "date", "title", "kind", "permanence", "tags", "scope"})
-
-
-class EpimemError(Exception):
-    """Anything the user must act on; the message says what and where."""
 
 
 # --- results ------------------------------------------------------------------------
@@ -545,7 +545,7 @@ class Memory:
         A belief with an open tension gets the new evidence added to it, not a
         second file: one tension per open question, however often it recurs.
         """
-        from .core.notes import parse_tension
+        from ..core.notes import parse_tension
 
         bid = eff.before.id
         candidates = [(tid, text, key) for tid, (text, key) in pending.items()]
@@ -597,7 +597,7 @@ class Memory:
                 raise EpimemError(f"no tension '{tension_id}' ({rel} does not exist)")
             key = stat_key(p)
             text = p.read_text(encoding="utf-8")
-            from .core.notes import parse_tension
+            from ..core.notes import parse_tension
             try:
                 t = parse_tension(text, tension_id, rel)
             except NoteError as e:
@@ -619,8 +619,8 @@ class Memory:
             res = rules.start_session(s, source, self.today, self.params)
             sha = None
             if res.counted:
-                self.vault.write_sessions(res.sessions)
-                sha = self._commit(["state/sessions.json"], f"session: start #{res.sessions.count}", op="session")
+                sha = self._commit_writes({"state/sessions.json": (sessions_to_json(res.sessions), self._sessions_key())},
+                                          f"session: start #{res.sessions.count}", op="session")
         return SessionReport(res.counted, res.sessions.count, res.dormant_days, res.review_due, sha)
 
     def record_review(self, kind: str, markdown: str, beliefs: Iterable[str] = ()) -> str:
@@ -631,16 +631,19 @@ class Memory:
         body = redact(markdown.strip(), self.params.redact)
         with self._lock():
             p = self.vault.path(rel)
+            key = stat_key(p)
             if p.exists():
                 text = p.read_text(encoding="utf-8").rstrip("\n") + f"\n\n## {kind}\n\n{body}\n"
             else:
                 text = f"---\ndate: {self.today.isoformat()}\nkind: {kind}\n---\n# {kind.capitalize()} {self.today.isoformat()}\n\n{body}\n"
             s = rules.record_review(self._sessions_for_write(), self.today, self.params)
-            self.vault.write_text(rel, text)
-            self.vault.write_sessions(s)
-            return self._commit([rel, "state/sessions.json"],
-                                f"review: {kind} recorded; next review at session {s.next_review_at}",
-                                op="review", beliefs=beliefs)
+            return self._commit_writes(
+                {rel: (text, key), "state/sessions.json": (sessions_to_json(s), self._sessions_key())},
+                f"review: {kind} recorded; next review at session {s.next_review_at}",
+                op="review", beliefs=list(beliefs))
+
+    def _sessions_key(self):
+        return stat_key(self.vault.path("state/sessions.json"))
 
     def _sessions_for_write(self) -> Sessions:
         """The counter, or an error: a malformed counter is reported, never overwritten."""
@@ -831,38 +834,24 @@ class Memory:
             raise EpimemError(str(e)) from None
 
     def _commit_writes(self, writes: dict[str, Any], subject: str, *, op: str, **kw: Any) -> str:
-        """Write files atomically, then commit them; on any failure put every file back."""
-        done: list[tuple[str, str | None]] = []
+        """Write files and commit them through the one write path (all or nothing)."""
+        typed = [transaction.replace(rel, v[0], v[1]) if isinstance(v, tuple) else transaction.create(rel, v)
+                 for rel, v in writes.items()]
         sig_before = self._context_signature()
-        try:
-            for rel, value in writes.items():
-                text, expect = value if isinstance(value, tuple) else (value, None)
-                p = self.vault.path(rel)
-                old = p.read_text(encoding="utf-8") if p.exists() else None
-                if expect is None and old is not None and not isinstance(value, tuple):
-                    raise EpimemError(f"{rel} already exists; epimem will not overwrite it")
-                self.vault.write_text(rel, text, expect=expect)
-                done.append((rel, old))
-            sha = history.commit(self.root, list(writes), subject, op=op, when=self._replayed, **kw)
-        except (ConcurrentEdit, HistoryError, OSError) as e:
-            for rel, old in reversed(done):
-                p = self.vault.path(rel)
-                if old is None:
-                    p.unlink(missing_ok=True)
-                else:
-                    self.vault.write_text(rel, old)
-            if isinstance(e, ConcurrentEdit):
-                raise EpimemError(f"{e}; nothing was written — run the command again") from None
-            raise EpimemError(f"could not record the change: {e}; nothing was written") from None
+        extra = tuple((kw.pop("extra") or {}).items()) if "extra" in kw else ()
+        commit = transaction.Commit(subject, op, beliefs=tuple(kw.pop("beliefs", ())), extra=extra,
+                                    when=self._replayed, **kw)
+        res = transaction.apply(self.root, typed, commit, lock=self.vault.lock())
         changed = []
-        for rel, value in writes.items():
-            if rel.startswith("beliefs/"):
+        for w in typed:
+            if w.path in res.changed_beliefs:
                 try:
-                    changed.append(parse_belief(value[0] if isinstance(value, tuple) else value, Path(rel).stem))
+                    changed.append(parse_belief(w.text, Path(w.path).stem))
                 except NoteError:
                     pass
         self._after_write(changed, sig_before)
-        return sha
+        assert res.commit is not None
+        return res.commit
 
     @property
     def _replayed(self) -> date | None:
@@ -871,12 +860,9 @@ class Memory:
             return self.today
         return None
 
-    def _commit(self, paths: list[str], subject: str, *, op: str, **kw: Any) -> str:
-        """Commit files that are not beliefs (sessions, reviews): no cache to update."""
-        return history.commit(self.root, paths, subject, op=op, when=self._replayed, **kw)
 
     def _context_signature(self) -> dict | None:
-        from . import context
+        from ..store import context_cache as context
 
         return context.signature(self.root)
 
@@ -886,7 +872,7 @@ class Memory:
         A write that knows which beliefs it changed folds just those in; anything
         else (undo, hand edits, sessions) rebuilds the cache.
         """
-        from . import context
+        from ..store import context_cache as context
 
         try:
             if changed is not None:

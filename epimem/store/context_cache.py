@@ -10,7 +10,7 @@ The module is imported by the hook, so its top level imports only the
 standard library; the vault and the rules are imported inside the functions
 that rebuild the cache.
 
-`python -m epimem.context VAULT` rebuilds the cache (the hook starts it in
+`python -m epimem.store.context_cache VAULT` rebuilds the cache (the hook starts it in
 the background when it finds the cache older than the beliefs).
 """
 
@@ -304,8 +304,8 @@ def update_context(root: str | os.PathLike, changed, params, today: date,
 
 def _row(path: str, bid: str):
     """The index entry of one belief file: its row, 0 when not active, None when unreadable."""
-    from .core.ids import IdError, check_id
-    from .core.notes import NoteError, parse_belief
+    from ..core.ids import IdError, check_id
+    from ..core.notes import NoteError, parse_belief
 
     try:
         check_id(bid)
@@ -346,7 +346,7 @@ def _scan(bdir: str, index: dict) -> tuple[dict[str, list], bool]:
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 1:
-        print("usage: python -m epimem.context VAULT", file=sys.stderr)
+        print("usage: python -m epimem.store.context_cache VAULT", file=sys.stderr)
         return 2
     marker = os.path.join(args[0], ".epimem", "context.refreshing")
     try:

@@ -28,11 +28,11 @@ from dataclasses import dataclass, field, replace
 from datetime import date
 from pathlib import Path
 
-from .core.ids import slugify
-from .core.model import BASES, PERMANENCES, STRENGTHS, TENSION_STATUSES, Belief, Evidence, Observation, Tension
-from .core.params import DEFAULTS, Params
-from .core.redact import redact
-from .core.rules import observation_link
+from ..core.ids import slugify
+from ..core.model import BASES, PERMANENCES, STRENGTHS, TENSION_STATUSES, Belief, Evidence, Observation, Tension
+from ..core.params import DEFAULTS, Params
+from ..core.redact import redact
+from ..core.rules import observation_link
 
 SOURCE = "epistemic-memory import"
 NEVER = {"", "—", "–", "-", "--", "---", "never", "n/a", "na", "none", "null"}
@@ -509,9 +509,9 @@ def read_profile_dir(path: Path) -> dict[str, str]:
 
 def write_migration(memory, m: Migration, *, subject: str, dry_run: bool = False) -> ImportReport:
     """Write a planned migration into the vault as one commit (nothing when dry_run)."""
-    from . import history
-    from .core.notes import render_belief, render_observation, render_tension
-    from .vault import sessions_to_json
+    from ..store import git as history
+    from ..core.notes import render_belief, render_observation, render_tension
+    from ..store.vault import sessions_to_json
 
     vault = memory.vault
     root = vault.root
@@ -589,7 +589,7 @@ def write_migration(memory, m: Migration, *, subject: str, dry_run: bool = False
                     vault.write_text(rel, old[rel])
             raise
     try:
-        from .context import refresh_context
+        from ..store.context_cache import refresh_context
 
         refresh_context(root)
     except Exception:

@@ -17,8 +17,8 @@ import os
 import re
 from typing import Any
 
-from .core.model import PERMANENCES, STRENGTHS
-from .core.redact import redact
+from ..core.model import PERMANENCES, STRENGTHS
+from ..core.redact import redact
 from .transcript import Transcript, condensed, find_statements, read_transcript, statement_items
 
 TOOL_NAME = "record_observations"
@@ -91,7 +91,7 @@ class AnswerRefused(ValueError):
 # --- pure: the request and the check of the answer ----------------------------------------
 
 def _profile_lines(beliefs, today, params) -> list[str]:
-    from .core import rules
+    from ..core import rules
 
     active = [b for b in beliefs if b.status == "active"]
     ranked = sorted(active, key=lambda b: -rules.effective_confidence(b, today, params))[:PROFILE_BELIEFS]
@@ -254,7 +254,7 @@ def session_observation_count(memory, session: str) -> int:
     """Observations already recorded for a session (it spans this month's log and the last)."""
     from datetime import timedelta
 
-    from .core.notes import parse_observations
+    from ..core.notes import parse_observations
 
     today = memory.today
     months = {f"{today:%Y-%m}.md", f"{today.replace(day=1) - timedelta(days=1):%Y-%m}.md"}
