@@ -267,30 +267,6 @@ def test_fallback_params_are_the_defaults():
     assert context.FALLBACK_PARAMS == context.params_record(DEFAULTS)
 
 
-COUNTERS = [
-    {},
-    {"count": 0, "last_session": None, "last_review": None, "next_review_at": 10},
-    {"count": 9, "last_session": "2026-11-29", "last_review": None, "next_review_at": 10,
-     "created": "2026-11-01", "days": {"2026-11-29": 2}},
-    {"count": 4, "last_session": "2026-09-01", "last_review": "2026-10-15", "next_review_at": 14,
-     "created": "2026-08-01", "days": {"2026-09-01": 4}},
-    {"count": 40, "last_session": "2026-11-30", "last_review": "2026-10-31", "next_review_at": 50,
-     "created": "2025-01-01", "days": {"2026-11-30": 1, "2026-01-02": 39}},
-    {"count": 2, "last_session": "2026-10-31", "next_review_at": None, "created": "2026-10-30"},
-]
-
-
-@pytest.mark.parametrize("raw", COUNTERS)
-@pytest.mark.parametrize("source", ["startup", "resume", "compact"])
-def test_count_session_matches_rules(raw, source):
-    today = date.fromisoformat(TODAY)
-    want = rules.start_session(sessions_from_json(raw), source, today, DEFAULTS)
-    s, counted, dormant, due = hook.count_session(hook.load_sessions(raw), source, today,
-                                                  context.FALLBACK_PARAMS)
-    assert hook.dump_sessions(s) == sessions_to_json(want.sessions)
-    assert (counted, dormant, due) == (want.counted, want.dormant_days, want.review_due)
-
-
 def test_effective_matches_rules():
     today = date.fromisoformat(TODAY)
     base = Belief(id="x", title="X", kind="trait", basis="behavioral", confidence=0.75,
@@ -330,15 +306,6 @@ def test_scope_matching(tmp_path):
     assert not hook.scope_matches("other", proj, proj)
 
 
-def test_default_vault_is_the_vaults_default(monkeypatch):
-    from epimem.store.vault import resolve_root
-
-    monkeypatch.delenv("EPIMEM_VAULT", raising=False)
-    assert hook.resolve_root(None) == str(resolve_root(None))
-    monkeypatch.setenv("EPIMEM_VAULT", "~/notes/v")
-    assert hook.resolve_root(None) == str(resolve_root(None))
-
-
 def test_render_without_anything_is_one_line():
     text = hook.render_context(None, None, cwd="/", today=date.fromisoformat(TODAY))
     assert text == "epimem: the user's epimem vault."
@@ -353,4 +320,6 @@ def test_main_never_raises(monkeypatch, capsys):
 
 
 def test_sessions_default_counter_matches():
-    assert hook.dump_sessions(hook.load_sessions({})) == sessions_to_json(Sessions())
+    from epimem.store import sessions as sessions_file
+
+    assert sessions_file.dump(sessions_file.load({})) == sessions_to_json(Sessions())

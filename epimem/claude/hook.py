@@ -2,19 +2,18 @@
 
 session-start runs before every session, so it is built for speed and for
 never getting in the way:
-- it imports only the standard library and `epimem.store.context_cache` (the core's
-  dataclasses alone cost more to import than the whole baseline hook);
-- it counts the session (`source == "startup"` only) in `state/sessions.json`
-  under the vault lock, and leaves the git commit of that change to a
-  detached background process;
+- it imports only the standard library, the kernel of the rules
+  (`epimem.core.kernel`) and the stdlib-only parts of `epimem.store` (the
+  core's dataclasses alone cost more to import than the whole baseline hook);
+- it counts the session (`source == "startup"` only, `kernel.start_session`)
+  in `state/sessions.json` through the one write path
+  (`store.transaction.apply`, no commit) under the vault lock, and leaves the
+  git commit of that change to a detached background process;
 - it reads `.epimem/context.json`, a cache every epimem write keeps current,
   never the belief files; a stale cache is used as it is while a background
   process rebuilds it;
 - whatever goes wrong (no vault, a broken file, bad stdin) it prints nothing
   harmful, writes a line to `.epimem/hook.log` and exits 0.
-
-The session counting below mirrors `rules.start_session`/`review_due` on the
-raw JSON; tests hold the two equal on a grid of cases.
 
 session-end (installed only with `--auto-observe`) hands the transcript to a
 background process running `record_from_transcript` and returns at once.
@@ -32,8 +31,14 @@ import sys
 import time
 from datetime import date
 
+from ..core import kernel
+from ..core.errors import EpimemError
+from ..store import sessions as sessions_file
+from ..store import transaction
+from ..store.clock import ClockError, today as clock_today
 from ..store.context_cache import FALLBACK_PARAMS, cache_path, effective, read_context_cache, signature, tier
-from ..store.files import VaultLock, atomic_write
+from ..store.files import VaultLock, lock_path
+from ..store.paths import resolve_root
 
 DEFAULT_BUDGET = 4000       # characters of additionalContext
 MAX_CHARS = 9500            # Claude Code caps any hook output string at 10,000
@@ -73,28 +78,16 @@ def _log(message: str) -> None:
         pass
 
 
-def _default_root() -> str:
-    # Same place as `epimem.store.vault.default_root`, without importing the vault
-    # module (it pulls in YAML and the core's dataclasses).
-    from platformdirs import user_data_dir
-
-    return os.path.join(user_data_dir("epimem", appauthor=False), "vault")
-
-
-def resolve_root(explicit: str | None) -> str:
-    value = explicit or os.environ.get("EPIMEM_VAULT")
-    root = os.path.expanduser(value) if value else _default_root()
-    return os.path.abspath(root)
+def _root(explicit: str | None) -> str:
+    return str(resolve_root(explicit or None))
 
 
 def _today() -> date:
-    value = os.environ.get("EPIMEM_TODAY")
-    if value:
-        try:
-            return date.fromisoformat(value.strip())
-        except ValueError:
-            _log(f"EPIMEM_TODAY={value!r} is not a date YYYY-MM-DD; using today's date")
-    return date.today()
+    try:
+        return clock_today()
+    except ClockError as e:
+        _log(f"{e}; using today's date")
+        return date.today()
 
 
 def _read_payload() -> dict:
@@ -177,95 +170,38 @@ def _spawn(root: str, args: list[str]) -> None:
         os.close(devnull)
 
 
-# --- session counting on the raw JSON (mirrors rules.start_session) ----------------------
-
-def _date(v, key: str) -> date | None:
-    if v is None or v == "":
-        return None
-    if not isinstance(v, str):
-        raise ValueError(f"'{key}' must be a date YYYY-MM-DD")
-    return date.fromisoformat(v)
-
-
-def load_sessions(raw) -> dict:
-    """`state/sessions.json` as plain values; ValueError when it is not a counter."""
-    if not isinstance(raw, dict):
-        raise ValueError("expected a JSON object")
-    days = raw.get("days") or {}
-    if not isinstance(days, dict):
-        raise ValueError("'days' must be an object of date → count")
-    nra = raw.get("next_review_at")
-    return {
-        "count": int(raw.get("count") or 0),
-        "last_session": _date(raw.get("last_session"), "last_session"),
-        "last_review": _date(raw.get("last_review"), "last_review"),
-        "next_review_at": int(nra if nra is not None else 10),
-        "created": _date(raw.get("created"), "created"),
-        "days": {str(k): int(v) for k, v in days.items()},
-    }
-
-
-def dump_sessions(s: dict) -> str:
-    """The same text as `epimem.store.vault.sessions_to_json` (tested)."""
-    raw = {
-        "count": s["count"],
-        "last_session": s["last_session"].isoformat() if s["last_session"] else None,
-        "last_review": s["last_review"].isoformat() if s["last_review"] else None,
-        "next_review_at": s["next_review_at"],
-        "created": s["created"].isoformat() if s["created"] else None,
-        "days": dict(sorted(s["days"].items())),
-    }
-    return json.dumps(raw, indent=2) + "\n"
-
-
-def review_due(s: dict, today: date, prm: dict) -> str | None:
-    if s["count"] >= s["next_review_at"]:
-        return f"{s['count']} sessions counted; a review was due at {s['next_review_at']}"
-    anchor = s["last_review"] or s["created"]
-    if anchor is not None and (today - anchor).days >= prm["review_every_days"]:
-        what = "the last review" if s["last_review"] else "the vault was created"
-        return f"{(today - anchor).days} days since {what}"
-    return None
-
-
-def count_session(s: dict, source: str | None, today: date, prm: dict) -> tuple[dict, bool, int | None, str | None]:
-    """(sessions, counted, dormant days, review due): only `startup` counts."""
-    dormant = None
-    if s["last_session"] is not None:
-        gap = (today - s["last_session"]).days
-        dormant = gap if gap >= prm["dormancy_days"] else None
-    if source != "startup":
-        return s, False, dormant, review_due(s, today, prm)
-    days = dict(s["days"])
-    key = today.isoformat()
-    days[key] = days.get(key, 0) + 1
-    new = dict(s, count=s["count"] + 1, last_session=today, created=s["created"] or today,
-               days=dict(sorted(days.items())))
-    return new, True, dormant, review_due(new, today, prm)
-
+# --- session counting ----------------------------------------------------------------
 
 def update_sessions(root: str, source: str | None, today: date, prm: dict) -> dict | None:
     """Count the session; None when the counter cannot be read (never overwritten then)."""
-    path = os.path.join(root, "state", "sessions.json")
+    path = os.path.join(root, sessions_file.PATH)
 
-    def read() -> dict:
+    def read() -> tuple[dict, tuple[int, int] | None]:
         try:
+            st = os.stat(path)
             with open(path, encoding="utf-8") as fh:
-                return load_sessions(json.load(fh))
+                return sessions_file.loads(fh.read()), (st.st_mtime_ns, st.st_size)
         except FileNotFoundError:
-            return load_sessions({})
+            return kernel.empty_sessions(), None
+
+    def count(s: dict):
+        return kernel.start_session(s, source, today, prm["dormancy_days"], prm["review_every_days"])
 
     try:
-        if source != "startup":
-            s, counted, dormant, due = count_session(read(), source, today, prm)
+        if source != kernel.COUNTED_SOURCE:
+            s, counted, dormant, due = count(read()[0])
         else:
-            with VaultLock(os.path.join(root, ".epimem", "lock"), timeout=LOCK_WAIT):
-                s, counted, dormant, due = count_session(read(), source, today, prm)
-                atomic_write(path, dump_sessions(s))
+            lock = VaultLock(lock_path(root), timeout=LOCK_WAIT)
+            with lock:
+                old, key = read()
+                s, counted, dormant, due = count(old)
+                # The one write path, without a commit: the background `--commit-session` makes it.
+                transaction.apply(root, [transaction.replace(sessions_file.PATH, sessions_file.dump(s), key)],
+                                  lock=lock)
     except (ValueError, TypeError) as e:
         _log(f"state/sessions.json is not a valid session counter ({e}); the session was not counted")
         return None
-    except (OSError, TimeoutError) as e:
+    except (OSError, TimeoutError, EpimemError) as e:
         _log(f"could not count the session: {e}")
         return None
     return {"count": s["count"], "counted": counted, "dormant": dormant, "due": due}
@@ -288,16 +224,9 @@ def project_root(cwd: str) -> str:
 
 
 def scope_matches(scope: str, cwd: str, proj: str) -> bool:
-    """A belief's scope is a project name (the folder's name) or a path."""
-    s = scope.strip()
-    if not s or s == "global":
-        return False
-    if "/" in s or s.startswith("~"):
-        p = os.path.normpath(os.path.expanduser(s))
-        c = os.path.normpath(cwd)
-        return c == p or c.startswith(p.rstrip("/") + "/")
-    s = s.lower()
-    return s in (os.path.basename(proj).lower(), os.path.basename(os.path.normpath(cwd)).lower())
+    """Whether a scoped belief belongs in "For this project": `kernel.scope_matches` for the
+    session's folder or its git work tree. Global beliefs have their own section."""
+    return not kernel.is_global(scope) and (kernel.scope_matches(scope, cwd) or kernel.scope_matches(scope, proj))
 
 
 def _words(text: str) -> set[str]:
@@ -444,7 +373,7 @@ def _label(root: str) -> str:
 def session_start(argv: list[str]) -> int:
     global _log_root
     _, opts = _parse_args(argv)
-    root = resolve_root(opts.get("vault") or None)
+    root = _root(opts.get("vault"))
     _log_root = root
     payload = _read_payload()
     if not os.path.isfile(os.path.join(root, "epistemology.md")):
@@ -479,7 +408,7 @@ def session_end(argv: list[str]) -> int:
     """Start the transcript pass in the background; the session ends without waiting."""
     global _log_root
     _, opts = _parse_args(argv, flags=("llm",))
-    root = resolve_root(opts.get("vault") or None)
+    root = _root(opts.get("vault"))
     _log_root = root
     payload = _read_payload()
     if not os.path.isfile(os.path.join(root, "epistemology.md")):
@@ -503,18 +432,22 @@ def session_end(argv: list[str]) -> int:
 
 def commit_session(root: str, session: str = "") -> int:
     """Commit `state/sessions.json` after the hook counted a session (detached)."""
-    from ..store import git as history
-    from ..store.vault import Vault
+    from pathlib import Path
 
-    vault = Vault(root)
-    if not history.is_repo_root(vault.root):
+    from ..store import git
+
+    root = Path(root).absolute()
+    if not git.is_repo_root(root):
         return 0
-    with vault.lock():
-        if not history.run(vault.root, "status", "--porcelain", "--", "state/sessions.json").strip():
+    lock = VaultLock(lock_path(root))
+    with lock:
+        if not git.run(root, "status", "--porcelain", "--", sessions_file.PATH).strip():
             return 0  # another background commit already took this change
-        count = vault.read_sessions().count
-        history.commit(vault.root, ["state/sessions.json"], f"session: start #{count}", op="session",
-                       session=session or None)
+        count = sessions_file.loads((root / sessions_file.PATH).read_text(encoding="utf-8"))["count"]
+        # Nothing to write: the hook wrote the counter; the transaction commits it (`also`).
+        transaction.apply(root, [], transaction.Commit(f"session: start #{count}", op="session",
+                                                       session=session or None, also=(sessions_file.PATH,)),
+                          lock=lock)
     return 0
 
 
@@ -544,7 +477,7 @@ def main(argv: list[str] | None = None) -> int:
             return commit_session(args[1], args[2] if len(args) > 2 else "")
         if args[:1] == ["--observe-transcript"] and len(args) >= 2:
             _, opts = _parse_args(args[2:], flags=("llm",))
-            root = resolve_root(opts.get("vault") or None)
+            root = _root(opts.get("vault"))
             _log_root = root
             return observe_transcript(args[1], root, opts.get("session") or None, bool(opts.get("llm")))
         _log(f"unknown hook {' '.join(args)!r}: expected session-start or session-end")

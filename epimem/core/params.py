@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
+from . import kernel
 from .model import Problem
 
 DEFAULT_KINDS = (
@@ -41,10 +42,7 @@ DEFAULT_REDACT = (
 @dataclass(frozen=True)
 class Params:
     # Confidence tiers: the lower bound of each, highest first.
-    tiers: tuple[tuple[str, float], ...] = (
-        ("factual", 0.90), ("established", 0.70), ("developing", 0.50),
-        ("tentative", 0.30), ("speculative", 0.00),
-    )
+    tiers: tuple[tuple[str, float], ...] = kernel.TIERS
     # Rule 1: where a new belief starts, by basis.
     start: dict[str, float] = field(default_factory=lambda: {
         "fact": 0.95, "behavioral": 0.30, "self-report": 0.40, "interpretive": 0.20,
@@ -59,14 +57,12 @@ class Params:
     confidence_floor: float = 0.05      # rule 4
     rejection_step: float = 0.20        # rule 5
     # Rule 7: decay rate per day by permanence, and the floor of the view.
-    decay: dict[str, float] = field(default_factory=lambda: {
-        "stable": 0.001, "durable": 0.005, "situational": 0.015, "unknown": 0.010,
-    })
-    decay_floor: float = 0.20
-    dormancy_days: int = 30             # rule 8
+    decay: dict[str, float] = field(default_factory=lambda: dict(kernel.DECAY))
+    decay_floor: float = kernel.DECAY_FLOOR
+    dormancy_days: int = kernel.DORMANCY_DAYS  # rule 8
     observations_per_session: int = 3   # rule 9
-    review_every_sessions: int = 10     # rule 10
-    review_every_days: int = 30         # rule 10 (time fallback)
+    review_every_sessions: int = kernel.REVIEW_EVERY_SESSIONS  # rule 10
+    review_every_days: int = kernel.REVIEW_EVERY_DAYS          # rule 10 (time fallback)
     soften_above: float = 0.70          # rule 10: soften beliefs above this...
     soften_after_sessions: int = 10     # ...not confirmed in this many sessions
     raise_below: float = 0.40           # rule 10: propose raising beliefs below this...
@@ -84,28 +80,10 @@ class Params:
     redact: tuple[tuple[str, str], ...] = DEFAULT_REDACT
 
     def tier(self, confidence: float) -> str:
-        for name, low in self.tiers:
-            if confidence >= low - 1e-9:
-                return name
-        return self.tiers[-1][0]
+        return kernel.tier(confidence, self.tiers)
 
 
 DEFAULTS = Params()
-
-
-def params_to_meta(p: Params = DEFAULTS) -> dict[str, Any]:
-    """The frontmatter written by `epimem init`: every parameter, explicit."""
-    out: dict[str, Any] = {}
-    for f in fields(Params):
-        v = getattr(p, f.name)
-        if f.name == "tiers":
-            v = {name: low for name, low in v}
-        elif f.name == "redact":
-            v = [{"name": n, "pattern": pat} for n, pat in v]
-        elif f.name == "kinds":
-            v = list(v)
-        out[f.name] = v
-    return out
 
 
 def _number(v: Any, lo: float, hi: float) -> float | None:

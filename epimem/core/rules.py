@@ -7,15 +7,14 @@ rule can be tested with plain values and replayed on an old vault.
 
 from __future__ import annotations
 
-from .errors import InputError
-
-import math
 from bisect import bisect_right
 from dataclasses import dataclass, replace
 from datetime import date
 from functools import lru_cache
 from itertools import accumulate
 
+from . import kernel
+from .errors import InputError
 from .model import Belief, Evidence, Observation, Sessions
 from .params import DEFAULTS, Params
 
@@ -61,19 +60,13 @@ def days_since_confirmed(belief: Belief, today: date) -> int:
 
 
 def effective_confidence(belief: Belief, today: date, params: Params = DEFAULTS) -> float:
-    """stored × e^(−λ·d), floored at 0.20; never above stored, never written back."""
-    stored = belief.confidence
-    if belief.pinned:
-        return stored
-    lam = params.decay.get(belief.permanence, params.decay.get("unknown", 0.010))
-    decayed = stored * math.exp(-lam * days_since_confirmed(belief, today))
-    # A belief stored below the floor shows its stored value: decay must not
-    # *raise* anything.
-    return max(decayed, min(stored, params.decay_floor))
+    """stored × e^(−λ·d), floored at 0.20; never above stored, never written back (kernel.effective)."""
+    return kernel.effective_at(belief.confidence, belief.permanence, belief.confirmed or belief.first,
+                               belief.pinned, today, params.decay, params.decay_floor)
 
 
 def tier(confidence: float, params: Params = DEFAULTS) -> str:
-    return params.tier(confidence)
+    return kernel.tier(confidence, params.tiers)
 
 
 # --- rules 3–6: what one observation does to one belief --------------------
@@ -89,10 +82,6 @@ class Effect:
     divergence: bool = False  # rule 6: self-report and behaviour disagree
     alert: bool = False       # a belief at >= 0.70 was contradicted: tell the user
     reason: str = ""          # one line, for the report and the commit
-
-    @property
-    def confidence_changed(self) -> bool:
-        return self.before.confidence != self.after.confidence
 
 
 def pseudo_session(obs: Observation) -> str:
@@ -231,42 +220,38 @@ def sessions_since(sessions: Sessions, since: date | None) -> int:
     return totals[-1] - (totals[i - 1] if i else 0)
 
 
+def _counter(s: Sessions) -> dict:
+    """The kernel's plain counter for a `Sessions` value."""
+    return {"count": s.count, "last_session": s.last_session, "last_review": s.last_review,
+            "next_review_at": s.next_review_at, "created": s.created, "days": dict(s.days)}
+
+
+def _sessions(c: dict) -> Sessions:
+    return Sessions(count=c["count"], last_session=c["last_session"], last_review=c["last_review"],
+                    next_review_at=c["next_review_at"], created=c["created"],
+                    days=tuple(sorted(c["days"].items())))
+
+
 def dormancy(sessions: Sessions, today: date, params: Params = DEFAULTS) -> int | None:
     """Rule 8: the gap in days when it is `dormancy_days` or more, else None."""
-    if sessions.last_session is None:
-        return None
-    gap = (today - sessions.last_session).days
-    return gap if gap >= params.dormancy_days else None
+    return kernel.dormancy(sessions.last_session, today, params.dormancy_days)
 
 
 def review_due(sessions: Sessions, today: date, params: Params = DEFAULTS) -> str | None:
     """Rule 10: why a review is due, or None."""
-    if sessions.count >= sessions.next_review_at:
-        return f"{sessions.count} sessions counted; a review was due at {sessions.next_review_at}"
-    anchor = sessions.last_review or sessions.created
-    if anchor is not None and (today - anchor).days >= params.review_every_days:
-        what = "the last review" if sessions.last_review else "the vault was created"
-        return f"{(today - anchor).days} days since {what}"
-    return None
+    return kernel.review_due(_counter(sessions), today, params.review_every_days)
 
 
 def start_session(sessions: Sessions, source: str, today: date,
                   params: Params = DEFAULTS) -> SessionStart:
     """Count a session (only `startup`: resumes and compactions are the same session)."""
-    dormant = dormancy(sessions, today, params)
-    if source != "startup":
-        return SessionStart(sessions, False, dormant, review_due(sessions, today, params))
-    days = dict(sessions.days)
-    key = today.isoformat()
-    days[key] = days.get(key, 0) + 1
-    new = replace(sessions, count=sessions.count + 1, last_session=today,
-                  created=sessions.created or today, days=tuple(sorted(days.items())))
-    return SessionStart(new, True, dormant, review_due(new, today, params))
+    c, counted, dormant, due = kernel.start_session(_counter(sessions), source, today, params.dormancy_days,
+                                                    params.review_every_days)
+    return SessionStart(_sessions(c) if counted else sessions, counted, dormant, due)
 
 
 def record_review(sessions: Sessions, today: date, params: Params = DEFAULTS) -> Sessions:
-    return replace(sessions, last_review=today,
-                   next_review_at=sessions.count + params.review_every_sessions)
+    return _sessions(kernel.record_review(_counter(sessions), today, params.review_every_sessions))
 
 
 # --- rule 11: permanence is revisited ---------------------------------------

@@ -17,12 +17,12 @@ the background when it finds the cache older than the beliefs).
 from __future__ import annotations
 
 import json
-import math
 import os
 import sys
 import time
 from datetime import date
 
+from ..core import kernel
 from .files import atomic_write
 
 CACHE_VERSION = 1
@@ -30,17 +30,9 @@ CACHE_NAME = "context.json"
 PER_SCOPE = 50  # records kept per scope and for global: more than any budget shows
 GIST_CHARS = 220
 
-# What the hook needs from `epistemology.md` when there is no cache yet. A test
-# keeps these equal to `epimem.core.params.DEFAULTS`, which costs ~15 ms to
-# import and so stays off the hook's path.
-FALLBACK_PARAMS = {
-    "decay": {"stable": 0.001, "durable": 0.005, "situational": 0.015, "unknown": 0.010},
-    "decay_floor": 0.20,
-    "dormancy_days": 30,
-    "review_every_days": 30,
-    "tiers": [["factual", 0.90], ["established", 0.70], ["developing", 0.50],
-              ["tentative", 0.30], ["speculative", 0.00]],
-}
+# What the hook needs from `epistemology.md` when there is no cache yet: the
+# kernel's defaults (`core.params.Params` takes the same ones).
+FALLBACK_PARAMS = kernel.defaults()
 
 
 # --- shared with the hook: cheap, dependency-free ---------------------------------
@@ -63,26 +55,19 @@ def signature(root: str | os.PathLike) -> dict[str, int]:
 
 
 def effective(rec: dict, today: date, params: dict) -> float:
-    """Rule 7 on a cache record; equal to `rules.effective_confidence` (tested)."""
+    """Rule 7 (`kernel.effective_at`) on a cache record, with the cache's parameters."""
     return decayed(rec["confidence"], rec["permanence"], rec["first"], rec.get("confirmed"),
                    rec.get("pinned", False), today, params)
 
 
 def decayed(stored: float, permanence: str, first: str, confirmed: str | None, pinned: bool,
             today: date, params: dict) -> float:
-    if pinned:
-        return stored
-    decay = params["decay"]
-    lam = decay.get(permanence, decay.get("unknown", 0.010))
-    days = max(0, (today - date.fromisoformat(confirmed or first)).days)
-    return max(stored * math.exp(-lam * days), min(stored, params["decay_floor"]))
+    return kernel.effective_at(stored, permanence, date.fromisoformat(confirmed or first), pinned, today,
+                               params["decay"], params["decay_floor"])
 
 
 def tier(confidence: float, params: dict) -> str:
-    for name, low in params["tiers"]:
-        if confidence >= low - 1e-9:
-            return name
-    return params["tiers"][-1][0]
+    return kernel.tier(confidence, params["tiers"])
 
 
 def cache_path(root: str | os.PathLike) -> str:

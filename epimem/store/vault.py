@@ -25,26 +25,15 @@ from ..core.ids import IdError, check_id
 from ..core.model import Belief, Evidence, Observation, Problem, Sessions, Snapshot, Tension
 from ..core.notes import NoteError, parse_belief, parse_note, parse_observations, parse_tension
 from ..core.params import DEFAULTS, Params, params_from_meta
+from . import sessions as sessions_file
 from .files import ConcurrentEdit, FileError, LockTimeout, VaultLock, atomic_write, contained, lock_path, stat_key  # noqa: F401
+from .paths import default_root, resolve_root  # noqa: F401  (the vault's location: one place)
 
 INTERNAL = ".epimem"
 _BELIEF_FIELDS = fields(Belief)
 CACHE_VERSION = 3
 
 
-
-
-def default_root() -> Path:
-    from platformdirs import user_data_dir  # a small pure-Python package
-
-    return Path(user_data_dir("epimem", appauthor=False)) / "vault"
-
-
-def resolve_root(explicit: str | os.PathLike | None = None) -> Path:
-    """`--vault`, else `$EPIMEM_VAULT`, else the user data dir."""
-    value = explicit or os.environ.get("EPIMEM_VAULT")
-    root = Path(value).expanduser() if value else default_root()
-    return root.absolute()
 
 
 def atomic_bytes(path: Path, data: bytes) -> None:
@@ -315,7 +304,7 @@ class Vault:
             return Sessions(), [Problem("state/sessions.json", 1, f"invalid session counter: {e}")]
 
     def write_sessions(self, s: Sessions) -> None:
-        self.write_text("state/sessions.json", sessions_to_json(s))
+        self.write_text(sessions_file.PATH, sessions_to_json(s))
 
     # everything
     def snapshot(self, today: date, *, observations: bool = True) -> Snapshot:
@@ -329,28 +318,12 @@ class Vault:
 
 
 def sessions_from_json(raw: dict) -> Sessions:
-    if not isinstance(raw, dict):
-        raise ValueError("expected a JSON object")
-    days = raw.get("days") or {}
-    if not isinstance(days, dict):
-        raise ValueError("'days' must be an object of date → count")
-    return Sessions(
-        count=int(raw.get("count") or 0),
-        last_session=_d(raw.get("last_session")),
-        last_review=_d(raw.get("last_review")),
-        next_review_at=int(raw.get("next_review_at") if raw.get("next_review_at") is not None else 10),
-        created=_d(raw.get("created")),
-        days=tuple(sorted((str(k), int(v)) for k, v in days.items())),
-    )
+    """`state/sessions.json` (parsed by `store.sessions`) as a `Sessions` value."""
+    c = sessions_file.load(raw)
+    return Sessions(count=c["count"], last_session=c["last_session"], last_review=c["last_review"],
+                    next_review_at=c["next_review_at"], created=c["created"], days=tuple(c["days"].items()))
 
 
 def sessions_to_json(s: Sessions) -> str:
-    raw = {
-        "count": s.count,
-        "last_session": s.last_session.isoformat() if s.last_session else None,
-        "last_review": s.last_review.isoformat() if s.last_review else None,
-        "next_review_at": s.next_review_at,
-        "created": s.created.isoformat() if s.created else None,
-        "days": dict(s.days),
-    }
-    return json.dumps(raw, indent=2) + "\n"
+    return sessions_file.dump({"count": s.count, "last_session": s.last_session, "last_review": s.last_review,
+                               "next_review_at": s.next_review_at, "created": s.created, "days": s.days})

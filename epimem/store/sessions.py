@@ -1,0 +1,59 @@
+"""`state/sessions.json`, the session counter: parsed and written here only.
+
+Standard library only: the session-start hook reads and writes it before
+every session. The values are the kernel's plain counter (`core.kernel`);
+`store.vault` turns them into `core.model.Sessions`.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import date
+
+from ..core import kernel
+
+PATH = "state/sessions.json"
+
+
+def _date(v, key: str) -> date | None:
+    if v is None or v == "":
+        return None
+    if not isinstance(v, str):
+        raise ValueError(f"'{key}' must be a date YYYY-MM-DD")
+    return date.fromisoformat(v)
+
+
+def load(raw) -> dict:
+    """The parsed JSON as a counter; ValueError (or TypeError) when it is not one."""
+    if not isinstance(raw, dict):
+        raise ValueError("expected a JSON object")
+    days = raw.get("days") or {}
+    if not isinstance(days, dict):
+        raise ValueError("'days' must be an object of date → count")
+    nra = raw.get("next_review_at")
+    return {
+        "count": int(raw.get("count") or 0),
+        "last_session": _date(raw.get("last_session"), "last_session"),
+        "last_review": _date(raw.get("last_review"), "last_review"),
+        "next_review_at": int(nra if nra is not None else kernel.REVIEW_EVERY_SESSIONS),
+        "created": _date(raw.get("created"), "created"),
+        "days": {str(k): int(v) for k, v in sorted(days.items())},
+    }
+
+
+def loads(text: str) -> dict:
+    return load(json.loads(text))
+
+
+def dump(s: dict) -> str:
+    """The file's text: a counter (or anything with the same keys) as indented JSON."""
+    iso = lambda d: d.isoformat() if d else None  # noqa: E731
+    raw = {
+        "count": s["count"],
+        "last_session": iso(s["last_session"]),
+        "last_review": iso(s["last_review"]),
+        "next_review_at": s["next_review_at"],
+        "created": iso(s["created"]),
+        "days": dict(sorted(dict(s["days"]).items())),
+    }
+    return json.dumps(raw, indent=2) + "\n"
