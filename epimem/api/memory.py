@@ -106,7 +106,7 @@ class Filters:
                 and (self.permanence is None or b.permanence == self.permanence)
                 and (self.status is None or b.status == self.status)
                 and (self.tag is None or self.tag in b.tags)
-                and (self.scope is None or b.scope in ("global", self.scope))
+                and rules.scope_matches(b.scope, self.scope)
                 and (self.min_confidence is None or effective >= self.min_confidence - 1e-9))
 
 

@@ -19,6 +19,10 @@ from .model import Belief, Evidence, Observation, Sessions
 from .params import DEFAULTS, Params
 
 
+# What a belief's scope belongs to (`belief list --scope`, `recall --scope`, the hook): one rule.
+scope_matches = kernel.scope_matches
+
+
 class RuleError(InputError):
     """An input the rules refuse, with a message meant for the user."""
 

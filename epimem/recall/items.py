@@ -57,14 +57,6 @@ class Item:
     def text_digest(self) -> str:
         return hashlib.sha1(self.text.encode("utf-8")).hexdigest()[:16]
 
-    def as_belief(self) -> Belief:
-        """Enough of a Belief for the decay rule (effective confidence)."""
-        return Belief(id=self.id, title=self.title, kind=self.kind, basis=self.basis or "interpretive",
-                      confidence=self.confidence or 0.0, permanence=self.permanence or "unknown",
-                      first=self.first or date.min, confirmed=self.confirmed,
-                      challenged=self.challenged, status=self.status, tags=self.tags,
-                      scope=self.scope, pinned=self.pinned)
-
 
 def belief_text(b: Belief) -> str:
     parts = [b.title.strip()]

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Iterable, Mapping, Sequence
 
-from ..core import rules
+from ..core import kernel
 from ..core.params import DEFAULTS, Params
 from .items import BELIEF, Item
 
@@ -111,29 +111,16 @@ class Filters:
         return bool(self.kinds or self.permanences or self.tags or self.min_confidence)
 
 
-def _norm_scope(s: str) -> str:
-    s = s.strip().replace("\\", "/")
-    return s.rstrip("/") or s
-
-
 def scope_matches(item_scope: str, requested: str | None) -> bool:
-    """A project sees its own items and global ones. A project may be named by
-    name or by path: `myproj` matches a request for `/home/me/code/myproj`."""
-    if requested is None:
-        return True
-    if not item_scope or item_scope == "global":
-        return True
-    a, b = _norm_scope(item_scope), _norm_scope(requested)
-    if a == b:
-        return True
-    if "/" in a and "/" in b:
-        return False
-    return a.rsplit("/", 1)[-1] == b.rsplit("/", 1)[-1]
+    """A project sees its own items and global ones: the one scope rule, `kernel.scope_matches`."""
+    return kernel.scope_matches(item_scope, requested)
 
 
 def effective(item: Item, today: date, params: Params = DEFAULTS) -> float:
     """Effective (decayed) confidence of a belief item, SPEC §2.7."""
-    return rules.effective_confidence(item.as_belief(), today, params)
+    return kernel.effective_at(item.confidence or 0.0, item.permanence or "unknown",
+                               item.confirmed or item.first or date.min, item.pinned, today,
+                               params.decay, params.decay_floor)
 
 
 def belief_passes(item: Item, f: Filters, eff: float) -> bool:

@@ -4,13 +4,16 @@ columns that turn a Filters value into a row mask in microseconds.
 `rank.passes` is the definition of what a filter means; `Table.mask` is its
 vectorised twin used to prefilter tens of thousands of rows per query, and
 the final candidates are checked again with `rank.passes`. A test keeps the
-two in agreement.
+two in agreement. Decay and scope are not twins: both call the kernel
+(`kernel.effective` with numpy's array functions, `kernel.scope_matches`
+once per distinct scope).
 """
 
 from __future__ import annotations
 
 from datetime import date
 
+from ..core import kernel
 from ..core.params import DEFAULTS, Params
 from .items import BELIEF, ROW_FIELDS, Item, from_row
 from .rank import Filters, scope_matches
@@ -173,17 +176,15 @@ class Table:
         return np.isin(codes, np.asarray(ok, np.int32)) if ok else np.zeros(len(codes), bool)
 
     def effective(self, today: date, params: Params = DEFAULTS):
-        """Vectorised SPEC §2.7 (same formula as core.rules.effective_confidence)."""
+        """SPEC §2.7 on every row at once: `kernel.effective` with numpy's functions."""
         import numpy as np
 
         conf = self._col("conf")
         codes, perms = self._col("permanence")
-        unknown = params.decay.get("unknown", 0.010)
-        lam = np.asarray([params.decay.get(p, unknown) for p in perms] or [0.0])[codes]
-        days = np.maximum(0, today.toordinal() - self._col("anchor"))
-        decayed = conf * np.exp(-lam * days)
-        eff = np.maximum(decayed, np.minimum(conf, params.decay_floor))
-        return np.where(self._col("pinned"), conf, eff)
+        lam = np.asarray([kernel.decay_rate(p, params.decay) for p in perms] or [0.0])[codes]
+        return kernel.effective(conf, lam, today.toordinal() - self._col("anchor"), self._col("pinned"),
+                                params.decay_floor, exp=np.exp, maximum=np.maximum, minimum=np.minimum,
+                                where=np.where)
 
     def mask(self, f: Filters, today: date, params: Params = DEFAULTS):
         """Rows that pass `f` (see rank.passes)."""
