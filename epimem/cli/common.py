@@ -11,9 +11,6 @@ from typing import Any, NoReturn
 
 import typer
 
-from ..core import rules
-from ..core.model import Belief
-
 
 @dataclasses.dataclass
 class State:
@@ -30,7 +27,7 @@ def state(ctx: typer.Context) -> State:
 
 def memory(ctx: typer.Context):
     from ..api.memory import Memory
-    from ..store.vault import resolve_root
+    from ..store.paths import resolve_root
 
     st = state(ctx)
     return Memory(resolve_root(st.vault), today=st.today)
@@ -59,22 +56,11 @@ def warn(message: str) -> None:
     typer.echo(f"epimem: {message}", err=True)
 
 
-def belief_json(b: Belief, today: date, params, full: bool = True) -> dict[str, Any]:
-    eff = rules.effective_confidence(b, today, params)
-    d: dict[str, Any] = {
-        "id": b.id, "title": b.title, "kind": b.kind, "basis": b.basis,
-        "confidence": round(b.confidence, 2), "effective_confidence": round(eff, 3),
-        "tier": params.tier(eff), "permanence": b.permanence,
-        "first": b.first.isoformat(), "confirmed": b.confirmed.isoformat() if b.confirmed else None,
-        "challenged": b.challenged.isoformat() if b.challenged else None,
-        "status": b.status, "tags": list(b.tags), "scope": b.scope, "pinned": b.pinned,
-        "supersedes": list(b.supersedes), "path": b.path,
-    }
-    if full:
-        d["statement"] = b.statement
-        d["evidence"] = [{"date": e.date.isoformat() if e.date else None, "kind": e.kind,
-                          "link": e.link, "note": e.note} for e in b.evidence]
-    return d
+def belief_json(b, today: date, params, full: bool = True) -> dict[str, Any]:
+    """A belief as `--json` shows it: `core.record.view`."""
+    from ..core.record import view
+
+    return view(b, today, params, full)
 
 
 def problems_json(problems) -> list[dict[str, Any]]:

@@ -12,6 +12,7 @@ import hashlib
 from dataclasses import dataclass
 from datetime import date
 
+from ..core import record
 from ..core.model import Belief, Observation
 
 BELIEF = "belief"
@@ -91,30 +92,18 @@ def from_observation(o: Observation) -> Item:
 
 # --- rows of the sidecar table, and Chroma metadata ------------------------------------
 
+# An item's row in the sidecar table: `core.record`'s names and encodings, over an Item
+# (a belief's fields, plus an observation's `type`, `date`, `connects`, `strength`).
 ROW_FIELDS = ("id", "type", "title", "kind", "basis", "permanence", "status", "scope", "tags",
               "confidence", "pinned", "first", "confirmed", "challenged", "date", "connects",
               "strength", "path")
-
-
-def _iso(d: date | None) -> str | None:
-    return d.isoformat() if d else None
-
-
-def to_row(it: Item) -> list:
-    return [it.id, it.type, it.title, it.kind, it.basis, it.permanence, it.status, it.scope,
-            list(it.tags), it.confidence, it.pinned, _iso(it.first), _iso(it.confirmed),
-            _iso(it.challenged), _iso(it.date), it.connects, it.strength, it.path]
-
-
-def _date(v) -> date | None:
-    return date.fromisoformat(v) if v else None
+to_row = record.encoder(ROW_FIELDS)
 
 
 def from_row(r: list, text: str = "") -> Item:
-    return Item(id=r[0], type=r[1], title=r[2], text=text, kind=r[3], basis=r[4], permanence=r[5],
-                status=r[6], scope=r[7], tags=tuple(r[8]), confidence=r[9], pinned=bool(r[10]),
-                first=_date(r[11]), confirmed=_date(r[12]), challenged=_date(r[13]),
-                date=_date(r[14]), connects=r[15], strength=r[16], path=r[17])
+    d = record.decode(ROW_FIELDS, r)
+    d["pinned"] = bool(d["pinned"])
+    return Item(text=text, **d)
 
 
 def _ordinal(d: date | None) -> int:

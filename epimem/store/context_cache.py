@@ -22,7 +22,7 @@ import sys
 import time
 from datetime import date
 
-from ..core import kernel
+from ..core import kernel, record as belief_record
 from .files import atomic_write
 
 CACHE_VERSION = 1
@@ -100,15 +100,21 @@ def gist(statement: str, limit: int = GIST_CHARS) -> str:
     return text
 
 
-# A record's fields, in the order the index stores them (lists load faster than dicts).
-FIELDS = ("id", "title", "gist", "kind", "basis", "confidence", "permanence", "first", "confirmed",
-          "pinned", "scope", "tags")
+# A record's fields, in the order the index stores them (lists load faster than dicts): a
+# projection of `core.record` (public encoding), with the statement's first sentence as `gist`.
+_SOURCE = ("id", "title", "statement", "kind", "basis", "confidence", "permanence", "first", "confirmed",
+           "pinned", "scope", "tags")
+FIELDS = tuple("gist" if n == "statement" else n for n in _SOURCE)
+_encode = belief_record.encoder(_SOURCE, public=True)
+_GIST = FIELDS.index("gist")
+_ID, _CONF, _PERM, _FIRST, _CONFIRMED, _PINNED, _SCOPE = (
+    FIELDS.index(n) for n in ("id", "confidence", "permanence", "first", "confirmed", "pinned", "scope"))
 
 
 def record_row(b) -> list:
-    return [b.id, b.title, gist(b.statement), b.kind, b.basis, round(b.confidence, 2), b.permanence,
-            b.first.isoformat(), b.confirmed.isoformat() if b.confirmed else None, b.pinned, b.scope,
-            list(b.tags)]
+    row = _encode(b)
+    row[_GIST] = gist(row[_GIST])
+    return row
 
 
 def record(b) -> dict:
@@ -132,11 +138,11 @@ def rank_records(rows, prm: dict, today: date, *, sig: dict | None = None, total
     active = 0
     for r in rows:
         active += 1
-        eff = decayed(r[5], r[6], r[7], r[8], r[9], today, prm)
-        groups.setdefault(r[10] or "global", []).append((eff, r))
+        eff = decayed(r[_CONF], r[_PERM], r[_FIRST], r[_CONFIRMED], r[_PINNED], today, prm)
+        groups.setdefault(r[_SCOPE] or "global", []).append((eff, r))
     ranked: dict[str, list[dict]] = {}
     for scope, items in groups.items():
-        best = heapq.nsmallest(per_scope, items, key=lambda x: (-x[0], -x[1][5], x[1][0]))
+        best = heapq.nsmallest(per_scope, items, key=lambda x: (-x[0], -x[1][_CONF], x[1][_ID]))
         ranked[scope] = [dict(zip(FIELDS, r)) for _, r in best]
     return {
         "version": CACHE_VERSION,

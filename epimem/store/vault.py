@@ -17,12 +17,12 @@ import json
 import marshal
 import os
 import time
-from dataclasses import fields
 from datetime import date
 from pathlib import Path
 
+from ..core import record
 from ..core.ids import IdError, check_id
-from ..core.model import Belief, Evidence, Observation, Problem, Sessions, Snapshot, Tension
+from ..core.model import Belief, Observation, Problem, Sessions, Snapshot, Tension
 from ..core.notes import NoteError, parse_belief, parse_note, parse_observations, parse_tension
 from ..core.params import DEFAULTS, Params, params_from_meta
 from . import sessions as sessions_file
@@ -30,10 +30,7 @@ from .files import ConcurrentEdit, FileError, LockTimeout, VaultLock, atomic_wri
 from .paths import default_root, resolve_root  # noqa: F401  (the vault's location: one place)
 
 INTERNAL = ".epimem"
-_BELIEF_FIELDS = fields(Belief)
-CACHE_VERSION = 3
-
-
+CACHE_VERSION = 4  # 4: a belief is `core.record`'s row, not a dict
 
 
 def atomic_bytes(path: Path, data: bytes) -> None:
@@ -46,34 +43,10 @@ def _obs_row(o: Observation) -> tuple:
             o.therefore, o.source, o.session)
 
 
-# --- (de)serialising beliefs for the cache -------------------------------------
+# --- (de)serialising beliefs for the cache: `core.record`'s exact row ---------------
 
-def belief_to_record(b: Belief) -> dict:
-    # Field by field: dataclasses.asdict deep-copies every value and cost more
-    # than parsing the file itself on a cold cache.
-    d = {f.name: getattr(b, f.name) for f in _BELIEF_FIELDS}
-    for k in ("first", "confirmed", "challenged"):
-        d[k] = d[k].isoformat() if d[k] else None
-    d["tags"], d["supersedes"] = list(b.tags), list(b.supersedes)
-    d["evidence"] = [[e.date.isoformat() if e.date else None, e.kind, e.link, e.note]
-                     for e in b.evidence]
-    return d
-
-
-def _d(v: str | None) -> date | None:
-    return date.fromisoformat(v) if v else None
-
-
-def belief_from_record(d: dict) -> Belief:
-    iso = date.fromisoformat
-    d = dict(d)
-    d["first"] = iso(d["first"])
-    d["confirmed"] = d["confirmed"] and iso(d["confirmed"])
-    d["challenged"] = d["challenged"] and iso(d["challenged"])
-    d["tags"] = tuple(d["tags"])
-    d["supersedes"] = tuple(d["supersedes"])
-    d["evidence"] = tuple([Evidence(e[0] and iso(e[0]), e[1], e[2], e[3]) for e in d["evidence"]])
-    return Belief(**d)
+belief_to_record = record.to_row
+belief_from_record = record.from_row
 
 
 # --- the vault -------------------------------------------------------------------
