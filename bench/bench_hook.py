@@ -14,7 +14,9 @@ epimem write would, then runs, as fresh processes in one alternating loop
 - epimem resume: the same with `source: resume` (no counting, no background commit).
 
 Both programs run on the interpreter running this script (the `python3` on a
-PATH may be a shim that costs more than the hook itself). After each startup
+PATH may be a shim that costs more than the hook itself), with bytecode
+caching on, as an installed package has it (the first, uncounted runs write
+the `.pyc` files). After each startup
 run the loop waits until the background commit of `state/sessions.json` has
 landed, so one session's commit never slows the next measurement; how long
 that commit took after the hook returned is reported too.
@@ -74,6 +76,7 @@ def main() -> None:
         gen = time.perf_counter() - t0
         env = {**os.environ, "EPIMEM_TODAY": "2026-11-30"}
         env.pop("EPIMEM_VAULT", None)
+        env.pop("PYTHONDONTWRITEBYTECODE", None)  # an installed package has its bytecode cached
         t0 = time.perf_counter()
         subprocess.run([sys.executable, "-m", "epimem.store.context_cache", str(root)], check=True, env=env)
         refresh = time.perf_counter() - t0

@@ -1,24 +1,57 @@
 """The `epimem` console script.
 
-`epimem hook ...` runs before every Claude Code session, so it is dispatched
-here without importing Typer, GitPython or Chroma; everything else goes to
-the Typer CLI. This is the only module that imports `epimem.cli`.
+Three paths, cheapest first:
+- `epimem --version` prints the version and imports nothing else;
+- `epimem [--vault PATH] [--today DATE] hook ...` runs before every Claude Code
+  session, so it is dispatched here without importing Typer, GitPython or
+  Chroma (the global options are recognised here too: a hook installed as
+  `epimem --vault X hook session-start` must be as fast as one installed as
+  `epimem hook session-start --vault X`);
+- everything else goes to the Typer CLI. This is the only module that imports
+  `epimem.cli`.
 """
 
 from __future__ import annotations
 
 import sys
 
+GLOBAL_OPTIONS = ("--vault", "--today")  # the Typer app's global options (epimem.cli._global)
+
+
+def split_global_options(args: list[str]) -> tuple[list[str], list[str]] | None:
+    """(the leading global options as `--name value` pairs, the rest); None when one lacks its value."""
+    opts: list[str] = []
+    i = 0
+    while i < len(args):
+        name, eq, value = args[i].partition("=")
+        if name not in GLOBAL_OPTIONS:
+            break
+        if not eq:
+            if i + 1 >= len(args):
+                return None
+            i += 1
+            value = args[i]
+        opts += [name, value]
+        i += 1
+    return opts, args[i:]
+
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
-    if args[:1] == ["hook"] and not any(a in ("--help", "-h") for a in args):
-        try:
+    if args == ["--version"]:
+        from . import __version__
+
+        sys.stdout.write(f"epimem {__version__}\n")
+        return 0
+    split = split_global_options(args)
+    if split is not None:
+        opts, rest = split
+        if rest[:1] == ["hook"] and not any(a in ("--help", "-h") for a in rest):
             from .claude import hook
-        except ImportError:  # not built yet in this checkout
-            pass
-        else:
-            return hook.main(args[1:])
+
+            # The hook's own `--vault` (after the event) wins over the global one, as a
+            # later option does.
+            return hook.main([*rest[1:2], *opts, *rest[2:]])
     from .cli import run
 
     return run(args)

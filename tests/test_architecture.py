@@ -80,3 +80,36 @@ def test_session_start_path_imports_neither_chromadb_nor_typer():
     for start in ("epimem.__main__", "epimem.claude.hook", "epimem.store.transaction"):
         reach = top(_closure(start)) - {"epimem"}
         assert not reach & {"chromadb", "typer", "anthropic", "git"}, (start, reach)
+
+
+def test_the_kernel_and_the_record_are_standard_library_only():
+    for start in ("epimem.core.kernel", "epimem.core.record"):
+        reach = _closure(start)
+        assert {m.split(".")[0] for m in reach} <= {"epimem", "__future__", "math", "datetime", "operator"}, reach
+        assert not {"epimem.core.model", "epimem.core.rules"} & reach, (start, reach)
+
+
+def test_the_hook_and_the_cli_start_without_the_rules():
+    # The hook counts and decays with the kernel; the CLI lists its commands without the rules.
+    for start in ("epimem.claude.hook", "epimem.cli"):
+        reach = _closure(start)
+        assert not {"epimem.core.rules", "epimem.core.model", "epimem.core.params"} & reach, (start, reach)
+    assert "dataclasses" not in _closure("epimem.claude.hook")
+
+
+def _defined(name: str) -> list[str]:
+    out = []
+    for f in PKG.rglob("*.py"):
+        tree = ast.parse(f.read_text())
+        if any(isinstance(n, ast.FunctionDef) and n.name == name for n in tree.body):
+            out.append(str(f.relative_to(PKG)))
+    return out
+
+
+def test_one_home_per_rule():
+    # Decay's exponential is written once (the kernel), as are the vault's location and today's date.
+    for f in PKG.rglob("*.py"):
+        if f.relative_to(PKG).as_posix() != "core/kernel.py":
+            assert "exp(" not in f.read_text(), f
+    assert _defined("resolve_root") == ["store/paths.py"] and _defined("default_root") == ["store/paths.py"]
+    assert _defined("today") == ["store/clock.py"]

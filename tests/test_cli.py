@@ -169,6 +169,34 @@ def test_console_script_help_is_fast_and_light():
     assert out.returncode == 0 and "belief" in out.stdout
     imported = {line.split("|")[-1].strip() for line in out.stderr.splitlines()}
     assert not {"chromadb", "anthropic", "git", "wordllama"} & imported
+    # the help is rendered without Rich, and no rule is loaded to list the commands
+    assert not {"rich", "markdown_it", "epimem.core.rules", "epimem.core.model", "yaml"} & imported
+
+
+def test_version_is_printed_without_typer():
+    import epimem
+
+    out = subprocess.run([sys.executable, "-X", "importtime", "-m", "epimem", "--version"],
+                         capture_output=True, text=True)
+    assert out.returncode == 0 and out.stdout == f"epimem {epimem.__version__}\n"
+    imported = {line.split("|")[-1].strip() for line in out.stderr.splitlines()}
+    assert "typer" not in imported and "epimem.cli" not in imported
+
+
+def test_version_after_global_options(cli, tmp_path):
+    import epimem
+
+    r = cli("--vault", tmp_path / "none", "--version")
+    assert r.code == 0 and r.out.strip() == f"epimem {epimem.__version__}"
+
+
+def test_belief_list_scope_follows_the_one_scope_rule(cli, v, tmp_path):
+    # A belief scoped by the project's path is the project's, as recall and the hook say.
+    proj = str(tmp_path / "code" / "billing")
+    add(cli, v, "Prefers small PRs", "--scope", proj)
+    for asked in ("billing", proj, proj + "/src"):
+        assert len(cli("--vault", v, "belief", "list", "--json", "--scope", asked).json()["beliefs"]) == 1, asked
+    assert cli("--vault", v, "belief", "list", "--json", "--scope", "ledger").json()["beliefs"] == []
 
 
 def test_closed_filters_refuse_a_typo(cli, v):

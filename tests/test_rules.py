@@ -260,3 +260,78 @@ def test_sessions_since_counts_sessions_strictly_after_a_date():
                                                  date(2026, 11, 4), date(2026, 11, 5), date(2026, 11, 10))] \
         == [6, 6, 4, 4, 1, 0]
     assert rules.sessions_since(Sessions(), None) == 0
+
+
+# --- the kernel: one home of decay, tiers, sessions and scope -------------------------------
+
+def test_params_defaults_are_the_kernels():
+    from epimem.core import kernel
+
+    assert DEFAULTS.decay == kernel.DECAY and DEFAULTS.decay_floor == kernel.DECAY_FLOOR
+    assert DEFAULTS.tiers == kernel.TIERS and DEFAULTS.dormancy_days == kernel.DORMANCY_DAYS
+    assert (DEFAULTS.review_every_sessions, DEFAULTS.review_every_days) == (
+        kernel.REVIEW_EVERY_SESSIONS, kernel.REVIEW_EVERY_DAYS)
+    assert Sessions().next_review_at == kernel.REVIEW_EVERY_SESSIONS
+
+
+def test_the_decay_formula_evaluates_on_arrays_too():
+    np = pytest.importorskip("numpy")
+    from epimem.core import kernel
+
+    stored = np.array([0.75, 0.75, 0.12, 0.9])
+    rate = np.array([0.005, 0.015, 0.015, 0.001])
+    days = np.array([90, 400, 400, -3])   # a date in the future counts as today
+    pinned = np.array([False, False, False, True])
+    arr = kernel.effective(stored, rate, days, pinned, 0.20, exp=np.exp, maximum=np.maximum,
+                           minimum=np.minimum, where=np.where)
+    one = [kernel.effective(float(s), float(r), int(d), bool(p), 0.20) for s, r, d, p in zip(stored, rate, days, pinned)]
+    assert arr.tolist() == pytest.approx(one, abs=1e-15)
+    assert round(one[0], 3) == 0.478 and one[1] == 0.20 and one[2] == 0.12 and one[3] == 0.9
+
+
+@pytest.mark.parametrize("scope,project,expected", [
+    ("global", "billing", True), ("", "billing", True), ("billing", None, True),
+    ("billing", "billing", True), ("Billing", "billing", True), ("ledger", "billing", False),
+    ("billing", "/home/me/code/billing/", True), ("/home/me/code/billing", "billing", True),
+    ("/home/me/code/billing", "/home/me/code/billing/src/app", True),   # a session in a subfolder
+    ("/home/me/code/billing/src", "/home/me/code/billing", False),
+    ("/home/me/code/billing", "/home/me/code/billing2", False),
+    ("/a/billing", "/b/billing", False),
+    ("~/code/billing", "/home/me/code/billing/src", True),
+])
+def test_one_scope_rule(scope, project, expected):
+    from epimem.core import kernel
+
+    assert kernel.scope_matches(scope, project, home="/home/me") is expected
+
+
+def test_belief_list_recall_and_the_hook_share_the_scope_rule(tmp_path):
+    from epimem.api.memory import Filters
+    from epimem.claude import hook
+    from epimem.recall import items, rank
+
+    proj = str(tmp_path / "code" / "billing")
+    for scope in ("global", "billing", proj, proj + "/api", "ledger", "/elsewhere/billing"):
+        b = belief(scope=scope)
+        wanted = rules.scope_matches(scope, proj)
+        assert Filters(scope=proj).match(b, 0.5) is wanted, scope
+        assert rank.scope_matches(items.from_belief(b).scope, proj) is wanted, scope
+        if scope != "global":
+            assert hook.scope_matches(scope, proj, proj) is wanted, scope
+
+
+def test_the_record_is_the_models_fields_in_order():
+    from dataclasses import fields
+
+    from epimem.core import record
+
+    assert record.FIELDS == tuple(f.name for f in fields(Belief))
+    b = belief(confirmed=D, tags=("a", "b"), supersedes=("old",), statement="S.",
+               evidence=(Evidence(D, "confirming", "observations/2026-11#x", "did it"), Evidence(None, "added", "", "")))
+    assert record.from_row(record.to_row(b)) == b
+    v = record.view(b, D, DEFAULTS)
+    assert list(v) == list(record.FULL_JSON_FIELDS)
+    assert v["evidence"][0] == {"date": "2026-11-30", "kind": "confirming", "link": "observations/2026-11#x",
+                                "note": "did it"}
+    assert v["effective_confidence"] == round(rules.effective_confidence(b, D), 3)
+    assert list(record.view(b, D, DEFAULTS, full=False)) == list(record.JSON_FIELDS)

@@ -82,9 +82,9 @@ def _root(explicit: str | None) -> str:
     return str(resolve_root(explicit or None))
 
 
-def _today() -> date:
+def _today(override: str | None = None) -> date:
     try:
-        return clock_today()
+        return clock_today(override or None)
     except ClockError as e:
         _log(f"{e}; using today's date")
         return date.today()
@@ -384,7 +384,7 @@ def session_start(argv: list[str]) -> int:
     except ValueError:
         _log("--budget must be a whole number of characters; using the default")
         budget = DEFAULT_BUDGET
-    today = _today()
+    today = _today(opts.get("today"))
     source = _text(payload, "source")
     cwd = _text(payload, "cwd") or os.environ.get("CLAUDE_PROJECT_DIR") or os.getcwd()
     cache = read_context_cache(root)

@@ -4,8 +4,8 @@ Each feature area registers its own commands from `epimem/cli/<area>.py`;
 this module holds the vault core's commands and the global options.
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations` here: Typer reads every command's
+# annotations at start-up, and a string annotation costs an eval each (a few ms in all).
 import json
 import sys
 from pathlib import Path
@@ -16,9 +16,11 @@ import typer
 from .common import (belief_json, emit_json, fail, memory, problems_json, report_problems,
                      state, warn)
 
+# Plain Click help, not Rich's: rendering help with Rich imports rich and
+# markdown-it, ~100 ms of the 150 ms `epimem --help` may take (docs/benchmarks.md).
 app = typer.Typer(
     name="epimem", no_args_is_help=True, add_completion=False,
-    pretty_exceptions_enable=False,
+    pretty_exceptions_enable=False, rich_markup_mode=None,
     help="A personal epistemic memory: what the assistant believes about you, "
          "as markdown files in a Git-versioned vault.")
 belief_app = typer.Typer(no_args_is_help=True, help="Add, show, list and change beliefs.")
@@ -31,11 +33,23 @@ app.add_typer(session_app, name="session")
 JSON = typer.Option(False, "--json", help="Machine-readable output (fields in docs/cli.md).")
 
 
+def _version(value: bool) -> None:
+    # Runs while the options are parsed, so `epimem --vault X --version` needs no command.
+    # (`epimem --version` alone never gets here: epimem.__main__ answers it without Typer.)
+    if value:
+        from .. import __version__
+
+        typer.echo(f"epimem {__version__}")
+        raise typer.Exit()
+
+
 @app.callback()
 def _global(ctx: typer.Context,
             vault: Optional[str] = typer.Option(None, "--vault", envvar="EPIMEM_VAULT",
                                                 help="Vault directory (default: $EPIMEM_VAULT, else the user data dir)."),
-            today: Optional[str] = typer.Option(None, "--today", help="Pretend today is YYYY-MM-DD (also EPIMEM_TODAY).")):
+            today: Optional[str] = typer.Option(None, "--today", help="Pretend today is YYYY-MM-DD (also EPIMEM_TODAY)."),
+            version: bool = typer.Option(False, "--version", is_eager=True, callback=_version,
+                                         help="Print the version and exit.")):
     st = state(ctx)
     st.vault, st.today = vault, today
     if today:
@@ -498,19 +512,21 @@ def validate(ctx: typer.Context, as_json: bool = JSON):
 # --- feature areas ------------------------------------------------------------------------------
 
 def _register_areas() -> None:
-    import importlib
+    from . import claude, mirror, recall
 
-    for name in ("mirror", "recall", "claude"):
-        try:
-            mod = importlib.import_module(f"{__name__}.{name}")
-        except ModuleNotFoundError as e:
-            if e.name == f"{__name__}.{name}":
-                continue  # area not built in this checkout
-            raise
+    for mod in (mirror, recall, claude):
         mod.register(app)
 
 
+def _plain_help(t: typer.Typer) -> None:
+    """Every group, the areas' too, renders its help without Rich (see `app`)."""
+    t.rich_markup_mode = None
+    for group in t.registered_groups:
+        _plain_help(group.typer_instance)
+
+
 _register_areas()
+_plain_help(app)
 
 
 def run(args: list[str]) -> int:

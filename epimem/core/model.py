@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import date
 
+from .kernel import REVIEW_EVERY_SESSIONS
+
 BASES = ("fact", "behavioral", "self-report", "interpretive")
 PERMANENCES = ("stable", "durable", "situational", "unknown")
 STATUSES = ("active", "superseded", "retired")
@@ -95,7 +97,7 @@ class Sessions:
     count: int = 0
     last_session: date | None = None
     last_review: date | None = None
-    next_review_at: int = 10
+    next_review_at: int = REVIEW_EVERY_SESSIONS
     created: date | None = None
     days: tuple[tuple[str, int], ...] = ()
 

@@ -263,18 +263,18 @@ class Vault:
         return s
 
     def read_sessions_checked(self) -> tuple[Sessions, list[Problem]]:
-        p = self.root / "state" / "sessions.json"
+        p = self.root / sessions_file.PATH
         try:
             raw = json.loads(p.read_text(encoding="utf-8"))
         except FileNotFoundError:
             return Sessions(), []
         except (OSError, ValueError) as e:
             line = getattr(e, "lineno", 1)
-            return Sessions(), [Problem("state/sessions.json", line, f"invalid JSON: {e}")]
+            return Sessions(), [Problem(sessions_file.PATH, line, f"invalid JSON: {e}")]
         try:
             return sessions_from_json(raw), []
         except (TypeError, ValueError, AttributeError) as e:
-            return Sessions(), [Problem("state/sessions.json", 1, f"invalid session counter: {e}")]
+            return Sessions(), [Problem(sessions_file.PATH, 1, f"invalid session counter: {e}")]
 
     def write_sessions(self, s: Sessions) -> None:
         self.write_text(sessions_file.PATH, sessions_to_json(s))
