@@ -55,9 +55,21 @@ def run(cmd: list[str], payload: dict, env: dict) -> tuple[float, str]:
 
 
 def committed(root: Path) -> bool:
-    out = subprocess.run(["git", "status", "--porcelain", "--", "state/sessions.json"], cwd=root,
-                         capture_output=True, text=True).stdout
-    return not out.strip() and not (root / ".epimem" / "context.refreshing").exists()
+    # The last commit's subject, not `git status`: polling status takes git's index lock
+    # and makes the background commit it waits for fail.
+    count = json.loads((root / "state" / "sessions.json").read_text())["count"]
+    out = subprocess.run(["git", "log", "-1", "--format=%s"], cwd=root, capture_output=True, text=True).stdout
+    return out.strip() == f"session: start #{count}" and not (root / ".epimem" / "context.refreshing").exists()
+
+
+def wait_committed(root: Path, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not committed(root):
+        if time.monotonic() > deadline:
+            log = root / ".epimem" / "hook.log"
+            raise SystemExit("the background commit did not land: "
+                             + (log.read_text()[-2000:] if log.exists() else "no hook.log"))
+        time.sleep(0.02)
 
 
 def main() -> None:
@@ -96,8 +108,7 @@ def main() -> None:
             b, _ = run(base_cmd, payload("startup"), env)
             s, out = run(hook_cmd, payload("startup"), env)
             t_end = time.perf_counter()
-            while not committed(root):
-                time.sleep(0.01)
+            wait_committed(root)
             lag = time.perf_counter() - t_end
             r, _ = run(hook_cmd, payload("resume"), env)
             if i >= 3:  # the first runs warm the page cache

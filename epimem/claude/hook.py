@@ -34,7 +34,6 @@ from datetime import date
 from ..core import kernel
 from ..core.errors import EpimemError
 from ..store import sessions as sessions_file
-from ..store import transaction
 from ..store.clock import ClockError, today as clock_today
 from ..store.context_cache import FALLBACK_PARAMS, cache_path, effective, read_context_cache, signature, tier
 from ..store.files import VaultLock, lock_path
@@ -191,6 +190,8 @@ def update_sessions(root: str, source: str | None, today: date, prm: dict) -> di
         if source != kernel.COUNTED_SOURCE:
             s, counted, dormant, due = count(read()[0])
         else:
+            from ..store import transaction  # typing's import (~3 ms) is paid only when counting
+
             lock = VaultLock(lock_path(root), timeout=LOCK_WAIT)
             with lock:
                 old, key = read()
@@ -434,7 +435,7 @@ def commit_session(root: str, session: str = "") -> int:
     """Commit `state/sessions.json` after the hook counted a session (detached)."""
     from pathlib import Path
 
-    from ..store import git
+    from ..store import git, transaction
 
     root = Path(root).absolute()
     if not git.is_repo_root(root):

@@ -35,10 +35,13 @@ REVIEW_EVERY_DAYS = 30       # rule 10: the time fallback
 COUNTED_SOURCE = "startup"   # resumes, clears and compactions continue a session
 
 
-def defaults() -> dict:
-    """The parameters above in the shape the context cache stores (`params` in context.json)."""
-    return {"decay": dict(DECAY), "decay_floor": DECAY_FLOOR, "dormancy_days": DORMANCY_DAYS,
-            "review_every_days": REVIEW_EVERY_DAYS, "tiers": [[n, low] for n, low in TIERS]}
+def hook_params(decay: dict[str, float] = DECAY, decay_floor: float = DECAY_FLOOR,
+                dormancy_days: int = DORMANCY_DAYS, review_every_days: int = REVIEW_EVERY_DAYS,
+                tiers=TIERS) -> dict:
+    """The parameters the hook needs, as plain JSON (`params` in `.epimem/context.json`);
+    the defaults when there is no cache yet."""
+    return {"decay": dict(decay), "decay_floor": decay_floor, "dormancy_days": dormancy_days,
+            "review_every_days": review_every_days, "tiers": [[n, low] for n, low in tiers]}
 
 
 # --- rule 7: decay as a view -------------------------------------------------------------
@@ -158,7 +161,7 @@ def scope_matches(scope: str | None, project: str | None, *, home: str | None = 
       component as its name: `billing` matches `/home/me/code/billing`.
     Two different paths with the same last component do not match.
     """
-    if project is None or is_global(scope):
+    if project is None or scope is None or is_global(scope):
         return True
     a, b = _norm_scope(scope, home), _norm_scope(project, home)
     if a == b:

@@ -63,7 +63,7 @@ def encoder(names: tuple[str, ...], *, public: bool = False):
     conf = names.index("confidence") if public and "confidence" in names else -1
 
     def encode(obj) -> list:
-        row = [get(obj)] if single else list(get(obj))
+        row: list = [get(obj)] if single else list(get(obj))
         for i in dates:
             row[i] = _iso(row[i])
         for i in lists:

@@ -32,7 +32,7 @@ GIST_CHARS = 220
 
 # What the hook needs from `epistemology.md` when there is no cache yet: the
 # kernel's defaults (`core.params.Params` takes the same ones).
-FALLBACK_PARAMS = kernel.defaults()
+FALLBACK_PARAMS = kernel.hook_params()
 
 
 # --- shared with the hook: cheap, dependency-free ---------------------------------
@@ -122,11 +122,8 @@ def record(b) -> dict:
 
 
 def params_record(params) -> dict:
-    return {
-        "decay": dict(params.decay), "decay_floor": params.decay_floor,
-        "dormancy_days": params.dormancy_days, "review_every_days": params.review_every_days,
-        "tiers": [[n, low] for n, low in params.tiers],
-    }
+    return kernel.hook_params(params.decay, params.decay_floor, params.dormancy_days, params.review_every_days,
+                              params.tiers)
 
 
 def rank_records(rows, prm: dict, today: date, *, sig: dict | None = None, total: int | None = None,
