@@ -23,6 +23,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
+from ..core import vocabulary as vocab
 from ..core.model import Problem
 from .bm25 import tokenize, tokens_with_words
 from .index import SUBDIRS, Config, Corrupt, Index, Report, State, read_config
@@ -62,7 +63,8 @@ class Results:
         return [h.id for h in self.hits]
 
     def as_json(self) -> dict:
-        d: dict[str, Any] = {"query": self.query, "results": [h.as_json() for h in self.hits]}
+        d: dict[str, Any] = {"query": self.query, "results": [h.as_json() for h in self.hits],
+                             "problems": vocab.problems(self.problems)}
         if self.markdown is not None:
             d["markdown"] = self.markdown
         if self.notes:
