@@ -35,7 +35,12 @@ from datetime import date
 from ..store.context_cache import FALLBACK_PARAMS, cache_path, effective, read_context_cache, signature, tier
 from ..store.files import VaultLock, atomic_write
 
-DEFAULT_BUDGET = 4000       # characters of additionalContext
+# Budgets are given in tokens, like `recall --budget-tokens`, and converted to
+# characters at recall's estimate for ASCII text (one token per 3 characters,
+# deliberately high, so the real count stays below the budget).
+CHARS_PER_TOKEN = 3
+DEFAULT_BUDGET_TOKENS = 1300
+DEFAULT_BUDGET = DEFAULT_BUDGET_TOKENS * CHARS_PER_TOKEN  # characters of additionalContext
 MAX_CHARS = 9500            # Claude Code caps any hook output string at 10,000
 LOCK_WAIT = 2.0             # seconds; after that the session is not counted (logged)
 MIN_EFFECTIVE = 0.30        # speculative beliefs are not put in front of the model
@@ -441,6 +446,33 @@ def _label(root: str) -> str:
     return "~" + root[len(home):] if root.startswith(home + os.sep) else root
 
 
+def chars_for_tokens(tokens: int) -> int:
+    return max(0, min(int(tokens) * CHARS_PER_TOKEN, MAX_CHARS))
+
+
+def _budget(opts: dict) -> int:
+    """Characters of context from --budget-tokens / EPIMEM_HOOK_BUDGET_TOKENS.
+
+    The character forms (--budget, EPIMEM_HOOK_BUDGET) are what settings.json
+    files written by hand before tokens still say: honoured, and logged.
+    """
+    sources = ((opts.get("budget-tokens"), CHARS_PER_TOKEN, "--budget-tokens", None),
+               (os.environ.get("EPIMEM_HOOK_BUDGET_TOKENS"), CHARS_PER_TOKEN, "EPIMEM_HOOK_BUDGET_TOKENS", None),
+               (opts.get("budget"), 1, "--budget", "--budget-tokens"),
+               (os.environ.get("EPIMEM_HOOK_BUDGET"), 1, "EPIMEM_HOOK_BUDGET", "EPIMEM_HOOK_BUDGET_TOKENS"))
+    for value, per, name, instead in sources:
+        if not value:
+            continue
+        if instead:
+            _log(f"{name} (characters) is deprecated: use {instead} (tokens)")
+        try:
+            return max(0, min(int(value) * per, MAX_CHARS))
+        except ValueError:
+            _log(f"{name} must be a whole number; using the default")
+            break
+    return DEFAULT_BUDGET
+
+
 def session_start(argv: list[str]) -> int:
     global _log_root
     _, opts = _parse_args(argv)
@@ -450,11 +482,7 @@ def session_start(argv: list[str]) -> int:
     if not os.path.isfile(os.path.join(root, "epistemology.md")):
         _log(f"no epimem vault at {root} (`epimem init` creates one); nothing added to the session")
         return 0
-    try:
-        budget = int(opts.get("budget") or os.environ.get("EPIMEM_HOOK_BUDGET") or DEFAULT_BUDGET)
-    except ValueError:
-        _log("--budget must be a whole number of characters; using the default")
-        budget = DEFAULT_BUDGET
+    budget = _budget(opts)
     today = _today()
     source = _text(payload, "source")
     cwd = _text(payload, "cwd") or os.environ.get("CLAUDE_PROJECT_DIR") or os.getcwd()
@@ -531,7 +559,7 @@ def observe_transcript(path: str, root: str, session: str | None, llm: bool) -> 
 
 
 def main(argv: list[str] | None = None) -> int:
-    """`epimem hook EVENT [--vault PATH] [--budget CHARS]`: always exits 0."""
+    """`epimem hook EVENT [--vault PATH] [--budget-tokens N]`: always exits 0."""
     global _log_root
     args = sys.argv[1:] if argv is None else list(argv)
     try:
