@@ -74,8 +74,7 @@ def open_gut_check(mem, beliefs: tuple[str, ...]) -> None:
 
 def close_gut_check(mem) -> None:
     """Forget the open gut-check (it was recorded as a whole)."""
-    with mem.vault.lock():
-        _write_pending(mem, None)
+    _write_pending(mem, None)
 
 
 def answer(mem, belief_id: str, verdict: str, note: str = "", retire: bool = False) -> Answer:
