@@ -74,8 +74,8 @@ def test_a_failed_commit_puts_every_file_back(vault, monkeypatch):
         raise git.HistoryError("git commit failed: disk full")
     monkeypatch.setattr(git, "commit", boom)
     with pytest.raises(StorageError, match="nothing was written"):
-        tx.apply(vault.root, [tx.replace("state/sessions.json", "{}", stat_key(p)), tx.create("beliefs/likes-tea.md", BELIEF)],
-                 tx.Commit("x", "session"))
+        tx.apply(vault.root, [tx.replace("state/sessions.json", "{}", stat_key(p)),
+                              tx.create("beliefs/likes-tea.md", BELIEF)], tx.Commit("x", "session"))
     assert p.read_text() == before and not (vault.root / "beliefs/likes-tea.md").exists()
     assert status(vault.root) == ""
 

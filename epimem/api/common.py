@@ -10,8 +10,7 @@ from typing import TYPE_CHECKING, Iterable
 from ..core.errors import InputError, NotFound, VaultError
 from ..core.ids import IdError, check_id
 from ..core.model import Belief
-from ..store import git
-from ..store import transaction
+from ..store import git, transaction
 
 if TYPE_CHECKING:
     from .memory import Memory

@@ -115,8 +115,8 @@ def observe(mem: "Memory", items: list[dict[str, Any]], *, source: str, session:
             writes.append(tx.replace(f"beliefs/{bid}.md", update_belief_text(text, orig, cur, tuple(evs)), key))
         for obs in new_obs:
             rel = obs.path
-            cur = month(rel) or f"# Observations {obs.date:%Y-%m}\n"
-            month_texts[rel] = cur.rstrip("\n") + "\n\n" + render_observation(obs)
+            log = month(rel) or f"# Observations {obs.date:%Y-%m}\n"
+            month_texts[rel] = log.rstrip("\n") + "\n\n" + render_observation(obs)
         writes += [tx.replace(rel, month_texts[rel], month_keys[rel]) for rel in dict.fromkeys(o.path for o in new_obs)]
         sha = None
         if writes:

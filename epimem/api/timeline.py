@@ -4,12 +4,13 @@ undo and hand edits are committed through the one write path's `record`."""
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..core.changes import Change, belief_change, headline, tension_change
-from ..core.errors import Conflict, InputError, NotFound
+from ..core.errors import Conflict, InputError, NotFound, StorageError
 from ..core.model import Problem
 from ..core.notes import NoteError, parse_belief, parse_observations
 from ..store import git
@@ -21,10 +22,21 @@ if TYPE_CHECKING:
     from .memory import Memory
 
 
+@contextmanager
+def _reading_git(what: str):
+    """Reading history runs git as a process: a failure to start it (no git on PATH,
+    a vault on a lost mount) is a StorageError, like every other git failure."""
+    try:
+        yield
+    except OSError as e:
+        raise StorageError(f"cannot read the vault's {what}: {e.strerror or e}") from None
+
+
 def history(mem: "Memory", belief_id: str) -> list[git.HistoryPoint]:
     common.check_id_input(belief_id)
     common.require_repo(mem)
-    pts = git.belief_history(mem.root, belief_id)
+    with _reading_git("history"):
+        pts = git.belief_history(mem.root, belief_id)
     if not pts and not mem.vault.belief_path(belief_id).exists():
         raise NotFound(f"no belief '{belief_id}' and no history of one", path=f"beliefs/{belief_id}.md")
     return pts
@@ -50,8 +62,9 @@ def diff(mem: "Memory", since: str) -> list[Change]:
     base = _since(mem, since)
     if not git.has_commits(mem.root):
         return []
-    rows = git.changed_paths(mem.root, base)
-    return describe(mem, rows, (lambda p: f"{base}:{p}") if base else None, lambda p: f"HEAD:{p}")
+    with _reading_git("history"):
+        rows = git.changed_paths(mem.root, base)
+        return describe(mem, rows, (lambda p: f"{base}:{p}") if base else None, lambda p: f"HEAD:{p}")
 
 
 def describe(mem: "Memory", rows, old_spec, new_spec, new_from_disk: bool = False) -> list[Change]:
@@ -150,7 +163,7 @@ def commit_hand_edits(mem: "Memory") -> tuple[str | None, list[Change], list[Pro
                 try:
                     parse_belief((mem.root / p).read_text(encoding="utf-8"), Path(p).stem)
                 except NoteError as e:
-                    problems.append(Problem(p, e.line, f"{e.message} (not committed)"))
+                    problems.append(Problem(p, e.line or 1, f"{e.message} (not committed)"))
                     continue
             keep.append((st, p))
         if not keep:

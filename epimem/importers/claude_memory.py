@@ -7,9 +7,9 @@ from __future__ import annotations
 import re
 from datetime import date
 from pathlib import Path
+from typing import Sequence
 
 from ..core.errors import InputError, NotFound
-
 from ..core.ids import slugify
 from ..core.model import Belief, Evidence
 from ..core.params import DEFAULTS, Params
@@ -23,7 +23,7 @@ _CONVENTION = re.compile(r"\b(always|never|don't|do not|must|should|use|uses)\b"
 
 
 def plan_claude_memory(text: str, *, name: str, today: date, params: Params = DEFAULTS,
-                       existing: list[Belief] = ()) -> Migration:
+                       existing: Sequence[Belief] = ()) -> Migration:
     """Every top-level bullet a belief at speculative confidence (self-report); nested bullets
     stay in its statement; the heading above becomes a tag (or the kind, when it names one)."""
     taken = {b.id for b in existing}

@@ -21,6 +21,7 @@ import re
 from dataclasses import replace
 from datetime import date
 from pathlib import Path
+from typing import Sequence
 
 from ..core.errors import InputError, NotFound
 from ..core.ids import slugify
@@ -102,7 +103,7 @@ def map_belief(title: str, meta: dict[str, str], statement: str, *, where: str, 
         origin += "; " + ", ".join(f"{k}:{v}" for k, v in extra.items())
     tags = (slugify(section),) if section and not md.kind_from(section, params.kinds) else ()
     b = Belief(id=bid, title=title, kind=kind, basis=basis, confidence=conf, permanence=perm,
-               first=dates["first"], confirmed=dates["confirmed"], challenged=dates["challenged"],
+               first=dates["first"] or today, confirmed=dates["confirmed"], challenged=dates["challenged"],
                tags=tags, statement=statement or title,
                evidence=(Evidence(today, "imported", "", origin),))
     return b, notes
@@ -250,7 +251,7 @@ def parse_counter(text: str) -> tuple[dict | None, list[str]]:
 
 
 def plan_epistemic_memory(files: dict[str, str], *, today: date, params: Params = DEFAULTS,
-                          existing: list[Belief] = ()) -> Migration:
+                          existing: Sequence[Belief] = ()) -> Migration:
     """Map the protocol's files (name → text) onto vault values. Pure."""
     notes: list[str] = []
     unmapped: list[str] = []

@@ -15,7 +15,9 @@ _LABEL = re.compile(r"^\*\*(?P<label>[^*]+?)\s*:?\s*\*\*\s*:?\s*(?P<value>.*)$")
 def ast(text: str) -> list[dict]:
     import mistune
 
-    return mistune.create_markdown(renderer=None)(text)
+    tokens = mistune.create_markdown(renderer=None)(text)
+    assert isinstance(tokens, list)  # renderer=None: the AST, never rendered text
+    return tokens
 
 
 def render(tokens: list[dict]) -> str:
