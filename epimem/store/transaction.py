@@ -134,11 +134,16 @@ def _check(root: Path, w: Write) -> Path:
 
 
 def _restore(done: list[tuple[Path, bytes | None]]) -> None:
+    # Every file gets its chance to be put back, and the error that stopped the
+    # change is the one raised: a disk that filled up may refuse one restore too.
     for p, old in reversed(done):
-        if old is None:
-            p.unlink(missing_ok=True)
-        else:
-            atomic_write(p, old)
+        try:
+            if old is None:
+                p.unlink(missing_ok=True)
+            else:
+                atomic_write(p, old)
+        except OSError:
+            continue
 
 
 def _storage_error(e: BaseException) -> BaseException:
