@@ -232,3 +232,29 @@ def test_an_empty_tag_clears_the_tags(cli, v):
     for field in ("--title", "--statement"):
         r = cli("--vault", v, "belief", "edit", "prefers-small-prs", field, " ")
         assert r.code == 1 and "cannot be empty" in r.err
+
+
+def test_the_cli_names_the_flag_where_the_api_names_the_field(cli, v):
+    r = cli("--vault", v, "belief", "add", "--title", " ", "--statement", "s", "--kind", "trait",
+            "--basis", "fact", "--permanence", "stable")
+    assert r.code == 1 and "epimem: error: --title is required" in r.err
+    r = cli("--vault", v, "belief", "add", "--title", "t", "--statement", "s", "--kind", "trait",
+            "--basis", "hunch", "--permanence", "stable")
+    assert r.code == 1 and "epimem: error: --basis must be one of" in r.err
+    r = cli("--vault", v, "diff", "--since", "last tuesday")
+    assert r.code == 1 and "--since 'last tuesday' is neither a revision nor a date" in r.err
+
+
+def test_exit_codes_tell_a_retry_from_a_mistake(cli, v, monkeypatch):
+    from epimem.store import files
+
+    add(cli, v)
+
+    def busy(self):
+        raise files.LockTimeout("the vault is locked by another epimem process; try again in a moment")
+    monkeypatch.setattr(files.VaultLock, "_take", busy)
+    r = cli("--vault", v, "belief", "retire", "prefers-small-prs")
+    assert r.code == 75 and "locked by another epimem process" in r.err and "Traceback" not in r.err
+    monkeypatch.undo()
+    assert cli("--vault", v, "belief", "show", "nope").code == 1
+    assert cli("--vault", v, "belief", "frobnicate").code == 2  # usage

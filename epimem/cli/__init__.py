@@ -499,8 +499,19 @@ def _register_areas() -> None:
 _register_areas()
 
 
+def error_message(e) -> str:
+    """An API error as the command line says it. The API names fields ("'title' is
+    required"); here the user set that field with a flag, so the flag is named."""
+    from ..core.errors import InputError
+
+    msg = str(e)
+    if isinstance(e, InputError) and e.field and msg.startswith(f"'{e.field}'"):
+        msg = "--" + e.field.replace("_", "-") + msg[len(e.field) + 2:]
+    return msg
+
+
 def run(args: list[str]) -> int:
-    """The one place where a domain error becomes a message and an exit code."""
+    """The one place where a domain error becomes a message and an exit code (docs/cli.md, "Exit codes")."""
     from ..core.errors import EpimemError
 
     try:
@@ -508,7 +519,7 @@ def run(args: list[str]) -> int:
     except SystemExit as e:
         return e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
     except EpimemError as e:
-        typer.echo(f"epimem: error: {e}", err=True)
+        typer.echo(f"epimem: error: {error_message(e)}", err=True)
         return e.exit_code
     except KeyboardInterrupt:
         return 130

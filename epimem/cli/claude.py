@@ -133,16 +133,12 @@ def import_epistemic_memory(ctx: typer.Context,
                             as_json: bool = typer.Option(False, "--json", help="Machine-readable output "
                                                                                "(fields in docs/cli.md).")):
     """Import a hand-kept profile (conf:/first:/perm: lines, tensions.md, observations.md, session-counter.json)."""
-    from ..importers import markdown_memory as migrate
+    from ..importers.epistemic_memory import import_epistemic_memory as run_import
 
     mem = memory(ctx)
     if not dry_run:
         mem.vault.require()
-    try:
-        report = migrate.import_epistemic_memory(mem, directory, dry_run=dry_run)
-    except (FileNotFoundError, FileExistsError, UnicodeDecodeError) as e:
-        fail(str(e))
-    _report(report, as_json, dry_run)
+    _report(run_import(mem, directory, dry_run=dry_run), as_json, dry_run)
 
 
 def import_claude_memory(ctx: typer.Context,
@@ -151,15 +147,12 @@ def import_claude_memory(ctx: typer.Context,
                          as_json: bool = typer.Option(False, "--json", help="Machine-readable output "
                                                                             "(fields in docs/cli.md).")):
     """Import each bullet of a memory file as a speculative self-report belief, for you to confirm."""
-    from ..importers import markdown_memory as migrate
+    from ..importers.claude_memory import import_claude_memory as run_import
 
     mem = memory(ctx)
     if not dry_run:
         mem.vault.require()
-    try:
-        report = migrate.import_claude_memory(mem, file, dry_run=dry_run)
-    except (OSError, UnicodeDecodeError) as e:
-        fail(f"cannot read {file}: {e}")
+    report = run_import(mem, file, dry_run=dry_run)
     _report(report, as_json, dry_run)
     if report.beliefs and not dry_run and not as_json:
         typer.echo("\nThey start at 0.20 (speculative): confirm the true ones with "
