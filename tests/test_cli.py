@@ -65,18 +65,18 @@ def test_observe_flags_and_batch(cli, v):
              {"connects": "new", "strength": "single", "evidence": "Asked for a test plan first",
               "title": "Plans tests first", "kind": "workflow", "basis": "behavioral",
               "permanence": "durable", "session": "s2"}]
-    r = cli("--vault", v, "observe", "--json", "-", stdin=json.dumps(batch))
+    r = cli("--vault", v, "observe", "--input", "-", "--json", stdin=json.dumps(batch))
     out = r.json()
     assert r.code == 0 and out["commit"] and len(out["observations"]) == 2
     assert out["observations"][0]["tension"] and out["observations"][1]["created"]
-    again = cli("--vault", v, "observe", "--json", "-", stdin=json.dumps(batch)).json()
+    again = cli("--vault", v, "observe", "--input", "-", "--json", stdin=json.dumps(batch)).json()
     assert all(o["duplicate"] for o in again["observations"]) and again["commit"] is None
 
 
 def test_observe_bad_json_names_line(cli, v, tmp_path):
     f = tmp_path / "obs.json"
     f.write_text('[\n {"connects": "x",\n  "strength": }\n]')
-    r = cli("--vault", v, "observe", "--json", f)
+    r = cli("--vault", v, "observe", "--input", f)
     assert r.code == 1 and f"{f}:3: invalid JSON" in r.err
 
 
@@ -84,7 +84,7 @@ def test_observe_fourth_refused(cli, v):
     add(cli, v)
     items = [{"connects": "prefers-small-prs", "strength": "complicating", "evidence": f"e{i}", "session": "s"}
              for i in range(3)]
-    assert cli("--vault", v, "observe", "--json", "-", stdin=json.dumps(items)).code == 0
+    assert cli("--vault", v, "observe", "--input", "-", stdin=json.dumps(items)).code == 0
     r = cli("--vault", v, "observe", "--connects", "prefers-small-prs", "--strength", "complicating",
             "--evidence", "e4", "--session", "s")
     assert r.code == 1 and "at most 3 per session" in r.err
@@ -95,7 +95,7 @@ def test_contradicting_strong_belief_alerts(cli, v):
     cli("--vault", v, "belief", "add", "--title", "Works in Go", "--statement", "Writes Go at work.",
         "--kind", "fact", "--basis", "fact", "--permanence", "stable")
     r = cli("--vault", v, "observe", "--connects", "works-in-go", "--strength", "contradicting",
-            "--evidence", "Only Python this month", "--report-json")
+            "--evidence", "Only Python this month", "--json")
     assert r.json()["alerts"][0]["belief"] == "works-in-go"
 
 
@@ -234,7 +234,7 @@ def test_observe_from_transcript(cli, v, tmp_path):
         assert r.code == 1 and "cannot read" in r.err and "Traceback" not in r.err
     # --session names the session (over the transcript's own id); what the pass
     # could not do is said on stderr, not dropped.
-    r = cli("--vault", v, "observe", "--from-transcript", t, "--session", "s1", "--llm", "--report-json")
+    r = cli("--vault", v, "observe", "--from-transcript", t, "--session", "s1", "--llm", "--json")
     assert r.code == 0 and "no ANTHROPIC_API_KEY" in r.err and "malformed 1" in r.err
     obs = r.json()["observations"]
     assert len(obs) == 1 and obs[0]["belief"] == "prefers-table-driven-tests-in-go"
@@ -260,3 +260,29 @@ def test_an_empty_tag_clears_the_tags(cli, v):
     for field in ("--title", "--statement"):
         r = cli("--vault", v, "belief", "edit", "prefers-small-prs", field, " ")
         assert r.code == 1 and "cannot be empty" in r.err
+
+
+def test_the_cli_names_the_flag_where_the_api_names_the_field(cli, v):
+    r = cli("--vault", v, "belief", "add", "--title", " ", "--statement", "s", "--kind", "trait",
+            "--basis", "fact", "--permanence", "stable")
+    assert r.code == 1 and "epimem: error: --title is required" in r.err
+    r = cli("--vault", v, "belief", "add", "--title", "t", "--statement", "s", "--kind", "trait",
+            "--basis", "hunch", "--permanence", "stable")
+    assert r.code == 1 and "epimem: error: --basis must be one of" in r.err
+    r = cli("--vault", v, "diff", "--since", "last tuesday")
+    assert r.code == 1 and "--since 'last tuesday' is neither a revision nor a date" in r.err
+
+
+def test_exit_codes_tell_a_retry_from_a_mistake(cli, v, monkeypatch):
+    from epimem.store import files
+
+    add(cli, v)
+
+    def busy(self):
+        raise files.LockTimeout("the vault is locked by another epimem process; try again in a moment")
+    monkeypatch.setattr(files.VaultLock, "_take", busy)
+    r = cli("--vault", v, "belief", "retire", "prefers-small-prs")
+    assert r.code == 75 and "locked by another epimem process" in r.err and "Traceback" not in r.err
+    monkeypatch.undo()
+    assert cli("--vault", v, "belief", "show", "nope").code == 1
+    assert cli("--vault", v, "belief", "frobnicate").code == 2  # usage

@@ -15,7 +15,7 @@ def test_two_observe_processes_at_once_both_land(vault):
         batch = json.dumps([{"connects": "prefers-small-prs", "strength": "confirming",
                              "evidence": f"session {i} split the work", "session": f"sess-{i}"}])
         procs.append(subprocess.Popen(
-            [sys.executable, "-m", "epimem", "--vault", str(vault.root), "observe", "--json", "-"],
+            [sys.executable, "-m", "epimem", "--vault", str(vault.root), "observe", "--input", "-"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
         procs[-1].stdin.write(batch)
     for p in procs:

@@ -145,3 +145,18 @@ def test_hand_edited_observation_is_named_in_the_commit_and_the_diff(tmp_path):
     assert c.action == "edited" and "append-only" in c.sentence()
     assert "observation obs-20261101-" in git(mem, "log", "-1", "--format=%s")
     assert any(x.what == "observation" for x in mem.diff("HEAD~1"))
+
+
+def test_a_git_that_cannot_run_is_an_epimem_error(tmp_path, monkeypatch):
+    from epimem.core.errors import StorageError
+    from epimem.store import git as store_git
+
+    mem = setup(tmp_path)
+
+    def gone(*a, **k):
+        raise FileNotFoundError(2, "No such file or directory", "git")
+    monkeypatch.setattr(store_git, "show_many", gone)
+    with pytest.raises(StorageError, match="cannot read the vault's history"):
+        mem.history("prefers-small-prs")
+    with pytest.raises(StorageError, match="cannot read the vault's history"):
+        mem.diff("2026-10-01")

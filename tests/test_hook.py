@@ -140,10 +140,10 @@ def test_budget_is_respected(vault, project):
         vault.vault.write_text(f"beliefs/b{i:02d}.md", _belief_text(f"Belief number {i} with a long title",
                                                                      "word " * 60))
     context.refresh_context(vault.root)
-    r = run_hook(startup(project), vault.root, "--budget", "600")
+    r = run_hook(startup(project), vault.root, "--budget-tokens", "200")
     text = json.loads(r.stdout)["hookSpecificOutput"]["additionalContext"]
     assert 300 < len(text) <= 600
-    r = run_hook(startup(project), vault.root, env={"EPIMEM_HOOK_BUDGET": "100000"})
+    r = run_hook(startup(project), vault.root, env={"EPIMEM_HOOK_BUDGET_TOKENS": "100000"})
     text = json.loads(r.stdout)["hookSpecificOutput"]["additionalContext"]
     assert len(text) <= 10_000
     assert text.count("\n- (") == hook.MAX_BELIEFS

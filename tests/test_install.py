@@ -249,7 +249,7 @@ def test_observe_skill_carries_the_method():
     body = (ROOT / "skills" / "observe" / "SKILL.md").read_text()
     for phrase in ("Behaviour over self-report", "One interpretive step only", "0 to 3 observations",
                    "Never task outcomes", "passing opinions about tools", "feel like surveillance",
-                   "epimem observe --json - --session ${CLAUDE_SESSION_ID}", "alerts", "0.70",
+                   "epimem observe --input - --session ${CLAUDE_SESSION_ID}", "alerts", "0.70",
                    "Judgment calls", "Pushback", "Process signals", "Contradictions of the profile",
                    "Unprompted personal reveals"):
         assert phrase in body, phrase

@@ -331,3 +331,46 @@ def test_init_refuses_a_folder_of_unrelated_files(tmp_path):
     with pytest.raises(EpimemError, match="is not empty and is not an epimem vault"):
         Memory.init(tmp_path / "docs")
     assert not (tmp_path / "docs" / ".git").exists()
+
+
+def test_reading_raises_only_epimem_errors_that_say_where(tmp_path):
+    from epimem.core.errors import InputError, NotFound, VaultError
+
+    missing = Memory(tmp_path / "none")
+    for call in (missing.beliefs, missing.snapshot, lambda: missing.history("x"), lambda: missing.diff("HEAD")):
+        with pytest.raises(VaultError, match="no vault at"):
+            call()
+    plain = tmp_path / "plain"  # a vault's files, but not a git repository of its own
+    (plain / "beliefs").mkdir(parents=True)
+    (plain / "epistemology.md").write_text("Rules.\n")
+    mem = Memory(plain)
+    assert mem.beliefs() == [] and mem.snapshot().beliefs == ()
+    for call in (lambda: mem.history("x"), lambda: mem.diff("2026-11-01")):
+        with pytest.raises(VaultError, match="not a git repository") as e:
+            call()
+        assert e.value.path == str(mem.root)
+    with pytest.raises(InputError) as e:
+        mem.beliefs(colour="blue")
+    assert e.value.field == "colour"
+    v, _ = Memory.init(tmp_path / "v")
+    with pytest.raises(InputError, match="'since' 'last tuesday' is neither") as e:
+        v.diff("last tuesday")
+    assert e.value.field == "since"
+    with pytest.raises(NotFound) as e:
+        v.history("nope")
+    assert e.value.path == "beliefs/nope.md"
+
+
+def test_api_messages_name_fields_not_flags(vault):
+    from epimem.core.errors import InputError
+
+    cases = [(lambda: vault.add_belief(title=" ", statement="s", kind="trait", basis="fact", permanence="stable"),
+              "title", "'title' is required"),
+             (lambda: vault.add_belief(title="t", statement="s", kind="trait", basis="hunch", permanence="stable"),
+              "basis", "'basis' must be one of"),
+             (lambda: vault.session_start("reboot"), "source", "'source' must be one of"),
+             (lambda: vault.resolve_tension("2026-11-30-x", " "), "note", "'note' is required")]
+    for call, field, message in cases:
+        with pytest.raises(InputError) as e:
+            call()
+        assert e.value.field == field and str(e.value).startswith(message) and "--" not in str(e.value)

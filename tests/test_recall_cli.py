@@ -39,9 +39,9 @@ def test_filters_and_budget(cli, root):
     assert d["results"] and {h["kind"] for h in d["results"]} <= {"convention", "workflow"}
     d = cli("--vault", root, "recall", "mocks in tests", "--json", "--inactive", "--observations").json()
     assert "likes-mocks" in [h["id"] for h in d["results"]]
-    md = cli("--vault", root, "recall", "how do they work", "--budget", "60").out
+    md = cli("--vault", root, "recall", "how do they work", "--budget-tokens", "60").out
     assert md.startswith("## ") and estimate_tokens(md) <= 60
-    assert cli("--vault", root, "recall", "how do they work", "--budget", "3").out == ""
+    assert cli("--vault", root, "recall", "how do they work", "--budget-tokens", "3").out == ""
 
 
 def test_queries_file(cli, root, tmp_path):

@@ -39,7 +39,12 @@ from ..store.context_cache import FALLBACK_PARAMS, cache_path, effective, read_c
 from ..store.files import VaultLock, lock_path
 from ..store.paths import resolve_root
 
-DEFAULT_BUDGET = 4000       # characters of additionalContext
+# Budgets are given in tokens, like `recall --budget-tokens`, and converted to
+# characters at recall's estimate for ASCII text (one token per 3 characters,
+# deliberately high, so the real count stays below the budget).
+CHARS_PER_TOKEN = 3
+DEFAULT_BUDGET_TOKENS = 1300
+DEFAULT_BUDGET = DEFAULT_BUDGET_TOKENS * CHARS_PER_TOKEN  # characters of additionalContext
 MAX_CHARS = 9500            # Claude Code caps any hook output string at 10,000
 LOCK_WAIT = 2.0             # seconds; after that the session is not counted (logged)
 MIN_EFFECTIVE = 0.30        # speculative beliefs are not put in front of the model
@@ -371,6 +376,33 @@ def _label(root: str) -> str:
     return "~" + root[len(home):] if root.startswith(home + os.sep) else root
 
 
+def chars_for_tokens(tokens: int) -> int:
+    return max(0, min(int(tokens) * CHARS_PER_TOKEN, MAX_CHARS))
+
+
+def _budget(opts: dict) -> int:
+    """Characters of context from --budget-tokens / EPIMEM_HOOK_BUDGET_TOKENS.
+
+    The character forms (--budget, EPIMEM_HOOK_BUDGET) are what settings.json
+    files written by hand before tokens still say: honoured, and logged.
+    """
+    sources = ((opts.get("budget-tokens"), CHARS_PER_TOKEN, "--budget-tokens", None),
+               (os.environ.get("EPIMEM_HOOK_BUDGET_TOKENS"), CHARS_PER_TOKEN, "EPIMEM_HOOK_BUDGET_TOKENS", None),
+               (opts.get("budget"), 1, "--budget", "--budget-tokens"),
+               (os.environ.get("EPIMEM_HOOK_BUDGET"), 1, "EPIMEM_HOOK_BUDGET", "EPIMEM_HOOK_BUDGET_TOKENS"))
+    for value, per, name, instead in sources:
+        if not value:
+            continue
+        if instead:
+            _log(f"{name} (characters) is deprecated: use {instead} (tokens)")
+        try:
+            return max(0, min(int(value) * per, MAX_CHARS))
+        except ValueError:
+            _log(f"{name} must be a whole number; using the default")
+            break
+    return DEFAULT_BUDGET
+
+
 def session_start(argv: list[str]) -> int:
     global _log_root
     _, opts = _parse_args(argv)
@@ -380,11 +412,7 @@ def session_start(argv: list[str]) -> int:
     if not os.path.isfile(os.path.join(root, "epistemology.md")):
         _log(f"no epimem vault at {root} (`epimem init` creates one); nothing added to the session")
         return 0
-    try:
-        budget = int(opts.get("budget") or os.environ.get("EPIMEM_HOOK_BUDGET") or DEFAULT_BUDGET)
-    except ValueError:
-        _log("--budget must be a whole number of characters; using the default")
-        budget = DEFAULT_BUDGET
+    budget = _budget(opts)
     today = _today(opts.get("today"))
     source = _text(payload, "source")
     cwd = _text(payload, "cwd") or os.environ.get("CLAUDE_PROJECT_DIR") or os.getcwd()
@@ -437,18 +465,19 @@ def commit_session(root: str, session: str = "") -> int:
 
     from ..store import git, transaction
 
-    root = Path(root).absolute()
-    if not git.is_repo_root(root):
+    root_p = Path(root).absolute()
+    if not git.is_repo_root(root_p):
         return 0
-    lock = VaultLock(lock_path(root))
-    with lock:
-        if not git.run(root, "status", "--porcelain", "--", sessions_file.PATH).strip():
-            return 0  # another background commit already took this change
-        count = sessions_file.loads((root / sessions_file.PATH).read_text(encoding="utf-8"))["count"]
-        # Nothing to write: the hook wrote the counter; the transaction commits it (`also`).
-        transaction.apply(root, [], transaction.Commit(f"session: start #{count}", op="session",
-                                                       session=session or None, also=(sessions_file.PATH,)),
-                          lock=lock)
+
+    def prepare() -> transaction.Staged | None:
+        # Under the lock: another background commit may already have taken this change.
+        if not git.run(root_p, "status", "--porcelain", "--", sessions_file.PATH).strip():
+            return None
+        count = sessions_file.loads((root_p / sessions_file.PATH).read_text(encoding="utf-8"))["count"]
+        return transaction.Staged(transaction.Commit(f"session: start #{count}", op="session",
+                                                     session=session or None), paths=(sessions_file.PATH,))
+
+    transaction.record(root_p, prepare)
     return 0
 
 
@@ -465,7 +494,7 @@ def observe_transcript(path: str, root: str, session: str | None, llm: bool) -> 
 
 
 def main(argv: list[str] | None = None) -> int:
-    """`epimem hook EVENT [--vault PATH] [--budget CHARS]`: always exits 0."""
+    """`epimem hook EVENT [--vault PATH] [--budget-tokens N]`: always exits 0."""
     global _log_root
     args = sys.argv[1:] if argv is None else list(argv)
     try:

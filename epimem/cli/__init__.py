@@ -13,8 +13,8 @@ from typing import List, Optional
 
 import typer
 
-from .common import (belief_json, emit_json, fail, memory, problems_json, report_problems,
-                     state, warn)
+from .common import (NOTHING_OBSERVED, belief_json, change_json, emit_json, fail, history_json, memory,
+                     observe_json, problems_json, report_problems, session_json, state, tension_json, warn)
 
 # Plain Click help, not Rich's: rendering help with Rich imports rich and
 # markdown-it, ~100 ms of the 150 ms `epimem --help` may take (docs/benchmarks.md).
@@ -268,7 +268,7 @@ def _done(mem, b, as_json: bool, text: str) -> None:
 
 # --- observe -------------------------------------------------------------------------------
 
-@app.command()
+@app.command(context_settings={"allow_extra_args": True})
 def observe(ctx: typer.Context,
             connects: Optional[str] = typer.Option(None, "--connects", help="A belief id, or 'new'."),
             strength: Optional[str] = typer.Option(None, "--strength", help="single, confirming, complicating or contradicting."),
@@ -282,13 +282,23 @@ def observe(ctx: typer.Context,
             title: Optional[str] = typer.Option(None, "--title", help="With --connects new: create a belief."),
             kind: Optional[str] = typer.Option(None, "--kind"),
             permanence: Optional[str] = typer.Option(None, "--permanence"),
-            batch: Optional[str] = typer.Option(None, "--json", help="A JSON array of observations from FILE, or - for stdin."),
+            batch: Optional[str] = typer.Option(None, "--input", metavar="FILE|-",
+                                                help="A JSON array of observations from FILE, or - for stdin."),
             from_transcript: Optional[str] = typer.Option(None, "--from-transcript",
                                                           help="Find observations in a Claude Code transcript (JSONL)."),
             llm: bool = typer.Option(False, "--llm", help="With --from-transcript: also ask Claude (needs ANTHROPIC_API_KEY)."),
-            as_json: bool = typer.Option(False, "--output-json", "--report-json", help="Report as JSON."),
+            as_json: bool = JSON,
             ):
     """Record observations (0–3 per session) and apply the rules to the beliefs they connect."""
+    if ctx.args:
+        # `observe --json FILE|-` read a batch before --json became the output switch; the
+        # /observe and /mirror skills installed by an older epimem still call it that way.
+        legacy = ctx.args[0]
+        if not as_json or batch is not None or len(ctx.args) > 1:
+            fail(f"unexpected argument {' '.join(ctx.args)!r}: a batch is read with --input FILE|-")
+        warn("`observe --json FILE|-` is deprecated: use `--input FILE|- --json` "
+             "(`epimem install claude-code` updates the skills)")
+        batch = legacy
     mem = memory(ctx)
     if from_transcript:
         _observe_transcript(mem, from_transcript, llm, session, as_json)
@@ -305,17 +315,17 @@ def observe(ctx: typer.Context,
         if isinstance(items, dict):
             items = items.get("observations", [items])
         if not isinstance(items, list):
-            fail("--json expects an array of observation objects")
+            fail("--input expects a JSON array of observation objects")
     else:
         if not (connects and strength and evidence):
-            fail("give --connects, --strength and --evidence, or a batch with --json FILE|-")
+            fail("give --connects, --strength and --evidence, or a batch with --input FILE|-")
         item = {"connects": connects, "strength": strength, "evidence": evidence, "suggests": suggests,
                 "therefore": therefore, "basis": basis, "session": session, "date": date,
                 "title": title, "kind": kind, "permanence": permanence}
         items = [{k: v for k, v in item.items() if v is not None}]
     report = mem.observe(items, source=source, session=session)
-    if as_json or batch is not None:
-        emit_json(_observe_json(report))
+    if as_json:
+        emit_json(observe_json(report))
         return
     _print_observe(report)
 
@@ -336,25 +346,11 @@ def _observe_transcript(mem, path: str, llm: bool, session: str | None, as_json:
     for note in notes:
         warn(note)
     if as_json:
-        emit_json(_observe_json(report) if report else {"commit": None, "observations": [], "alerts": []})
+        emit_json(observe_json(report) if report else NOTHING_OBSERVED)
     elif report:
         _print_observe(report)
     else:
         typer.echo("Nothing recorded.")
-
-
-def _observe_json(report) -> dict:
-    return {
-        "commit": report.commit,
-        "observations": [{
-            "id": r.observation.id, "belief": r.belief, "strength": r.observation.strength,
-            "duplicate": r.duplicate, "created": r.created,
-            "confidence_before": r.before, "confidence_after": r.after,
-            "reason": r.reason, "tension": r.tension, "alert": r.alert,
-        } for r in report.results],
-        "alerts": [{"belief": r.belief, "observation": r.observation.id,
-                    "message": f"a belief held at {r.before:.2f} was contradicted"} for r in report.alerts],
-    }
 
 
 def _print_observe(report) -> None:
@@ -386,11 +382,7 @@ def tensions(ctx: typer.Context, status: Optional[str] = typer.Option(None, "--s
     report_problems(problems)
     ts = [t for t in ts if status is None or t.status == status]
     if as_json:
-        emit_json({"tensions": [{"id": t.id, "date": t.date, "belief": t.belief, "status": t.status,
-                                 "title": t.title, "what_happened": t.what_happened,
-                                 "evidence": list(t.evidence), "suggests": t.suggests,
-                                 "resolution": t.resolution} for t in ts],
-                   "problems": problems_json(problems)})
+        emit_json({"tensions": [tension_json(t) for t in ts], "problems": problems_json(problems)})
         return
     if not ts:
         typer.echo("No tensions.")
@@ -405,7 +397,7 @@ def tension_resolve(ctx: typer.Context, tension_id: str = typer.Argument(..., me
     mem = memory(ctx)
     t = mem.resolve_tension(tension_id, note)
     if as_json:
-        emit_json({"id": t.id, "status": t.status, "belief": t.belief, "resolution": note})
+        emit_json(tension_json(t))
     else:
         typer.echo(f"Resolved {t.id}")
 
@@ -420,9 +412,7 @@ def session_start(ctx: typer.Context,
     mem = memory(ctx)
     r = mem.session_start(source)
     if as_json:
-        emit_json({"counted": r.counted, "count": r.count, "dormant_days": r.dormant_days,
-                   "dormant": r.dormant_days is not None, "review_due": r.review_due is not None,
-                   "review_reason": r.review_due, "commit": r.commit, "lines": r.lines()})
+        emit_json(session_json(r))
     else:
         for line in r.lines():
             typer.echo(line)
@@ -436,9 +426,7 @@ def history_cmd(ctx: typer.Context, belief_id: str = typer.Argument(..., metavar
     mem = memory(ctx)
     pts = mem.history(belief_id)
     if as_json:
-        emit_json({"id": belief_id, "history": [{"commit": p.sha, "date": p.when.isoformat(), "op": p.op,
-                                                 "subject": p.subject, "confidence": p.confidence,
-                                                 "status": p.status} for p in pts]})
+        emit_json(history_json(belief_id, pts))
         return
     prev = None
     for p in pts:
@@ -455,9 +443,7 @@ def diff(ctx: typer.Context, since: str = typer.Option(..., "--since", help="A d
     mem = memory(ctx)
     changes = mem.diff(since)
     if as_json:
-        emit_json({"since": since, "changes": [{"what": c.what, "id": c.ident, "action": c.action,
-                                                "details": list(c.details), "text": c.sentence()}
-                                               for c in changes]})
+        emit_json({"since": since, "changes": [change_json(c) for c in changes]})
         return
     if not changes:
         typer.echo(f"Nothing changed since {since}.")
@@ -483,7 +469,7 @@ def commit(ctx: typer.Context, as_json: bool = JSON):
     sha, changes, problems = mem.commit_hand_edits()
     report_problems(problems)
     if as_json:
-        emit_json({"commit": sha, "changes": [c.sentence() for c in changes], "problems": problems_json(problems)})
+        emit_json({"commit": sha, "changes": [change_json(c) for c in changes], "problems": problems_json(problems)})
         return
     if sha is None:
         typer.echo("Nothing to commit.")
@@ -529,8 +515,19 @@ _register_areas()
 _plain_help(app)
 
 
+def error_message(e) -> str:
+    """An API error as the command line says it. The API names fields ("'title' is
+    required"); here the user set that field with a flag, so the flag is named."""
+    from ..core.errors import InputError
+
+    msg = str(e)
+    if isinstance(e, InputError) and e.field and msg.startswith(f"'{e.field}'"):
+        msg = "--" + e.field.replace("_", "-") + msg[len(e.field) + 2:]
+    return msg
+
+
 def run(args: list[str]) -> int:
-    """The one place where a domain error becomes a message and an exit code."""
+    """The one place where a domain error becomes a message and an exit code (docs/cli.md, "Exit codes")."""
     from ..core.errors import EpimemError
 
     try:
@@ -538,7 +535,7 @@ def run(args: list[str]) -> int:
     except SystemExit as e:
         return e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
     except EpimemError as e:
-        typer.echo(f"epimem: error: {e}", err=True)
+        typer.echo(f"epimem: error: {error_message(e)}", err=True)
         return e.exit_code
     except KeyboardInterrupt:
         return 130

@@ -13,7 +13,7 @@ from typing import List, Optional
 
 import typer
 
-from .common import emit_json, fail, memory, state
+from .common import emit_json, fail, import_json, memory, state
 
 
 # --- hook ---------------------------------------------------------------------------------
@@ -29,13 +29,22 @@ def _hook(ctx: typer.Context, event: str, extra: list[str]) -> None:
 
 
 def hook_session_start(ctx: typer.Context,
-                       budget: Optional[int] = typer.Option(None, "--budget",
-                                                            help="Characters of context (default 4000, at most 9500).")):
+                       budget_tokens: Optional[int] = typer.Option(
+                           None, "--budget-tokens", metavar="N",
+                           help="Tokens of context (default 1300), at 3 characters a token and never over "
+                                "Claude Code's limit (docs/claude-code.md)."),
+                       budget_chars: Optional[int] = typer.Option(None, "--budget", hidden=True,
+                                                                  help="Deprecated: characters.")):
     """SessionStart: count the session (startup only), print the context as Claude Code's JSON.
 
     Reads Claude Code's JSON on stdin; always exits 0.
     """
-    _hook(ctx, "session-start", ["--budget", str(budget)] if budget else [])
+    extra = []
+    if budget_tokens is not None:
+        extra = ["--budget-tokens", str(budget_tokens)]
+    elif budget_chars is not None:
+        extra = ["--budget", str(budget_chars)]
+    _hook(ctx, "session-start", extra)
 
 
 def hook_session_end(ctx: typer.Context,
@@ -100,9 +109,7 @@ def install_claude_code(ctx: typer.Context,
 
 def _report(report, as_json: bool, dry_run: bool) -> None:
     if as_json:
-        emit_json({"beliefs": list(report.beliefs), "observations": report.observations,
-                   "tensions": list(report.tensions), "sessions": report.sessions, "commit": report.commit,
-                   "dry_run": dry_run, "unmapped": list(report.unmapped), "notes": list(report.notes)})
+        emit_json(import_json(report, dry_run))
         return
     verb = "Would import" if dry_run else "Imported"
     typer.echo(f"{verb} {len(report.beliefs)} beliefs, {report.observations} observations, "
@@ -123,34 +130,29 @@ def import_epistemic_memory(ctx: typer.Context,
                             directory: Path = typer.Argument(..., metavar="DIR",
                                                              help="The folder with the profile's .md files."),
                             dry_run: bool = typer.Option(False, "--dry-run"),
-                            as_json: bool = typer.Option(False, "--json")):
+                            as_json: bool = typer.Option(False, "--json", help="Machine-readable output "
+                                                                               "(fields in docs/cli.md).")):
     """Import a hand-kept profile (conf:/first:/perm: lines, tensions.md, observations.md, session-counter.json)."""
-    from ..importers import markdown_memory as migrate
+    from ..importers.epistemic_memory import import_epistemic_memory as run_import
 
     mem = memory(ctx)
     if not dry_run:
         mem.vault.require()
-    try:
-        report = migrate.import_epistemic_memory(mem, directory, dry_run=dry_run)
-    except (FileNotFoundError, FileExistsError, UnicodeDecodeError) as e:
-        fail(str(e))
-    _report(report, as_json, dry_run)
+    _report(run_import(mem, directory, dry_run=dry_run), as_json, dry_run)
 
 
 def import_claude_memory(ctx: typer.Context,
                          file: Path = typer.Argument(..., metavar="FILE", help="A bullet-list memory file."),
                          dry_run: bool = typer.Option(False, "--dry-run"),
-                         as_json: bool = typer.Option(False, "--json")):
+                         as_json: bool = typer.Option(False, "--json", help="Machine-readable output "
+                                                                            "(fields in docs/cli.md).")):
     """Import each bullet of a memory file as a speculative self-report belief, for you to confirm."""
-    from ..importers import markdown_memory as migrate
+    from ..importers.claude_memory import import_claude_memory as run_import
 
     mem = memory(ctx)
     if not dry_run:
         mem.vault.require()
-    try:
-        report = migrate.import_claude_memory(mem, file, dry_run=dry_run)
-    except (OSError, UnicodeDecodeError) as e:
-        fail(f"cannot read {file}: {e}")
+    report = run_import(mem, file, dry_run=dry_run)
     _report(report, as_json, dry_run)
     if report.beliefs and not dry_run and not as_json:
         typer.echo("\nThey start at 0.20 (speculative): confirm the true ones with "
@@ -161,7 +163,8 @@ def import_claude_memory(ctx: typer.Context,
 
 def skill_observe(ctx: typer.Context,
                   session: str = typer.Option("", "--session", help="The Claude Code session id."),
-                  budget: int = typer.Option(6000, "--budget", help="Characters of context.")):
+                  budget_tokens: int = typer.Option(2000, "--budget-tokens", metavar="N", min=0,
+                                                    help="Tokens of context, at 3 characters a token.")):
     """What /observe starts from: the beliefs that matter here, and this session's count."""
     from ..store import context_cache as context
     from ..claude import hook
@@ -174,7 +177,8 @@ def skill_observe(ctx: typer.Context,
     if cache is None or cache.get("signature") != context.signature(root):
         cache = context.refresh_context(root)
     info = hook.update_sessions(str(root), None, mem.today, cache["params"])
-    text = hook.render_context(cache, info, cwd=os.getcwd(), today=mem.today, budget=budget)
+    text = hook.render_context(cache, info, cwd=os.getcwd(), today=mem.today,
+                               budget=hook.chars_for_tokens(budget_tokens))
     typer.echo(text)
     if session and not session.startswith("${"):
         n = session_observation_count(mem, session)

@@ -14,7 +14,7 @@ from typing import Any, Optional
 
 import typer
 
-from .common import emit_json, fail, memory, warn
+from .common import answer_json, emit_json, fail, memory, warn
 
 BIG = 2000  # beliefs: above this, --json is printed compact
 
@@ -186,7 +186,8 @@ def answer_cmd(ctx: typer.Context,
                note: str = typer.Option("", "--note", help="What the person said, in a line."),
                retire: bool = typer.Option(False, "--retire",
                                            help="With --verdict false: retire instead of lowering by 0.20."),
-               as_json: bool = typer.Option(False, "--json", help="The result as JSON.")):
+               as_json: bool = typer.Option(False, "--json", help="Machine-readable output "
+                                                                  "(fields in docs/mirror.md).")):
     """Record a gut-check answer: true is your word (no change), false lowers or retires, unsure is noted."""
     from ..mirror.gutcheck import AnswerError, answer
 
@@ -198,9 +199,7 @@ def answer_cmd(ctx: typer.Context,
         fail(str(e))
     progress = a.progress
     if as_json:
-        emit_json({"belief": a.belief, "verdict": a.verdict, "note": a.note,
-                   "confidence_before": a.confidence_before, "confidence_after": a.confidence_after,
-                   "status": a.status, "gut_check": progress})
+        emit_json(answer_json(a))
         return
     typer.echo(a.said)
     if progress["complete"]:

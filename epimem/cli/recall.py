@@ -74,8 +74,10 @@ def recall_cmd(ctx: typer.Context,
                until: Optional[str] = typer.Option(None, "--until", help="Last activity on or before YYYY-MM-DD."),
                observations: bool = typer.Option(False, "--observations", help="Rank observations too."),
                inactive: bool = typer.Option(False, "--inactive", help="Include retired and superseded beliefs."),
-               budget: Optional[int] = typer.Option(None, "--budget", min=0,
-                                                    help="Print compact markdown of at most this many tokens."),
+               budget: Optional[int] = typer.Option(None, "--budget-tokens", metavar="N", min=0,
+                                                    help="Print compact markdown of at most N tokens."),
+               old_budget: Optional[int] = typer.Option(None, "--budget", min=0, hidden=True,
+                                                        help="Deprecated spelling of --budget-tokens."),
                queries: Optional[str] = typer.Option(None, "--queries",
                                                      help="Read queries from FILE (- for stdin), one per line "
                                                           "or JSON objects; write JSON lines."),
@@ -86,6 +88,8 @@ def recall_cmd(ctx: typer.Context,
                chroma_url: Optional[str] = CHROMA_URL):
     """The beliefs most relevant to QUERY: keyword and semantic relevance, weighted by confidence."""
     errors = _errors()
+    if budget is None:
+        budget = old_budget  # same unit: the old spelling only lacked the unit's name
     if (query is None) == (queries is None):
         fail("give a QUERY, or --queries FILE (one query per line)", code=2)
     r = _recaller(ctx, embedder, chroma_url, quiet=as_json or queries is not None)

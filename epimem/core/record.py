@@ -25,7 +25,7 @@ from __future__ import annotations
 from datetime import date
 from operator import attrgetter
 
-from . import kernel
+from . import kernel, vocabulary as vocab
 
 # `core.model.Belief`'s fields, in its order (so a row is `Belief(*row)`).
 FIELDS = ("id", "title", "kind", "basis", "confidence", "permanence", "first", "confirmed", "challenged",
@@ -41,19 +41,14 @@ DERIVED = ("effective_confidence", "tier")
 JSON_FIELDS = ("id", "title", "kind", "basis", "confidence", "effective_confidence", "tier", "permanence",
                "first", "confirmed", "challenged", "status", "tags", "scope", "pinned", "supersedes", "path")
 FULL_JSON_FIELDS = JSON_FIELDS + ("statement", "evidence")
-CONFIDENCE_DIGITS = 2     # stored confidence, as a person reads and writes it
-EFFECTIVE_DIGITS = 3
-
-
-def _iso(d: date | None) -> str | None:
-    return d.isoformat() if d else None
+_iso = vocab.iso
 
 
 def encoder(names: tuple[str, ...], *, public: bool = False):
     """A function from a belief (or anything with these attributes) to the list of its encoded fields.
 
-    `public` rounds the confidence to the digits a person sees; the parse
-    cache keeps it exact.
+    `public` rounds the confidence as the JSON vocabulary does (`core.vocabulary`);
+    the parse cache keeps it exact.
     """
     get = attrgetter(*names)
     single = len(names) == 1
@@ -70,8 +65,8 @@ def encoder(names: tuple[str, ...], *, public: bool = False):
             row[i] = list(row[i])
         if evidence >= 0:
             row[evidence] = [[_iso(e.date), e.kind, e.link, e.note] for e in row[evidence]]
-        if conf >= 0 and row[conf] is not None:
-            row[conf] = round(row[conf], CONFIDENCE_DIGITS)
+        if conf >= 0:
+            row[conf] = vocab.confidence(row[conf])
         return row
 
     return encode
@@ -121,7 +116,7 @@ def view(b, today: date, params, full: bool = True) -> dict:
     eff = kernel.effective_at(b.confidence, b.permanence, b.confirmed or b.first, b.pinned, today,
                               params.decay, params.decay_floor)
     values = dict(zip(_JSON_STORED, _encode_json(b)))
-    values["effective_confidence"] = round(eff, EFFECTIVE_DIGITS)
+    values["effective_confidence"] = vocab.effective_confidence(eff)
     values["tier"] = kernel.tier(eff, params.tiers)
     values["evidence"] = [dict(zip(EVIDENCE_FIELDS, e)) for e in values["evidence"]]
     return {n: values[n] for n in (FULL_JSON_FIELDS if full else JSON_FIELDS)}

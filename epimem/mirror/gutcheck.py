@@ -17,7 +17,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..store.files import atomic_write
+from ..store import transaction
 from . import render
 
 PENDING = "gut-check.json"
@@ -56,11 +56,11 @@ def read_pending(mem) -> dict[str, Any] | None:
 
 
 def _write_pending(mem, data: dict[str, Any] | None) -> None:
-    p = _path(mem)
-    if data is None:
-        p.unlink(missing_ok=True)
-        return
-    atomic_write(p, json.dumps(data, ensure_ascii=False, indent=1), sync=False)
+    # Through the one write path, uncommitted: the open gut-check is a cache in `.epimem/`.
+    rel = f"{mem.vault.internal.name}/{PENDING}"
+    w = transaction.delete(rel) if data is None else transaction.upsert(rel, json.dumps(data, ensure_ascii=False,
+                                                                                      indent=1))
+    transaction.apply(mem.root, [w], None, lock=mem.vault.lock())
 
 
 def open_gut_check(mem, beliefs: tuple[str, ...]) -> None:
@@ -74,8 +74,7 @@ def open_gut_check(mem, beliefs: tuple[str, ...]) -> None:
 
 def close_gut_check(mem) -> None:
     """Forget the open gut-check (it was recorded as a whole)."""
-    with mem.vault.lock():
-        _write_pending(mem, None)
+    _write_pending(mem, None)
 
 
 def answer(mem, belief_id: str, verdict: str, note: str = "", retire: bool = False) -> Answer:

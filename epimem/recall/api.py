@@ -23,6 +23,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
+from ..core import vocabulary as vocab
 from ..core.model import Problem
 from .bm25 import tokenize, tokens_with_words
 from .index import SUBDIRS, Config, Corrupt, Index, Report, State, read_config
@@ -62,9 +63,8 @@ class Results:
         return [h.id for h in self.hits]
 
     def as_json(self) -> dict:
-        d: dict[str, Any] = {"query": self.query, "results": [h.as_json() for h in self.hits]}
-        for h, j in zip(self.hits, d["results"]):
-            j["text"] = h.snippet
+        d: dict[str, Any] = {"query": self.query, "results": [h.as_json() for h in self.hits],
+                             "problems": vocab.problems(self.problems)}
         if self.markdown is not None:
             d["markdown"] = self.markdown
         if self.notes:
@@ -326,8 +326,9 @@ class Recaller:
 
 _KW = {"limit", "budget", "mode", "kind", "permanence", "tag", "scope", "min_confidence", "since",
        "until", "include_observations", "include_inactive"}
-_ALIASES = {"kinds": "kind", "permanences": "permanence", "tags": "tag", "observations": "include_observations",
-            "inactive": "include_inactive"}
+# `budget_tokens` is the CLI's name (`--budget-tokens`); `budget` the Python keyword's.
+_ALIASES = {"budget_tokens": "budget", "kinds": "kind", "permanences": "permanence", "tags": "tag",
+            "observations": "include_observations", "inactive": "include_inactive"}
 
 
 def _recall_kwargs(spec: dict) -> dict:
@@ -335,7 +336,8 @@ def _recall_kwargs(spec: dict) -> dict:
     for k, v in spec.items():
         k = _ALIASES.get(k, k)
         if k not in _KW:
-            raise QueryError(f"unknown key {k!r} (use: {', '.join(sorted(_KW | {'query', 'id'}))})")
+            known = (_KW - {"budget"}) | {"budget_tokens", "query", "id"}
+            raise QueryError(f"unknown key {k!r} (use: {', '.join(sorted(known))})")
         out[k] = v
     return out
 
@@ -410,7 +412,7 @@ def similar_beliefs(memory_or_vault, text: str, limit: int = 3) -> list[dict]:
     if Paths(root).manifest.exists():
         try:
             hits = recaller(memory_or_vault).search(text, limit=limit, conf_weight=0.0, with_text=False)
-            out = [_similar_json(h.id, h.title, h.score, h.semantic_similarity, h.why) for h in hits]
+            out = [_similar_json(h) for h in hits]
         except IndexError_:
             pass
     if out is None:
@@ -418,9 +420,11 @@ def similar_beliefs(memory_or_vault, text: str, limit: int = 3) -> list[dict]:
     return [d for d in out if (d["similarity"] or 0.0) >= SIMILAR_MIN]
 
 
-def _similar_json(bid, title, score, sim, why) -> dict:
-    return {"id": bid, "title": title, "score": round(score, 6),
-            "similarity": None if sim is None else round(sim, 4), "why": why}
+def _similar_json(h: Hit) -> dict:
+    """A similar belief: a recall result's name, score and `why`, and its cosine `similarity`."""
+    sim = h.semantic_similarity
+    return {"id": h.id, "title": h.title, "score": round(h.score, 6),
+            "similarity": None if sim is None else round(sim, 4), "why": h.why_json()}
 
 
 def _similar_in_memory(root: Path, text: str, limit: int) -> list[dict]:
@@ -453,6 +457,5 @@ def _similar_in_memory(root: Path, text: str, limit: int) -> list[dict]:
     out = []
     for r in ranked:
         it = by_key[r.key]
-        why = make_hit(r, it, date.today()).why
-        out.append(_similar_json(it.id, it.title, r.score, r.semantic_similarity, why))
+        out.append(_similar_json(make_hit(r, it, date.today())))
     return out

@@ -38,6 +38,7 @@ from datetime import date
 from typing import Iterable, Mapping, Sequence
 
 from ..core import kernel
+from ..core import vocabulary as vocab
 from ..core.params import DEFAULTS, Params
 from .items import BELIEF, Item
 
@@ -271,23 +272,27 @@ class Hit:
             parts.append(f"semantic rank {self.semantic_rank}{sim}")
         return "; ".join(parts)
 
+    def why_json(self) -> dict:
+        """Why it ranked where it did; the same object in recall results and similar beliefs."""
+        return {"keyword_terms": list(self.keyword_terms), "keyword_rank": self.keyword_rank,
+                "semantic_rank": self.semantic_rank,
+                "semantic_similarity": None if self.semantic_similarity is None
+                else round(self.semantic_similarity, 4),
+                "text": self.why}
+
     def as_json(self) -> dict:
+        """One recall result (`Hit.snippet` is `text` here)."""
         d = {
             "id": self.id, "type": self.type, "title": self.title, "score": round(self.score, 6),
-            "effective_confidence": None if self.effective_confidence is None else round(self.effective_confidence, 3),
-            "confidence": self.confidence, "tier": self.tier or None,
-            "why": {"keyword_terms": list(self.keyword_terms), "keyword_rank": self.keyword_rank,
-                    "semantic_rank": self.semantic_rank,
-                    "semantic_similarity": None if self.semantic_similarity is None
-                    else round(self.semantic_similarity, 4),
-                    "text": self.why},
-            "path": self.path,
+            "effective_confidence": vocab.effective_confidence(self.effective_confidence),
+            "confidence": vocab.confidence(self.confidence), "tier": self.tier or None,
+            "why": self.why_json(), "text": self.snippet, "path": self.path,
         }
         if self.type == BELIEF:
             d.update(kind=self.kind, permanence=self.permanence, status=self.status, scope=self.scope,
                      tags=list(self.tags))
         else:
-            d.update(date=self.date.isoformat() if self.date else None, connects=self.connects)
+            d.update(date=vocab.iso(self.date), connects=self.connects)
         return d
 
 

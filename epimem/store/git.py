@@ -342,13 +342,20 @@ def revert(root: Path, sha: str) -> None:
     try:
         run(root, "revert", "--no-commit", "--no-edit", sha, retries=1)
     except HistoryError as e:
-        try:
-            run(root, "revert", "--abort", retries=1)
-        except HistoryError:
-            pass
+        abort_revert(root)
         raise HistoryError(
             f"cannot undo {sha[:8]}: later changes touch the same lines, or there are "
             f"uncommitted edits (commit them with `epimem commit` first). git said: {e}") from None
+
+
+def abort_revert(root: Path) -> None:
+    """Put the index and work tree back as they were before `revert` (best effort:
+    it runs after a failure, whose error is the one worth reporting). Edits the
+    user had not staged stay as they are."""
+    try:
+        run(root, "revert", "--abort", retries=1)
+    except HistoryError:
+        pass
 
 
 def commit_index(root: Path, subject: str, *, op: str, beliefs: Iterable[str] = (),

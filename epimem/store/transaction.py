@@ -1,4 +1,4 @@
-"""The one write path: every change to a vault file goes through `apply`.
+"""The one write path: every change to a vault file goes through here.
 
 A change is a list of typed `Write`s and, usually, the `Commit` that records
 them. `apply` takes the vault lock, checks every write's precondition before
@@ -7,6 +7,10 @@ each file atomically with fsync, commits exactly those paths, puts every file
 back if any step fails, and then brings the caches up to date. Like `pass`,
 one operation is one commit; unlike a bare `git commit`, a failure leaves the
 vault as it was.
+
+`record` is the same discipline for a change that is already in the work tree
+or the index (an undo that git staged, files the user edited by hand): the
+lock, the commit and the cache update, with nothing to write.
 
 Standard library only at import time: the session-start hook counts sessions
 through here, and GitPython and the YAML parser are loaded only when a commit
@@ -18,26 +22,27 @@ from __future__ import annotations
 import os
 from datetime import date
 from pathlib import Path
-from typing import Iterable, Literal, NamedTuple
+from typing import Any, Callable, Iterable, Literal, NamedTuple
 
-from ..core.errors import Conflict, StorageError
+from ..core.errors import Conflict, EpimemError, StorageError
 from .files import ConcurrentEdit, VaultLock, atomic_write, contained, lock_path, stat_key
 
-Mode = Literal["create", "replace", "upsert"]
+Mode = Literal["create", "replace", "upsert", "delete"]
 
 
-class Write(NamedTuple):  # not a dataclass: `dataclasses` costs the hook ~5 ms to import
-    """One file's new text and what must hold for it to be written.
+class Write(NamedTuple):  # not dataclasses: importing them costs the hook ~5 ms
+    """One file's new text (None: remove it) and what must hold for it to be written.
 
     - `create`: the file must not exist (a new belief never overwrites one);
     - `replace`: the file must still be as the caller read it (`expect` is its
       (mtime_ns, size), or None for "did not exist"), so a hand edit saved
       while epimem computed is never overwritten;
-    - `upsert`: write whatever is there (caches of state the caller owns).
+    - `upsert`: write whatever is there (caches of state the caller owns);
+    - `delete`: remove the file if it is there.
     """
 
     path: str  # relative to the vault
-    text: str
+    text: str | None
     mode: Mode = "replace"
     expect: tuple[int, int] | None = None
 
@@ -54,6 +59,10 @@ def upsert(path: str, text: str) -> Write:
     return Write(path, text, "upsert")
 
 
+def delete(path: str) -> Write:
+    return Write(path, None, "delete")
+
+
 class Commit(NamedTuple):
     """The commit that records a change: a subject a person reads, trailers a program reads."""
 
@@ -64,15 +73,48 @@ class Commit(NamedTuple):
     body: str = ""
     extra: tuple[tuple[str, str], ...] = ()
     # Extra paths committed with the change but not written by it (a session
-    # count the hook left uncommitted rides along).
+    # count the hook left uncommitted rides along; "." commits a copied vault whole).
     also: tuple[str, ...] = ()
     when: date | None = None  # a replayed clock (EPIMEM_TODAY): commit dates follow it
+
+
+class Staged(NamedTuple):
+    """What `record` commits: changes already in the work tree (`paths`) or, with
+    `paths=None`, exactly what is staged in the index (a revert git prepared).
+    `abort` puts the work tree back if the commit fails."""
+
+    commit: Commit
+    paths: tuple[str, ...] | None
+    abort: Callable[[], None] | None = None
+    value: Any = None  # whatever the caller computed under the lock and wants back
 
 
 class Result(NamedTuple):
     commit: str | None
     written: tuple[str, ...] = ()
     changed_beliefs: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()  # a cache that could not be updated (the change itself landed)
+    value: Any = None
+
+
+class Caches(NamedTuple):
+    """What the post-commit cache update needs and the caller already knows
+    (else it is read from the vault and the clock)."""
+
+    today: date | None = None
+    params: Any = None  # epimem.core.params.Params
+
+
+# Interrupted between two renames, the vault keeps the files written so far:
+# write what is linked to before what links to it, so a crash never leaves a
+# belief's evidence pointing at an observation that is not there, or a
+# superseded belief naming a successor that was never written.
+_ORDER = ("observations/", "beliefs/", "tensions/")
+
+
+def _rank(w: Write) -> tuple[int, int]:
+    top = next((i for i, d in enumerate(_ORDER) if w.path.startswith(d)), len(_ORDER))
+    return top, 0 if w.mode == "create" else 1
 
 
 def _check(root: Path, w: Write) -> Path:
@@ -85,48 +127,187 @@ def _check(root: Path, w: Write) -> Path:
     return p
 
 
+def _restore(done: list[tuple[Path, bytes | None]]) -> None:
+    # Every file gets its chance to be put back, and the error that stopped the
+    # change is the one raised: a disk that filled up may refuse one restore too.
+    for p, old in reversed(done):
+        try:
+            if old is None:
+                p.unlink(missing_ok=True)
+            else:
+                atomic_write(p, old)
+        except OSError:
+            continue
+
+
+def _storage_error(e: BaseException) -> BaseException:
+    """What a failed change raises: a refusal the user can act on (a conflict, a
+    file edited meanwhile, a bad input) as it is; a disk or git failure as a
+    StorageError that says nothing was written."""
+    if isinstance(e, (ConcurrentEdit, Conflict)) or not isinstance(e, (OSError, StorageError)):
+        return e
+    return StorageError(f"could not record the change: {e}; nothing was written")
+
+
 def apply(root: str | os.PathLike, writes: Iterable[Write], commit: Commit | None = None, *,
-          lock: VaultLock | None = None, on_written=None) -> Result:
-    """Write and commit as one all-or-nothing change; returns the new commit's sha.
+          lock: VaultLock | None = None, caches: Caches | None = None) -> Result:
+    """Write and commit as one all-or-nothing change.
 
     `commit=None` writes without committing (the hook's session count, which
-    rides along with the next commit). `on_written(paths)` runs after the
-    commit, outside the rollback: a cache that cannot be updated never undoes
-    a change that landed.
+    rides along with the next commit; the open gut-check in `.epimem/`), and
+    leaves the caches alone: nothing they are built from was recorded.
+    Pass the `lock` the caller already holds (`Vault.lock()`): the lock is
+    reentrant per object, and a second flock on the same file would wait on
+    ourselves.
     """
     root = Path(root).absolute()
-    writes = list(writes)
+    writes = sorted(writes, key=_rank)
     lock = lock or VaultLock(lock_path(root))
     with lock:
+        sig_before = _signature(root) if commit is not None else None
         targets = [(w, _check(root, w)) for w in writes]  # every precondition before any write
         done: list[tuple[Path, bytes | None]] = []
         sha = None
         try:
             for w, p in targets:
                 old = p.read_bytes() if p.exists() else None
+                if w.text is None:
+                    if old is not None:
+                        p.unlink()
+                        done.append((p, old))
+                    continue
                 atomic_write(p, w.text, expect=stat_key(p) if w.mode != "upsert" else None)
                 done.append((p, old))
             if commit is not None:
+                sha = _commit(root, [w.path for w in writes] + list(commit.also), commit)
+        except BaseException as e:
+            _restore(done)
+            err = _storage_error(e)
+            if err is e:
+                raise
+            raise err from None
+        written = tuple(w.path for w in writes)
+        notes: tuple[str, ...] = ()
+        if commit is not None:
+            texts = {w.path: w.text for w in writes}
+            notes = _update_caches(root, written, texts, sig_before, caches or Caches())
+    return Result(sha, written, tuple(p for p in written if p.startswith("beliefs/") and p.endswith(".md")), notes)
+
+
+def record(root: str | os.PathLike, prepare: Callable[[], Staged | None], *,
+           lock: VaultLock | None = None, caches: Caches | None = None) -> Result:
+    """Commit a change that is already made, under the same lock and with the same
+    cache update as `apply`. `prepare` runs under the lock (so what it looks at
+    cannot change before the commit) and returns what to commit, or None."""
+    root = Path(root).absolute()
+    lock = lock or VaultLock(lock_path(root))
+    with lock:
+        staged = prepare()
+        if staged is None:
+            return Result(None)
+        try:
+            if staged.paths is None:
                 from . import git
 
-                paths = [w.path for w in writes] + list(commit.also)
-                try:
-                    sha = git.commit(root, paths, commit.subject, op=commit.op, beliefs=commit.beliefs,
-                                     session=commit.session, body=commit.body, extra=dict(commit.extra),
-                                     when=commit.when)
-                except BaseException:
-                    git.unstage(root, paths)
-                    raise
+                c = staged.commit
+                sha = git.commit_index(root, c.subject, op=c.op, beliefs=c.beliefs, extra=dict(c.extra),
+                                       body=c.body, when=c.when)
+            else:
+                sha = _commit(root, list(staged.paths) + list(staged.commit.also), staged.commit)
         except BaseException as e:
-            for p, old in reversed(done):
-                if old is None:
-                    p.unlink(missing_ok=True)
-                else:
-                    atomic_write(p, old)
-            if isinstance(e, (ConcurrentEdit, Conflict)) or not isinstance(e, (OSError, StorageError)):
+            if staged.abort is not None:
+                staged.abort()
+            err = _storage_error(e)
+            if err is e:
                 raise
-            raise StorageError(f"could not record the change: {e}; nothing was written") from None
-        written = tuple(w.path for w in writes)
-        if on_written is not None:
-            on_written(written)
-    return Result(sha, written, tuple(p for p in written if p.startswith("beliefs/") and p.endswith(".md")))
+            raise err from None
+        paths = staged.paths
+        notes = _update_caches(root, paths, None, None, caches or Caches())
+    return Result(sha, paths or (), (), notes, staged.value)
+
+
+def _commit(root: Path, paths: list[str], c: Commit) -> str:
+    from . import git
+
+    try:
+        return git.commit(root, paths, c.subject, op=c.op, beliefs=c.beliefs, session=c.session, body=c.body,
+                          extra=dict(c.extra), when=c.when)
+    except BaseException:
+        git.unstage(root, paths)
+        raise
+
+
+# --- the caches, after the commit --------------------------------------------------------
+
+def _signature(root: Path) -> dict | None:
+    from .context_cache import signature
+
+    return signature(root)
+
+
+# What a cache update can meet: a full disk or a read-only `.epimem/` (OSError),
+# a cache file damaged by hand (ValueError, KeyError, TypeError), a malformed
+# `epistemology.md` or a bad EPIMEM_TODAY (EpimemError). Anything else is a bug
+# and is raised.
+_CACHE_ERRORS = (OSError, ValueError, KeyError, TypeError, EpimemError)
+
+
+def _update_caches(root: Path, written: Iterable[str] | None, texts: dict[str, str | None] | None,
+                   sig_before: dict | None, caches: Caches) -> tuple[str, ...]:
+    """Keep the session-start context cache current, so the hook never parses the vault.
+
+    A write that knows which beliefs it changed folds just those in; anything
+    else (undo, hand edits) re-reads the files it names, or every changed file.
+    A cache must never fail a change that landed: a failure is a warning, and
+    the cache is rebuilt by the next write or session.
+    """
+    if written is not None and not any(p.startswith("beliefs/") or p == "epistemology.md" for p in written):
+        return ()  # nothing the context is built from (the hook's session counter)
+    from . import context_cache
+
+    try:
+        changed = _changed_beliefs(texts) if texts is not None else None
+        if changed is not None and sig_before is not None:
+            params = caches.params if caches.params is not None else _params(root)
+            context_cache.update_context(root, changed, params, _today(caches), sig_before)
+        else:
+            context_cache.refresh_context(root, caches.today, changed=tuple(written) if written else None)
+    except _CACHE_ERRORS as e:
+        import logging
+
+        note = f"the session context cache could not be updated ({e}); it is rebuilt at the next write or session"
+        logging.getLogger("epimem").warning("epimem: %s", note)
+        return (note,)
+    return ()
+
+
+def _changed_beliefs(texts: dict[str, str | None]) -> list | None:
+    """The beliefs a write leaves on disk, or None when one cannot be read back
+    (a deletion, or text that does not parse): then the cache is re-read instead."""
+    from ..core.notes import NoteError, parse_belief
+
+    out = []
+    for path, text in texts.items():
+        if not (path.startswith("beliefs/") and path.endswith(".md")):
+            continue
+        if text is None:
+            return None
+        try:
+            out.append(parse_belief(text, Path(path).stem))
+        except NoteError:
+            return None
+    return out
+
+
+def _params(root: Path):
+    from .vault import Vault
+
+    return Vault(root).params()[0]
+
+
+def _today(caches: Caches) -> date:
+    if caches.today is not None:
+        return caches.today
+    from .clock import today
+
+    return today()

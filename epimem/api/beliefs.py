@@ -1,0 +1,210 @@
+"""Beliefs by the user's hand: read, add, edit, reject or retire, reinforce, pin, supersede.
+
+Each change reads the file it changes, lets `epimem.core.rules` decide, and
+hands a compare-and-swap write to the one write path: a hand edit saved while
+epimem computed is never overwritten.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, Iterable
+
+from ..core import rules
+from ..core.changes import belief_change
+from ..core.errors import Conflict, InputError, VaultError
+from ..core.ids import slugify
+from ..core.model import BASES, PERMANENCES, STATUSES, Belief, Evidence
+from ..core.notes import append_evidence, render_belief, update_belief_text
+from ..core.redact import redact
+from ..store import transaction as tx
+from . import common
+from .filters import Filters
+
+if TYPE_CHECKING:
+    from .memory import Memory
+
+EDITABLE = frozenset({"title", "statement", "kind", "basis", "permanence", "confidence", "tags", "scope",
+                      "pinned", "status"})
+
+
+# --- reading ---------------------------------------------------------------------------------
+
+def filters(given: Filters | None, kw: dict[str, Any]) -> Filters:
+    if given is not None and kw:
+        raise InputError("pass either a Filters or keyword filters, not both", field=sorted(kw)[0])
+    unknown = sorted(set(kw) - set(Filters.__dataclass_fields__))
+    if unknown:
+        raise InputError(f"unknown filter '{unknown[0]}'; known: {', '.join(Filters.__dataclass_fields__)}",
+                         field=unknown[0])
+    return given or Filters(**kw)
+
+
+def select(mem: "Memory", f: Filters) -> list[Belief]:
+    mem.vault.require()
+    try:
+        bs, _ = mem.vault.load_beliefs()
+    except OSError as e:  # an unreadable folder (permissions, a vault on a lost mount)
+        raise VaultError(f"cannot read the beliefs in {mem.root}: {e.strerror or e}", path="beliefs") from None
+    today, params = mem.today, mem.params
+    return [b for b in bs if f.match(b, rules.effective_confidence(b, today, params))]
+
+
+def get(mem: "Memory", belief_id: str) -> Belief:
+    return common.read(mem, belief_id)[1]
+
+
+# --- changing --------------------------------------------------------------------------------
+
+def _check_kind(kind: str, params) -> None:
+    if not kind or not re.fullmatch(r"[a-z][a-z0-9\-]*", kind):
+        raise InputError(f"invalid kind {kind!r}: a lowercase word such as {', '.join(params.kinds[:4])}",
+                         field="kind")
+
+
+def _check_confidence(conf: float, basis: str, params) -> None:
+    try:
+        rules.check_confidence(conf, basis, params)
+    except rules.RuleError as e:
+        raise InputError(str(e), field="confidence") from None
+
+
+def add(mem: "Memory", *, title: str, statement: str, kind: str, basis: str, permanence: str,
+        confidence: float | None, tags: Iterable[str], scope: str, belief_id: str | None,
+        supersedes: Iterable[str], pinned: bool, note: str) -> Belief:
+    params = mem.params
+    title, statement = redact(title.strip(), params.redact), redact(statement.strip(), params.redact)
+    if not title:
+        raise InputError("'title' is required", field="title")
+    if not statement:
+        raise InputError("'statement' is required: say what the belief claims", field="statement")
+    common.check_choice("basis", basis, BASES)
+    common.check_choice("permanence", permanence, PERMANENCES)
+    _check_kind(kind, params)
+    conf = rules.start_confidence(basis, params) if confidence is None else float(confidence)
+    _check_confidence(conf, basis, params)
+    supersedes = tuple(supersedes)
+    for s in supersedes:
+        common.check_id_input(s, "supersedes")
+    today = mem.today
+    with common.lock(mem):
+        existing, _ = mem.vault.load_beliefs()
+        norm = common.normalize(statement)
+        for b in existing:
+            if common.normalize(b.statement) == norm:
+                raise Conflict(f"an identical belief already exists: {b.id} ({b.title}); "
+                               "confirm it with `epimem observe` instead of adding it again", path=b.path)
+        ids = {b.id for b in existing} | {p.stem for p in (mem.root / "beliefs").glob("*.md")}
+        bid = common.check_id_input(belief_id, "belief_id") if belief_id else common.unique(slugify(title), ids)
+        if bid in ids:
+            raise Conflict(f"belief '{bid}' already exists", path=f"beliefs/{bid}.md")
+        how = note or "added by the user"
+        b = Belief(id=bid, title=title, kind=kind, basis=basis, confidence=round(conf, 2),
+                   permanence=permanence, first=today, tags=common.clean_tags(tags), scope=scope or "global",
+                   pinned=pinned, supersedes=supersedes, statement=statement,
+                   evidence=(Evidence(today, "added", "", f"{how} ({conf:.2f})"),),
+                   path=f"beliefs/{bid}.md")
+        writes = [tx.create(b.path, render_belief(b))]
+        for old_id in supersedes:
+            text, old, key = common.read(mem, old_id)
+            after = replace(old, status="superseded")
+            ev = Evidence(today, "superseded", f"beliefs/{bid}", f"replaced by {title}")
+            writes.append(tx.replace(old.path, update_belief_text(text, old, after, (ev,)), key))
+        subject = f"belief: add {bid} ({conf:.2f}, {basis}, {permanence})"
+        if supersedes:
+            subject += f", superseding {', '.join(supersedes)}"
+        common.commit(mem, writes, subject, op="add", beliefs=[bid, *supersedes])
+    return b
+
+
+def edit(mem: "Memory", belief_id: str, note: str, changes: dict[str, Any]) -> Belief:
+    """Change fields by the user's hand; a confidence change is a user action with provenance."""
+    unknown = set(changes) - EDITABLE
+    if unknown:
+        raise InputError(f"cannot edit {', '.join(sorted(unknown))}", field=sorted(unknown)[0])
+    changes = {k: v for k, v in changes.items() if v is not None}
+    if not changes:
+        raise InputError("nothing to change: pass at least one field")
+    params = mem.params
+    for k in ("title", "statement"):
+        if k in changes:
+            changes[k] = redact(str(changes[k]).strip(), params.redact)
+            if not changes[k]:
+                raise InputError(f"'{k}' cannot be empty", field=k)
+    for k, allowed in (("basis", BASES), ("permanence", PERMANENCES), ("status", STATUSES)):
+        if k in changes:
+            common.check_choice(k, changes[k], allowed)
+    if "tags" in changes:
+        changes["tags"] = common.clean_tags(changes["tags"])
+    with common.lock(mem):
+        text, before, key = common.read(mem, belief_id)
+        after = replace(before, **changes)
+        if "confidence" in changes:
+            after = replace(after, confidence=round(float(changes["confidence"]), 2))
+        _check_confidence(after.confidence, after.basis, params)
+        ch = belief_change(belief_id, before, after)
+        if ch is None:
+            raise Conflict(f"{belief_id} already has those values", path=before.path)
+        ev = Evidence(mem.today, "edited", "", (note or "edited by the user") + ": " + "; ".join(ch.details))
+        common.commit(mem, [tx.replace(before.path, update_belief_text(text, before, after, (ev,)), key)],
+                      f"edit: {belief_id} " + ", ".join(ch.details[:2]), op="edit", beliefs=[belief_id])
+    return replace(after, evidence=after.evidence + (ev,))
+
+
+def reject(mem: "Memory", belief_id: str, *, retire: bool, note: str) -> Belief:
+    """Rule 5: the user says it is no longer true: −0.20, or retire it."""
+    with common.lock(mem):
+        text, before, key = common.read(mem, belief_id)
+        if before.status != "active":
+            raise Conflict(f"{belief_id} is {before.status}, not active", path=before.path)
+        after = rules.reject(before, mem.today, mem.params, retire=retire, note=redact(note, mem.params.redact))
+        ev = after.evidence[len(before.evidence):]
+        new_text = update_belief_text(text, before, replace(after, evidence=before.evidence), ev)
+        subject = (f"retire: {belief_id}" if retire else
+                   f"reject: {belief_id} ({before.confidence:.2f} → {after.confidence:.2f})")
+        common.commit(mem, [tx.replace(before.path, new_text, key)], subject,
+                      op="retire" if retire else "reject", beliefs=[belief_id])
+    return after
+
+
+def reinforce(mem: "Memory", belief_id: str, note: str, kind: str) -> Belief:
+    """The user restating a belief: recorded as evidence, no number changes (rule 3)."""
+    with common.lock(mem):
+        text, b, key = common.read(mem, belief_id)
+        ev = Evidence(mem.today, kind, "", redact(note, mem.params.redact) or "the user said this is still true")
+        common.commit(mem, [tx.replace(b.path, append_evidence(text, (ev,)), key)],
+                      f"{kind}: {belief_id} (no change)", op=kind, beliefs=[belief_id])
+    return replace(b, evidence=b.evidence + (ev,))
+
+
+def set_pinned(mem: "Memory", belief_id: str, pinned: bool) -> Belief:
+    with common.lock(mem):
+        text, before, key = common.read(mem, belief_id)
+        if before.pinned == pinned:
+            return before
+        after = replace(before, pinned=pinned)
+        ev = Evidence(mem.today, "pinned" if pinned else "unpinned", "",
+                      "exempt from decay" if pinned else "decays again")
+        common.commit(mem, [tx.replace(before.path, update_belief_text(text, before, after, (ev,)), key)],
+                      f"{'pin' if pinned else 'unpin'}: {belief_id}", op="pin", beliefs=[belief_id])
+    return after
+
+
+def supersede(mem: "Memory", old_ids: Iterable[str], by: str, note: str) -> Belief:
+    old_ids = list(old_ids)
+    with common.lock(mem):
+        text, new, key = common.read(mem, by)
+        writes = []
+        for oid in old_ids:
+            if oid == by:
+                raise InputError("a belief cannot supersede itself", field="by")
+            otext, old, okey = common.read(mem, oid)
+            after = replace(old, status="superseded")
+            ev = Evidence(mem.today, "superseded", f"beliefs/{by}", note or f"replaced by {new.title}")
+            writes.append(tx.replace(old.path, update_belief_text(otext, old, after, (ev,)), okey))
+        merged = tuple(dict.fromkeys(new.supersedes + tuple(old_ids)))
+        writes.append(tx.replace(new.path, update_belief_text(text, new, replace(new, supersedes=merged)), key))
+        common.commit(mem, writes, f"supersede: {', '.join(old_ids)} → {by}", op="supersede",
+                      beliefs=[by, *old_ids])
+    return replace(new, supersedes=merged)

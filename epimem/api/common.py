@@ -1,0 +1,108 @@
+"""What every API service shares: checking inputs, reading a belief for a change,
+and handing the change to the one write path (`epimem.store.transaction`)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING, Iterable
+
+from ..core.errors import InputError, NotFound, VaultError
+from ..core.ids import IdError, check_id
+from ..core.model import Belief
+from ..store import git, transaction
+
+if TYPE_CHECKING:
+    from .memory import Memory
+
+
+def check_id_input(value: str, field: str = "belief_id") -> str:
+    try:
+        return check_id(value)
+    except IdError as e:
+        raise InputError(str(e), field=field) from None
+
+
+def check_choice(name: str, value: str, allowed: tuple[str, ...]) -> None:
+    if value not in allowed:
+        raise InputError(f"'{name}' must be one of {', '.join(allowed)}, not {value!r}", field=name)
+
+
+def lock(mem: "Memory"):
+    """The vault lock for a change, once the vault is known to exist: taking it
+    creates `.epimem/`, which must not appear at a mistyped vault path."""
+    mem.vault.require()
+    return mem.vault.lock()
+
+
+def require_repo(mem: "Memory") -> None:
+    mem.vault.require()
+    if not git.is_repo_root(mem.root):
+        raise VaultError(f"{mem.root} is not a git repository of its own; every change is a commit, "
+                         "so run `epimem init` on it first", path=str(mem.root))
+
+
+def read(mem: "Memory", belief_id: str) -> tuple[str, Belief, tuple[int, int]]:
+    """(text, belief, stat key) of a belief about to be changed."""
+    check_id_input(belief_id)
+    mem.vault.require()
+    rel = f"beliefs/{belief_id}.md"
+    if not mem.vault.belief_path(belief_id).exists():
+        raise NotFound(f"no belief '{belief_id}' ({rel} does not exist)", path=rel)
+    try:
+        return mem.vault.read_belief(belief_id)
+    except VaultError as e:
+        raise VaultError(str(e), path=rel, line=e.line) from None
+
+
+def commit(mem: "Memory", writes: list[transaction.Write], subject: str, *, op: str,
+           beliefs: Iterable[str] = (), session: str | None = None, body: str = "",
+           extra: dict[str, str] | None = None) -> str:
+    """Write and commit through the one write path (all or nothing; caches follow)."""
+    c = transaction.Commit(subject, op, beliefs=tuple(beliefs), session=session, body=body,
+                           extra=tuple((extra or {}).items()), when=mem.replayed)
+    res = transaction.apply(mem.root, writes, c, lock=mem.vault.lock(), caches=caches(mem))
+    assert res.commit is not None
+    return res.commit
+
+
+def caches(mem: "Memory") -> transaction.Caches:
+    return transaction.Caches(today=mem.today, params=mem.params)
+
+
+def clean_tags(tags: Iterable[str]) -> tuple[str, ...]:
+    # `--tag ""` clears the tags; an empty tag would be written as `[""]`.
+    return tuple(t.strip() for t in tags if t.strip())
+
+
+def normalize(text: str) -> str:
+    return " ".join(re.sub(r"[^\w\s]", " ", text.lower()).split())
+
+
+def unique(base: str, taken: set[str]) -> str:
+    if base not in taken:
+        return base
+    i = 2
+    while f"{base}-{i}" in taken:
+        i += 1
+    return f"{base}-{i}"
+
+
+def line_of(path: Path, needle: str) -> int:
+    try:
+        for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if needle in line:
+                return i
+    except OSError:
+        pass
+    return 1
+
+
+def key_line(path: Path, key: str) -> int:
+    try:
+        for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if re.match(rf"^{re.escape(key)}\s*:", line):
+                return i
+    except OSError:
+        pass
+    return 1

@@ -1,0 +1,277 @@
+"""The observe pipeline: 0–N observations become one commit.
+
+Input is checked first (a misspelt key refuses the batch), each observation
+gets its stable id and a repeat is set aside (a retried hook records nothing
+twice), rule 9's limit per session is counted from the log itself, then the
+rules of `epimem.core.rules` decide each connected belief's new state and any
+tension a contradiction opens. Every file is read once, changed in memory and
+handed to the one write path as a compare-and-swap write.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from dataclasses import replace
+from datetime import date
+from typing import TYPE_CHECKING, Any
+
+from ..core import rules
+from ..core.errors import Conflict, InputError
+from ..core.ids import IdError, check_id, slugify
+from ..core.model import BASES, PERMANENCES, STRENGTHS, Belief, Evidence, Observation
+from ..core.notes import parse_observations, render_belief, render_observation, update_belief_text
+from ..core.params import Params
+from ..core.redact import redact
+from ..store import transaction as tx
+from ..store.files import stat_key
+from . import common, tensions
+from .results import ObservationResult, ObserveReport
+
+if TYPE_CHECKING:
+    from .memory import Memory
+
+OBSERVATION_KEYS = frozenset({"connects", "strength", "evidence", "suggests", "therefore", "basis", "session",
+                              "source", "date", "title", "kind", "permanence", "tags", "scope"})
+
+
+def observe(mem: "Memory", items: list[dict[str, Any]], *, source: str, session: str | None) -> ObserveReport:
+    params = mem.params
+    today = mem.today
+    parsed = [check_input(i + 1, item, source, session, today, params) for i, item in enumerate(items)]
+    if not parsed:
+        return ObserveReport((), None)
+    mem.vault.require()
+    with common.lock(mem):
+        month_texts: dict[str, str] = {}
+        month_keys: dict[str, Any] = {}
+
+        def month(rel: str) -> str:
+            if rel not in month_texts:
+                p = mem.vault.path(rel)
+                month_keys[rel] = stat_key(p)
+                month_texts[rel] = p.read_text(encoding="utf-8") if p.exists() else ""
+            return month_texts[rel]
+
+        parsed_months: dict[str, list[Observation]] = {}
+
+        def month_obs(rel: str) -> list[Observation]:
+            if rel not in parsed_months:
+                parsed_months[rel] = parse_observations(month(rel), rel)[0]
+            return parsed_months[rel]
+
+        fresh, dupes = without_duplicates(parsed, month_obs)
+        check_session_limit(fresh, today, month_obs, params)
+        writes: list[tx.Write] = []
+        beliefs: dict[str, tuple[str, Belief, Belief, Any, list[Evidence]]] = {}
+        known: set[str] = set()
+        if any(o.connects == "new" and x.get("title") for o, x in fresh):  # a listdir of 10k files costs
+            known = {n[:-3] for n in os.listdir(mem.root / "beliefs") if n.endswith(".md")}
+        results: list[ObservationResult] = []
+        new_obs: list[Observation] = []
+        open_tensions: dict[str, tuple[str, Any]] = {}
+        for obs, extra in fresh:
+            if obs.connects == "new" and extra.get("title"):
+                bid = common.unique(slugify(extra["title"]), known | set(beliefs))
+                b = rules.new_belief_from_observation(
+                    replace(obs, connects=bid), bid, title=extra["title"], kind=extra["kind"],
+                    basis=obs.basis, permanence=extra["permanence"], params=params,
+                    tags=extra.get("tags", ()), scope=extra.get("scope", "global"))
+                obs = replace(obs, connects=bid)
+                known.add(bid)
+                writes.append(tx.create(b.path, render_belief(b)))
+                new_obs.append(obs)
+                results.append(ObservationResult(obs, bid, created=True, after=b.confidence,
+                                                 reason=f"new belief at {b.confidence:.2f} (rule 1)"))
+                continue
+            if obs.connects == "new":
+                new_obs.append(obs)
+                results.append(ObservationResult(obs, None, reason="recorded, not connected to a belief"))
+                continue
+            if obs.connects not in beliefs:
+                if obs.connects in {r.belief for r in results if r.created}:
+                    raise Conflict(f"observation connects to {obs.connects}, created in the same batch; "
+                                   "submit it in a later call")
+                text, b, key = common.read(mem, obs.connects)
+                beliefs[obs.connects] = (text, b, b, key, [])
+            text, orig, cur, key, evs = beliefs[obs.connects]
+            eff = rules.apply_observation(cur, obs, params)
+            evs.append(eff.evidence)
+            beliefs[obs.connects] = (text, orig, eff.after, key, evs)
+            tid = None
+            if eff.open_tension:
+                tid, ttext, tkey = tensions.for_contradiction(mem, obs, eff, open_tensions)
+                open_tensions[tid] = (ttext, tkey)
+            new_obs.append(obs)
+            results.append(ObservationResult(obs, obs.connects, before=eff.before.confidence,
+                                             after=eff.after.confidence, reason=eff.reason,
+                                             tension=tid, alert=eff.alert))
+        for tid, (ttext, tkey) in open_tensions.items():
+            # The first contradiction of a batch creates the file; later ones in the same batch extend it.
+            rel = f"tensions/{tid}.md"
+            writes.append(tx.create(rel, ttext) if tkey is None else tx.replace(rel, ttext, tkey))
+        for bid, (text, orig, cur, key, evs) in beliefs.items():
+            writes.append(tx.replace(f"beliefs/{bid}.md", update_belief_text(text, orig, cur, tuple(evs)), key))
+        for obs in new_obs:
+            rel = obs.path
+            log = month(rel) or f"# Observations {obs.date:%Y-%m}\n"
+            month_texts[rel] = log.rstrip("\n") + "\n\n" + render_observation(obs)
+        writes += [tx.replace(rel, month_texts[rel], month_keys[rel]) for rel in dict.fromkeys(o.path for o in new_obs)]
+        sha = None
+        if writes:
+            subject, body = message(results)
+            sessions = sorted({o.session for o in new_obs if o.session})
+            sha = common.commit(mem, writes, subject, op="observe", body=body,
+                                beliefs=[r.belief for r in results if r.belief],
+                                session=", ".join(sessions) or None,
+                                extra={"Epimem-Observations": ", ".join(o.id for o in new_obs)})
+    return ObserveReport(tuple(dupes + results), sha)
+
+
+def check_input(n: int, item: dict, source: str, session: str | None,
+                today: date, params: Params) -> tuple[Observation, dict]:
+    if not isinstance(item, dict):
+        raise InputError(f"observation {n}: expected an object, got {type(item).__name__}")
+    # A misspelt key ("suggest") would silently drop its text: refuse the batch and say which.
+    unknown = sorted(set(item) - OBSERVATION_KEYS)
+    if unknown:
+        raise InputError(f"observation {n}: unknown key{'s' if len(unknown) > 1 else ''} "
+                         f"{', '.join(repr(k) for k in unknown)}; known keys: {', '.join(sorted(OBSERVATION_KEYS))}",
+                         field=unknown[0])
+
+    def text(key: str, required: bool = False) -> str:
+        v = item.get(key)
+        if v is None or v == "":
+            if required:
+                raise InputError(f"observation {n}: '{key}' is required", field=key)
+            return ""
+        if not isinstance(v, str):
+            raise InputError(f"observation {n}: '{key}' must be text", field=key)
+        return redact(" ".join(v.split()), params.redact)
+
+    strength = text("strength", True)
+    if strength not in STRENGTHS:
+        raise InputError(f"observation {n}: 'strength' must be one of {', '.join(STRENGTHS)}, not {strength!r}",
+                         field="strength")
+    basis = text("basis") or "behavioral"
+    if basis not in BASES:
+        raise InputError(f"observation {n}: 'basis' must be one of {', '.join(BASES)}, not {basis!r}", field="basis")
+    connects = text("connects", True)
+    if connects != "new":
+        try:
+            check_id(connects)
+        except IdError as e:
+            raise InputError(f"observation {n}: 'connects': {e}", field="connects") from None
+    d = today
+    if item.get("date"):
+        try:
+            d = date.fromisoformat(str(item["date"]))
+        except ValueError:
+            raise InputError(f"observation {n}: 'date' must be YYYY-MM-DD, not {item['date']!r}",
+                             field="date") from None
+    sess = text("session") or (session or "")
+    if sess and not re.fullmatch(r"[A-Za-z0-9_.:\-]{1,80}", sess):
+        raise InputError(f"observation {n}: 'session' must be a plain id (letters, digits, - _ . :)", field="session")
+    extra: dict[str, Any] = {}
+    if connects == "new" and item.get("title"):
+        extra["title"] = text("title")
+        extra["kind"] = text("kind") or "trait"
+        if not re.fullmatch(r"[a-z][a-z0-9\-]*", extra["kind"]):
+            raise InputError(f"observation {n}: invalid 'kind' {extra['kind']!r}", field="kind")
+        extra["permanence"] = text("permanence") or "unknown"
+        if extra["permanence"] not in PERMANENCES:
+            raise InputError(f"observation {n}: 'permanence' must be one of {', '.join(PERMANENCES)}",
+                             field="permanence")
+        tags = item.get("tags") or []
+        if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
+            raise InputError(f"observation {n}: 'tags' must be a list of text", field="tags")
+        extra["tags"] = tuple(tags)
+        extra["scope"] = text("scope") or "global"
+    obs = Observation(id="", date=d, evidence=text("evidence", True), strength=strength, basis=basis,
+                      connects=connects, suggests=text("suggests"), therefore=text("therefore"),
+                      source=text("source") or source, session=sess)
+    return obs, extra
+
+
+def check_session_limit(fresh: list[tuple[Observation, dict]], today: date, month_obs, params: Params) -> None:
+    """Rule 9: at most N observations per session, counted from the log itself."""
+    per_session: dict[str, int] = {}
+    for obs, _ in fresh:
+        s = rules.pseudo_session(obs)
+        per_session[s] = per_session.get(s, 0) + 1
+    for s, n in per_session.items():
+        had = session_observation_count(s, today, month_obs)
+        if had + n > params.observations_per_session:
+            these = "this one was" if n == 1 else f"these {n} were"
+            raise Conflict(
+                f"session {s} already has {had} observation{'s' if had != 1 else ''}; "
+                f"at most {params.observations_per_session} per session (rule 9), so "
+                f"{these} not recorded. Zero is a good answer: keep the strongest.")
+
+
+def session_observation_count(session: str, today: date, month_obs) -> int:
+    # A session spans at most a few days: this month's and last month's logs hold it.
+    prev = date(today.year - (today.month == 1), 12 if today.month == 1 else today.month - 1, 1)
+    n = 0
+    for d in (today, prev):
+        for o in month_obs(f"observations/{d:%Y-%m}.md"):
+            if rules.pseudo_session(o) == session:
+                n += 1
+    return n
+
+
+def without_duplicates(parsed: list[tuple[Observation, dict]], month_obs
+                       ) -> tuple[list[tuple[Observation, dict]], list[ObservationResult]]:
+    """Give each observation its stable id and set aside those already recorded:
+    the same observation submitted twice (a retried hook) is one entry."""
+    fresh: list[tuple[Observation, dict]] = []
+    dupes: list[ObservationResult] = []
+    seen_ids: set[str] = set()
+    for obs, extra in parsed:
+        rel = f"observations/{obs.date:%Y-%m}.md"
+        existing = {o.id: o for o in month_obs(rel)}
+        oid, dup = observation_id(obs, existing, seen_ids)
+        if dup is not None:
+            dupes.append(ObservationResult(dup, dup.connects if dup.connects != "new" else None,
+                                           duplicate=True, reason="already recorded"))
+            continue
+        seen_ids.add(oid)
+        fresh.append((replace(obs, id=oid, path=rel), extra))
+    return fresh, dupes
+
+
+def observation_id(obs: Observation, existing: dict[str, Observation],
+                   pending: set[str]) -> tuple[str, Observation | None]:
+    """A stable id from (session, evidence); a longer hash only on a collision."""
+    norm = common.normalize
+    digest = hashlib.sha1(f"{obs.session}\n{norm(obs.evidence)}".encode()).hexdigest()
+    for n in (4, 6, 8, 12, 40):
+        oid = f"obs-{obs.date:%Y%m%d}-{digest[:n]}"
+        other = existing.get(oid)
+        if other is not None and other.session == obs.session and norm(other.evidence) == norm(obs.evidence):
+            return oid, other
+        if other is None and oid not in pending:
+            return oid, None
+        if oid in pending and other is None:
+            # the same observation twice in one batch
+            return oid, replace(obs, id=oid)
+    raise Conflict("could not allocate an observation id")
+
+
+def message(results: list[ObservationResult]) -> tuple[str, str]:
+    def phrase(r: ObservationResult) -> str:
+        target = r.belief or "new"
+        if r.created:
+            return f"single → {target} (new, {r.after:.2f})"
+        s = f"{r.observation.strength} → {target}"
+        if r.before is not None and r.after is not None and r.before != r.after:
+            s += f" ({r.before:.2f} → {r.after:.2f})"
+        return s
+    live = [r for r in results if not r.duplicate]
+    if len(live) == 1:
+        subject = "observe: " + phrase(live[0])
+    else:
+        subject = f"observe: {len(live)} observations — " + "; ".join(phrase(r) for r in live)
+    body = "\n".join(f"- {r.observation.id}: {phrase(r)} — {r.reason}" for r in live)
+    return subject, body

@@ -1,0 +1,49 @@
+"""What the API's writes return: plain frozen values the CLI renders and Python callers read."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..core.model import Observation
+
+
+@dataclass(frozen=True)
+class ObservationResult:
+    observation: Observation
+    belief: str | None
+    duplicate: bool = False
+    created: bool = False
+    before: float | None = None
+    after: float | None = None
+    reason: str = ""
+    tension: str | None = None
+    alert: bool = False
+
+
+@dataclass(frozen=True)
+class ObserveReport:
+    results: tuple[ObservationResult, ...]
+    commit: str | None
+
+    @property
+    def alerts(self) -> list[ObservationResult]:
+        return [r for r in self.results if r.alert]
+
+
+@dataclass(frozen=True)
+class SessionReport:
+    counted: bool
+    count: int
+    dormant_days: int | None
+    review_due: str | None
+    commit: str | None = None
+
+    def lines(self) -> list[str]:
+        out = [f"Session {self.count} with this vault." if self.counted
+               else f"Continuing a session (not counted); {self.count} sessions so far."]
+        if self.dormant_days is not None:
+            out.append(f"Returning from dormancy: the last session was {self.dormant_days} days ago; "
+                       "confidences shown are decayed.")
+        if self.review_due:
+            out.append(f"A review is due ({self.review_due}): run `epimem mirror audit`.")
+        return out

@@ -1,0 +1,67 @@
+"""Sessions and reviews: counting a session (rule 8) and recording a review (rule 10)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Iterable
+
+from ..core import rules
+from ..core.errors import InputError, VaultError
+from ..core.model import Sessions
+from ..core.redact import redact
+from ..store import transaction as tx
+from ..store.files import stat_key
+from ..store.vault import sessions_to_json
+from . import common
+from .results import SessionReport
+
+if TYPE_CHECKING:
+    from .memory import Memory
+
+SOURCES = ("startup", "resume", "clear", "compact", "fork")
+REVIEW_KINDS = ("audit", "gut-check", "interview", "review")
+SESSIONS = "state/sessions.json"
+
+
+def start(mem: "Memory", source: str) -> SessionReport:
+    if source not in SOURCES:
+        raise InputError(f"'source' must be one of {', '.join(SOURCES)}; not {source!r}", field="source")
+    mem.vault.require()
+    with common.lock(mem):
+        s, key = _for_write(mem)
+        res = rules.start_session(s, source, mem.today, mem.params)
+        sha = None
+        if res.counted:
+            sha = common.commit(mem, [tx.replace(SESSIONS, sessions_to_json(res.sessions), key)],
+                                f"session: start #{res.sessions.count}", op="session")
+    return SessionReport(res.counted, res.sessions.count, res.dormant_days, res.review_due, sha)
+
+
+def record_review(mem: "Memory", kind: str, markdown: str, beliefs: Iterable[str]) -> str:
+    """Write `reviews/<date>.md` (appending when one exists) and reset the review counter."""
+    if kind not in REVIEW_KINDS:
+        raise InputError(f"unknown review kind {kind!r}", field="kind")
+    today = mem.today.isoformat()
+    rel = f"reviews/{today}.md"
+    body = redact(markdown.strip(), mem.params.redact)
+    with common.lock(mem):
+        p = mem.vault.path(rel)
+        key = stat_key(p)
+        if p.exists():
+            text = p.read_text(encoding="utf-8").rstrip("\n") + f"\n\n## {kind}\n\n{body}\n"
+        else:
+            text = f"---\ndate: {today}\nkind: {kind}\n---\n# {kind.capitalize()} {today}\n\n{body}\n"
+        s, skey = _for_write(mem)
+        s = rules.record_review(s, mem.today, mem.params)
+        return common.commit(mem, [tx.replace(rel, text, key), tx.replace(SESSIONS, sessions_to_json(s), skey)],
+                             f"review: {kind} recorded; next review at session {s.next_review_at}",
+                             op="review", beliefs=list(beliefs))
+
+
+def _for_write(mem: "Memory") -> tuple[Sessions, tuple[int, int] | None]:
+    """The counter and its stat key, or an error: a malformed counter is reported, never overwritten."""
+    key = stat_key(mem.vault.path(SESSIONS))
+    s, problems = mem.vault.read_sessions_checked()
+    if problems:
+        raise VaultError(f"{problems[0]} (fix it by hand; epimem will not overwrite it)",
+                         path=problems[0].path, line=problems[0].line)
+    return s, key

@@ -1,0 +1,52 @@
+"""Creating a vault: folders, rules, counter, .gitignore, git, the first commit."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..core.errors import Conflict, StorageError
+from ..core.model import Sessions
+from ..store import git
+from ..store import transaction as tx
+from ..store.vault import sessions_to_json
+from . import common
+
+if TYPE_CHECKING:
+    from .memory import Memory
+
+TEMPLATES = Path(__file__).parent.parent / "templates"
+FOLDERS = ("beliefs", "observations", "tensions", "reviews", "state")
+
+
+def init(mem: "Memory") -> bool:
+    """Create the vault (idempotent); True when anything was created."""
+    r = mem.root
+    # `epimem init ~/Documents` by mistake must not turn a folder of unrelated
+    # files into a repository and commit them all.
+    if r.is_dir() and not mem.vault.exists() and not git.is_repo_root(r) \
+            and any(not p.name.startswith(".") for p in r.iterdir()):
+        raise Conflict(f"{r} is not empty and is not an epimem vault (no epistemology.md, no beliefs/); "
+                       "choose an empty or new folder", path=str(r))
+    try:
+        r.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise StorageError(f"cannot create a vault at {r}: {e.strerror or e}", path=str(r)) from None
+    created_repo = git.init(r)
+    with mem.vault.lock():
+        writes = [tx.create(f"{d}/.gitkeep", "") for d in FOLDERS
+                  if (not (r / d).is_dir() or not any((r / d).iterdir())) and not (r / d / ".gitkeep").exists()]
+        files = {
+            "epistemology.md": (TEMPLATES / "epistemology.md").read_text(encoding="utf-8"),
+            ".gitignore": (TEMPLATES / "gitignore").read_text(encoding="utf-8"),
+            "state/sessions.json": sessions_to_json(Sessions(created=mem.today)),
+        }
+        writes += [tx.create(rel, text) for rel, text in files.items() if not (r / rel).exists()]
+        for d in FOLDERS:
+            (r / d).mkdir(parents=True, exist_ok=True)  # a folder that has files already keeps no .gitkeep
+        if writes or created_repo:
+            # A folder of existing notes (a copied vault) becomes the first commit whole.
+            commit = tx.Commit("init: new epimem vault", "init", also=("." ,) if created_repo else (),
+                               when=mem.replayed)
+            tx.apply(r, writes, commit, lock=mem.vault.lock(), caches=common.caches(mem))
+    return bool(writes) or created_repo

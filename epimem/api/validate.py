@@ -1,0 +1,51 @@
+"""`validate`: every problem in the vault, each with its file and line.
+
+The parser reports what it cannot read; this adds what only the whole vault
+shows: a confidence above its basis's cap, links to beliefs or observations
+that are not there.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..core import rules
+from ..core.model import Problem
+from .common import key_line, line_of
+
+if TYPE_CHECKING:
+    from .memory import Memory
+
+
+def validate(mem: "Memory") -> list[Problem]:
+    mem.vault.require()
+    snap = mem.vault.snapshot(mem.today)
+    problems = list(snap.problems)
+    params = mem.params
+    root = mem.root
+    # A malformed belief is reported once, as itself, not again by everything that links to it.
+    ids = {b.id for b in snap.beliefs} | {Path(p.path).stem for p in snap.problems if p.path.startswith("beliefs/")}
+    obs_ids = {o.id for o in snap.observations}
+    for b in snap.beliefs:
+        try:
+            rules.check_confidence(b.confidence, b.basis, params)
+        except rules.RuleError as e:
+            problems.append(Problem(b.path, key_line(root / b.path, "confidence"), str(e)))
+        for s in b.supersedes:
+            if s not in ids:
+                problems.append(Problem(b.path, key_line(root / b.path, "supersedes"),
+                                        f"supersedes unknown belief '{s}'"))
+        for ev in b.evidence:
+            if ev.link.startswith("observations/") and "#" in ev.link and ev.link.split("#", 1)[1] not in obs_ids:
+                problems.append(Problem(b.path, line_of(root / b.path, ev.link),
+                                        f"evidence links to a missing observation [[{ev.link}]]"))
+    for o in snap.observations:
+        if o.connects != "new" and o.connects not in ids:
+            problems.append(Problem(o.path, line_of(root / o.path, f"## {o.id}"),
+                                    f"{o.id} connects to unknown belief '{o.connects}'"))
+    for t in snap.tensions:
+        if t.belief not in ids:
+            problems.append(Problem(t.path, key_line(root / t.path, "belief"),
+                                    f"tension is about unknown belief '{t.belief}'"))
+    return sorted(problems, key=lambda p: (p.path, p.line))

@@ -1,0 +1,104 @@
+"""What an import plans, and writing it into the vault as one commit.
+
+An importer maps its source onto vault values (a `Migration`, pure); this
+writes them through the one write path: new beliefs are `create`s (an id
+already in the vault is a conflict, never an overwrite), the observation logs
+and the session counter are compare-and-swap `replace`s of what was read, and
+the transaction's rollback and cache update are the importer's too.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+
+from ..core.model import Belief, Observation, Tension
+from ..core.notes import render_belief, render_observation, render_tension
+from ..store import transaction as tx
+from ..store.files import stat_key
+from . import markdown as md
+
+
+@dataclass(frozen=True)
+class Migration:
+    beliefs: tuple[Belief, ...] = ()
+    observations: tuple[Observation, ...] = ()
+    tensions: tuple[Tension, ...] = ()
+    sessions: dict | None = None
+    unmapped: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ImportReport:
+    beliefs: tuple[str, ...]
+    observations: int
+    tensions: tuple[str, ...]
+    sessions: bool
+    commit: str | None
+    unmapped: tuple[str, ...]
+    notes: tuple[str, ...]
+
+
+def write_migration(memory, m: Migration, *, subject: str, dry_run: bool = False) -> ImportReport:
+    """Write a planned migration into the vault as one commit (nothing when dry_run)."""
+    from ..api import common
+    from ..store.vault import sessions_to_json
+
+    vault = memory.vault
+    root = vault.root
+    report = ImportReport(tuple(b.id for b in m.beliefs), len(m.observations), tuple(t.id for t in m.tensions),
+                          False, None, m.unmapped, m.notes)
+    if dry_run:
+        return replace(report, sessions=m.sessions is not None)
+    writes: list[tx.Write] = [tx.create(f"beliefs/{b.id}.md", render_belief(b)) for b in m.beliefs]
+    months: dict[str, list[Observation]] = {}
+    for o in m.observations:
+        months.setdefault(o.path, []).append(o)
+    notes = list(m.notes)
+    sessions_written = False
+    with common.lock(memory):
+        imported_tensions = []
+        for t in m.tensions:
+            text = render_tension(t)
+            p = vault.path(t.path)
+            if p.exists():
+                if p.read_text(encoding="utf-8") == text:
+                    continue  # imported before
+                tid = md.unique(t.id, {q.stem for q in (root / "tensions").glob("*.md")})
+                t = replace(t, id=tid, path=f"tensions/{tid}.md")
+                text = render_tension(t)
+            writes.append(tx.create(t.path, text))
+            imported_tensions.append(t.id)
+        n_obs = 0
+        for rel, obs in months.items():
+            p = vault.path(rel)
+            key = stat_key(p)
+            cur = p.read_text(encoding="utf-8") if p.exists() else f"# Observations {rel[13:20]}\n"
+            present = set(re.findall(r"^##\s+(obs-\S+)", cur, re.M))
+            fresh = [o for o in obs if o.id not in present]
+            n_obs += len(fresh)
+            if fresh:
+                writes.append(tx.replace(rel, cur.rstrip("\n") + "\n\n" + "\n".join(render_observation(o)
+                                                                                      for o in fresh), key))
+        if m.sessions is not None:
+            key = stat_key(vault.path("state/sessions.json"))
+            cur_s = vault.read_sessions()
+            if cur_s.count == 0:
+                firsts = [b.first for b in m.beliefs]
+                new = replace(cur_s, count=m.sessions["count"], last_session=m.sessions["last_session"],
+                              last_review=m.sessions["last_review"],
+                              next_review_at=m.sessions["next_review_at"] if m.sessions["next_review_at"]
+                              is not None else cur_s.next_review_at,
+                              created=min([cur_s.created or memory.today] + firsts))
+                writes.append(tx.replace("state/sessions.json", sessions_to_json(new), key))
+                sessions_written = True
+            else:
+                notes.append(f"the vault already counts {cur_s.count} sessions; the imported counter "
+                             f"({m.sessions['count']}) was not applied")
+        report = replace(report, tensions=tuple(imported_tensions), observations=n_obs)
+        if not writes:
+            return replace(report, notes=tuple(notes + ["nothing new to import"]))
+        body = "\n".join(f"- could not map: {u}" for u in m.unmapped[:50])
+        sha = common.commit(memory, writes, subject, op="import", beliefs=[b.id for b in m.beliefs][:200], body=body)
+    return replace(report, sessions=sessions_written, commit=sha, notes=tuple(notes))
