@@ -12,6 +12,7 @@ from typing import Any, NoReturn
 import typer
 
 from ..core import vocabulary as vocab
+from ..core.record import view as _belief_view  # standard library only: cheap at start-up
 
 
 @dataclasses.dataclass
@@ -64,9 +65,7 @@ def warn(message: str) -> None:
 
 def belief_json(b, today: date, params, full: bool = True) -> dict[str, Any]:
     """A belief as `--json` shows it: `core.record.view`, the projection of the one record."""
-    from ..core.record import view
-
-    return view(b, today, params, full)
+    return _belief_view(b, today, params, full)
 
 
 def tension_json(t) -> dict[str, Any]:

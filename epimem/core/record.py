@@ -60,7 +60,9 @@ def encoder(names: tuple[str, ...], *, public: bool = False):
     def encode(obj) -> list:
         row: list = [get(obj)] if single else list(get(obj))
         for i in dates:
-            row[i] = _iso(row[i])
+            v = row[i]
+            if v is not None:
+                row[i] = v.isoformat()
         for i in lists:
             row[i] = list(row[i])
         if evidence >= 0:
@@ -106,8 +108,15 @@ def from_row(row: list):
     return Belief(*r)
 
 
-_JSON_STORED = tuple(n for n in FULL_JSON_FIELDS if n not in DERIVED)
-_encode_json = encoder(_JSON_STORED, public=True)
+def _json_encoder(names: tuple[str, ...]):
+    # The stored fields in JSON order; the derived ones are inserted at their places.
+    stored = tuple(n for n in names if n not in DERIVED)
+    return names, encoder(stored, public=True), names.index("effective_confidence"), names.index("tier")
+
+
+# A listing shows thousands of beliefs: its encoder skips the statement and the evidence.
+_JSON = {True: _json_encoder(FULL_JSON_FIELDS), False: _json_encoder(JSON_FIELDS)}
+_JSON_EVIDENCE = FULL_JSON_FIELDS.index("evidence")
 
 
 def view(b, today: date, params, full: bool = True) -> dict:
@@ -115,8 +124,10 @@ def view(b, today: date, params, full: bool = True) -> dict:
     under `params` (a `core.params.Params`)."""
     eff = kernel.effective_at(b.confidence, b.permanence, b.confirmed or b.first, b.pinned, today,
                               params.decay, params.decay_floor)
-    values = dict(zip(_JSON_STORED, _encode_json(b)))
-    values["effective_confidence"] = vocab.effective_confidence(eff)
-    values["tier"] = kernel.tier(eff, params.tiers)
-    values["evidence"] = [dict(zip(EVIDENCE_FIELDS, e)) for e in values["evidence"]]
-    return {n: values[n] for n in (FULL_JSON_FIELDS if full else JSON_FIELDS)}
+    names, encode, at_eff, at_tier = _JSON[full]
+    row = encode(b)
+    row.insert(at_eff, vocab.effective_confidence(eff))
+    row.insert(at_tier, kernel.tier(eff, params.tiers))
+    if full:
+        row[_JSON_EVIDENCE] = [dict(zip(EVIDENCE_FIELDS, e)) for e in row[_JSON_EVIDENCE]]
+    return dict(zip(names, row))
