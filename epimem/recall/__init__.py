@@ -15,7 +15,7 @@ __all__ = ["recall", "similar_beliefs", "recaller", "Recaller", "Results", "Filt
 _WHERE = {
     "recall": "api", "similar_beliefs": "api", "recaller": "api", "Recaller": "api", "Results": "api",
     "Filters": "rank", "Hit": "rank", "QueryError": "rank", "render_markdown": "rank",
-    "estimate_tokens": "rank", "Index": "index", "read_config": "index",
+    "estimate_tokens": "rank", "Index": "index", "read_config": "config",
 }
 
 
