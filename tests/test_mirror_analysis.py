@@ -12,7 +12,13 @@ import pytest
 
 from epimem.core.model import Belief, Evidence, Observation, Problem, Sessions, Snapshot, Tension
 from epimem.core.params import DEFAULTS
-from epimem.mirror import analysis as A
+from epimem.mirror.audit import audit as make_audit
+from epimem.mirror.data import as_data
+from epimem.mirror.gutcheck import gut_check
+from epimem.mirror.interview import interview
+from epimem.mirror.portrait import BLIND_QUESTIONS, portrait_brief
+from epimem.mirror.portrait import themes as find_themes
+from epimem.mirror.views import top_and_bottom, view
 
 T = date(2026, 11, 30)
 E = Evidence
@@ -110,13 +116,13 @@ EFF = {
 
 @pytest.fixture(scope="module")
 def audit():
-    return A.audit(SNAP, DEFAULTS, T)
+    return make_audit(SNAP, DEFAULTS, T)
 
 
 @pytest.fixture(scope="module")
 def data(audit):
     # Through JSON and back: the test reads what `--json` prints.
-    return json.loads(json.dumps(A.as_data(audit)))
+    return json.loads(json.dumps(as_data(audit)))
 
 
 def test_hand_computed_effective_values():
@@ -166,9 +172,9 @@ def test_top_and_bottom_split_a_small_vault(data):
 
 
 def test_top_and_bottom_in_a_large_vault():
-    views = [A.view(B(f"b{i:02d}", f"Belief {i}", "trait", "behavioral", i / 100, "stable", T), T)
+    views = [view(B(f"b{i:02d}", f"Belief {i}", "trait", "behavioral", i / 100, "stable", T), T)
              for i in range(20, 40)]
-    top, bottom = A.top_and_bottom(views, 5)
+    top, bottom = top_and_bottom(views, 5)
     assert [v.id for v in top] == ["b39", "b38", "b37", "b36", "b35"]
     assert [v.id for v in bottom] == ["b20", "b21", "b22", "b23", "b24"]
 
@@ -214,10 +220,10 @@ def test_coherence(data):
 
 def test_too_neat_after_ten_sessions_without_open_tension():
     snap = Snapshot(BELIEFS, (), (TENSIONS[2],), Sessions(count=10), (), T)
-    c = A.audit(snap, DEFAULTS, T).coherence
+    c = make_audit(snap, DEFAULTS, T).coherence
     assert (c.too_neat, c.open_tensions, c.sessions) == (True, 0, 10)
     young = Snapshot(BELIEFS, (), (), Sessions(count=9), (), T)
-    assert A.audit(young, DEFAULTS, T).coherence.too_neat is False
+    assert make_audit(young, DEFAULTS, T).coherence.too_neat is False
 
 
 def test_permanence_suggestions_and_proposals(data):
@@ -249,13 +255,13 @@ def test_unconnected_observations_and_candidates(data):
 def test_two_alike_observations_are_not_a_candidate():
     obs = OBSERVATIONS[2:4] + OBSERVATIONS[5:6]
     snap = Snapshot((), obs, (), Sessions(), (), T)
-    assert A.audit(snap, DEFAULTS, T).candidates == ()
+    assert make_audit(snap, DEFAULTS, T).candidates == ()
 
 
 def test_decay_uses_the_vaults_parameters():
     from dataclasses import replace
     fast = replace(DEFAULTS, decay={**DEFAULTS.decay, "durable": 0.05})
-    a = A.audit(SNAP, fast, T)
+    a = make_audit(SNAP, fast, T)
     views = {v.id: v.effective for v in a.top + a.bottom}
     assert views["thinks-aloud"] == eff(0.75, 0.05, 30) == 0.2   # 0.167, floored
     assert views["values-craft"] == eff(0.55, 0.05, 10) == 0.334
@@ -264,7 +270,7 @@ def test_decay_uses_the_vaults_parameters():
 # --- gut-check -------------------------------------------------------------------------
 
 def test_gut_check_widens_a_thin_interpretive_pool():
-    g = json.loads(json.dumps(A.as_data(A.gut_check(SNAP, DEFAULTS, T))))
+    g = json.loads(json.dumps(as_data(gut_check(SNAP, DEFAULTS, T))))
     # 3 interpretive beliefs < 6: the pool takes every non-fact belief (6 of them).
     assert (g["pool"], g["interpretive"]) == ("interpretive+", 3)
     assert [i["belief"]["id"] for i in g["high"]] == ["small-prs", "thinks-aloud", "values-craft"]
@@ -278,7 +284,7 @@ def test_gut_check_widens_a_thin_interpretive_pool():
 def test_gut_check_uses_interpretive_beliefs_only_when_there_are_enough():
     bs = tuple(B(f"i{n}", f"Interpretation {n}", "trait", "interpretive", n / 10, "stable", T)
                for n in range(1, 9)) + (BELIEFS[2],)
-    g = A.gut_check(Snapshot(bs, (), (), Sessions(), (), T), DEFAULTS, T)
+    g = gut_check(Snapshot(bs, (), (), Sessions(), (), T), DEFAULTS, T)
     assert g.pool == "interpretive"
     assert [i.belief.id for i in g.high] == ["i8", "i7", "i6"]
     assert [i.belief.id for i in g.low] == ["i1", "i2", "i3"]
@@ -288,7 +294,7 @@ def test_gut_check_uses_interpretive_beliefs_only_when_there_are_enough():
 # --- interview ---------------------------------------------------------------------------
 
 def test_interview_plan_order_and_ties():
-    iv = A.interview(SNAP, DEFAULTS, T)
+    iv = interview(SNAP, DEFAULTS, T)
     sections = [q.section for q in iv.questions]
     assert sections == ["warm-up", "blind-spot", "blind-spot", "blind-spot", "stale", "stale",
                         "probe", "probe", "probe", "tension", "tension", "closing"]
@@ -313,7 +319,7 @@ def test_interview_plan_order_and_ties():
 
 
 def test_interview_on_an_empty_vault_still_has_eight_questions():
-    iv = A.interview(Snapshot(today=T), DEFAULTS, T)
+    iv = interview(Snapshot(today=T), DEFAULTS, T)
     assert len(iv.questions) == 8
     assert iv.questions[0].section == "warm-up" and iv.questions[-1].section == "closing"
     assert {q.section for q in iv.questions[1:-1]} == {"blind-spot"}
@@ -324,13 +330,13 @@ def test_interview_never_exceeds_twelve():
                              date(2026, 1, 1)) for i in range(30))
     tens = TENSIONS + tuple(Tension(f"2026-11-0{i}-x{i}", date(2026, 11, i), f"x{i}", "unresolved",
                                     f"T{i}") for i in range(1, 6))
-    iv = A.interview(Snapshot(many, (), tens, SESSIONS, (), T), DEFAULTS, T)
+    iv = interview(Snapshot(many, (), tens, SESSIONS, (), T), DEFAULTS, T)
     assert 8 <= len(iv.questions) <= 12
 
 
 def test_interview_seeds_a_tension_when_none_is_open():
     snap = Snapshot(BELIEFS, (), (), Sessions(count=15), (), T)
-    iv = A.interview(snap, DEFAULTS, T)
+    iv = interview(snap, DEFAULTS, T)
     qs = [q for q in iv.questions if q.section == "tension"]
     # Both challenged-but-not-lowered beliefs are already asked about (stale, probe),
     # so the seed is the coherence question.
@@ -343,7 +349,7 @@ def test_interview_seeds_a_tension_when_none_is_open():
 # --- portrait ------------------------------------------------------------------------------
 
 def test_portrait_brief():
-    p = A.portrait_brief(SNAP, DEFAULTS, T)
+    p = portrait_brief(SNAP, DEFAULTS, T)
     assert p.empty is False and p.beliefs == 7 and p.observations == 7
     # The strongest beliefs about character and drive: a trait and a value.
     assert [v.id for v in p.person] == ["thinks-aloud", "values-craft"]
@@ -356,7 +362,7 @@ def test_portrait_brief():
         ("decision", "none"), ("antipattern", "none"), ("fact", "none")]
     assert [t.id for t in p.contradictions] == ["2026-11-01-thinks-aloud", "2026-09-15-tests-first"]
     # No open tension on an established belief, so the first missing core kind.
-    assert (p.hungriest.kind, p.hungriest.question) == ("motivation", A.BLIND_QUESTIONS["motivation"])
+    assert (p.hungriest.kind, p.hungriest.question) == ("motivation", BLIND_QUESTIONS["motivation"])
     assert p.certainty_words == {"factual": "certainly", "established": "clearly",
                                  "developing": "it seems", "tentative": "I've seen hints",
                                  "speculative": "I'm guessing"}
@@ -384,7 +390,7 @@ def test_themes_prefer_tags_then_shared_words_then_kinds():
           b(11, "Values honesty in reviews", "value"),
           b(12, "Motivated by users' thanks", "motivation"),
           b(13, "Senior engineer", "identity"))
-    themes = A.themes([A.view(x, T) for x in bs])
+    themes = find_themes([view(x, T) for x in bs])
     assert [(t.label, t.source, t.size) for t in themes] == [
         ("Communication", "tag", 3), ("Testing", "tag", 3), ("Postgres", "words", 3),
         ("What drives you", "kind", 3)]
@@ -393,10 +399,10 @@ def test_themes_prefer_tags_then_shared_words_then_kinds():
 
 
 def test_empty_vault_brief_is_honest():
-    p = A.portrait_brief(Snapshot(today=T), DEFAULTS, T)
+    p = portrait_brief(Snapshot(today=T), DEFAULTS, T)
     assert p.empty and p.person == () and p.themes == () and p.contradictions == ()
     assert p.hungriest.why == "nothing is known yet"
-    a = A.audit(Snapshot(today=T), DEFAULTS, T)
+    a = make_audit(Snapshot(today=T), DEFAULTS, T)
     assert a.empty and a.top == () and a.candidates == ()
 
 
@@ -405,8 +411,10 @@ def test_analysis_is_pure():
     import ast
     from pathlib import Path
 
-    import epimem.mirror.analysis as mod
-    for name in ("analysis.py", "text.py", "phrase.py", "render.py"):
+    import epimem.mirror.views as mod
+    # gutcheck.py holds the gut-check's analysis beside the recording of its answers, so it is not listed.
+    for name in ("views.py", "audit.py", "interview.py", "portrait.py", "data.py", "text.py", "phrase.py",
+                 "render.py"):
         tree = ast.parse((Path(mod.__file__).parent / name).read_text())
         names = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import)
                  for a in n.names}
@@ -415,5 +423,5 @@ def test_analysis_is_pure():
         assert not names & {"os", "pathlib", "subprocess", "git", "chromadb", "typer", "anthropic",
                             "httpx", "io", "shutil"}, name
     before = repr(SNAP)
-    A.audit(SNAP, DEFAULTS, T), A.portrait_brief(SNAP, DEFAULTS, T)
+    make_audit(SNAP, DEFAULTS, T), portrait_brief(SNAP, DEFAULTS, T)
     assert repr(SNAP) == before

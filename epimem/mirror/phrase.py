@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 
 # Certainty in words, from the highest tier to the lowest. A vault with a
-# different number of tiers is mapped onto these by rank (analysis.certainty_words).
+# different number of tiers is mapped onto these by rank (views.certainty_words).
 CERTAINTY_WORDS = ("certainly", "clearly", "it seems", "I've seen hints", "I'm guessing")
 
 _IRREGULAR = {"is": "are", "has": "have", "does": "do", "goes": "go", "was": "were"}

@@ -10,11 +10,17 @@ from __future__ import annotations
 import re
 import textwrap
 from datetime import date
+from typing import TYPE_CHECKING
 
 from . import text as tx
-from .analysis import (Audit, BeliefView, GutCheck, Interview, PortraitBrief,
-                       TensionView)
 from .phrase import CERTAINTY_WORDS, say, sentence
+
+if TYPE_CHECKING:  # annotations only: gutcheck imports this module to write its review
+    from .audit import Audit
+    from .gutcheck import GutCheck
+    from .interview import Interview
+    from .portrait import PortraitBrief
+    from .views import BeliefView, TensionView
 
 SCREEN_LINES = 50   # a terminal screen, after wrapping at WIDTH
 WIDTH = 100
