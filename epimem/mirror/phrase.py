@@ -65,16 +65,6 @@ def verb_phrase(title: str) -> str | None:
     return (_base(low) + (" " + rest if rest else "")).strip()
 
 
-def _lower_first(s: str) -> str:
-    # Keep acronyms and names ("API", "Berlin") as they are: only a plain
-    # capitalized common word is lowered.
-    if len(s) > 1 and s[0].isupper() and s[1].islower():
-        head = s.split()[0]
-        if head.lower() in _DETERMINERS or head.lower() in _CLAUSE_WORDS:
-            return s[0].lower() + s[1:]
-    return s
-
-
 # Per certainty level: ways to say a verb phrase ("you {vp}") and a quoted
 # title ("{t}"). Variants keep a paragraph from repeating one formula.
 _VERBAL = (
