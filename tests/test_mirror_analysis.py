@@ -151,7 +151,7 @@ def test_session_figures(data):
         "next_review_at": 20, "created": "2026-01-01",
         "days_since_init": 333, "days_since_last_session": 2, "days_since_last_review": 46,
         "sessions_since_last_review": 7,          # 4 on 10-20 + 3 on 11-28
-        "review_due": "46 days since the last review",  # 12 < 20, but 46 >= 30 days
+        "review_due": True, "review_reason": "46 days since the last review",  # 12 < 20, but 46 >= 30 days
         "dormant_days": None}
 
 
@@ -161,9 +161,9 @@ def test_top_and_bottom_split_a_small_vault(data):
                                               "values-craft"]
     assert [v["id"] for v in data["bottom"]] == ["night-owl", "tests-first", "idempotency-table"]
     for v in data["top"] + data["bottom"]:
-        assert v["effective"] == EFF[v["id"]], v["id"]
+        assert v["effective_confidence"] == EFF[v["id"]], v["id"]
     first = data["top"][1]
-    assert (first["stored"], first["permanence"], first["confirmed"]) == (0.8, "stable", "2026-05-01")
+    assert (first["confidence"], first["permanence"], first["confirmed"]) == (0.8, "stable", "2026-05-01")
     assert first["confirmations"] == 0 and first["challenges"] == 2
     assert first["why"] == "not yet confirmed, challenged 2 times: another big one"
     assert data["top"][0]["why"] == "a verified fact, pinned"
@@ -183,7 +183,7 @@ def test_dormancy_flags(data):
     d = data["dormancy"]
     # Drops: tests-first 0.25, small-prs 0.153, thinks-aloud 0.104 (> 0.10); night-owl only 0.05.
     assert [f["id"] for f in d["decayed"]] == ["tests-first", "small-prs", "thinks-aloud"]
-    assert [(f["stored"], f["effective"], f["days"]) for f in d["decayed"]] == [
+    assert [(f["confidence"], f["effective_confidence"], f["days"]) for f in d["decayed"]] == [
         (0.45, 0.2, 121), (0.8, 0.647, 213), (0.75, 0.646, 30)]
     assert [(f["id"], f["days"]) for f in d["never_confirmed"]] == [
         ("conventional-commits", 333), ("tests-first", 121), ("night-owl", 60), ("values-craft", 10)]
@@ -204,9 +204,9 @@ def test_drift(data):
     d = data["drift"]
     # small-prs was challenged too, but its evidence records a drop (0.90 → 0.80).
     assert d["challenged_not_lowered"] == [
-        {"id": "thinks-aloud", "title": "Thinks out loud before deciding", "stored": 0.75,
+        {"id": "thinks-aloud", "title": "Thinks out loud before deciding", "confidence": 0.75,
          "challenged": "2026-10-10", "challenges": 1, "confirmed_since": True},
-        {"id": "tests-first", "title": "Writes the failing test first", "stored": 0.45,
+        {"id": "tests-first", "title": "Writes the failing test first", "confidence": 0.45,
          "challenged": "2026-09-15", "challenges": 1, "confirmed_since": False}]
     # Stale: situational 121 >= 21, stable 213 >= 182; the pinned fact (333 days) is exempt.
     assert [(s["id"], s["days"], s["limit"]) for s in d["stale"]] == [
@@ -232,7 +232,7 @@ def test_permanence_suggestions_and_proposals(data):
         # last change 09-15 (challenged): 3 + 4 + 3 sessions since.
         ("tests-first", "situational", "durable", "unchanged across 10 sessions"),
         ("night-owl", "unknown", "", "permanence unknown for 60 days: decide how long it holds")]
-    assert [(p["id"], p["action"], p["stored"], p["effective"], p["reason"])
+    assert [(p["id"], p["action"], p["confidence"], p["effective_confidence"], p["reason"])
             for p in data["proposals"]] == [
         ("idempotency-table", "raise", 0.35, 0.341, "below 0.40, confirmed 3 times"),
         # confirmed 05-01: 2 + 3 + 4 + 3 = 12 sessions since.
@@ -262,7 +262,7 @@ def test_decay_uses_the_vaults_parameters():
     from dataclasses import replace
     fast = replace(DEFAULTS, decay={**DEFAULTS.decay, "durable": 0.05})
     a = make_audit(SNAP, fast, T)
-    views = {v.id: v.effective for v in a.top + a.bottom}
+    views = {v.id: v.effective_confidence for v in a.top + a.bottom}
     assert views["thinks-aloud"] == eff(0.75, 0.05, 30) == 0.2   # 0.167, floored
     assert views["values-craft"] == eff(0.55, 0.05, 10) == 0.334
 
@@ -275,7 +275,7 @@ def test_gut_check_widens_a_thin_interpretive_pool():
     assert (g["pool"], g["interpretive"]) == ("interpretive+", 3)
     assert [i["belief"]["id"] for i in g["high"]] == ["small-prs", "thinks-aloud", "values-craft"]
     assert [i["belief"]["id"] for i in g["low"]] == ["night-owl", "tests-first", "idempotency-table"]
-    assert [i["belief"]["effective"] for i in g["high"]] == [0.647, 0.646, 0.523]
+    assert [i["belief"]["effective_confidence"] for i in g["high"]] == [0.647, 0.646, 0.523]
     assert g["high"][0]["question"] == "Still true?" and g["low"][0]["question"] == "Still uncertain?"
     assert g["high"][1]["text"] == "It seems you think out loud before deciding."
     assert g["low"][0]["text"] == "I'm guessing you are a night owl."
@@ -353,7 +353,7 @@ def test_portrait_brief():
     assert p.empty is False and p.beliefs == 7 and p.observations == 7
     # The strongest beliefs about character and drive: a trait and a value.
     assert [v.id for v in p.person] == ["thinks-aloud", "values-craft"]
-    assert [v.effective for v in p.person] == [EFF["thinks-aloud"], EFF["values-craft"]]
+    assert [v.effective_confidence for v in p.person] == [EFF["thinks-aloud"], EFF["values-craft"]]
     assert p.person[0].why == "confirmed once, challenged once: drafted two plans"
     # workflow: one belief, and it is speculative (tests-first, 0.20).
     assert [s.beliefs for s in p.blind_spots] == [0, 0, 1, 0, 0, 0]
@@ -370,7 +370,7 @@ def test_portrait_brief():
     assert len(covered) == len(set(covered))
     assert all(t.size == len(t.members) for t in p.themes)
     for t in p.themes:
-        assert [v.effective for v in t.beliefs] == sorted((EFF[m] for m in t.members), reverse=True)[:5]
+        assert [v.effective_confidence for v in t.beliefs] == sorted((EFF[m] for m in t.members), reverse=True)[:5]
 
 
 def test_themes_prefer_tags_then_shared_words_then_kinds():
@@ -425,3 +425,32 @@ def test_analysis_is_pure():
     before = repr(SNAP)
     make_audit(SNAP, DEFAULTS, T), portrait_brief(SNAP, DEFAULTS, T)
     assert repr(SNAP) == before
+
+
+def _keys(obj):
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            yield k
+            yield from _keys(v)
+    elif isinstance(obj, list):
+        for v in obj:
+            yield from _keys(v)
+
+
+def test_one_json_vocabulary_with_belief_show():
+    """The mirror's JSON names a belief's numbers as `belief show --json` does, with the same values,
+    and `review_due` is a bool in every command (its reason beside it)."""
+    from epimem.cli.common import belief_json
+
+    results = (make_audit(SNAP, DEFAULTS, T), gut_check(SNAP, DEFAULTS, T), interview(SNAP, DEFAULTS, T),
+               portrait_brief(SNAP, DEFAULTS, T))
+    for r in results:
+        assert not set(_keys(as_data(r))) & {"stored", "effective"}, type(r).__name__
+    a = as_data(results[0])
+    shown = {b.id: belief_json(b, T, DEFAULTS) for b in BELIEFS}
+    for v in a["top"] + a["bottom"]:
+        assert (v["confidence"], v["effective_confidence"]) == (
+            shown[v["id"]]["confidence"], shown[v["id"]]["effective_confidence"]), v["id"]
+    assert a["sessions"]["review_due"] is True
+    fresh = as_data(make_audit(Snapshot(today=T), DEFAULTS, T))["sessions"]
+    assert fresh["review_due"] is False and fresh["review_reason"] is None

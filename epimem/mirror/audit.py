@@ -40,7 +40,8 @@ class SessionFigures:
     days_since_last_session: int | None
     days_since_last_review: int | None
     sessions_since_last_review: int
-    review_due: str | None   # why a review is due (rule 10), or None
+    review_due: bool         # rule 10
+    review_reason: str | None  # why it is due, when it is
     dormant_days: int | None  # rule 8: gap when returning from dormancy
 
 
@@ -49,8 +50,8 @@ class Flagged:
     id: str
     title: str
     permanence: str
-    stored: float
-    effective: float
+    confidence: float
+    effective_confidence: float
     days: int                # days since confirmed (or first); for unknown: days since first
 
 
@@ -71,7 +72,7 @@ class Dormancy:
 class ChallengedItem:
     id: str
     title: str
-    stored: float
+    confidence: float
     challenged: date
     challenges: int          # contradicting/diverging evidence lines
     confirmed_since: bool    # confirmed after the last challenge
@@ -82,8 +83,8 @@ class StaleItem:
     id: str
     title: str
     permanence: str
-    stored: float
-    effective: float
+    confidence: float
+    effective_confidence: float
     days: int                # since confirmed (or first, when never confirmed)
     limit: int               # the class's stale threshold in days
 
@@ -116,8 +117,8 @@ class Proposal:
     id: str
     title: str
     action: str              # "soften" | "raise"
-    stored: float
-    effective: float
+    confidence: float
+    effective_confidence: float
     reason: str
 
 
@@ -171,6 +172,7 @@ def _days_since(d: date | None, today: date) -> int | None:
 def session_figures(snapshot: Snapshot, today: date, params: Params = DEFAULTS) -> SessionFigures:
     s = snapshot.sessions
     since_review = (rules.sessions_since(s, s.last_review) if s.last_review else s.count)
+    reason = rules.review_due(s, today, params)
     return SessionFigures(
         count=s.count, last_session=s.last_session, last_review=s.last_review,
         next_review_at=s.next_review_at, created=s.created,
@@ -178,7 +180,7 @@ def session_figures(snapshot: Snapshot, today: date, params: Params = DEFAULTS) 
         days_since_last_session=_days_since(s.last_session, today),
         days_since_last_review=_days_since(s.last_review, today),
         sessions_since_last_review=since_review,
-        review_due=rules.review_due(s, today, params),
+        review_due=reason is not None, review_reason=reason,
         dormant_days=rules.dormancy(s, today, params))
 
 
@@ -189,8 +191,8 @@ def dormancy_flags(beliefs: list[Belief], views: dict[str, BeliefView], today: d
     for b in beliefs:
         v = views[b.id]
         days = rules.days_since_confirmed(b, today)
-        flagged = Flagged(b.id, b.title, b.permanence, v.stored, v.effective, days)
-        drop = round(v.stored - v.effective, 3)
+        flagged = Flagged(b.id, b.title, b.permanence, v.confidence, v.effective_confidence, days)
+        drop = round(v.confidence - v.effective_confidence, 3)
         if drop > params.dormancy_drop + 1e-9:
             decayed.append(flagged)
         if b.confirmed is None:
@@ -202,7 +204,7 @@ def dormancy_flags(beliefs: list[Belief], views: dict[str, BeliefView], today: d
         if b.permanence == "situational" and days >= sit_days:
             situational.append(flagged)
     return Dormancy(
-        decayed=tuple(sorted(decayed, key=lambda f: (-(f.stored - f.effective), f.id))),
+        decayed=tuple(sorted(decayed, key=lambda f: (-(f.confidence - f.effective_confidence), f.id))),
         never_confirmed=tuple(sorted(never, key=lambda f: (-f.days, f.id))),
         unknown_too_long=tuple(sorted(unknown, key=lambda f: (-f.days, f.id))),
         situational_unconfirmed=tuple(sorted(situational, key=lambda f: (-f.days, f.id))))
@@ -232,16 +234,16 @@ def drift(beliefs: list[Belief], views: dict[str, BeliefView], today: date,
             since = min(dates) if dates else b.challenged
             if not _lowered_since(b, since):
                 challenged.append(ChallengedItem(
-                    b.id, b.title, v.stored, b.challenged, challenge_count(b),
+                    b.id, b.title, v.confidence, b.challenged, challenge_count(b),
                     confirmed_since=bool(b.confirmed and b.confirmed > b.challenged)))
         limit = params.stale_days.get(b.permanence)
         if limit is not None and not b.pinned:
             days = rules.days_since_confirmed(b, today)
             if days >= limit:
-                stale.append(StaleItem(b.id, b.title, b.permanence, v.stored, v.effective,
+                stale.append(StaleItem(b.id, b.title, b.permanence, v.confidence, v.effective_confidence,
                                        days, limit))
     return Drift(
-        tuple(sorted(challenged, key=lambda c: (-c.stored, c.id))),
+        tuple(sorted(challenged, key=lambda c: (-c.confidence, c.id))),
         tuple(sorted(stale, key=lambda s: (-(s.days - s.limit), s.id))))
 
 
@@ -363,13 +365,13 @@ def audit(snapshot: Snapshot, params: Params = DEFAULTS, today: date | None = No
         v = by_id[b.id]
         if rules.should_soften(b, sessions, params):
             n = rules.sessions_since_confirmed(b, sessions)
-            proposals.append(Proposal(b.id, b.title, "soften", v.stored, v.effective,
+            proposals.append(Proposal(b.id, b.title, "soften", v.confidence, v.effective_confidence,
                                       f"above {params.soften_above:.2f}, not confirmed in {n} sessions"))
         if rules.should_raise(b, params):
-            proposals.append(Proposal(b.id, b.title, "raise", v.stored, v.effective,
+            proposals.append(Proposal(b.id, b.title, "raise", v.confidence, v.effective_confidence,
                                       f"below {params.raise_below:.2f}, confirmed "
                                       f"{rules.confirmations(b)} times"))
-    proposals.sort(key=lambda p: (p.action, -p.stored, p.id))
+    proposals.sort(key=lambda p: (p.action, -p.confidence, p.id))
 
     unconnected = unconnected_observations(snapshot)
     return Audit(

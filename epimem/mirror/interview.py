@@ -63,7 +63,7 @@ def _stale_views(beliefs: list[Belief], views: dict[str, BeliefView], today: dat
     stale = {s.id for s in d.stale}
     decayed = {f.id for f in dormancy_flags(beliefs, views, today, params).decayed}
     chosen = [views[i] for i in stale | decayed]
-    return sorted(chosen, key=lambda v: (-(v.stored - v.effective), -v.stored, v.id))
+    return sorted(chosen, key=lambda v: (-(v.confidence - v.effective_confidence), -v.confidence, v.id))
 
 
 def interview(snapshot: Snapshot, params: Params = DEFAULTS, today: date | None = None) -> Interview:

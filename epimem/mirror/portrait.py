@@ -179,7 +179,7 @@ def themes(views: list[BeliefView], params: Params = DEFAULTS) -> tuple[Theme, .
     for key, ids in groups.items():
         cands[f"kind:{key}"] = (glabel[key], "kind", 0.3, ids)
 
-    weight = {v.id: max(v.effective, 0.01) for v in views}
+    weight = {v.id: max(v.effective_confidence, 0.01) for v in views}
     by_id = {v.id: v for v in views}
     covered: set[str] = set()
     chosen: list[tuple[str, str, str, list[str]]] = []
@@ -205,7 +205,7 @@ def themes(views: list[BeliefView], params: Params = DEFAULTS) -> tuple[Theme, .
     for key, label, source, ids in chosen:
         members = strongest([by_id[i] for i in ids])
         top3 = members[:3]
-        mean = sum(v.effective for v in top3) / len(top3)
+        mean = sum(v.effective_confidence for v in top3) / len(top3)
         out.append(Theme(key=key, label=label, source=source,
                          certainty=words.get(rules.tier(round(mean, 3), params), ""),
                          size=len(members), beliefs=tuple(members[:5]),
@@ -237,7 +237,7 @@ def hungriest(views: list[BeliefView], spots: tuple[BlindSpot, ...],
     """The one question whose answer would teach the model most."""
     by_id = {v.id: v for v in views}
     strong_tiers = {n for n, _ in params.tiers[:2]}
-    for t in sorted(open_tensions, key=lambda t: (-(by_id[t.belief].effective
+    for t in sorted(open_tensions, key=lambda t: (-(by_id[t.belief].effective_confidence
                                                      if t.belief in by_id else 0), t.id)):
         if t.belief in by_id and by_id[t.belief].tier in strong_tiers:
             return Hunger(f"I hold “{by_id[t.belief].title}” firmly, yet: "
@@ -254,7 +254,7 @@ def hungriest(views: list[BeliefView], spots: tuple[BlindSpot, ...],
                       belief=t.belief, tension=t.id)
     unsure = [v for v in views if v.tier in {n for n, _ in params.tiers[-2:]}]
     if unsure:
-        v = sorted(unsure, key=lambda v: (-(v.confirmations + v.challenges), -v.effective, v.id))[0]
+        v = sorted(unsure, key=lambda v: (-(v.confirmations + v.challenges), -v.effective_confidence, v.id))[0]
         return Hunger(f"I keep half-seeing this: “{v.title}”. Is it you?",
                       "a belief I hold only as a hint or a guess", belief=v.id)
     if spots and views:

@@ -110,7 +110,7 @@ def _belief_table(views: tuple[BeliefView, ...]) -> list[str]:
             "|---|---|---|---|---|"]
     for v in views:
         # Pinned shows in `why`; the row stays under ~110 columns.
-        rows.append(f"| {_cell(v.title, 34)} | {v.stored:.2f} → {v.effective:.2f} | "
+        rows.append(f"| {_cell(v.title, 34)} | {v.confidence:.2f} → {v.effective_confidence:.2f} | "
                     f"{v.permanence} | {_when(v.confirmed)} | {_cell(v.why, 34)} |")
     return rows
 
@@ -151,7 +151,7 @@ def audit_markdown(a: Audit) -> str:
     out.append(f"{_n(s.count, 'session')} · {since_init} · {review} · "
                f"next at session {s.next_review_at}")
     if s.review_due:
-        out.append(f"**A review is due**: {s.review_due}.")
+        out.append(f"**A review is due**: {s.review_reason}.")
     if s.dormant_days is not None:
         out.append(f"Returning from dormancy: the last session was {s.dormant_days} days ago.")
     if a.empty:

@@ -36,8 +36,8 @@ class BeliefView:
     kind: str
     basis: str
     permanence: str
-    stored: float
-    effective: float
+    confidence: float            # as stored in the file
+    effective_confidence: float  # decayed to today (SPEC §2.7)
     tier: str
     certainty: str           # the tier in words
     first: date
@@ -119,7 +119,7 @@ def view(b: Belief, today: date, params: Params = DEFAULTS,
     words = words or certainty_words(params)
     return BeliefView(
         id=b.id, title=b.title, kind=b.kind, basis=b.basis, permanence=b.permanence,
-        stored=round(b.confidence, 2), effective=eff, tier=t, certainty=words.get(t, ""),
+        confidence=round(b.confidence, 2), effective_confidence=eff, tier=t, certainty=words.get(t, ""),
         first=b.first, confirmed=b.confirmed, challenged=b.challenged, pinned=b.pinned,
         confirmations=rules.confirmations(b), challenges=challenge_count(b),
         statement=tx.first_sentence(b.statement or b.title) if detail else "",
@@ -138,7 +138,7 @@ def detailed(views, beliefs: dict[str, Belief]) -> tuple[BeliefView, ...]:
 
 
 def strongest(views: list[BeliefView]) -> list[BeliefView]:
-    return sorted(views, key=lambda v: (-v.effective, -v.stored, v.id))
+    return sorted(views, key=lambda v: (-v.effective_confidence, -v.confidence, v.id))
 
 
 def top_and_bottom(views: list[BeliefView], n: int) -> tuple[tuple[BeliefView, ...],
