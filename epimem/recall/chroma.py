@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import hashlib
 import secrets
-import shutil
 import socket
 from pathlib import Path
 
@@ -112,6 +111,8 @@ def reopen_if_written(config: Config, paths: Paths, stamp: str) -> None:
 
 def wipe_embedded(paths: Paths) -> None:
     """Delete a damaged embedded store (it is rebuilt from the files)."""
+    import shutil  # not at the top: it imports bz2, lzma and zlib, which every sync would pay for
+
     release_embedded()  # let go of the old files
     shutil.rmtree(paths.chroma, ignore_errors=True)
 
