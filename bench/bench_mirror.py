@@ -45,7 +45,11 @@ def timed_process(cmd: list[str], env: dict) -> float:
 
 def in_process(root: Path, runs: int) -> dict[str, float]:
     from epimem.api.memory import Memory
-    from epimem.mirror import analysis, render
+    from epimem.mirror import render
+    from epimem.mirror.audit import audit
+    from epimem.mirror.gutcheck import gut_check
+    from epimem.mirror.interview import interview
+    from epimem.mirror.portrait import portrait_brief
 
     mem = Memory(root, today=TODAY)
     t = time.perf_counter()
@@ -54,10 +58,10 @@ def in_process(root: Path, runs: int) -> dict[str, float]:
     params = mem.params
     out = {"load snapshot": load}
     steps = {
-        "audit": lambda: render.audit_markdown(analysis.audit(snap, params, mem.today)),
-        "portrait": lambda: render.portrait_markdown(analysis.portrait_brief(snap, params, mem.today)),
-        "gut-check": lambda: render.gut_check_markdown(analysis.gut_check(snap, params, mem.today)),
-        "interview": lambda: render.interview_markdown(analysis.interview(snap, params, mem.today)),
+        "audit": lambda: render.audit_markdown(audit(snap, params, mem.today)),
+        "portrait": lambda: render.portrait_markdown(portrait_brief(snap, params, mem.today)),
+        "gut-check": lambda: render.gut_check_markdown(gut_check(snap, params, mem.today)),
+        "interview": lambda: render.interview_markdown(interview(snap, params, mem.today)),
     }
     for name, fn in steps.items():
         times = []

@@ -83,7 +83,8 @@ def main(argv=None) -> int:
 
         from epimem.recall.api import Recaller
         from epimem.recall.embed import get_embedder
-        from epimem.recall.index import Index, parse_file, scan
+        from epimem.recall.index import Index
+        from epimem.recall.manifest import parse_file, scan
 
         # -- rebuild, beside the raw model -------------------------------------------------------
         rebuilds = []
@@ -91,7 +92,7 @@ def main(argv=None) -> int:
         for _ in range(args.rebuilds):
             shutil.rmtree(root / ".epimem" / "recall", ignore_errors=True)
             shutil.rmtree(root / ".epimem" / "chroma", ignore_errors=True)
-            from epimem.recall.index import release_embedded
+            from epimem.recall.chroma import release_embedded
 
             release_embedded()
             ix = Index(root)

@@ -9,8 +9,8 @@ import time
 from dataclasses import replace
 from datetime import date
 
-from epimem.store import context_cache as context
 from epimem.core.notes import parse_belief
+from epimem.store import context_cache as context
 
 TODAY = date(2026, 11, 30)
 

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from epimem.claude import hook
-from epimem.store import context_cache as context
 from epimem.core.model import Belief
 from epimem.core.params import DEFAULTS
+from epimem.store import context_cache as context
 
 TODAY = "2026-11-30"  # as in conftest.py
 

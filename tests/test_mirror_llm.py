@@ -14,9 +14,8 @@ import pytest
 
 from epimem.core.model import Belief, Sessions, Snapshot, Tension
 from epimem.core.params import DEFAULTS
-from epimem.mirror import analysis as A
-from epimem.mirror.llm import (DEFAULT_MODEL, LLMError, LLMUnavailable, llm_brief, request_text,
-                               write_portrait)
+from epimem.mirror.llm import DEFAULT_MODEL, LLMError, LLMUnavailable, llm_brief, request_text, write_portrait
+from epimem.mirror.portrait import portrait_brief
 
 # The SDK's own HTTP library: `httpx`, or its fork `httpx2` in anthropic >= 2.x,
 # which refuses plain httpx objects. Same API, MockTransport included.
@@ -50,7 +49,7 @@ def _brief():
     ts = (Tension("2026-11-01-thinks-aloud", date(2026, 11, 1), "thinks-aloud", "unresolved",
                   "Said I decide fast, then explored for an hour",
                   what_happened=f"Stated a preference for quick decisions; key {SECRET}."),)
-    return A.portrait_brief(Snapshot(bs, (), ts, Sessions(count=3), (), T), DEFAULTS, T)
+    return portrait_brief(Snapshot(bs, (), ts, Sessions(count=3), (), T), DEFAULTS, T)
 
 
 def _message(text: str) -> dict:
@@ -139,7 +138,7 @@ def test_no_key_means_unavailable(monkeypatch):
 
 
 def test_empty_brief_sends_nothing_personal():
-    brief = A.portrait_brief(Snapshot(today=T), DEFAULTS, T)
+    brief = portrait_brief(Snapshot(today=T), DEFAULTS, T)
     text = request_text(brief)
     assert "nothing yet" in text and "themes" not in text
 

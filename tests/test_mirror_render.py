@@ -12,9 +12,12 @@ import pytest
 
 from epimem.core.model import Belief, Problem, Sessions, Snapshot, Tension
 from epimem.core.params import DEFAULTS
-from epimem.mirror import analysis as A
 from epimem.mirror import render as R
+from epimem.mirror.audit import audit
+from epimem.mirror.gutcheck import gut_check
+from epimem.mirror.interview import interview
 from epimem.mirror.phrase import CERTAINTY_WORDS, say, sentence, verb_phrase
+from epimem.mirror.portrait import portrait_brief
 
 ROOT = Path(__file__).resolve().parent.parent
 T = date(2026, 11, 30)
@@ -70,7 +73,7 @@ def _digit_free_snapshot() -> Snapshot:
 
 
 def test_portrait_has_no_numbers():
-    md = R.portrait_markdown(A.portrait_brief(_digit_free_snapshot(), DEFAULTS, T))
+    md = R.portrait_markdown(portrait_brief(_digit_free_snapshot(), DEFAULTS, T))
     assert not re.search(r"\d", md), md
     for section in ("# Portrait", "## Themes", "## What I don't see",
                     "## Contradictions worth holding", "## Where I'm hungriest"):
@@ -84,7 +87,7 @@ def test_sample_vault_portrait_speaks_in_words(sample_vault):
     from epimem.api.memory import Memory
 
     mem = Memory(sample_vault, today="2026-11-30")
-    brief = A.portrait_brief(mem.snapshot(), mem.params, mem.today)
+    brief = portrait_brief(mem.snapshot(), mem.params, mem.today)
     md = R.portrait_markdown(brief)
     assert not re.search(r"\b0?\.\d\d\b|%|\bconfidence\b", md)
     assert 4 <= len(brief.themes) <= 6
@@ -93,9 +96,9 @@ def test_sample_vault_portrait_speaks_in_words(sample_vault):
 
 def test_empty_modes_read_as_honest_sentences():
     empty = Snapshot(today=T)
-    assert "Nothing known yet" in R.audit_markdown(A.audit(empty, DEFAULTS, T))
-    assert "Nothing to check yet" in R.gut_check_markdown(A.gut_check(empty, DEFAULTS, T))
-    p = R.portrait_markdown(A.portrait_brief(empty, DEFAULTS, T))
+    assert "Nothing known yet" in R.audit_markdown(audit(empty, DEFAULTS, T))
+    assert "Nothing to check yet" in R.gut_check_markdown(gut_check(empty, DEFAULTS, T))
+    p = R.portrait_markdown(portrait_brief(empty, DEFAULTS, T))
     assert "I don't know you yet" in p and "Everything, for now." in p
     assert "What would you most want an assistant to understand about you?" in p
 
@@ -103,10 +106,10 @@ def test_empty_modes_read_as_honest_sentences():
 def test_skipped_files_come_last_in_every_mode():
     snap = Snapshot(_digit_free_snapshot().beliefs, (), (), Sessions(), (
         Problem("beliefs/bad.md", 2, "invalid YAML in frontmatter"),), T)
-    for md in (R.audit_markdown(A.audit(snap, DEFAULTS, T)),
-               R.gut_check_markdown(A.gut_check(snap, DEFAULTS, T)),
-               R.interview_markdown(A.interview(snap, DEFAULTS, T)),
-               R.portrait_markdown(A.portrait_brief(snap, DEFAULTS, T))):
+    for md in (R.audit_markdown(audit(snap, DEFAULTS, T)),
+               R.gut_check_markdown(gut_check(snap, DEFAULTS, T)),
+               R.interview_markdown(interview(snap, DEFAULTS, T)),
+               R.portrait_markdown(portrait_brief(snap, DEFAULTS, T))):
         assert md.rstrip().endswith("- beliefs/bad.md:2: invalid YAML in frontmatter")
 
 
@@ -118,7 +121,7 @@ def test_output_longer_than_a_screen_says_why():
     assert "runs past" not in R._fit(["short"], ["x"])
     problems = tuple(Problem(f"beliefs/bad-{i}.md", 1, "no frontmatter") for i in range(12))
     snap = Snapshot(_digit_free_snapshot().beliefs, (), (), Sessions(), problems, T)
-    md = R.audit_markdown(A.audit(snap, DEFAULTS, T))
+    md = R.audit_markdown(audit(snap, DEFAULTS, T))
     assert "and 2 more (`epimem validate` lists them all)" in md
 
 
@@ -133,10 +136,10 @@ def test_wrap_keeps_tables_and_indents_items():
 
 def test_gut_check_and_interview_markdown():
     snap = _digit_free_snapshot()
-    g = R.gut_check_markdown(A.gut_check(snap, DEFAULTS, T))
+    g = R.gut_check_markdown(gut_check(snap, DEFAULTS, T))
     assert "## Still true?" in g and "## Still uncertain?" in g
     assert "`epimem mirror answer ID --verdict true|false|unsure" in g
-    iv = A.interview(snap, DEFAULTS, T)
+    iv = interview(snap, DEFAULTS, T)
     md = R.interview_markdown(iv)
     assert md.count("\n1. **Warm-up.**") == 1
     assert f"{len(iv.questions)}. **Closing.**" in md

@@ -14,7 +14,7 @@ from recall_support import clean_recall_env  # noqa: F401 - used through pytestm
 
 from epimem.recall import QueryError, Recaller, estimate_tokens, recall, similar_beliefs
 from epimem.recall.api import Results
-from epimem.recall.index import Config
+from epimem.recall.config import Config
 
 pytestmark = pytest.mark.usefixtures("clean_recall_env")
 

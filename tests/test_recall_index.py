@@ -18,7 +18,8 @@ from recall_support import (clean_recall_env, make_belief, mini_vault, observati
 from epimem.core.notes import render_belief
 from epimem.recall.api import Recaller
 from epimem.recall.embed import EmbedderError
-from epimem.recall.index import Config, Index, read_config
+from epimem.recall.config import Config, read_config
+from epimem.recall.index import Index
 
 pytestmark = pytest.mark.usefixtures("clean_recall_env")
 
@@ -197,7 +198,7 @@ def test_corrupt_or_missing_pieces_are_rebuilt_with_a_message(root):
     res = Recaller(root, progress=said.append, auto_sync=False).recall("commit messages")
     assert res.ids[0] == "conventional-commits" and any("different versions" in s for s in said)
     # the Chroma store gone under a valid table
-    from epimem.recall.index import release_embedded
+    from epimem.recall.chroma import release_embedded
 
     release_embedded()
     shutil.rmtree(root / ".epimem" / "chroma")
@@ -206,7 +207,7 @@ def test_corrupt_or_missing_pieces_are_rebuilt_with_a_message(root):
 
 
 def test_garbage_chroma_store_is_replaced(root):
-    from epimem.recall.index import release_embedded
+    from epimem.recall.chroma import release_embedded
 
     release_embedded()
     (root / ".epimem" / "chroma").mkdir(parents=True)
@@ -259,11 +260,11 @@ def test_config_precedence_and_embedder_change(root, monkeypatch, tmp_path):
 def test_an_unreachable_server_is_a_clear_error(root):
     from recall_support import free_port
 
-    from epimem.recall.index import IndexError_
+    from epimem.recall.errors import RecallIndexError
 
     cfg = Config(chroma_url=f"http://127.0.0.1:{free_port()}")
     t = time.monotonic()
-    with pytest.raises(IndexError_, match="cannot reach the Chroma server"):
+    with pytest.raises(RecallIndexError, match="cannot reach the Chroma server"):
         Index(root, cfg).rebuild()
     assert time.monotonic() - t < 20
 

@@ -8,8 +8,21 @@ import pytest
 
 from epimem.core.params import DEFAULTS
 from epimem.recall.items import BELIEF, OBSERVATION, Item, to_row
-from epimem.recall.rank import (Filters, Hit, QueryError, Ranked, estimate_tokens, fuse, keyword_weight,
-                                make_hit, passes, render_markdown, rrf, scope_matches, weight_of)
+from epimem.recall.rank import (
+    Filters,
+    Hit,
+    QueryError,
+    Ranked,
+    estimate_tokens,
+    fuse,
+    keyword_weight,
+    make_hit,
+    passes,
+    render_markdown,
+    rrf,
+    scope_matches,
+    weight_of,
+)
 from epimem.recall.table import Table
 
 TODAY = date(2026, 11, 30)

@@ -284,7 +284,8 @@ def test_the_decay_formula_evaluates_on_arrays_too():
     pinned = np.array([False, False, False, True])
     arr = kernel.effective(stored, rate, days, pinned, 0.20, exp=np.exp, maximum=np.maximum,
                            minimum=np.minimum, where=np.where)
-    one = [kernel.effective(float(s), float(r), int(d), bool(p), 0.20) for s, r, d, p in zip(stored, rate, days, pinned)]
+    one = [kernel.effective(float(s), float(r), int(d), bool(p), 0.20)
+           for s, r, d, p in zip(stored, rate, days, pinned)]
     assert arr.tolist() == pytest.approx(one, abs=1e-15)
     assert round(one[0], 3) == 0.478 and one[1] == 0.20 and one[2] == 0.12 and one[3] == 0.9
 
@@ -327,7 +328,8 @@ def test_the_record_is_the_models_fields_in_order():
 
     assert record.FIELDS == tuple(f.name for f in fields(Belief))
     b = belief(confirmed=D, tags=("a", "b"), supersedes=("old",), statement="S.",
-               evidence=(Evidence(D, "confirming", "observations/2026-11#x", "did it"), Evidence(None, "added", "", "")))
+               evidence=(Evidence(D, "confirming", "observations/2026-11#x", "did it"),
+                         Evidence(None, "added", "", "")))
     assert record.from_row(record.to_row(b)) == b
     v = record.view(b, D, DEFAULTS)
     assert list(v) == list(record.FULL_JSON_FIELDS)

@@ -34,7 +34,8 @@ from datetime import date
 from ..core import kernel
 from ..core.errors import EpimemError
 from ..store import sessions as sessions_file
-from ..store.clock import ClockError, today as clock_today
+from ..store.clock import ClockError
+from ..store.clock import today as clock_today
 from ..store.context_cache import FALLBACK_PARAMS, cache_path, effective, read_context_cache, signature, tier
 from ..store.files import VaultLock, lock_path
 from ..store.paths import resolve_root
@@ -482,8 +483,8 @@ def commit_session(root: str, session: str = "") -> int:
 
 
 def observe_transcript(path: str, root: str, session: str | None, llm: bool) -> int:
-    from .session_end import record_from_transcript
     from ..api.memory import Memory
+    from .session_end import record_from_transcript
 
     report, notes = record_from_transcript(Memory(root), path, use_llm=llm, session=session)
     for n in notes:

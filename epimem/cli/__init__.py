@@ -9,12 +9,25 @@ this module holds the vault core's commands and the global options.
 import json
 import sys
 from pathlib import Path
-from typing import List, Optional
 
 import typer
 
-from .common import (NOTHING_OBSERVED, belief_json, change_json, emit_json, fail, history_json, memory,
-                     observe_json, problems_json, report_problems, session_json, state, tension_json, warn)
+from .common import (
+    NOTHING_OBSERVED,
+    belief_json,
+    change_json,
+    emit_json,
+    fail,
+    history_json,
+    memory,
+    observe_json,
+    problems_json,
+    report_problems,
+    session_json,
+    state,
+    tension_json,
+    warn,
+)
 
 # Plain Click help, not Rich's: rendering help with Rich imports rich and
 # markdown-it, ~100 ms of the 150 ms `epimem --help` may take (docs/benchmarks.md).
@@ -45,15 +58,16 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def _global(ctx: typer.Context,
-            vault: Optional[str] = typer.Option(None, "--vault", envvar="EPIMEM_VAULT",
+            vault: str | None = typer.Option(None, "--vault", envvar="EPIMEM_VAULT",
                                                 help="Vault directory (default: $EPIMEM_VAULT, else the user data dir)."),
-            today: Optional[str] = typer.Option(None, "--today", help="Pretend today is YYYY-MM-DD (also EPIMEM_TODAY)."),
+            today: str | None = typer.Option(None, "--today", help="Pretend today is YYYY-MM-DD (also EPIMEM_TODAY)."),
             version: bool = typer.Option(False, "--version", is_eager=True, callback=_version,
                                          help="Print the version and exit.")):
     st = state(ctx)
     st.vault, st.today = vault, today
     if today:
-        from ..store.clock import ClockError, today as parse_today
+        from ..store.clock import ClockError
+        from ..store.clock import today as parse_today
 
         try:
             parse_today(today)
@@ -64,7 +78,7 @@ def _global(ctx: typer.Context,
 # --- init ---------------------------------------------------------------------------
 
 @app.command()
-def init(ctx: typer.Context, path: Optional[str] = typer.Argument(None, help="Where to create the vault."),
+def init(ctx: typer.Context, path: str | None = typer.Argument(None, help="Where to create the vault."),
          as_json: bool = JSON):
     """Create a vault (git repository, rules, folders). Running it twice changes nothing."""
     from ..api.memory import Memory
@@ -87,12 +101,12 @@ def belief_add(ctx: typer.Context,
                kind: str = typer.Option(..., "--kind"),
                basis: str = typer.Option(..., "--basis", help="fact, behavioral, self-report or interpretive."),
                permanence: str = typer.Option(..., "--permanence", help="stable, durable, situational or unknown."),
-               confidence: Optional[float] = typer.Option(None, "--confidence", help="Default: the start value of the basis."),
-               tag: List[str] = typer.Option([], "--tag"),
+               confidence: float | None = typer.Option(None, "--confidence", help="Default: the start value of the basis."),
+               tag: list[str] = typer.Option([], "--tag"),
                scope: str = typer.Option("global", "--scope"),
-               supersedes: List[str] = typer.Option([], "--supersedes", help="Ids this belief replaces."),
+               supersedes: list[str] = typer.Option([], "--supersedes", help="Ids this belief replaces."),
                pinned: bool = typer.Option(False, "--pinned/--no-pinned"),
-               belief_id: Optional[str] = typer.Option(None, "--id", help="Default: a slug of the title."),
+               belief_id: str | None = typer.Option(None, "--id", help="Default: a slug of the title."),
                as_json: bool = JSON):
     """Add a belief; its confidence starts where its basis says (rule 1)."""
     mem = memory(ctx)
@@ -152,17 +166,17 @@ def belief_show(ctx: typer.Context, belief_id: str = typer.Argument(..., metavar
 
 @belief_app.command("list")
 def belief_list(ctx: typer.Context,
-                kind: Optional[str] = typer.Option(None, "--kind"),
-                permanence: Optional[str] = typer.Option(None, "--permanence"),
+                kind: str | None = typer.Option(None, "--kind"),
+                permanence: str | None = typer.Option(None, "--permanence"),
                 status: str = typer.Option("active", "--status", help="active, superseded, retired or all."),
-                tag: Optional[str] = typer.Option(None, "--tag"),
-                scope: Optional[str] = typer.Option(None, "--scope", help="A project: its beliefs plus global ones."),
-                min_confidence: Optional[float] = typer.Option(None, "--min-confidence", min=0.0, max=1.0, help="On effective confidence, 0–1."),
+                tag: str | None = typer.Option(None, "--tag"),
+                scope: str | None = typer.Option(None, "--scope", help="A project: its beliefs plus global ones."),
+                min_confidence: float | None = typer.Option(None, "--min-confidence", min=0.0, max=1.0, help="On effective confidence, 0–1."),
                 as_json: bool = JSON):
     """List beliefs, strongest first, with stored → effective confidence."""
+    from ..api.memory import Filters
     from ..core import rules
     from ..core.model import PERMANENCES, STATUSES
-    from ..api.memory import Filters
 
     _choice("status", status, STATUSES + ("all",))
     if permanence is not None:
@@ -194,14 +208,14 @@ def belief_list(ctx: typer.Context,
 
 @belief_app.command("edit")
 def belief_edit(ctx: typer.Context, belief_id: str = typer.Argument(..., metavar="ID"),
-                title: Optional[str] = typer.Option(None, "--title"),
-                statement: Optional[str] = typer.Option(None, "--statement"),
-                kind: Optional[str] = typer.Option(None, "--kind"),
-                basis: Optional[str] = typer.Option(None, "--basis"),
-                permanence: Optional[str] = typer.Option(None, "--permanence"),
-                confidence: Optional[float] = typer.Option(None, "--confidence"),
-                tag: Optional[List[str]] = typer.Option(None, "--tag", help="Replaces the tags."),
-                scope: Optional[str] = typer.Option(None, "--scope"),
+                title: str | None = typer.Option(None, "--title"),
+                statement: str | None = typer.Option(None, "--statement"),
+                kind: str | None = typer.Option(None, "--kind"),
+                basis: str | None = typer.Option(None, "--basis"),
+                permanence: str | None = typer.Option(None, "--permanence"),
+                confidence: float | None = typer.Option(None, "--confidence"),
+                tag: list[str] | None = typer.Option(None, "--tag", help="Replaces the tags."),
+                scope: str | None = typer.Option(None, "--scope"),
                 note: str = typer.Option("", "--note", help="Why (goes into the evidence line)."),
                 as_json: bool = JSON):
     """Change a belief's fields by hand (a user action, recorded with provenance)."""
@@ -231,7 +245,7 @@ def belief_reject(ctx: typer.Context, belief_id: str = typer.Argument(..., metav
 
 
 @belief_app.command("supersede")
-def belief_supersede(ctx: typer.Context, old: List[str] = typer.Argument(..., metavar="OLD..."),
+def belief_supersede(ctx: typer.Context, old: list[str] = typer.Argument(..., metavar="OLD..."),
                      by: str = typer.Option(..., "--by", help="The belief that replaces them."),
                      note: str = typer.Option("", "--note"), as_json: bool = JSON):
     """Mark beliefs as superseded by another (they stay, out of recall)."""
@@ -270,21 +284,21 @@ def _done(mem, b, as_json: bool, text: str) -> None:
 
 @app.command(context_settings={"allow_extra_args": True})
 def observe(ctx: typer.Context,
-            connects: Optional[str] = typer.Option(None, "--connects", help="A belief id, or 'new'."),
-            strength: Optional[str] = typer.Option(None, "--strength", help="single, confirming, complicating or contradicting."),
-            evidence: Optional[str] = typer.Option(None, "--evidence", help="What happened, concretely."),
+            connects: str | None = typer.Option(None, "--connects", help="A belief id, or 'new'."),
+            strength: str | None = typer.Option(None, "--strength", help="single, confirming, complicating or contradicting."),
+            evidence: str | None = typer.Option(None, "--evidence", help="What happened, concretely."),
             suggests: str = typer.Option("", "--suggests"),
             therefore: str = typer.Option("", "--therefore"),
             basis: str = typer.Option("behavioral", "--basis"),
-            session: Optional[str] = typer.Option(None, "--session"),
+            session: str | None = typer.Option(None, "--session"),
             source: str = typer.Option("cli", "--source"),
-            date: Optional[str] = typer.Option(None, "--date"),
-            title: Optional[str] = typer.Option(None, "--title", help="With --connects new: create a belief."),
-            kind: Optional[str] = typer.Option(None, "--kind"),
-            permanence: Optional[str] = typer.Option(None, "--permanence"),
-            batch: Optional[str] = typer.Option(None, "--input", metavar="FILE|-",
+            date: str | None = typer.Option(None, "--date"),
+            title: str | None = typer.Option(None, "--title", help="With --connects new: create a belief."),
+            kind: str | None = typer.Option(None, "--kind"),
+            permanence: str | None = typer.Option(None, "--permanence"),
+            batch: str | None = typer.Option(None, "--input", metavar="FILE|-",
                                                 help="A JSON array of observations from FILE, or - for stdin."),
-            from_transcript: Optional[str] = typer.Option(None, "--from-transcript",
+            from_transcript: str | None = typer.Option(None, "--from-transcript",
                                                           help="Find observations in a Claude Code transcript (JSONL)."),
             llm: bool = typer.Option(False, "--llm", help="With --from-transcript: also ask Claude (needs ANTHROPIC_API_KEY)."),
             as_json: bool = JSON,
@@ -370,7 +384,7 @@ def _print_observe(report) -> None:
 # --- tensions ------------------------------------------------------------------------------
 
 @app.command()
-def tensions(ctx: typer.Context, status: Optional[str] = typer.Option(None, "--status"), as_json: bool = JSON):
+def tensions(ctx: typer.Context, status: str | None = typer.Option(None, "--status"), as_json: bool = JSON):
     """List tensions (contradictions kept on record)."""
     from ..core.model import TENSION_STATUSES
 

@@ -1,7 +1,7 @@
 """`epimem mirror portrait|audit|gut-check|interview|answer` (SPEC §5).
 
 Parses options, reads one snapshot, calls the pure analyses in
-`epimem.mirror.analysis`, renders, and records reviews and gut-check answers
+`epimem.mirror` (one module per mode), renders, and records reviews and gut-check answers
 through `epimem.api.memory`. Output is markdown unless `--json` is given; the
 JSON carries every figure and list plus the rendered markdown.
 """
@@ -23,7 +23,7 @@ MD_OPT = typer.Option(False, "--markdown", help="Readable markdown (the default)
 
 
 def _load(ctx: typer.Context):
-    from ..mirror import analysis  # noqa: F401 - fail early if the package is broken
+    from ..mirror import views  # noqa: F401 - fail early if the package is broken
 
     import gc
 
@@ -61,7 +61,7 @@ def _size(data: Any) -> int:
 
 
 def _output(data: Any, markdown: str, as_json: bool, extra: dict[str, Any] | None = None) -> None:
-    from ..mirror.analysis import as_data
+    from ..mirror.data import as_data
 
     if as_json:
         out = as_data(data)
@@ -83,11 +83,12 @@ def audit_cmd(ctx: typer.Context, as_json: bool = JSON_OPT, as_md: bool = MD_OPT
               record: bool = typer.Option(False, "--record",
                                           help="Write reviews/<date>.md, reset the review counter, commit.")):
     """The dashboard: counts, strongest and weakest, dormancy, tensions, drift, coherence."""
-    from ..mirror import analysis, render
+    from ..mirror import render
+    from ..mirror.audit import audit
 
     _check_format(as_json, as_md)
     mem, params, snap = _load(ctx)
-    a = analysis.audit(snap, params, mem.today)
+    a = audit(snap, params, mem.today)
     md = render.audit_markdown(a)
     rec = _recorded(mem, "audit", md) if record else None
     _output(a, md, as_json, {"recorded": rec})
@@ -99,11 +100,12 @@ def gut_check_cmd(ctx: typer.Context, as_json: bool = JSON_OPT, as_md: bool = MD
                   record: bool = typer.Option(False, "--record",
                                               help="Record this gut-check as a review now.")):
     """The 3 firmest and 3 shakiest interpretive beliefs: still true? still uncertain?"""
-    from ..mirror import analysis, render
+    from ..mirror import render
+    from ..mirror.gutcheck import gut_check
 
     _check_format(as_json, as_md)
     mem, params, snap = _load(ctx)
-    g = analysis.gut_check(snap, params, mem.today)
+    g = gut_check(snap, params, mem.today)
     md = render.gut_check_markdown(g)
     from ..mirror.gutcheck import close_gut_check, open_gut_check
 
@@ -122,11 +124,12 @@ def interview_cmd(ctx: typer.Context, as_json: bool = JSON_OPT, as_md: bool = MD
                   record: bool = typer.Option(False, "--record",
                                               help="Record the interview as a review (after asking it).")):
     """A plan of 8–12 open questions, each tied to what prompted it."""
-    from ..mirror import analysis, render
+    from ..mirror import render
+    from ..mirror.interview import interview
 
     _check_format(as_json, as_md)
     mem, params, snap = _load(ctx)
-    iv = analysis.interview(snap, params, mem.today)
+    iv = interview(snap, params, mem.today)
     md = render.interview_markdown(iv)
     rec = None
     if record:
@@ -156,11 +159,12 @@ def portrait_cmd(ctx: typer.Context, as_json: bool = JSON_OPT, as_md: bool = MD_
                                                           "in epistemology.md, else claude-sonnet-4-6)."),
                  timeout: float = typer.Option(60.0, "--timeout", help="Seconds to wait for Claude.")):
     """A character study: the person, themes, blind spots, contradictions, one question."""
-    from ..mirror import analysis, render
+    from ..mirror import render
+    from ..mirror.portrait import portrait_brief
 
     _check_format(as_json, as_md)
     mem, params, snap = _load(ctx)
-    brief = analysis.portrait_brief(snap, params, mem.today)
+    brief = portrait_brief(snap, params, mem.today)
     info: dict[str, Any] = {"requested": llm, "used": False, "model": None, "error": None}
     md = None
     if llm:

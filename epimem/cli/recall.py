@@ -38,16 +38,16 @@ def _root(ctx: typer.Context) -> Path:
 
 def _errors():
     from ..recall.embed import EmbedderError
-    from ..recall.index import IndexError_
+    from ..recall.errors import RecallIndexError
     from ..recall.rank import QueryError
     from ..store.vault import VaultError
 
-    return (QueryError, IndexError_, EmbedderError, VaultError, OSError)
+    return (QueryError, RecallIndexError, EmbedderError, VaultError, OSError)
 
 
 def _recaller(ctx: typer.Context, embedder: str | None, chroma_url: str | None, quiet: bool = False):
     from ..recall.api import Recaller
-    from ..recall.index import read_config
+    from ..recall.config import read_config
 
     root = _root(ctx)
     st = state(ctx)
@@ -200,7 +200,8 @@ def _report(rep, as_json: bool) -> None:
 def index_status(ctx: typer.Context, as_json: bool = JSON, embedder: Optional[str] = EMBEDDER,
                  chroma_url: Optional[str] = CHROMA_URL):
     """Say what is stale, without changing anything."""
-    from ..recall.index import Index, read_config
+    from ..recall.config import read_config
+    from ..recall.index import Index
 
     root = _root(ctx)
     try:
@@ -239,7 +240,8 @@ def watch_cmd(ctx: typer.Context,
               embedder: Optional[str] = EMBEDDER, chroma_url: Optional[str] = CHROMA_URL):
     """Keep the index current while you edit the vault (and commit the edits with --commit)."""
     from ..recall import watch
-    from ..recall.index import Index, read_config
+    from ..recall.config import read_config
+    from ..recall.index import Index
 
     root = _root(ctx)
     if commit:

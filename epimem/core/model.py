@@ -18,7 +18,6 @@ PERMANENCES = ("stable", "durable", "situational", "unknown")
 STATUSES = ("active", "superseded", "retired")
 STRENGTHS = ("single", "confirming", "complicating", "contradicting")
 TENSION_STATUSES = ("unresolved", "watching", "resolved")
-SOURCES = ("startup", "resume", "clear", "compact", "fork")
 
 
 @dataclass(frozen=True)

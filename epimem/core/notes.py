@@ -26,11 +26,6 @@ from .model import (BASES, PERMANENCES, STATUSES, STRENGTHS, TENSION_STATUSES, B
 
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
-# The keys epimem writes, in the order a new belief file shows them.
-BELIEF_KEYS = ("title", "kind", "basis", "confidence", "permanence", "first", "confirmed",
-               "challenged", "status", "tags", "scope", "pinned", "supersedes",
-               "confirmed_session")
-
 
 class NoteError(VaultError, ValueError):
     """A file that cannot be parsed: `line` says where (the caller knows the path)."""
@@ -220,11 +215,9 @@ def edit_frontmatter(text: str, changes: dict[str, Any]) -> str:
 
 # --- values --------------------------------------------------------------------
 
-def _date(meta: dict, key: str, lines: dict, required: bool = False) -> date | None:
+def _date(meta: dict, key: str, lines: dict) -> date | None:
     v = meta.get(key)
     if v is None or v == "":
-        if required:
-            raise NoteError(lines.get(key, 2), f"'{key}' is required (a date YYYY-MM-DD)")
         return None
     if isinstance(v, datetime):
         return v.date()
@@ -234,6 +227,13 @@ def _date(meta: dict, key: str, lines: dict, required: bool = False) -> date | N
         return date.fromisoformat(str(v).strip())
     except ValueError:
         raise NoteError(lines.get(key, 2), f"'{key}' must be a date YYYY-MM-DD, not {v!r}") from None
+
+
+def _required_date(meta: dict, key: str, lines: dict) -> date:
+    d = _date(meta, key, lines)
+    if d is None:
+        raise NoteError(lines.get(key, 2), f"'{key}' is required (a date YYYY-MM-DD)")
+    return d
 
 
 def _choice(meta: dict, key: str, lines: dict, allowed: tuple[str, ...], default: str | None = None) -> str:
@@ -311,7 +311,7 @@ def parse_belief(text: str, belief_id: str, path: str = "") -> Belief:
     return Belief(
         id=belief_id, title=title.strip(), kind=kind.strip(), basis=basis,
         confidence=float(conf), permanence=permanence,
-        first=_date(meta, "first", kl, required=True),
+        first=_required_date(meta, "first", kl),
         confirmed=_date(meta, "confirmed", kl), challenged=_date(meta, "challenged", kl),
         status=status, tags=_text_list(meta, "tags", kl), scope=scope, pinned=pinned,
         supersedes=_text_list(meta, "supersedes", kl), statement=statement,
@@ -459,7 +459,7 @@ def render_observation(o: Observation) -> str:
 def parse_tension(text: str, tension_id: str, path: str = "") -> Tension:
     note = parse_note(text)
     meta, kl = note.meta, note.key_lines
-    d = _date(meta, "date", kl, required=True)
+    d = _required_date(meta, "date", kl)
     belief = meta.get("belief")
     if not isinstance(belief, str) or not belief:
         raise NoteError(kl.get("belief", 2), "'belief' is required (a belief id)")

@@ -25,7 +25,8 @@ from __future__ import annotations
 from datetime import date
 from operator import attrgetter
 
-from . import kernel, vocabulary as vocab
+from . import kernel
+from . import vocabulary as vocab
 
 # `core.model.Belief`'s fields, in its order (so a row is `Belief(*row)`).
 FIELDS = ("id", "title", "kind", "basis", "confidence", "permanence", "first", "confirmed", "challenged",

@@ -18,7 +18,6 @@ from .errors import InputError
 from .model import Belief, Evidence, Observation, Sessions
 from .params import DEFAULTS, Params
 
-
 # What a belief's scope belongs to (`belief list --scope`, `recall --scope`, the hook): one rule.
 scope_matches = kernel.scope_matches
 

@@ -1,24 +1,29 @@
-"""Gut-check answers, and the open gut-check they complete.
+"""The gut-check: which six beliefs to ask, the answers, and the open gut-check they complete.
 
-A gut-check shows six beliefs; the person answers them one at a time, often
-across several assistant turns. What was asked is remembered in
-`.epimem/gut-check.json` (a cache: losing it only means the completed
-gut-check is not counted as a review), and the answer that completes it
-records the review. Each answer is one commit through `epimem.api.memory`:
-true is the person's word (reinforcement, no number changes, SPEC §2.3),
-false is the explicit rejection of SPEC §2.5, unsure is noted.
+`gut_check` (pure, at the end of this module) picks the six beliefs. The
+person answers them one at a time, often across several assistant turns.
+What was asked is remembered in `.epimem/gut-check.json` (a cache: losing it
+only means the completed gut-check is not counted as a review), and the
+answer that completes it records the review. Each answer is one commit
+through `epimem.api.memory`: true is the person's word (reinforcement, no
+number changes, SPEC §2.3), false is the explicit rejection of SPEC §2.5,
+unsure is noted.
 """
 
 from __future__ import annotations
 
-from ..core.errors import InputError
-
 import json
 from dataclasses import dataclass, field
+from datetime import date
 from typing import Any
 
+from ..core.errors import InputError
+from ..core.model import Problem, Snapshot
+from ..core.params import DEFAULTS, Params
 from ..store import transaction
 from . import render
+from .phrase import say
+from .views import BeliefView, active, active_views, detailed, top_and_bottom
 
 PENDING = "gut-check.json"
 VERDICTS = ("true", "false", "unsure")
@@ -123,3 +128,54 @@ def record(mem, kind: str, markdown: str, beliefs=()) -> dict[str, Any]:
     s = mem.vault.read_sessions()
     return {"review": f"reviews/{mem.today.isoformat()}.md", "commit": sha,
             "next_review_at": s.next_review_at}
+
+
+# --- the gut-check: which six beliefs to ask about -------------------------------------------------
+
+GUT_N = 3
+
+
+@dataclass(frozen=True)
+class GutItem:
+    belief: BeliefView
+    question: str            # "Still true?" | "Still uncertain?"
+    text: str                # the belief in plain words, certainty included
+
+
+@dataclass(frozen=True)
+class GutCheck:
+    today: date
+    high: tuple[GutItem, ...]
+    low: tuple[GutItem, ...]
+    pool: str                # "interpretive", or "interpretive+" when widened
+    interpretive: int        # active interpretive beliefs
+    problems: tuple[Problem, ...]  # JSON: [{path, line, message}], as every command
+
+    @property
+    def beliefs(self) -> tuple[str, ...]:
+        return tuple(i.belief.id for i in self.high + self.low)
+
+
+def gut_check(snapshot: Snapshot, params: Params = DEFAULTS, today: date | None = None) -> GutCheck:
+    """The 3 strongest and 3 weakest interpretive beliefs (effective confidence).
+
+    With fewer than six interpretive beliefs the pool widens to the other
+    non-fact beliefs (behavioral, self-report), so a young vault still gets a
+    full gut-check; `pool` says when that happened."""
+    today = today or snapshot.today or date.today()
+    views = active_views(snapshot, today, params)
+    interp = [v for v in views if v.basis == "interpretive"]
+    pool, name = interp, "interpretive"
+    if len(interp) < 2 * GUT_N:
+        pool = [v for v in views if v.basis != "fact"]
+        if len(pool) > len(interp):
+            name = "interpretive+"
+    high, low = top_and_bottom(pool, GUT_N)
+    bmap = {b.id: b for b in active(snapshot)}
+    high, low = detailed(high, bmap), detailed(low, bmap)
+    return GutCheck(
+        today=today,
+        high=tuple(GutItem(v, "Still true?", say(v.title, v.certainty)) for v in high),
+        low=tuple(GutItem(v, "Still uncertain?", say(v.title, v.certainty)) for v in low),
+        pool=name, interpretive=len(interp),
+        problems=snapshot.problems)

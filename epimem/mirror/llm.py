@@ -9,17 +9,17 @@ first. The SDK is imported only here, only when asked for.
 
 from __future__ import annotations
 
-from ..core.errors import EpimemError
-
 import json
 import os
 import re
 from typing import Any
 
+from ..core.errors import EpimemError
 from ..core.params import DEFAULTS
 from ..core.redact import redact
-from .analysis import AREAS, BeliefView, PortraitBrief
 from .phrase import CERTAINTY_WORDS
+from .portrait import AREAS, PortraitBrief
+from .views import BeliefView
 
 DEFAULT_MODEL = "claude-sonnet-4-6"
 DEFAULT_TIMEOUT = 60.0

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 
 # Certainty in words, from the highest tier to the lowest. A vault with a
-# different number of tiers is mapped onto these by rank (analysis.certainty_words).
+# different number of tiers is mapped onto these by rank (views.certainty_words).
 CERTAINTY_WORDS = ("certainly", "clearly", "it seems", "I've seen hints", "I'm guessing")
 
 _IRREGULAR = {"is": "are", "has": "have", "does": "do", "goes": "go", "was": "were"}
@@ -63,16 +63,6 @@ def verb_phrase(title: str) -> str | None:
         return None
     rest = " ".join(words[1:])
     return (_base(low) + (" " + rest if rest else "")).strip()
-
-
-def _lower_first(s: str) -> str:
-    # Keep acronyms and names ("API", "Berlin") as they are: only a plain
-    # capitalized common word is lowered.
-    if len(s) > 1 and s[0].isupper() and s[1].islower():
-        head = s.split()[0]
-        if head.lower() in _DETERMINERS or head.lower() in _CLAUSE_WORDS:
-            return s[0].lower() + s[1:]
-    return s
 
 
 # Per certainty level: ways to say a verb phrase ("you {vp}") and a quoted

@@ -10,11 +10,17 @@ from __future__ import annotations
 import re
 import textwrap
 from datetime import date
+from typing import TYPE_CHECKING
 
 from . import text as tx
-from .analysis import (Audit, BeliefView, GutCheck, Interview, PortraitBrief,
-                       TensionView)
 from .phrase import CERTAINTY_WORDS, say, sentence
+
+if TYPE_CHECKING:  # annotations only: gutcheck imports this module to write its review
+    from .audit import Audit
+    from .gutcheck import GutCheck
+    from .interview import Interview
+    from .portrait import PortraitBrief
+    from .views import BeliefView, TensionView
 
 SCREEN_LINES = 50   # a terminal screen, after wrapping at WIDTH
 WIDTH = 100
@@ -54,11 +60,11 @@ def _more(items: list[str], total: int, sep: str = ", ") -> str:
     return s
 
 
-def _problems(problems: tuple[str, ...]) -> list[str]:
+def _problems(problems) -> list[str]:
     if not problems:
         return []
     out = ["", f"**Skipped files** ({len(problems)}; fix them and run again):"]
-    out += [f"- {p}" for p in problems[:10]]
+    out += [f"- {p}" for p in problems[:10]]  # Problem prints as path:line: message
     if len(problems) > 10:
         out.append(f"- and {len(problems) - 10} more (`epimem validate` lists them all)")
     return out
@@ -104,7 +110,7 @@ def _belief_table(views: tuple[BeliefView, ...]) -> list[str]:
             "|---|---|---|---|---|"]
     for v in views:
         # Pinned shows in `why`; the row stays under ~110 columns.
-        rows.append(f"| {_cell(v.title, 34)} | {v.stored:.2f} → {v.effective:.2f} | "
+        rows.append(f"| {_cell(v.title, 34)} | {v.confidence:.2f} → {v.effective_confidence:.2f} | "
                     f"{v.permanence} | {_when(v.confirmed)} | {_cell(v.why, 34)} |")
     return rows
 
@@ -145,7 +151,7 @@ def audit_markdown(a: Audit) -> str:
     out.append(f"{_n(s.count, 'session')} · {since_init} · {review} · "
                f"next at session {s.next_review_at}")
     if s.review_due:
-        out.append(f"**A review is due**: {s.review_due}.")
+        out.append(f"**A review is due**: {s.review_reason}.")
     if s.dormant_days is not None:
         out.append(f"Returning from dormancy: the last session was {s.dormant_days} days ago.")
     if a.empty:

@@ -66,13 +66,6 @@ def tokens(text: str) -> frozenset[str]:
     return frozenset(s for s, _ in words(text))
 
 
-def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
-    if not a or not b:
-        return 0.0
-    inter = len(a & b)
-    return inter / (len(a) + len(b) - inter)
-
-
 def surfaces(texts: list[str]) -> dict[str, str]:
     """stem -> the surface form seen most often (ties: alphabetical), to label
     a theme with a real word rather than a stem."""

@@ -10,12 +10,12 @@ on the first query. See docs/recall.md.
 from __future__ import annotations
 
 __all__ = ["recall", "similar_beliefs", "recaller", "Recaller", "Results", "Filters", "Hit",
-           "QueryError", "Index", "read_config", "render_markdown", "estimate_tokens"]
+           "QueryError", "RecallIndexError", "Index", "read_config", "render_markdown", "estimate_tokens"]
 
 _WHERE = {
     "recall": "api", "similar_beliefs": "api", "recaller": "api", "Recaller": "api", "Results": "api",
     "Filters": "rank", "Hit": "rank", "QueryError": "rank", "render_markdown": "rank",
-    "estimate_tokens": "rank", "Index": "index", "read_config": "index",
+    "estimate_tokens": "rank", "Index": "index", "read_config": "config", "RecallIndexError": "errors",
 }
 
 

@@ -18,18 +18,21 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any
 
 from ..core import vocabulary as vocab
 from ..core.model import Problem
 from .bm25 import tokenize, tokens_with_words
-from .index import SUBDIRS, Config, Corrupt, Index, Report, State, read_config
+from .config import Config, read_config
+from .errors import Corrupt
+from .index import Index, Report
 from .items import BELIEF, OBSERVATION
-from .rank import (FLAT_AT, Filters, Hit, QueryError, fuse, make_hit, passes, render_markdown,
-                   weight_of)
+from .manifest import SUBDIRS, State
+from .rank import FLAT_AT, Filters, Hit, QueryError, fuse, make_hit, passes, render_markdown, weight_of
 
 # Candidates taken from each ranker before fusion. Deeper than the results
 # shown because a vault with many variants of a belief fills 50 places with a
@@ -406,14 +409,15 @@ def similar_beliefs(memory_or_vault, text: str, limit: int = 3) -> list[dict]:
     if not isinstance(text, str) or not text.strip():
         return []
     root, _ = _root_and_today(memory_or_vault)
-    from .index import IndexError_, Paths
+    from .errors import RecallIndexError
+    from .manifest import Paths
 
     out = None
     if Paths(root).manifest.exists():
         try:
             hits = recaller(memory_or_vault).search(text, limit=limit, conf_weight=0.0, with_text=False)
             out = [_similar_json(h) for h in hits]
-        except IndexError_:
+        except RecallIndexError:
             pass
     if out is None:
         out = _similar_in_memory(root, text, limit)

@@ -21,8 +21,8 @@ from __future__ import annotations
 import math
 import re
 import unicodedata
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Iterable, Sequence
 
 K1 = 1.2
 B = 0.75
@@ -165,17 +165,17 @@ class LexicalIndex:
 
     # -- building ----------------------------------------------------------------
     @classmethod
-    def empty(cls) -> "LexicalIndex":
+    def empty(cls) -> LexicalIndex:
         import numpy as np
 
         return cls._from_forward({}, [], np.zeros(1, np.int64), np.zeros(0, np.int32),
                                  np.zeros(0, np.float32))
 
     @classmethod
-    def build(cls, token_lists: Iterable[Sequence[str]]) -> "LexicalIndex":
+    def build(cls, token_lists: Iterable[Sequence[str]]) -> LexicalIndex:
         return cls.empty().append(token_lists)
 
-    def append(self, token_lists: Iterable[Sequence[str]]) -> "LexicalIndex":
+    def append(self, token_lists: Iterable[Sequence[str]]) -> LexicalIndex:
         """A new index with rows added at the end (terms unseen so far get new ids)."""
         import numpy as np
 
@@ -203,7 +203,7 @@ class LexicalIndex:
         doc_tf = np.concatenate([self.doc_tf, np.asarray(tfs, np.float32)])
         return self._from_forward(vocab, terms, doc_ptr, doc_terms, doc_tf)
 
-    def keep_rows(self, keep) -> "LexicalIndex":
+    def keep_rows(self, keep) -> LexicalIndex:
         """A new index holding only the rows where `keep` (a bool array) is true."""
         import numpy as np
 
@@ -217,7 +217,7 @@ class LexicalIndex:
                                   self.doc_terms[mask], self.doc_tf[mask])
 
     @classmethod
-    def _from_forward(cls, vocab, terms, doc_ptr, doc_terms, doc_tf) -> "LexicalIndex":
+    def _from_forward(cls, vocab, terms, doc_ptr, doc_terms, doc_tf) -> LexicalIndex:
         import numpy as np
 
         lengths = np.diff(doc_ptr)
@@ -236,7 +236,7 @@ class LexicalIndex:
                 "post_tf": self.post_tf}
 
     @classmethod
-    def from_arrays(cls, terms: list, arrays) -> "LexicalIndex":
+    def from_arrays(cls, terms: list, arrays) -> LexicalIndex:
         vocab = {t: i for i, t in enumerate(terms)}
         return cls(vocab, terms, arrays["doc_ptr"], arrays["doc_terms"], arrays["doc_tf"],
                    arrays["doc_len"], arrays["term_ptr"], arrays["post_docs"], arrays["post_tf"])

@@ -23,14 +23,15 @@ is rebuilt when it changes, so vectors of two models never mix.
 
 from __future__ import annotations
 
-from ..core.errors import EpimemError
-
 import hashlib
 import logging
 import os
 import threading
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Protocol, Sequence
+from typing import Protocol
+
+from ..core.errors import EpimemError
 
 DEFAULT = "wordllama"
 

@@ -30,15 +30,14 @@ epistemology.md.
 
 from __future__ import annotations
 
-from ..core.errors import InputError
-
 import math
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
-from typing import Iterable, Mapping, Sequence
 
 from ..core import kernel
 from ..core import vocabulary as vocab
+from ..core.errors import InputError
 from ..core.params import DEFAULTS, Params
 from .items import BELIEF, Item
 
@@ -89,7 +88,7 @@ class Filters:
 
     @classmethod
     def make(cls, *, kind=None, permanence=None, tag=None, scope=None, min_confidence=None,
-             since=None, until=None, include_observations=False, include_inactive=False) -> "Filters":
+             since=None, until=None, include_observations=False, include_inactive=False) -> Filters:
         if min_confidence is not None:
             try:
                 min_confidence = float(min_confidence)

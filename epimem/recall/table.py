@@ -56,7 +56,7 @@ class Table:
         self._tag_start = None
 
     @classmethod
-    def from_json(cls, d: dict) -> "Table":
+    def from_json(cls, d: dict) -> Table:
         return cls(text_digests=d["digests"], columns=d["columns"], tags_flat=d["tags_flat"], tags_n=d["tags_n"])
 
     def to_json(self) -> dict:
@@ -82,7 +82,7 @@ class Table:
         return out
 
     def edited(self, patch: dict[int, list], drop: set[int], append: list[list],
-               append_digests: list[str]) -> "Table":
+               append_digests: list[str]) -> Table:
         """A new table: rows in `patch` replaced (text unchanged), rows in `drop`
         removed, `append` added at the end. Column-wise, so a one-file change
         in a 60,000-row table costs milliseconds, not a rebuild of every row."""
@@ -168,7 +168,7 @@ class Table:
             return by_tag
         raise KeyError(name)
 
-    def _coded(self, name: str, wanted) -> "object":
+    def _coded(self, name: str, wanted) -> object:
         import numpy as np
 
         codes, values = self._col(name)

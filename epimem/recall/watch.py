@@ -17,9 +17,9 @@ changed ("edit: prefers-small-prs confidence 0.55 → 0.70").
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable
 
 from ..core.model import Problem
 

@@ -3,10 +3,10 @@ decay, dormancy and reviews testable and replayable."""
 
 from __future__ import annotations
 
-from ..core.errors import InputError
-
 import os
 from datetime import date
+
+from ..core.errors import InputError
 
 
 class ClockError(InputError):

@@ -22,7 +22,8 @@ import sys
 import time
 from datetime import date
 
-from ..core import kernel, record as belief_record
+from ..core import kernel
+from ..core import record as belief_record
 from .files import atomic_write
 
 CACHE_VERSION = 1
@@ -207,7 +208,8 @@ def refresh_context(root: str | os.PathLike, today: date | None = None,
     parsed. Either way a write to a 10,000-belief vault costs a re-rank, not
     a parse of the vault.
     """
-    from .clock import ClockError, today as clock_today
+    from .clock import ClockError
+    from .clock import today as clock_today
     from .vault import Vault
 
     vault = Vault(root)

@@ -11,8 +11,6 @@ once never interleave.
 
 from __future__ import annotations
 
-from ..core.errors import VaultError
-
 import json
 import marshal
 import os
@@ -21,6 +19,7 @@ from datetime import date
 from pathlib import Path
 
 from ..core import record
+from ..core.errors import VaultError
 from ..core.ids import IdError, check_id
 from ..core.model import Belief, Observation, Problem, Sessions, Snapshot, Tension
 from ..core.notes import NoteError, parse_belief, parse_note, parse_observations, parse_tension
@@ -99,7 +98,7 @@ class Vault:
                 note = parse_note(p.read_text(encoding="utf-8"))
                 result = params_from_meta(note.meta, "epistemology.md", note.key_lines)
             except NoteError as e:
-                result = (DEFAULTS, [Problem("epistemology.md", e.line,
+                result = (DEFAULTS, [Problem("epistemology.md", e.line or 1,
                                              f"{e.message}; using the default parameters")])
         self._params = (key, result[0], list(result[1]))
         return result
@@ -231,7 +230,8 @@ class Vault:
                 continue
             fresh[rel] = entry
             iso = date.fromisoformat
-            out.extend(Observation(r[0], iso(r[1]), *r[2:], path=rel) for r in entry[3])
+            out.extend(Observation(r[0], iso(r[1]), r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], path=rel)
+                       for r in entry[3])
             problems.extend(Problem(rel, line, msg) for line, msg in entry[4])
         if changed or len(fresh) != len(cached):
             try:
@@ -252,7 +252,7 @@ class Vault:
             try:
                 out.append(parse_tension(p.read_text(encoding="utf-8"), p.stem, rel))
             except NoteError as e:
-                problems.append(Problem(rel, e.line, e.message))
+                problems.append(Problem(rel, e.line or 1, e.message))
             except (OSError, UnicodeDecodeError) as e:
                 problems.append(Problem(rel, 1, f"cannot read: {e}"))
         return out, problems

@@ -1,0 +1,59 @@
+"""Which embedder, which Chroma store and which ranking weights a vault's recall uses."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..core.notes import NoteError, parse_note
+from .embed import DEFAULT, normalize_name
+from .rank import CONF_WEIGHT, RRF_K
+
+
+@dataclass(frozen=True)
+class Config:
+    embedder: str = DEFAULT
+    chroma_url: str | None = None
+    ollama_url: str | None = None
+    rrf_k: int = RRF_K
+    confidence_weight: float = CONF_WEIGHT
+
+    @property
+    def store(self) -> str:
+        return self.chroma_url or "embedded"
+
+
+def read_config(root: str | os.PathLike, *, embedder: str | None = None,
+                chroma_url: str | None = None) -> Config:
+    """Explicit arguments, else `$EPIMEM_EMBEDDER` / `$EPIMEM_CHROMA_URL`, else
+    the `embedder:` / `chroma_url:` / `ollama_url:` keys of epistemology.md's
+    frontmatter (top level or under `recall:`), else the defaults."""
+    meta: dict = {}
+    try:
+        text = (Path(root) / "epistemology.md").read_text(encoding="utf-8")
+        raw = parse_note(text).meta
+        meta = dict(raw)
+        if isinstance(raw.get("recall"), dict):
+            meta.update(raw["recall"])
+    except (OSError, UnicodeDecodeError, NoteError):
+        pass  # a broken rules file is reported by the commands that own it
+
+    def pick(arg, env, key):
+        for v in (arg, os.environ.get(env), meta.get(key)):
+            if isinstance(v, str) and v.strip():
+                return v.strip()
+        return None
+
+    emb = pick(embedder, "EPIMEM_EMBEDDER", "embedder") or DEFAULT
+    url = pick(chroma_url, "EPIMEM_CHROMA_URL", "chroma_url")
+    if url and url.lower() in ("embedded", "local", "none"):
+        url = None
+    k = meta.get("rrf_k", meta.get("recall_rrf_k"))
+    w = meta.get("confidence_weight", meta.get("recall_confidence_weight"))
+    # An invalid number keeps the default, like every other rule parameter.
+    k = k if isinstance(k, int) and not isinstance(k, bool) and 1 <= k <= 1000 else RRF_K
+    w = float(w) if isinstance(w, (int, float)) and not isinstance(w, bool) and 0 <= w <= 1 else CONF_WEIGHT
+    return Config(embedder=normalize_name(emb), chroma_url=url.rstrip("/") if url else None,
+                  ollama_url=pick(None, "OLLAMA_HOST", "ollama_url"), rrf_k=k, confidence_weight=w)
+
