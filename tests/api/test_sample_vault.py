@@ -17,7 +17,7 @@ from epimem.core.ids import SLUG, TENSION_ID
 from epimem.core.model import BASES, PERMANENCES
 from epimem.core.params import DEFAULT_KINDS, DEFAULTS
 
-VAULT = Path(__file__).resolve().parent.parent / "vault"
+VAULT = Path(__file__).resolve().parents[2] / "vault"
 START, END = date(2026, 6, 1), date(2026, 11, 28)
 OBS_LINK = re.compile(r"^observations/(\d{4}-\d{2})#(obs-\d{8}-[0-9a-f]{4})$")
 ARROW = re.compile(r"\((\d\.\d\d) → (\d\.\d\d)\)\s*$")

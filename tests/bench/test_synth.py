@@ -16,7 +16,7 @@ import pytest
 from epimem.core import notes
 from epimem.core.params import DEFAULTS
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _load_synth():

@@ -14,7 +14,7 @@ from epimem.core.model import Belief
 from epimem.claude.transcript import (condensed, find_statements, match_statement, parse_lines, read_transcript,
                                statement_items)
 
-FIXTURE = Path(__file__).parent / "fixtures" / "claude" / "transcript.jsonl"
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "claude" / "transcript.jsonl"
 
 
 @pytest.fixture(scope="module")

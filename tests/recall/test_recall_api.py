@@ -18,7 +18,7 @@ from epimem.recall.config import Config
 
 pytestmark = pytest.mark.usefixtures("clean_recall_env")
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 TODAY = date(2026, 11, 30)
 
 

@@ -8,7 +8,7 @@ import sys
 import tomllib
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 # Distribution name -> the module it is imported as.
 MODULE = {"gitpython": "git", "pyyaml": "yaml"}
 # Imported only inside `try: ... except ImportError`, with a standard-library fallback.

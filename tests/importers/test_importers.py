@@ -15,7 +15,7 @@ from epimem.core.notes import parse_belief
 from epimem.importers.claude_memory import import_claude_memory
 from epimem.importers.epistemic_memory import import_epistemic_memory, plan_epistemic_memory, read_profile_dir
 
-FIXTURE = Path(__file__).parent / "fixtures" / "epistemic-memory"
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "epistemic-memory"
 TODAY = date(2026, 11, 30)
 
 

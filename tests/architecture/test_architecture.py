@@ -3,7 +3,7 @@
 import ast
 from pathlib import Path
 
-PKG = Path(__file__).resolve().parent.parent / "epimem"
+PKG = Path(__file__).resolve().parents[2] / "epimem"
 IO_LIBS = {"git", "chromadb", "typer", "anthropic", "watchfiles", "wordllama", "subprocess", "httpx", "httpx2"}
 
 

@@ -18,7 +18,7 @@ import pytest
 from epimem.claude.session_end import (TOOL_NAME, AnswerRefused, observe_from_transcript, parse_answer,
                                     record_from_transcript)
 
-FIXTURE = Path(__file__).parent / "fixtures" / "claude" / "transcript.jsonl"
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "claude" / "transcript.jsonl"
 SESSION = "5b0c2a8e-1d1f-4a53-9a43-0c8b1f2e7d11"
 SECRET = "ghp_abcdefghijklmnopqrstuvwxyz0123456789"
 

@@ -16,7 +16,7 @@ import yaml
 
 from epimem.claude import install
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 EPIMEM = str(Path(sys.executable).parent / "epimem")
 
 SETTINGS = """{

@@ -19,7 +19,7 @@ from epimem.mirror.interview import interview
 from epimem.mirror.phrase import CERTAINTY_WORDS, say, sentence, verb_phrase
 from epimem.mirror.portrait import portrait_brief
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 T = date(2026, 11, 30)
 
 
