@@ -8,8 +8,9 @@ epimem computed is never overwritten.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any
 
 from ..core import rules
 from ..core.changes import belief_change
@@ -41,7 +42,7 @@ def filters(given: Filters | None, kw: dict[str, Any]) -> Filters:
     return given or Filters(**kw)
 
 
-def select(mem: "Memory", f: Filters) -> list[Belief]:
+def select(mem: Memory, f: Filters) -> list[Belief]:
     mem.vault.require()
     try:
         bs, _ = mem.vault.load_beliefs()
@@ -51,7 +52,7 @@ def select(mem: "Memory", f: Filters) -> list[Belief]:
     return [b for b in bs if f.match(b, rules.effective_confidence(b, today, params))]
 
 
-def get(mem: "Memory", belief_id: str) -> Belief:
+def get(mem: Memory, belief_id: str) -> Belief:
     return common.read(mem, belief_id)[1]
 
 
@@ -70,7 +71,7 @@ def _check_confidence(conf: float, basis: str, params) -> None:
         raise InputError(str(e), field="confidence") from None
 
 
-def add(mem: "Memory", *, title: str, statement: str, kind: str, basis: str, permanence: str,
+def add(mem: Memory, *, title: str, statement: str, kind: str, basis: str, permanence: str,
         confidence: float | None, tags: Iterable[str], scope: str, belief_id: str | None,
         supersedes: Iterable[str], pinned: bool, note: str) -> Belief:
     params = mem.params
@@ -118,7 +119,7 @@ def add(mem: "Memory", *, title: str, statement: str, kind: str, basis: str, per
     return b
 
 
-def edit(mem: "Memory", belief_id: str, note: str, changes: dict[str, Any]) -> Belief:
+def edit(mem: Memory, belief_id: str, note: str, changes: dict[str, Any]) -> Belief:
     """Change fields by the user's hand; a confidence change is a user action with provenance."""
     unknown = set(changes) - EDITABLE
     if unknown:
@@ -152,7 +153,7 @@ def edit(mem: "Memory", belief_id: str, note: str, changes: dict[str, Any]) -> B
     return replace(after, evidence=after.evidence + (ev,))
 
 
-def reject(mem: "Memory", belief_id: str, *, retire: bool, note: str) -> Belief:
+def reject(mem: Memory, belief_id: str, *, retire: bool, note: str) -> Belief:
     """Rule 5: the user says it is no longer true: −0.20, or retire it."""
     with common.lock(mem):
         text, before, key = common.read(mem, belief_id)
@@ -168,7 +169,7 @@ def reject(mem: "Memory", belief_id: str, *, retire: bool, note: str) -> Belief:
     return after
 
 
-def reinforce(mem: "Memory", belief_id: str, note: str, kind: str) -> Belief:
+def reinforce(mem: Memory, belief_id: str, note: str, kind: str) -> Belief:
     """The user restating a belief: recorded as evidence, no number changes (rule 3)."""
     with common.lock(mem):
         text, b, key = common.read(mem, belief_id)
@@ -178,7 +179,7 @@ def reinforce(mem: "Memory", belief_id: str, note: str, kind: str) -> Belief:
     return replace(b, evidence=b.evidence + (ev,))
 
 
-def set_pinned(mem: "Memory", belief_id: str, pinned: bool) -> Belief:
+def set_pinned(mem: Memory, belief_id: str, pinned: bool) -> Belief:
     with common.lock(mem):
         text, before, key = common.read(mem, belief_id)
         if before.pinned == pinned:
@@ -191,7 +192,7 @@ def set_pinned(mem: "Memory", belief_id: str, pinned: bool) -> Belief:
     return after
 
 
-def supersede(mem: "Memory", old_ids: Iterable[str], by: str, note: str) -> Belief:
+def supersede(mem: Memory, old_ids: Iterable[str], by: str, note: str) -> Belief:
     old_ids = list(old_ids)
     with common.lock(mem):
         text, new, key = common.read(mem, by)

@@ -4,8 +4,9 @@ and handing the change to the one write path (`epimem.store.transaction`)."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING
 
 from ..core.errors import InputError, NotFound, VaultError
 from ..core.ids import IdError, check_id
@@ -28,21 +29,21 @@ def check_choice(name: str, value: str, allowed: tuple[str, ...]) -> None:
         raise InputError(f"'{name}' must be one of {', '.join(allowed)}, not {value!r}", field=name)
 
 
-def lock(mem: "Memory"):
+def lock(mem: Memory):
     """The vault lock for a change, once the vault is known to exist: taking it
     creates `.epimem/`, which must not appear at a mistyped vault path."""
     mem.vault.require()
     return mem.vault.lock()
 
 
-def require_repo(mem: "Memory") -> None:
+def require_repo(mem: Memory) -> None:
     mem.vault.require()
     if not git.is_repo_root(mem.root):
         raise VaultError(f"{mem.root} is not a git repository of its own; every change is a commit, "
                          "so run `epimem init` on it first", path=str(mem.root))
 
 
-def read(mem: "Memory", belief_id: str) -> tuple[str, Belief, tuple[int, int]]:
+def read(mem: Memory, belief_id: str) -> tuple[str, Belief, tuple[int, int]]:
     """(text, belief, stat key) of a belief about to be changed."""
     check_id_input(belief_id)
     mem.vault.require()
@@ -55,7 +56,7 @@ def read(mem: "Memory", belief_id: str) -> tuple[str, Belief, tuple[int, int]]:
         raise VaultError(str(e), path=rel, line=e.line) from None
 
 
-def commit(mem: "Memory", writes: list[transaction.Write], subject: str, *, op: str,
+def commit(mem: Memory, writes: list[transaction.Write], subject: str, *, op: str,
            beliefs: Iterable[str] = (), session: str | None = None, body: str = "",
            extra: dict[str, str] | None = None) -> str:
     """Write and commit through the one write path (all or nothing; caches follow)."""
@@ -66,7 +67,7 @@ def commit(mem: "Memory", writes: list[transaction.Write], subject: str, *, op: 
     return res.commit
 
 
-def caches(mem: "Memory") -> transaction.Caches:
+def caches(mem: Memory) -> transaction.Caches:
     return transaction.Caches(today=mem.today, params=mem.params)
 
 

@@ -24,9 +24,10 @@ carrying the field, file or line where it is known.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from datetime import date
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from ..core import rules
 from ..core.changes import Change
@@ -49,7 +50,7 @@ from .results import ObservationResult, ObserveReport, SessionReport
 __all__ = ["open", "Memory", "Filters", "EpimemError", "ObservationResult", "ObserveReport", "SessionReport"]
 
 
-def open(path: str | Path | None = None, today: str | date | None = None) -> "Memory":  # noqa: A001
+def open(path: str | Path | None = None, today: str | date | None = None) -> Memory:  # noqa: A001
     """Open the vault at `path` (else $EPIMEM_VAULT, else the user data dir)."""
     return Memory(resolve_root(path), today=today)
 
@@ -90,7 +91,7 @@ class Memory:
                              path=e.filename and str(e.filename)) from None
 
     @classmethod
-    def init(cls, root: str | Path | None = None, today: str | date | None = None) -> tuple["Memory", bool]:
+    def init(cls, root: str | Path | None = None, today: str | date | None = None) -> tuple[Memory, bool]:
         """Create a vault (idempotent): folders, rules, counter, .gitignore, git, first commit."""
         mem = cls(resolve_root(root), today=today)
         return mem, _setup.init(mem)

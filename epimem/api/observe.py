@@ -36,7 +36,7 @@ OBSERVATION_KEYS = frozenset({"connects", "strength", "evidence", "suggests", "t
                               "source", "date", "title", "kind", "permanence", "tags", "scope"})
 
 
-def observe(mem: "Memory", items: list[dict[str, Any]], *, source: str, session: str | None) -> ObserveReport:
+def observe(mem: Memory, items: list[dict[str, Any]], *, source: str, session: str | None) -> ObserveReport:
     params = mem.params
     today = mem.today
     parsed = [check_input(i + 1, item, source, session, today, params) for i, item in enumerate(items)]

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterable
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from ..core import rules
 from ..core.errors import InputError, VaultError
@@ -22,7 +23,7 @@ REVIEW_KINDS = ("audit", "gut-check", "interview", "review")
 SESSIONS = "state/sessions.json"
 
 
-def start(mem: "Memory", source: str) -> SessionReport:
+def start(mem: Memory, source: str) -> SessionReport:
     if source not in SOURCES:
         raise InputError(f"'source' must be one of {', '.join(SOURCES)}; not {source!r}", field="source")
     mem.vault.require()
@@ -36,7 +37,7 @@ def start(mem: "Memory", source: str) -> SessionReport:
     return SessionReport(res.counted, res.sessions.count, res.dormant_days, res.review_due, sha)
 
 
-def record_review(mem: "Memory", kind: str, markdown: str, beliefs: Iterable[str]) -> str:
+def record_review(mem: Memory, kind: str, markdown: str, beliefs: Iterable[str]) -> str:
     """Write `reviews/<date>.md` (appending when one exists) and reset the review counter."""
     if kind not in REVIEW_KINDS:
         raise InputError(f"unknown review kind {kind!r}", field="kind")
@@ -57,7 +58,7 @@ def record_review(mem: "Memory", kind: str, markdown: str, beliefs: Iterable[str
                              op="review", beliefs=list(beliefs))
 
 
-def _for_write(mem: "Memory") -> tuple[Sessions, tuple[int, int] | None]:
+def _for_write(mem: Memory) -> tuple[Sessions, tuple[int, int] | None]:
     """The counter and its stat key, or an error: a malformed counter is reported, never overwritten."""
     key = stat_key(mem.vault.path(SESSIONS))
     s, problems = mem.vault.read_sessions_checked()

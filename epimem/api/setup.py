@@ -19,7 +19,7 @@ TEMPLATES = Path(__file__).parent.parent / "templates"
 FOLDERS = ("beliefs", "observations", "tensions", "reviews", "state")
 
 
-def init(mem: "Memory") -> bool:
+def init(mem: Memory) -> bool:
     """Create the vault (idempotent); True when anything was created."""
     r = mem.root
     # `epimem init ~/Documents` by mistake must not turn a folder of unrelated

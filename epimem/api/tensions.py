@@ -19,12 +19,12 @@ if TYPE_CHECKING:
     from .memory import Memory
 
 
-def select(mem: "Memory", status: str | None) -> list[Tension]:
+def select(mem: Memory, status: str | None) -> list[Tension]:
     ts, _ = mem.vault.load_tensions()
     return [t for t in ts if status is None or t.status == status]
 
 
-def resolve(mem: "Memory", tension_id: str, note: str) -> Tension:
+def resolve(mem: Memory, tension_id: str, note: str) -> Tension:
     try:
         check_tension_id(tension_id)
     except IdError as e:
@@ -50,7 +50,7 @@ def resolve(mem: "Memory", tension_id: str, note: str) -> Tension:
     return replace(t, status="resolved", resolution=note)
 
 
-def for_contradiction(mem: "Memory", obs: Observation, eff: rules.Effect,
+def for_contradiction(mem: Memory, obs: Observation, eff: rules.Effect,
                       pending: dict[str, tuple[str, Any]]) -> tuple[str, str, Any]:
     """(id, text, stat key or None for a new file) of the tension this contradiction goes to.
 
@@ -80,7 +80,7 @@ def for_contradiction(mem: "Memory", obs: Observation, eff: rules.Effect,
     return tid, text, None
 
 
-def _new(mem: "Memory", obs: Observation, eff: rules.Effect, pending: set[str]) -> tuple[str, str]:
+def _new(mem: Memory, obs: Observation, eff: rules.Effect, pending: set[str]) -> tuple[str, str]:
     base = f"{obs.date.isoformat()}-{eff.before.id}"[:70].rstrip("-")
     existing = {p.stem for p in (mem.root / "tensions").glob("*.md")} | set(pending)
     tid = common.unique(base, existing)

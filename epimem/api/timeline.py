@@ -32,7 +32,7 @@ def _reading_git(what: str):
         raise StorageError(f"cannot read the vault's {what}: {e.strerror or e}") from None
 
 
-def history(mem: "Memory", belief_id: str) -> list[git.HistoryPoint]:
+def history(mem: Memory, belief_id: str) -> list[git.HistoryPoint]:
     common.check_id_input(belief_id)
     common.require_repo(mem)
     with _reading_git("history"):
@@ -42,7 +42,7 @@ def history(mem: "Memory", belief_id: str) -> list[git.HistoryPoint]:
     return pts
 
 
-def _since(mem: "Memory", since: str) -> str | None:
+def _since(mem: Memory, since: str) -> str | None:
     """The revision to compare with; None for the whole history (or an empty one)."""
     try:
         return git.resolve_since(mem.root, since)
@@ -57,7 +57,7 @@ def _since(mem: "Memory", since: str) -> str | None:
         raise
 
 
-def diff(mem: "Memory", since: str) -> list[Change]:
+def diff(mem: Memory, since: str) -> list[Change]:
     common.require_repo(mem)
     base = _since(mem, since)
     if not git.has_commits(mem.root):
@@ -67,7 +67,7 @@ def diff(mem: "Memory", since: str) -> list[Change]:
         return describe(mem, rows, (lambda p: f"{base}:{p}") if base else None, lambda p: f"HEAD:{p}")
 
 
-def describe(mem: "Memory", rows, old_spec, new_spec, new_from_disk: bool = False) -> list[Change]:
+def describe(mem: Memory, rows, old_spec, new_spec, new_from_disk: bool = False) -> list[Change]:
     """What changed between two states of the vault, in words a person reads."""
     rows = [(st, p) for st, p in rows if not Path(p).name.startswith(".")]  # .gitkeep, .gitignore
     specs: list[str] = []
@@ -124,7 +124,7 @@ def _undo_subject(subject: str) -> str:
     return f"undo: {subject}"
 
 
-def undo(mem: "Memory") -> tuple[str, str]:
+def undo(mem: Memory) -> tuple[str, str]:
     """Revert the last epimem commit with a new commit; returns (new sha, undone subject)."""
     common.require_repo(mem)
 
@@ -145,7 +145,7 @@ def undo(mem: "Memory") -> tuple[str, str]:
     return res.commit, res.value
 
 
-def commit_hand_edits(mem: "Memory") -> tuple[str | None, list[Change], list[Problem]]:
+def commit_hand_edits(mem: Memory) -> tuple[str | None, list[Change], list[Problem]]:
     """Commit what the user changed by hand, with a message naming it.
 
     Malformed belief files are reported and left out of the commit, so a

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from .memory import Memory
 
 
-def validate(mem: "Memory") -> list[Problem]:
+def validate(mem: Memory) -> list[Problem]:
     mem.vault.require()
     snap = mem.vault.snapshot(mem.today)
     problems = list(snap.problems)

@@ -15,8 +15,6 @@ carries `metadata: package: epimem`, the CLAUDE.md block between the
 
 from __future__ import annotations
 
-from ..core.errors import EpimemError
-
 import json
 import os
 import re
@@ -27,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..core.errors import EpimemError
 from ..store.files import atomic_write
 
 TEMPLATES = Path(__file__).parent.parent / "templates" / "claude"
@@ -50,7 +49,7 @@ class Node:
     members: list | None = None  # object: [(key, key_start, Node)]
     items: list | None = None    # array: [Node]
 
-    def get(self, key: str) -> "Node | None":
+    def get(self, key: str) -> Node | None:
         for k, _, n in self.members or []:
             if k == key:
                 return n

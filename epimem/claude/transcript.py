@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable
 
 # A user record whose text starts like this is Claude Code talking (a slash
 # command, a `!` shell command and its output, a hook's note), not the person.

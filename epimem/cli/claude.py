@@ -9,12 +9,10 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import List, Optional
 
 import typer
 
 from .common import emit_json, fail, import_json, memory, state
-
 
 # --- hook ---------------------------------------------------------------------------------
 
@@ -29,11 +27,11 @@ def _hook(ctx: typer.Context, event: str, extra: list[str]) -> None:
 
 
 def hook_session_start(ctx: typer.Context,
-                       budget_tokens: Optional[int] = typer.Option(
+                       budget_tokens: int | None = typer.Option(
                            None, "--budget-tokens", metavar="N",
                            help="Tokens of context (default 1300), at 3 characters a token and never over "
                                 "Claude Code's limit (docs/claude-code.md)."),
-                       budget_chars: Optional[int] = typer.Option(None, "--budget", hidden=True,
+                       budget_chars: int | None = typer.Option(None, "--budget", hidden=True,
                                                                   help="Deprecated: characters.")):
     """SessionStart: count the session (startup only), print the context as Claude Code's JSON.
 
@@ -57,7 +55,7 @@ def hook_session_end(ctx: typer.Context,
 
 def install_claude_code(ctx: typer.Context,
                         scope: str = typer.Option("user", "--scope", help="user (~/.claude) or project (./.claude)."),
-                        project: Optional[Path] = typer.Option(None, "--project",
+                        project: Path | None = typer.Option(None, "--project",
                                                                help="The project folder for --scope project "
                                                                     "(default: the current one)."),
                         auto_observe: bool = typer.Option(False, "--auto-observe",
@@ -166,9 +164,9 @@ def skill_observe(ctx: typer.Context,
                   budget_tokens: int = typer.Option(2000, "--budget-tokens", metavar="N", min=0,
                                                     help="Tokens of context, at 3 characters a token.")):
     """What /observe starts from: the beliefs that matter here, and this session's count."""
-    from ..store import context_cache as context
     from ..claude import hook
     from ..claude.session_end import session_observation_count
+    from ..store import context_cache as context
 
     mem = memory(ctx)
     mem.vault.require()
@@ -190,7 +188,7 @@ MODES = ("portrait", "audit", "gut-check", "interview")
 
 
 def skill_mirror(ctx: typer.Context,
-                 words: Optional[List[str]] = typer.Argument(None, metavar="[MODE]",
+                 words: list[str] | None = typer.Argument(None, metavar="[MODE]",
                                                              help="portrait (default), audit, gut-check or "
                                                                   "interview; later words are ignored.")):
     """What /mirror starts from: the chosen mode's markdown (a portrait when none is given)."""

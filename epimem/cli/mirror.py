@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any, Optional
+from typing import Any
 
 import typer
 
@@ -23,9 +23,9 @@ MD_OPT = typer.Option(False, "--markdown", help="Readable markdown (the default)
 
 
 def _load(ctx: typer.Context):
-    from ..mirror import views  # noqa: F401 - fail early if the package is broken
-
     import gc
+
+    from ..mirror import views  # noqa: F401 - fail early if the package is broken
 
     mem = memory(ctx)
     mem.vault.require()
@@ -154,7 +154,7 @@ def _configured_model(mem) -> str | None:
 def portrait_cmd(ctx: typer.Context, as_json: bool = JSON_OPT, as_md: bool = MD_OPT,
                  llm: bool = typer.Option(False, "--llm",
                                           help="Ask Claude to write the prose (needs ANTHROPIC_API_KEY)."),
-                 model: Optional[str] = typer.Option(None, "--model",
+                 model: str | None = typer.Option(None, "--model",
                                                      help="Claude model for --llm (default: mirror_model "
                                                           "in epistemology.md, else claude-sonnet-4-6)."),
                  timeout: float = typer.Option(60.0, "--timeout", help="Seconds to wait for Claude.")):

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import List, Optional
 
 import typer
 
@@ -62,30 +61,30 @@ def _recaller(ctx: typer.Context, embedder: str | None, chroma_url: str | None, 
 # --- recall --------------------------------------------------------------------------------
 
 def recall_cmd(ctx: typer.Context,
-               query: Optional[str] = typer.Argument(None, help="What to recall, in words."),
+               query: str | None = typer.Argument(None, help="What to recall, in words."),
                limit: int = typer.Option(5, "--limit", "-n", min=1, help="How many results."),
-               kind: List[str] = typer.Option([], "--kind", help="Only these kinds (repeatable)."),
-               permanence: List[str] = typer.Option([], "--permanence", help="Only these permanences (repeatable)."),
-               tag: List[str] = typer.Option([], "--tag", help="Only beliefs with one of these tags (repeatable)."),
-               scope: Optional[str] = typer.Option(None, "--scope", help="A project: its beliefs plus global ones."),
-               min_confidence: Optional[float] = typer.Option(None, "--min-confidence",
+               kind: list[str] = typer.Option([], "--kind", help="Only these kinds (repeatable)."),
+               permanence: list[str] = typer.Option([], "--permanence", help="Only these permanences (repeatable)."),
+               tag: list[str] = typer.Option([], "--tag", help="Only beliefs with one of these tags (repeatable)."),
+               scope: str | None = typer.Option(None, "--scope", help="A project: its beliefs plus global ones."),
+               min_confidence: float | None = typer.Option(None, "--min-confidence",
                                                               help="On effective (decayed) confidence."),
-               since: Optional[str] = typer.Option(None, "--since", help="Last activity on or after YYYY-MM-DD."),
-               until: Optional[str] = typer.Option(None, "--until", help="Last activity on or before YYYY-MM-DD."),
+               since: str | None = typer.Option(None, "--since", help="Last activity on or after YYYY-MM-DD."),
+               until: str | None = typer.Option(None, "--until", help="Last activity on or before YYYY-MM-DD."),
                observations: bool = typer.Option(False, "--observations", help="Rank observations too."),
                inactive: bool = typer.Option(False, "--inactive", help="Include retired and superseded beliefs."),
-               budget: Optional[int] = typer.Option(None, "--budget-tokens", metavar="N", min=0,
+               budget: int | None = typer.Option(None, "--budget-tokens", metavar="N", min=0,
                                                     help="Print compact markdown of at most N tokens."),
-               old_budget: Optional[int] = typer.Option(None, "--budget", min=0, hidden=True,
+               old_budget: int | None = typer.Option(None, "--budget", min=0, hidden=True,
                                                         help="Deprecated spelling of --budget-tokens."),
-               queries: Optional[str] = typer.Option(None, "--queries",
+               queries: str | None = typer.Option(None, "--queries",
                                                      help="Read queries from FILE (- for stdin), one per line "
                                                           "or JSON objects; write JSON lines."),
                mode: str = typer.Option("fused", "--mode", help="fused (default), keyword or semantic."),
                as_json: bool = JSON,
                no_sync: bool = typer.Option(False, "--no-sync", help="Use the index as it is."),
-               embedder: Optional[str] = EMBEDDER,
-               chroma_url: Optional[str] = CHROMA_URL):
+               embedder: str | None = EMBEDDER,
+               chroma_url: str | None = CHROMA_URL):
     """The beliefs most relevant to QUERY: keyword and semantic relevance, weighted by confidence."""
     errors = _errors()
     if budget is None:
@@ -164,8 +163,8 @@ def _batch(r, source: str, defaults: dict) -> None:
 # --- index --------------------------------------------------------------------------------
 
 @index_app.command("rebuild")
-def index_rebuild(ctx: typer.Context, as_json: bool = JSON, embedder: Optional[str] = EMBEDDER,
-                  chroma_url: Optional[str] = CHROMA_URL):
+def index_rebuild(ctx: typer.Context, as_json: bool = JSON, embedder: str | None = EMBEDDER,
+                  chroma_url: str | None = CHROMA_URL):
     """Build the index from nothing, from the vault's files."""
     r = _recaller(ctx, embedder, chroma_url, quiet=as_json)
     try:
@@ -176,8 +175,8 @@ def index_rebuild(ctx: typer.Context, as_json: bool = JSON, embedder: Optional[s
 
 
 @index_app.command("sync")
-def index_sync(ctx: typer.Context, as_json: bool = JSON, embedder: Optional[str] = EMBEDDER,
-               chroma_url: Optional[str] = CHROMA_URL):
+def index_sync(ctx: typer.Context, as_json: bool = JSON, embedder: str | None = EMBEDDER,
+               chroma_url: str | None = CHROMA_URL):
     """Update only what changed (mtime and size, then content hash)."""
     r = _recaller(ctx, embedder, chroma_url, quiet=as_json)
     try:
@@ -197,8 +196,8 @@ def _report(rep, as_json: bool) -> None:
 
 
 @index_app.command("status")
-def index_status(ctx: typer.Context, as_json: bool = JSON, embedder: Optional[str] = EMBEDDER,
-                 chroma_url: Optional[str] = CHROMA_URL):
+def index_status(ctx: typer.Context, as_json: bool = JSON, embedder: str | None = EMBEDDER,
+                 chroma_url: str | None = CHROMA_URL):
     """Say what is stale, without changing anything."""
     from ..recall.config import read_config
     from ..recall.index import Index
@@ -237,7 +236,7 @@ def watch_cmd(ctx: typer.Context,
               debounce: int = typer.Option(1600, "--debounce", min=50, help="Longest wait (ms) to group events."),
               step: int = typer.Option(100, "--step", min=10, help="Quiet time (ms) that ends a group of events."),
               poll: bool = typer.Option(False, "--poll", help="Poll instead of OS notifications (network drives)."),
-              embedder: Optional[str] = EMBEDDER, chroma_url: Optional[str] = CHROMA_URL):
+              embedder: str | None = EMBEDDER, chroma_url: str | None = CHROMA_URL):
     """Keep the index current while you edit the vault (and commit the edits with --commit)."""
     from ..recall import watch
     from ..recall.config import read_config

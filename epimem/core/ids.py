@@ -3,10 +3,10 @@ can name a file outside the vault ("../x", "/etc/passwd", "a/b")."""
 
 from __future__ import annotations
 
-from .errors import InputError
-
 import re
 import unicodedata
+
+from .errors import InputError
 
 SLUG = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,78}[a-z0-9])?$")
 TENSION_ID = re.compile(r"^\d{4}-\d{2}-\d{2}-[a-z0-9](?:[a-z0-9-]{0,78}[a-z0-9])?$")

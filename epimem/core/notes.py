@@ -11,8 +11,6 @@ Two promises shape this module:
 
 from __future__ import annotations
 
-from .errors import VaultError
-
 import json
 import re
 from dataclasses import dataclass
@@ -21,8 +19,8 @@ from typing import Any
 
 import yaml
 
-from .model import (BASES, PERMANENCES, STATUSES, STRENGTHS, TENSION_STATUSES, Belief,
-                    Evidence, Observation, Tension)
+from .errors import VaultError
+from .model import BASES, PERMANENCES, STATUSES, STRENGTHS, TENSION_STATUSES, Belief, Evidence, Observation, Tension
 
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 

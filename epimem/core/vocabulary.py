@@ -15,7 +15,8 @@ from datetime import date, datetime
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: the hook's path must not import typing (~3 ms)
 if TYPE_CHECKING:
-    from typing import Any, Iterable
+    from collections.abc import Iterable
+    from typing import Any
 
 # Stored confidences are written with two decimals; the decayed value keeps a
 # third so that two beliefs a day apart in decay still sort as they do in memory.

@@ -5,9 +5,9 @@ confirm. Mapping is pure (`plan_claude_memory`); the file is never touched."""
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from datetime import date
 from pathlib import Path
-from typing import Sequence
 
 from ..core.errors import InputError, NotFound
 from ..core.ids import slugify

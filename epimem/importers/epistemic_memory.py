@@ -18,10 +18,10 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import replace
 from datetime import date
 from pathlib import Path
-from typing import Sequence
 
 from ..core.errors import InputError, NotFound
 from ..core.ids import slugify

@@ -7,7 +7,7 @@ from dataclasses import dataclass, replace
 from datetime import date
 
 from ..core import rules
-from ..core.model import Belief, PERMANENCES, Problem, Snapshot
+from ..core.model import PERMANENCES, Belief, Problem, Snapshot
 from ..core.params import DEFAULTS, Params
 from . import text as tx
 from .views import BeliefView, Tensions, active, active_views, challenge_count, detailed, tension_views, top_and_bottom

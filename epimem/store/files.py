@@ -6,13 +6,13 @@ start in a few milliseconds. `epimem.store.vault` builds on it for everything el
 
 from __future__ import annotations
 
-from ..core.errors import Busy, StorageError
-
 import errno
 import os
 import threading
 import time
 from pathlib import Path
+
+from ..core.errors import Busy, StorageError
 
 
 class FileError(StorageError):
@@ -132,7 +132,7 @@ class VaultLock:
             self._fd = None
         self._mutex.release()
 
-    def __enter__(self) -> "VaultLock":
+    def __enter__(self) -> VaultLock:
         self.acquire()
         return self
 

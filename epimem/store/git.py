@@ -10,15 +10,14 @@ pure-Python index writer would rewrite a 10,000-entry index on every commit.
 
 from __future__ import annotations
 
-from ..core.errors import StorageError
-
 import os
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
-from typing import Iterable
 
+from ..core.errors import StorageError
 from ..core.model import Belief, Tension
 from ..core.notes import NoteError, parse_belief, parse_note, parse_tension
 

@@ -20,9 +20,10 @@ is made or a belief's cache entry must be refreshed.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Iterable
 from datetime import date
 from pathlib import Path
-from typing import Any, Callable, Iterable, Literal, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 from ..core.errors import Conflict, EpimemError, StorageError
 from .files import ConcurrentEdit, VaultLock, atomic_write, contained, lock_path, stat_key

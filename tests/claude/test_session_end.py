@@ -9,14 +9,20 @@ import shutil
 from pathlib import Path
 
 import anthropic
+
 try:  # the SDK moved to httpx2; its MockTransport is the same API
     import httpx2 as httpx
 except ImportError:  # pragma: no cover
     import httpx
 import pytest
 
-from epimem.claude.session_end import (TOOL_NAME, AnswerRefused, observe_from_transcript, parse_answer,
-                                    record_from_transcript)
+from epimem.claude.session_end import (
+    TOOL_NAME,
+    AnswerRefused,
+    observe_from_transcript,
+    parse_answer,
+    record_from_transcript,
+)
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "claude" / "transcript.jsonl"
 SESSION = "5b0c2a8e-1d1f-4a53-9a43-0c8b1f2e7d11"

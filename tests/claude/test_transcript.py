@@ -10,9 +10,15 @@ from pathlib import Path
 
 import pytest
 
+from epimem.claude.transcript import (
+    condensed,
+    find_statements,
+    match_statement,
+    parse_lines,
+    read_transcript,
+    statement_items,
+)
 from epimem.core.model import Belief
-from epimem.claude.transcript import (condensed, find_statements, match_statement, parse_lines, read_transcript,
-                               statement_items)
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "claude" / "transcript.jsonl"
 

@@ -5,9 +5,18 @@ from datetime import date
 import pytest
 
 from epimem.core.model import Belief, Evidence, Tension
-from epimem.core.notes import (NoteError, append_evidence, edit_frontmatter, parse_belief,
-                               parse_observations, parse_tension, render_belief,
-                               render_observation, render_tension, update_belief_text)
+from epimem.core.notes import (
+    NoteError,
+    append_evidence,
+    edit_frontmatter,
+    parse_belief,
+    parse_observations,
+    parse_tension,
+    render_belief,
+    render_observation,
+    render_tension,
+    update_belief_text,
+)
 
 SPEC_BELIEF = """---
 title: Thinks out loud before deciding

@@ -21,7 +21,7 @@ from epimem.mirror.portrait import portrait_brief
 # which refuses plain httpx objects. Same API, MockTransport included.
 try:
     import anthropic._base_client as _bc
-    httpx = getattr(_bc, "httpx2", None) or getattr(_bc, "httpx")
+    httpx = getattr(_bc, "httpx2", None) or _bc.httpx
 except (ImportError, AttributeError):  # pragma: no cover - an SDK layout we do not know
     import httpx
 

@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 
-from epimem.recall.bm25 import B, K1, MAX_QUERY_TERMS, LexicalIndex, stem, tokenize, tokens_with_words
+from epimem.recall.bm25 import K1, MAX_QUERY_TERMS, B, LexicalIndex, stem, tokenize, tokens_with_words
 
 
 def test_tokenizer_folds_case_accents_and_suffixes():

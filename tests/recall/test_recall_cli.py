@@ -8,7 +8,7 @@ import sys
 import time
 
 import pytest
-from recall_support import clean_recall_env, free_port, mini_vault
+from recall_support import free_port, mini_vault
 
 from epimem.recall import estimate_tokens
 

@@ -12,13 +12,20 @@ import time
 from pathlib import Path
 
 import pytest
-from recall_support import (clean_recall_env, make_belief, mini_vault, observation, start_chroma_server, stop,
-                            write_belief, write_observations)
+from recall_support import (
+    make_belief,
+    mini_vault,
+    observation,
+    start_chroma_server,
+    stop,
+    write_belief,
+    write_observations,
+)
 
 from epimem.core.notes import render_belief
 from epimem.recall.api import Recaller
-from epimem.recall.embed import EmbedderError
 from epimem.recall.config import Config, read_config
+from epimem.recall.embed import EmbedderError
 from epimem.recall.index import Index
 
 pytestmark = pytest.mark.usefixtures("clean_recall_env")

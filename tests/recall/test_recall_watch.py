@@ -10,7 +10,7 @@ import threading
 import time
 
 import pytest
-from recall_support import clean_recall_env, make_belief, mini_vault, write_belief
+from recall_support import make_belief, mini_vault, write_belief
 from watchfiles import Change
 
 from epimem.recall.api import Recaller
