@@ -83,3 +83,10 @@ def cli(capsys):
         return CLIResult(code or 0, cap.out, cap.err)
 
     return run
+
+
+@pytest.fixture
+def clean_recall_env(monkeypatch):
+    """A developer's own recall settings must not leak into the tests."""
+    for var in ("EPIMEM_CHROMA_URL", "EPIMEM_EMBEDDER", "OLLAMA_HOST"):
+        monkeypatch.delenv(var, raising=False)

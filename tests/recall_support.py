@@ -116,13 +116,3 @@ def stop(proc) -> None:
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait(5)
-
-
-import pytest  # noqa: E402
-
-
-@pytest.fixture
-def clean_recall_env(monkeypatch):
-    """A developer's own recall settings must not leak into the tests."""
-    for var in ("EPIMEM_CHROMA_URL", "EPIMEM_EMBEDDER", "OLLAMA_HOST"):
-        monkeypatch.delenv(var, raising=False)

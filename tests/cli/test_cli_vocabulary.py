@@ -9,7 +9,6 @@ from datetime import date
 
 import pytest
 import typer
-from recall_support import clean_recall_env  # noqa: F401 - fixture
 
 from epimem.core import vocabulary as vocab
 

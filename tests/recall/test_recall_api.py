@@ -10,7 +10,6 @@ from datetime import date
 from pathlib import Path
 
 import pytest
-from recall_support import clean_recall_env  # noqa: F401 - used through pytestmark
 
 from epimem.recall import QueryError, Recaller, estimate_tokens, recall, similar_beliefs
 from epimem.recall.api import Results
