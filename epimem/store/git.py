@@ -223,7 +223,8 @@ def show_many(root: Path, specs: list[str]) -> list[str | None]:
 
     proc = subprocess.run(["git", "cat-file", "--batch"], cwd=root, check=False,
                           input=("\n".join(specs) + "\n").encode(), capture_output=True)
-    data, out, pos = proc.stdout, [], 0
+    data, pos = proc.stdout, 0
+    out: list[str | None] = []
     for _ in specs:
         nl = data.index(b"\n", pos)
         header = data[pos:nl].decode()
