@@ -76,19 +76,6 @@ def clean_tags(tags: Iterable[str]) -> tuple[str, ...]:
     return tuple(t.strip() for t in tags if t.strip())
 
 
-def normalize(text: str) -> str:
-    return " ".join(re.sub(r"[^\w\s]", " ", text.lower()).split())
-
-
-def unique(base: str, taken: set[str]) -> str:
-    if base not in taken:
-        return base
-    i = 2
-    while f"{base}-{i}" in taken:
-        i += 1
-    return f"{base}-{i}"
-
-
 def line_of(path: Path, needle: str) -> int:
     try:
         for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..core import rules
 from ..core.errors import Conflict, InputError, NotFound, VaultError
-from ..core.ids import IdError, check_tension_id
+from ..core.ids import IdError, check_tension_id, unique_id
 from ..core.model import Observation, Tension
 from ..core.notes import NoteError, parse_tension, render_tension, resolve_tension_text
 from ..core.redact import redact
@@ -81,9 +81,8 @@ def for_contradiction(mem: Memory, obs: Observation, eff: rules.Effect,
 
 
 def _new(mem: Memory, obs: Observation, eff: rules.Effect, pending: set[str]) -> tuple[str, str]:
-    base = f"{obs.date.isoformat()}-{eff.before.id}"[:70].rstrip("-")
     existing = {p.stem for p in (mem.root / "tensions").glob("*.md")} | set(pending)
-    tid = common.unique(base, existing)
+    tid = unique_id(f"{obs.date.isoformat()}-{eff.before.id}", existing)
     if eff.divergence:
         title = f"Said and did differ on “{eff.before.title}”"
         suggests = "Self-report and behaviour point different ways; both are kept, neither overrides the other."

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Collection
 
 from .errors import InputError
 
@@ -23,6 +24,25 @@ def slugify(text: str, max_len: int = 60) -> str:
     s = re.sub(r"[^a-z0-9]+", "-", norm.lower()).strip("-")
     s = s[:max_len].rstrip("-")
     return s or "belief"
+
+
+def unique_id(base: str, taken: Collection[str]) -> str:
+    """`base`, else `base-2`, `base-3`… whichever `taken` does not hold. A base
+    is cut to 70 characters first, so the id and its suffix still fit a slug's 80."""
+    base = base[:70].rstrip("-")
+    bid, n = base, 2
+    while bid in taken:
+        bid = f"{base}-{n}"
+        n += 1
+    return bid
+
+
+def text_key(text: str) -> str:
+    """What two texts share when they say the same thing, case, punctuation and
+    spacing aside. Observation ids hash it, and every "is it already there?"
+    check (a belief's statement, an imported title, a transcript's statement)
+    compares it, so the same sentence is the same wherever it comes from."""
+    return " ".join(re.sub(r"[^\w\s]", " ", text.lower()).split())
 
 
 def check_id(value: str, what: str = "belief id") -> str:
