@@ -34,8 +34,7 @@ from datetime import date
 from ..core import kernel
 from ..core.errors import EpimemError
 from ..store import sessions as sessions_file
-from ..store.clock import ClockError
-from ..store.clock import today as clock_today
+from ..store.clock import lenient_today
 from ..store.context_cache import FALLBACK_PARAMS, cache_path, effective, read_context_cache, signature, tier
 from ..store.files import VaultLock, lock_path
 from ..store.paths import resolve_root
@@ -88,11 +87,7 @@ def _root(explicit: str | None) -> str:
 
 
 def _today(override: str | None = None) -> date:
-    try:
-        return clock_today(override or None)
-    except ClockError as e:
-        _log(f"{e}; using today's date")
-        return date.today()
+    return lenient_today(override or None, warn=lambda e: _log(f"{e}; using today's date"))
 
 
 def _read_payload() -> dict:

@@ -208,8 +208,7 @@ def refresh_context(root: str | os.PathLike, today: date | None = None,
     parsed. Either way a write to a 10,000-belief vault costs a re-rank, not
     a parse of the vault.
     """
-    from .clock import ClockError
-    from .clock import today as clock_today
+    from .clock import lenient_today
     from .vault import Vault
 
     vault = Vault(root)
@@ -218,10 +217,7 @@ def refresh_context(root: str | os.PathLike, today: date | None = None,
     # cache marked stale rather than looking current.
     sig = signature(root_s)
     if today is None:
-        try:
-            today = clock_today()
-        except ClockError:
-            today = date.today()
+        today = lenient_today()
     params, _ = vault.params()
     index = _read_index(root_s)
     bdir = os.path.join(root_s, "beliefs")
