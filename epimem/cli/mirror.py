@@ -141,13 +141,10 @@ def interview_cmd(ctx: typer.Context, as_json: bool = JSON_OPT, as_md: bool = MD
 
 
 def _configured_model(mem) -> str | None:
-    from ..core.notes import NoteError, parse_note
-
     try:
-        meta = parse_note(mem.vault.read_text("epistemology.md")).meta
-    except (OSError, NoteError):
+        v = mem.vault.settings().get("mirror_model")
+    except (OSError, UnicodeDecodeError):
         return None
-    v = meta.get("mirror_model")
     return v.strip() if isinstance(v, str) and v.strip() else None
 
 

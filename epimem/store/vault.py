@@ -17,6 +17,7 @@ import os
 import time
 from datetime import date
 from pathlib import Path
+from typing import Any
 
 from ..core import record
 from ..core.errors import VaultError
@@ -55,7 +56,7 @@ class Vault:
         self.root = Path(root).absolute()
         self.internal = self.root / INTERNAL
         self._lock = VaultLock(lock_path(self.root))
-        self._params: tuple[tuple[int, int] | None, Params, list[Problem]] | None = None
+        self._rules: tuple[tuple[int, int] | None, Params, list[Problem], dict[str, Any]] | None = None
 
     # paths
     def path(self, rel: str) -> Path:
@@ -85,23 +86,34 @@ class Vault:
     def read_text(self, rel: str) -> str:
         return self.path(rel).read_text(encoding="utf-8")
 
-    # parameters
-    def params(self) -> tuple[Params, list[Problem]]:
+    # epistemology.md: the one reader, parsed once per change of the file
+    def _read_rules(self) -> tuple[Params, list[Problem], dict[str, Any]]:
+        problems: list[Problem]
+        meta: dict[str, Any]
         p = self.root / "epistemology.md"
         key = stat_key(p)
-        if self._params is not None and self._params[0] == key:
-            return self._params[1], self._params[2]
-        if key is None:
-            result: tuple[Params, list[Problem]] = (DEFAULTS, [])
-        else:
+        if self._rules is not None and self._rules[0] == key:
+            return self._rules[1], list(self._rules[2]), self._rules[3]
+        params, problems, meta = DEFAULTS, [], {}
+        if key is not None:
             try:
                 note = parse_note(p.read_text(encoding="utf-8"))
-                result = params_from_meta(note.meta, "epistemology.md", note.key_lines)
+                params, problems = params_from_meta(note.meta, "epistemology.md", note.key_lines)
+                meta = dict(note.meta)
             except NoteError as e:
-                result = (DEFAULTS, [Problem("epistemology.md", e.line or 1,
-                                             f"{e.message}; using the default parameters")])
-        self._params = (key, result[0], list(result[1]))
-        return result
+                problems = [Problem("epistemology.md", e.line or 1, f"{e.message}; using the default parameters")]
+        self._rules = (key, params, list(problems), meta)
+        return params, problems, meta
+
+    def params(self) -> tuple[Params, list[Problem]]:
+        """The rules' parameters (SPEC §2) and what is wrong with them (each defaulted)."""
+        params, problems, _ = self._read_rules()
+        return params, problems
+
+    def settings(self) -> dict[str, Any]:
+        """The whole frontmatter of `epistemology.md`, for the settings that are not rule
+        parameters (recall's embedder and store, the mirror's model); {} when missing or broken."""
+        return self._read_rules()[2]
 
     # beliefs
     def read_belief(self, belief_id: str) -> tuple[str, Belief, tuple[int, int]]:
