@@ -24,7 +24,7 @@ from datetime import date
 
 from ..core import kernel
 from ..core import record as belief_record
-from .files import atomic_write
+from .files import compact_json, write_cache
 
 CACHE_VERSION = 1
 CACHE_NAME = "context.json"
@@ -169,14 +169,9 @@ def build_context_cache(beliefs, params, today: date, *, sig: dict | None = None
 
 # --- I/O -------------------------------------------------------------------------------
 
-def _atomic_json(path: str, data) -> None:
-    # a cache: atomic so the hook never reads half of it, no fsync (it can be rebuilt)
-    atomic_write(path, json.dumps(data, ensure_ascii=False, separators=(",", ":")), sync=False)
-
-
 def write_context_cache(root: str | os.PathLike, cache: dict) -> None:
     """Atomic: the hook reads the old cache or the new one, never half of one."""
-    _atomic_json(cache_path(root), cache)
+    write_cache(cache_path(root), compact_json(cache))
 
 
 INDEX_NAME = "context-index.json"
@@ -237,8 +232,8 @@ def refresh_context(root: str | os.PathLike, today: date | None = None,
         files, dirty = _scan(bdir, index)
     if dirty or len(files) != len(index["files"]):
         try:
-            _atomic_json(os.path.join(root_s, ".epimem", INDEX_NAME),
-                         {"version": INDEX_VERSION, "written": time.time_ns(), "files": files})
+            write_cache(os.path.join(root_s, ".epimem", INDEX_NAME),
+                        compact_json({"version": INDEX_VERSION, "written": time.time_ns(), "files": files}))
         except OSError:
             pass  # a read-only vault still gets its context below
     rows = [v[2] for v in files.values() if v[2]]

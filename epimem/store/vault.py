@@ -26,16 +26,22 @@ from ..core.model import Belief, Observation, Problem, Sessions, Snapshot, Tensi
 from ..core.notes import NoteError, parse_belief, parse_note, parse_observations, parse_tension
 from ..core.params import DEFAULTS, Params, params_from_meta
 from . import sessions as sessions_file
-from .files import ConcurrentEdit, FileError, LockTimeout, VaultLock, atomic_write, contained, lock_path, stat_key  # noqa: F401
+from .files import (  # noqa: F401  (ConcurrentEdit, FileError, LockTimeout: the errors a vault raises)
+    ConcurrentEdit,
+    FileError,
+    LockTimeout,
+    VaultLock,
+    atomic_write,
+    compact_json,
+    contained,
+    lock_path,
+    stat_key,
+    write_cache,
+)
 from .paths import default_root, resolve_root  # noqa: F401  (the vault's location: one place)
 
 INTERNAL = ".epimem"
 CACHE_VERSION = 4  # 4: a belief is `core.record`'s row, not a dict
-
-
-def atomic_bytes(path: Path, data: bytes) -> None:
-    """A cache file: atomic, not fsynced (it can always be rebuilt)."""
-    atomic_write(path, data, sync=False)
 
 
 def _obs_row(o: Observation) -> tuple:
@@ -177,8 +183,7 @@ class Vault:
                 beliefs.append(belief_from_record(record["belief"]))
         if changed or len(fresh) != len(cached):
             try:
-                atomic_write(cache_path, json.dumps({"version": CACHE_VERSION, "files": fresh},
-                                                    separators=(",", ":")))
+                write_cache(cache_path, compact_json({"version": CACHE_VERSION, "files": fresh}))
             except OSError:
                 pass  # a read-only vault still reads
         return beliefs, problems
@@ -247,7 +252,7 @@ class Vault:
             problems.extend(Problem(rel, line, msg) for line, msg in entry[4])
         if changed or len(fresh) != len(cached):
             try:
-                atomic_bytes(cache_path, marshal.dumps({"version": CACHE_VERSION, "files": fresh}))
+                write_cache(cache_path, marshal.dumps({"version": CACHE_VERSION, "files": fresh}))
             except (OSError, ValueError):
                 pass  # a read-only vault still reads
         return out, problems
