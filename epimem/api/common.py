@@ -3,7 +3,6 @@ and handing the change to the one write path (`epimem.store.transaction`)."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -11,6 +10,7 @@ from typing import TYPE_CHECKING
 from ..core.errors import InputError, NotFound, VaultError
 from ..core.ids import IdError, check_id
 from ..core.model import Belief
+from ..core.notes import key_lines
 from ..store import git, transaction
 
 if TYPE_CHECKING:
@@ -87,10 +87,9 @@ def line_of(path: Path, needle: str) -> int:
 
 
 def key_line(path: Path, key: str) -> int:
+    """The line of a frontmatter key, as `core.notes` counts it for a parse error; 1 when absent."""
     try:
-        for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-            if re.match(rf"^{re.escape(key)}\s*:", line):
-                return i
-    except OSError:
-        pass
-    return 1
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return 1
+    return key_lines(text).get(key, 1)

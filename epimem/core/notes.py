@@ -63,6 +63,19 @@ def split(text: str) -> tuple[str, str, int]:
 _KEY_LINE = re.compile(r"^([A-Za-z_][\w\-]*)[ \t]*:", re.M)
 
 
+def _key_lines(fm: str) -> dict[str, int]:
+    # +2: the frontmatter starts on the line after the opening '---'.
+    return {m.group(1): fm.count("\n", 0, m.start()) + 2 for m in _KEY_LINE.finditer(fm)}
+
+
+def key_lines(text: str) -> dict[str, int]:
+    """Each frontmatter key's 1-based line in the file; {} when the file has no frontmatter."""
+    try:
+        return _key_lines(split(text)[0])
+    except NoteError:
+        return {}
+
+
 # The fast path: frontmatter as epimem and Obsidian write it — one `key: value`
 # per line, plain words, numbers, dates, booleans, flow lists of plain words —
 # is read without YAML, ~10× faster, which is what a cold cache of 10,000
@@ -146,8 +159,7 @@ def parse_note(text: str) -> Note:
         meta = {}
     if not isinstance(meta, dict):
         raise NoteError(2, "frontmatter must be a mapping of keys to values")
-    key_lines = {m.group(1): fm.count("\n", 0, m.start()) + 2 for m in _KEY_LINE.finditer(fm)}
-    return Note(meta, body, key_lines, body_line)
+    return Note(meta, body, _key_lines(fm), body_line)
 
 
 def _bad_date_line(fm: str) -> int:

@@ -213,3 +213,12 @@ def test_fast_frontmatter_path_agrees_with_yaml_on_random_values():
             raise AssertionError(f"fast path accepted {value!r}, which YAML rejects") from None
         assert fast == slow and type(fast["key"]) is type(slow["key"]), value
     assert checked > 300  # the fast path was really exercised
+
+
+def test_key_lines_count_as_parse_errors_do():
+    from epimem.core.notes import key_lines, parse_note
+
+    assert key_lines(SPEC_BELIEF)["confidence"] == 5 == parse_note(SPEC_BELIEF).key_lines["confidence"]
+    assert "Evidence" not in key_lines(SPEC_BELIEF + "confidence: in the body\n")  # the body is not frontmatter
+    assert key_lines(SPEC_BELIEF + "confidence: 0.9\n")["confidence"] == 5
+    assert key_lines("no frontmatter\nconfidence: 1\n") == {}
