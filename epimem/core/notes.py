@@ -21,6 +21,7 @@ import yaml
 
 from .errors import VaultError
 from .model import BASES, PERMANENCES, STATUSES, STRENGTHS, TENSION_STATUSES, Belief, Evidence, Observation, Tension
+from .vocabulary import date_of
 
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -226,17 +227,10 @@ def edit_frontmatter(text: str, changes: dict[str, Any]) -> str:
 # --- values --------------------------------------------------------------------
 
 def _date(meta: dict, key: str, lines: dict) -> date | None:
-    v = meta.get(key)
-    if v is None or v == "":
-        return None
-    if isinstance(v, datetime):
-        return v.date()
-    if isinstance(v, date):
-        return v
     try:
-        return date.fromisoformat(str(v).strip())
-    except ValueError:
-        raise NoteError(lines.get(key, 2), f"'{key}' must be a date YYYY-MM-DD, not {v!r}") from None
+        return date_of(meta.get(key), f"'{key}'")
+    except ValueError as e:
+        raise NoteError(lines.get(key, 2), str(e)) from None
 
 
 def _required_date(meta: dict, key: str, lines: dict) -> date:

@@ -62,14 +62,10 @@ def _tuple(v) -> tuple[str, ...]:
 
 
 def _as_date(v, name: str) -> date | None:
-    if v is None or v == "":
-        return None
-    if isinstance(v, date):
-        return v
     try:
-        return date.fromisoformat(str(v).strip())
-    except ValueError:
-        raise QueryError(f"{name} must be a date YYYY-MM-DD, not {v!r}") from None
+        return vocab.date_of(v, name)
+    except ValueError as e:
+        raise QueryError(str(e)) from None
 
 
 @dataclass(frozen=True)
