@@ -21,3 +21,9 @@ def resolve_root(explicit: str | os.PathLike | None = None) -> Path:
     value = explicit or os.environ.get("EPIMEM_VAULT")
     root = Path(value).expanduser() if value else default_root()
     return root.absolute()
+
+
+def is_vault(root: str | os.PathLike) -> bool:
+    """What makes a folder a vault, for every command and the hook alike: its rules
+    file or its beliefs folder (a vault without `epistemology.md` runs on the defaults)."""
+    return os.path.isfile(os.path.join(root, "epistemology.md")) or os.path.isdir(os.path.join(root, "beliefs"))

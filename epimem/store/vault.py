@@ -38,7 +38,7 @@ from .files import (  # noqa: F401  (ConcurrentEdit, FileError, LockTimeout: the
     stat_key,
     write_cache,
 )
-from .paths import default_root, resolve_root  # noqa: F401  (the vault's location: one place)
+from .paths import default_root, is_vault, resolve_root  # noqa: F401  (the vault's location: one place)
 
 INTERNAL = ".epimem"
 CACHE_VERSION = 4  # 4: a belief is `core.record`'s row, not a dict
@@ -73,7 +73,7 @@ class Vault:
         return self.root / "beliefs" / f"{check_id(belief_id)}.md"
 
     def exists(self) -> bool:
-        return (self.root / "epistemology.md").is_file() or (self.root / "beliefs").is_dir()
+        return is_vault(self.root)
 
     def require(self) -> None:
         if not self.root.is_dir():
