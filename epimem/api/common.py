@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..core.errors import InputError, NotFound, VaultError
-from ..core.ids import IdError, check_id
+from ..core.ids import check_id
 from ..core.model import Belief
 from ..core.notes import key_lines
 from ..store import git, transaction
@@ -18,10 +18,7 @@ if TYPE_CHECKING:
 
 
 def check_id_input(value: str, field: str = "belief_id") -> str:
-    try:
-        return check_id(value)
-    except IdError as e:
-        raise InputError(str(e), field=field) from None
+    return check_id(value, field=field)
 
 
 def check_choice(name: str, value: str, allowed: tuple[str, ...]) -> None:

@@ -20,3 +20,17 @@ def test_unique_id_of_a_long_base_is_still_a_slug():
 def test_text_key_ignores_case_punctuation_and_spacing():
     assert text_key("Prefers  small PRs!") == text_key("prefers small prs") == "prefers small prs"
     assert text_key("Don't mock the DB.") != text_key("Do mock the DB.")
+
+
+def test_an_id_error_names_the_field_it_came_in():
+    import pytest
+
+    from epimem.core.errors import InputError
+    from epimem.core.ids import check_tension_id
+
+    with pytest.raises(InputError) as e:
+        check_id("../etc", field="supersedes")
+    assert e.value.field == "supersedes" and "invalid belief id '../etc'" in str(e.value)
+    with pytest.raises(InputError) as e:
+        check_tension_id("nope", field="tension_id")
+    assert e.value.field == "tension_id"
