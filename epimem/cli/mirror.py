@@ -48,11 +48,6 @@ def _recorded(mem, kind: str, markdown: str, beliefs=()) -> dict[str, Any]:
     return record(mem, kind, markdown, beliefs=beliefs)
 
 
-def _say_recorded(rec: dict[str, Any]) -> None:
-    typer.echo(f"\nRecorded {rec['review']}; the next review is due at session "
-               f"{rec['next_review_at']}.")
-
-
 def _size(data: Any) -> int:
     """Active beliefs behind an analysis (0 when it does not say)."""
     totals = getattr(data, "totals", None)
@@ -77,6 +72,13 @@ def _output(data: Any, markdown: str, as_json: bool, extra: dict[str, Any] | Non
         typer.echo(markdown, nl=False)
 
 
+def _output_review(data: Any, markdown: str, as_json: bool, rec: dict[str, Any] | None) -> None:
+    """A review mode's output (audit, gut-check, interview), and the review `--record` made."""
+    _output(data, markdown, as_json, {"recorded": rec})
+    if rec and not as_json:
+        typer.echo(f"\nRecorded {rec['review']}; the next review is due at session {rec['next_review_at']}.")
+
+
 # --- commands -----------------------------------------------------------------------
 
 def audit_cmd(ctx: typer.Context, as_json: bool = JSON_OPT, as_md: bool = MD_OPT,
@@ -91,9 +93,7 @@ def audit_cmd(ctx: typer.Context, as_json: bool = JSON_OPT, as_md: bool = MD_OPT
     a = audit(snap, params, mem.today)
     md = render.audit_markdown(a)
     rec = _recorded(mem, "audit", md) if record else None
-    _output(a, md, as_json, {"recorded": rec})
-    if rec and not as_json:
-        _say_recorded(rec)
+    _output_review(a, md, as_json, rec)
 
 
 def gut_check_cmd(ctx: typer.Context, as_json: bool = JSON_OPT, as_md: bool = MD_OPT,
@@ -115,9 +115,7 @@ def gut_check_cmd(ctx: typer.Context, as_json: bool = JSON_OPT, as_md: bool = MD
     if record:
         rec = _recorded(mem, "gut-check", md, beliefs=g.beliefs)
         close_gut_check(mem)
-    _output(g, md, as_json, {"recorded": rec})
-    if rec and not as_json:
-        _say_recorded(rec)
+    _output_review(g, md, as_json, rec)
 
 
 def interview_cmd(ctx: typer.Context, as_json: bool = JSON_OPT, as_md: bool = MD_OPT,
@@ -135,9 +133,7 @@ def interview_cmd(ctx: typer.Context, as_json: bool = JSON_OPT, as_md: bool = MD
     if record:
         rec = _recorded(mem, "interview", md,
                         beliefs=sorted({q.belief for q in iv.questions if q.belief}))
-    _output(iv, md, as_json, {"recorded": rec})
-    if rec and not as_json:
-        _say_recorded(rec)
+    _output_review(iv, md, as_json, rec)
 
 
 def _configured_model(mem) -> str | None:
