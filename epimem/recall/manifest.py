@@ -14,7 +14,6 @@ not fsynced: a crash loses at most an update that the next sync redoes.
 from __future__ import annotations
 
 import hashlib
-import os
 import secrets
 import time
 from dataclasses import dataclass
@@ -25,6 +24,7 @@ from ..core.ids import IdError, check_id
 from ..core.model import Problem
 from ..core.notes import NoteError, parse_belief, parse_observations
 from ..store.files import compact_json, write_cache
+from ..store.paths import note_entries
 from .bm25 import LexicalIndex
 from .errors import Corrupt
 from .items import Item, from_belief, from_observation
@@ -41,22 +41,12 @@ def scan(root: Path) -> dict[str, tuple[int, int]]:
     Dotfiles and editors' temp files (`.x.md.swp`, `x.md~`, `x.md.tmp`) are not `*.md`."""
     out: dict[str, tuple[int, int]] = {}
     for sub in SUBDIRS:
-        try:
-            entries = os.scandir(root / sub)
-        except (FileNotFoundError, NotADirectoryError):
-            continue
-        with entries:
-            for e in entries:
-                name = e.name
-                if not name.endswith(".md") or name.startswith("."):
-                    continue
-                try:
-                    if not e.is_file():
-                        continue
-                    st = e.stat()
-                except FileNotFoundError:
-                    continue  # deleted while listing (an editor's delete-then-recreate)
-                out[f"{sub}/{name}"] = (st.st_mtime_ns, st.st_size)
+        for e in note_entries(root / sub):
+            try:
+                st = e.stat()
+            except FileNotFoundError:
+                continue  # deleted while listing (an editor's delete-then-recreate)
+            out[f"{sub}/{e.name}"] = (st.st_mtime_ns, st.st_size)
     return out
 
 

@@ -25,6 +25,7 @@ from datetime import date
 from ..core import kernel
 from ..core import record as belief_record
 from .files import compact_json, write_cache
+from .paths import note_entries
 
 CACHE_VERSION = 1
 CACHE_NAME = "context.json"
@@ -302,15 +303,8 @@ def _scan(bdir: str, index: dict) -> tuple[dict[str, list], bool]:
     trusted_before = index.get("written", 0) - _SETTLE_NS
     files: dict[str, list] = {}
     dirty = False
-    try:
-        entries = list(os.scandir(bdir))
-    except FileNotFoundError:
-        entries = []
-    for entry in entries:
-        name = entry.name
-        if not name.endswith(".md") or name.startswith("."):
-            continue
-        bid = name[:-3]
+    for entry in note_entries(bdir):
+        bid = entry.name[:-3]
         try:
             st = entry.stat()
         except FileNotFoundError:

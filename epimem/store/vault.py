@@ -38,7 +38,7 @@ from .files import (  # noqa: F401  (ConcurrentEdit, FileError, LockTimeout: the
     stat_key,
     write_cache,
 )
-from .paths import default_root, is_vault, resolve_root  # noqa: F401  (the vault's location: one place)
+from .paths import default_root, is_vault, note_entries, resolve_root  # noqa: F401  (the vault's location: one place)
 
 INTERNAL = ".epimem"
 CACHE_VERSION = 4  # 4: a belief is `core.record`'s row, not a dict
@@ -153,14 +153,8 @@ class Vault:
         # granularity keeps its (mtime, size). An entry younger than this is
         # stored as unsettled and re-parsed until it is older.
         settle_ns = time.time_ns() - 2_000_000_000
-        try:
-            entries = list(os.scandir(bdir))
-        except FileNotFoundError:
-            entries = []
-        for entry in sorted(entries, key=lambda e: e.name):
+        for entry in sorted(note_entries(bdir), key=lambda e: e.name):
             name = entry.name
-            if not name.endswith(".md") or name.startswith("."):
-                continue
             belief_id = name[:-3]
             try:
                 st = entry.stat()
@@ -204,10 +198,7 @@ class Vault:
 
     # observations
     def observation_files(self) -> list[Path]:
-        odir = self.root / "observations"
-        if not odir.is_dir():
-            return []
-        return sorted(p for p in odir.glob("*.md") if not p.name.startswith("."))
+        return sorted(Path(e.path) for e in note_entries(self.root / "observations"))
 
     def load_observations(self) -> tuple[list[Observation], list[Problem]]:
         """Every observation, through a per-file cache.
@@ -261,10 +252,7 @@ class Vault:
     def load_tensions(self) -> tuple[list[Tension], list[Problem]]:
         out: list[Tension] = []
         problems: list[Problem] = []
-        tdir = self.root / "tensions"
-        for p in sorted(tdir.glob("*.md")) if tdir.is_dir() else []:
-            if p.name.startswith("."):
-                continue
+        for p in sorted(Path(e.path) for e in note_entries(self.root / "tensions")):
             rel = f"tensions/{p.name}"
             try:
                 out.append(parse_tension(p.read_text(encoding="utf-8"), p.stem, rel))

@@ -100,3 +100,18 @@ def test_epistemology_md_has_one_reader_for_rules_and_settings(tmp_path, monkeyp
     params, problems = v.params()
     assert params.dormancy_days == 30 and [p.path for p in problems] == ["epistemology.md"]
     assert v.settings() == {} and read_config(tmp_path).embedder == "wordllama"
+
+
+def test_every_reader_lists_the_same_notes(tmp_path):
+    """`store.paths.note_entries`: the vault, the context cache and recall agree on what a note is."""
+    from epimem.recall.manifest import scan
+    from epimem.store.paths import note_entries
+
+    b = tmp_path / "beliefs"
+    b.mkdir()
+    for name in ("tea.md", ".tea.md.epimem-1-2.tmp", ".hidden.md", "notes.txt", "tea.md~"):
+        (b / name).write_text("x")
+    (b / "folder.md").mkdir()
+    assert [e.name for e in note_entries(b)] == ["tea.md"]
+    assert list(scan(tmp_path)) == ["beliefs/tea.md"]
+    assert note_entries(tmp_path / "missing") == []
