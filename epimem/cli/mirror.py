@@ -72,6 +72,14 @@ def _output(data: Any, markdown: str, as_json: bool, extra: dict[str, Any] | Non
         typer.echo(markdown, nl=False)
 
 
+def _analyse(ctx: typer.Context, as_json: bool, as_md: bool, analysis, markdown) -> tuple[Any, Any, str]:
+    """(memory, a review mode's analysis of the vault, its markdown), the format flags checked first."""
+    _check_format(as_json, as_md)
+    mem, params, snap = _load(ctx)
+    result = analysis(snap, params, mem.today)
+    return mem, result, markdown(result)
+
+
 def _output_review(data: Any, markdown: str, as_json: bool, rec: dict[str, Any] | None) -> None:
     """A review mode's output (audit, gut-check, interview), and the review `--record` made."""
     _output(data, markdown, as_json, {"recorded": rec})
@@ -88,10 +96,7 @@ def audit_cmd(ctx: typer.Context, as_json: bool = JSON_OPT, as_md: bool = MD_OPT
     from ..mirror import render
     from ..mirror.audit import audit
 
-    _check_format(as_json, as_md)
-    mem, params, snap = _load(ctx)
-    a = audit(snap, params, mem.today)
-    md = render.audit_markdown(a)
+    mem, a, md = _analyse(ctx, as_json, as_md, audit, render.audit_markdown)
     rec = _recorded(mem, "audit", md) if record else None
     _output_review(a, md, as_json, rec)
 
@@ -103,10 +108,7 @@ def gut_check_cmd(ctx: typer.Context, as_json: bool = JSON_OPT, as_md: bool = MD
     from ..mirror import render
     from ..mirror.gutcheck import gut_check
 
-    _check_format(as_json, as_md)
-    mem, params, snap = _load(ctx)
-    g = gut_check(snap, params, mem.today)
-    md = render.gut_check_markdown(g)
+    mem, g, md = _analyse(ctx, as_json, as_md, gut_check, render.gut_check_markdown)
     from ..mirror.gutcheck import close_gut_check, open_gut_check
 
     if g.beliefs:
@@ -125,10 +127,7 @@ def interview_cmd(ctx: typer.Context, as_json: bool = JSON_OPT, as_md: bool = MD
     from ..mirror import render
     from ..mirror.interview import interview
 
-    _check_format(as_json, as_md)
-    mem, params, snap = _load(ctx)
-    iv = interview(snap, params, mem.today)
-    md = render.interview_markdown(iv)
+    mem, iv, md = _analyse(ctx, as_json, as_md, interview, render.interview_markdown)
     rec = None
     if record:
         rec = _recorded(mem, "interview", md,
