@@ -115,7 +115,7 @@ def scope_matches(item_scope: str, requested: str | None) -> bool:
 def effective(item: Item, today: date, params: Params = DEFAULTS) -> float:
     """Effective (decayed) confidence of a belief item, SPEC §2.7."""
     return kernel.effective_at(item.confidence or 0.0, item.permanence or "unknown",
-                               item.confirmed or item.first or date.min, item.pinned, today,
+                               kernel.anchor(item.first, item.confirmed) or date.min, item.pinned, today,
                                params.decay, params.decay_floor)
 
 

@@ -64,7 +64,7 @@ def effective(rec: dict, today: date, params: dict) -> float:
 
 def decayed(stored: float, permanence: str, first: str, confirmed: str | None, pinned: bool,
             today: date, params: dict) -> float:
-    return kernel.effective_at(stored, permanence, date.fromisoformat(confirmed or first), pinned, today,
+    return kernel.effective_at(stored, permanence, date.fromisoformat(kernel.anchor(first, confirmed)), pinned, today,
                                params["decay"], params["decay_floor"])
 
 
