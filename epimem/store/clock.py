@@ -4,10 +4,13 @@ decay, dormancy and reviews testable and replayable."""
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from datetime import date
 
 from ..core.errors import InputError
+
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: the hook imports this module and must stay lean
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 
 class ClockError(InputError):
