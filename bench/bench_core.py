@@ -63,11 +63,11 @@ def bench_size(n: int, runs: int, workdir: Path) -> dict:
     for i in range(runs):
         batch = [{"connects": ids[3 * i + k], "strength": "confirming", "evidence": f"bench run {i} item {k}",
                   "basis": "behavioral", "session": f"bench-{i}"} for k in range(3)]
-        observe.append(timed(lambda: mem.observe(batch)))
+        observe.append(timed(lambda batch=batch: mem.observe(batch)))
         # baseline: the same kind of write, done with nothing but git
         files = [root / "beliefs" / f"{ids[3 * (runs + 1) + k % 3]}.md" for k in range(3)]
 
-        def git_only():
+        def git_only(files=files, i=i):
             for f in files:
                 with open(f, "a") as fh:
                     fh.write(f"- 2026-11-30 · confirming — baseline {i}\n")

@@ -18,6 +18,7 @@ Measures, against the targets of the recall issue:
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import shutil
@@ -135,14 +136,15 @@ def main(argv=None) -> int:
 
         m, ts = median_time(lambda: run("index", "sync"), args.repeat)
         out["sync_unchanged_s"] = m
-        print(f"index sync, nothing changed (fresh process): median {m:.2f}s {['%.2f' % x for x in ts]}")
+        print(f"index sync, nothing changed (fresh process): median {m:.2f}s {[f'{x:.2f}' for x in ts]}")
         target = sorted((root / "beliefs").glob("*.md"))[len(list((root / "beliefs").glob("*.md"))) // 2]
         original = target.read_text(encoding="utf-8")
 
-        def one_change(i=[0]):
-            i[0] += 1
-            target.write_text(original.replace("\n## Evidence", f"\nEdited by hand, take {i[0]}.\n\n## Evidence", 1),
-                              encoding="utf-8")
+        takes = itertools.count(1)
+
+        def one_change():
+            edited = f"\nEdited by hand, take {next(takes)}.\n\n## Evidence"
+            target.write_text(original.replace("\n## Evidence", edited, 1), encoding="utf-8")
             s = json.loads(run("index", "sync", "--json"))
             assert s["files_changed"] == [f"beliefs/{target.name}"], s
 
@@ -152,7 +154,7 @@ def main(argv=None) -> int:
             target.write_text(original, encoding="utf-8")
             run("index", "sync")
         out["sync_one_file_s"] = m
-        print(f"index sync, one belief file changed (fresh process): median {m:.2f}s {['%.2f' % x for x in ts]}")
+        print(f"index sync, one belief file changed (fresh process): median {m:.2f}s {[f'{x:.2f}' for x in ts]}")
 
         # -- recall ----------------------------------------------------------------------------------
         r = Recaller(root)
@@ -176,7 +178,7 @@ def main(argv=None) -> int:
               f"median {out['api_recall_filtered_ms_median']:.1f} ms")
         m, ts = median_time(lambda: run("recall", "how do they write and run tests", "--json"), args.repeat + 2)
         out["fresh_recall_s"] = m
-        print(f"epimem recall as a fresh process: median {m:.2f}s {['%.2f' % x for x in ts]}")
+        print(f"epimem recall as a fresh process: median {m:.2f}s {[f'{x:.2f}' for x in ts]}")
 
         # -- bad input ---------------------------------------------------------------------------------
         big = ("retry payments with idempotency keys and write tests first " * 2000)[:100_000]

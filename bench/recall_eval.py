@@ -255,7 +255,7 @@ def synthetic_sets(root: Path, labels: dict) -> tuple[list, list]:
         if b.status == "active":
             titles[b.id] = b.title.lower()
     claims = []
-    for topic, claim, q in CLAIM_QUERIES:
+    for _topic, claim, q in CLAIM_QUERIES:
         rel = {i for i, t in titles.items() if t.startswith(claim.lower())}
         if rel:
             claims.append((q, rel))

@@ -15,17 +15,23 @@ from epimem.core.model import Belief, Observation
 from epimem.core.notes import render_belief, render_observation
 
 BELIEFS = [
-    ("small-pull-requests", "Keeps pull requests small", "Splits work into small pull requests that a reviewer can read in one sitting.",
+    ("small-pull-requests", "Keeps pull requests small",
+     "Splits work into small pull requests that a reviewer can read in one sitting.",
      "preference", 0.70, "durable", ("code-review",), "global"),
-    ("tests-first", "Writes the failing test first", "Starts every bug fix with a failing regression test before touching the code.",
+    ("tests-first", "Writes the failing test first",
+     "Starts every bug fix with a failing regression test before touching the code.",
      "workflow", 0.55, "durable", ("testing",), "global"),
-    ("real-postgres-tests", "Tests against a real Postgres", "Repository tests run against a real Postgres database in a container, never mocks.",
+    ("real-postgres-tests", "Tests against a real Postgres",
+     "Repository tests run against a real Postgres database in a container, never mocks.",
      "convention", 0.45, "durable", ("testing", "postgres"), "billing"),
-    ("conventional-commits", "Conventional commit messages", "Every commit message follows Conventional Commits, like fix(billing): round totals.",
+    ("conventional-commits", "Conventional commit messages",
+     "Every commit message follows Conventional Commits, like fix(billing): round totals.",
      "convention", 0.95, "stable", ("git",), "global"),
-    ("morning-deep-work", "Deep work in the morning", "Keeps mornings free of meetings for focused programming; reviews happen after lunch.",
+    ("morning-deep-work", "Deep work in the morning",
+     "Keeps mornings free of meetings for focused programming; reviews happen after lunch.",
      "workflow", 0.40, "situational", ("focus",), "global"),
-    ("terse-answers", "Wants terse answers", "Prefers short direct answers without preamble or summaries at the end.",
+    ("terse-answers", "Wants terse answers",
+     "Prefers short direct answers without preamble or summaries at the end.",
      "preference", 0.80, "stable", ("communication",), "global"),
 ]
 

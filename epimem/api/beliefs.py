@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from ..core import rules
 from ..core.changes import belief_change
 from ..core.errors import Conflict, InputError, VaultError
-from ..core.ids import slugify
+from ..core.ids import slugify, text_key, unique_id
 from ..core.model import BASES, PERMANENCES, STATUSES, Belief, Evidence
 from ..core.notes import append_evidence, render_belief, update_belief_text
 from ..core.redact import redact
@@ -91,13 +91,13 @@ def add(mem: Memory, *, title: str, statement: str, kind: str, basis: str, perma
     today = mem.today
     with common.lock(mem):
         existing, _ = mem.vault.load_beliefs()
-        norm = common.normalize(statement)
+        key = text_key(statement)
         for b in existing:
-            if common.normalize(b.statement) == norm:
+            if text_key(b.statement) == key:
                 raise Conflict(f"an identical belief already exists: {b.id} ({b.title}); "
                                "confirm it with `epimem observe` instead of adding it again", path=b.path)
         ids = {b.id for b in existing} | {p.stem for p in (mem.root / "beliefs").glob("*.md")}
-        bid = common.check_id_input(belief_id, "belief_id") if belief_id else common.unique(slugify(title), ids)
+        bid = common.check_id_input(belief_id, "belief_id") if belief_id else unique_id(slugify(title), ids)
         if bid in ids:
             raise Conflict(f"belief '{bid}' already exists", path=f"beliefs/{bid}.md")
         how = note or "added by the user"

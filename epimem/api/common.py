@@ -3,14 +3,14 @@ and handing the change to the one write path (`epimem.store.transaction`)."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..core.errors import InputError, NotFound, VaultError
-from ..core.ids import IdError, check_id
+from ..core.ids import check_id
 from ..core.model import Belief
+from ..core.notes import key_lines
 from ..store import git, transaction
 
 if TYPE_CHECKING:
@@ -18,10 +18,7 @@ if TYPE_CHECKING:
 
 
 def check_id_input(value: str, field: str = "belief_id") -> str:
-    try:
-        return check_id(value)
-    except IdError as e:
-        raise InputError(str(e), field=field) from None
+    return check_id(value, field=field)
 
 
 def check_choice(name: str, value: str, allowed: tuple[str, ...]) -> None:
@@ -76,19 +73,6 @@ def clean_tags(tags: Iterable[str]) -> tuple[str, ...]:
     return tuple(t.strip() for t in tags if t.strip())
 
 
-def normalize(text: str) -> str:
-    return " ".join(re.sub(r"[^\w\s]", " ", text.lower()).split())
-
-
-def unique(base: str, taken: set[str]) -> str:
-    if base not in taken:
-        return base
-    i = 2
-    while f"{base}-{i}" in taken:
-        i += 1
-    return f"{base}-{i}"
-
-
 def line_of(path: Path, needle: str) -> int:
     try:
         for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
@@ -100,10 +84,9 @@ def line_of(path: Path, needle: str) -> int:
 
 
 def key_line(path: Path, key: str) -> int:
+    """The line of a frontmatter key, as `core.notes` counts it for a parse error; 1 when absent."""
     try:
-        for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-            if re.match(rf"^{re.escape(key)}\s*:", line):
-                return i
-    except OSError:
-        pass
-    return 1
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return 1
+    return key_lines(text).get(key, 1)

@@ -64,8 +64,6 @@ class Memory:
     # -- basics ------------------------------------------------------------------
     @property
     def today(self) -> date:
-        if isinstance(self._today, date):
-            return self._today
         return clock.today(self._today)
 
     @property

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..core import rules
 from ..core.errors import Conflict, InputError
-from ..core.ids import IdError, check_id, slugify
+from ..core.ids import IdError, check_id, slugify, text_key, unique_id
 from ..core.model import BASES, PERMANENCES, STRENGTHS, Belief, Evidence, Observation
 from ..core.notes import parse_observations, render_belief, render_observation, update_belief_text
 from ..core.params import Params
@@ -73,7 +73,7 @@ def observe(mem: Memory, items: list[dict[str, Any]], *, source: str, session: s
         open_tensions: dict[str, tuple[str, Any]] = {}
         for obs, extra in fresh:
             if obs.connects == "new" and extra.get("title"):
-                bid = common.unique(slugify(extra["title"]), known | set(beliefs))
+                bid = unique_id(slugify(extra["title"]), known | set(beliefs))
                 b = rules.new_belief_from_observation(
                     replace(obs, connects=bid), bid, title=extra["title"], kind=extra["kind"],
                     basis=obs.basis, permanence=extra["permanence"], params=params,
@@ -244,7 +244,7 @@ def without_duplicates(parsed: list[tuple[Observation, dict]], month_obs
 def observation_id(obs: Observation, existing: dict[str, Observation],
                    pending: set[str]) -> tuple[str, Observation | None]:
     """A stable id from (session, evidence); a longer hash only on a collision."""
-    norm = common.normalize
+    norm = text_key
     digest = hashlib.sha1(f"{obs.session}\n{norm(obs.evidence)}".encode()).hexdigest()
     for n in (4, 6, 8, 12, 40):
         oid = f"obs-{obs.date:%Y%m%d}-{digest[:n]}"

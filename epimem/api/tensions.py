@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..core import rules
 from ..core.errors import Conflict, InputError, NotFound, VaultError
-from ..core.ids import IdError, check_tension_id
+from ..core.ids import check_tension_id, unique_id
 from ..core.model import Observation, Tension
 from ..core.notes import NoteError, parse_tension, render_tension, resolve_tension_text
 from ..core.redact import redact
@@ -25,10 +25,7 @@ def select(mem: Memory, status: str | None) -> list[Tension]:
 
 
 def resolve(mem: Memory, tension_id: str, note: str) -> Tension:
-    try:
-        check_tension_id(tension_id)
-    except IdError as e:
-        raise InputError(str(e), field="tension_id") from None
+    check_tension_id(tension_id, field="tension_id")
     if not note or not note.strip():
         raise InputError("'note' is required: a tension is resolved with a note saying how", field="note")
     rel = f"tensions/{tension_id}.md"
@@ -81,9 +78,8 @@ def for_contradiction(mem: Memory, obs: Observation, eff: rules.Effect,
 
 
 def _new(mem: Memory, obs: Observation, eff: rules.Effect, pending: set[str]) -> tuple[str, str]:
-    base = f"{obs.date.isoformat()}-{eff.before.id}"[:70].rstrip("-")
     existing = {p.stem for p in (mem.root / "tensions").glob("*.md")} | set(pending)
-    tid = common.unique(base, existing)
+    tid = unique_id(f"{obs.date.isoformat()}-{eff.before.id}", existing)
     if eff.divergence:
         title = f"Said and did differ on “{eff.before.title}”"
         suggests = "Self-report and behaviour point different ways; both are kept, neither overrides the other."

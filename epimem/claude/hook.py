@@ -34,11 +34,10 @@ from datetime import date
 from ..core import kernel
 from ..core.errors import EpimemError
 from ..store import sessions as sessions_file
-from ..store.clock import ClockError
-from ..store.clock import today as clock_today
+from ..store.clock import lenient_today
 from ..store.context_cache import FALLBACK_PARAMS, cache_path, effective, read_context_cache, signature, tier
 from ..store.files import VaultLock, lock_path
-from ..store.paths import resolve_root
+from ..store.paths import is_vault, resolve_root
 
 # Budgets are given in tokens, like `recall --budget-tokens`, and converted to
 # characters at recall's estimate for ASCII text (one token per 3 characters,
@@ -88,11 +87,7 @@ def _root(explicit: str | None) -> str:
 
 
 def _today(override: str | None = None) -> date:
-    try:
-        return clock_today(override or None)
-    except ClockError as e:
-        _log(f"{e}; using today's date")
-        return date.today()
+    return lenient_today(override or None, warn=lambda e: _log(f"{e}; using today's date"))
 
 
 def _read_payload() -> dict:
@@ -404,13 +399,18 @@ def _budget(opts: dict) -> int:
     return DEFAULT_BUDGET
 
 
-def session_start(argv: list[str]) -> int:
+def _event(argv: list[str], flags: tuple[str, ...] = ()) -> tuple[str, dict, dict]:
+    """(vault root, options, Claude Code's payload) of a hook event; from here on the log is the vault's."""
     global _log_root
-    _, opts = _parse_args(argv)
+    _, opts = _parse_args(argv, flags=flags)
     root = _root(opts.get("vault"))
     _log_root = root
-    payload = _read_payload()
-    if not os.path.isfile(os.path.join(root, "epistemology.md")):
+    return root, opts, _read_payload()
+
+
+def session_start(argv: list[str]) -> int:
+    root, opts, payload = _event(argv)
+    if not is_vault(root):
         _log(f"no epimem vault at {root} (`epimem init` creates one); nothing added to the session")
         return 0
     budget = _budget(opts)
@@ -436,12 +436,8 @@ def session_start(argv: list[str]) -> int:
 
 def session_end(argv: list[str]) -> int:
     """Start the transcript pass in the background; the session ends without waiting."""
-    global _log_root
-    _, opts = _parse_args(argv, flags=("llm",))
-    root = _root(opts.get("vault"))
-    _log_root = root
-    payload = _read_payload()
-    if not os.path.isfile(os.path.join(root, "epistemology.md")):
+    root, opts, payload = _event(argv, flags=("llm",))
+    if not is_vault(root):
         _log(f"no epimem vault at {root}; the transcript was not read")
         return 0
     path = _text(payload, "transcript_path")

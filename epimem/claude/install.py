@@ -66,46 +66,52 @@ def _skip(text: str, i: int) -> int:
     return i
 
 
+def _sequence(text: str, i: int, close: str, entry) -> tuple[list, int]:
+    """The entries of the object or array opened at `i`, and the offset after its `close`."""
+    out: list = []
+    j = _skip(text, i + 1)
+    if j < len(text) and text[j] == close:
+        return out, j + 1
+    while True:
+        item, j = entry(text, j)
+        out.append(item)
+        j = _skip(text, j)
+        if j < len(text) and text[j] == ",":
+            j += 1
+            continue
+        if j < len(text) and text[j] == close:
+            return out, j + 1
+        raise ValueError(f"expected ',' or '{close}' at offset {j}")
+
+
+def _member(text: str, j: int) -> tuple[tuple[str, int, Node], int]:
+    j = _skip(text, j)
+    if j >= len(text) or text[j] != '"':
+        raise ValueError(f"expected a key at offset {j}")
+    key, k = json.decoder.scanstring(text, j + 1)
+    k = _skip(text, k)
+    if k >= len(text) or text[k] != ":":
+        raise ValueError(f"expected ':' at offset {k}")
+    val = _parse(text, k + 1)
+    return (key, j, val), val.end
+
+
+def _element(text: str, j: int) -> tuple[Node, int]:
+    val = _parse(text, j)
+    return val, val.end
+
+
 def _parse(text: str, i: int) -> Node:
     i = _skip(text, i)
     if i >= len(text):
         raise ValueError("unexpected end of file")
     ch = text[i]
     if ch == "{":
-        members, j = [], _skip(text, i + 1)
-        if j < len(text) and text[j] == "}":
-            return Node("object", i, j + 1, members=members)
-        while True:
-            j = _skip(text, j)
-            if j >= len(text) or text[j] != '"':
-                raise ValueError(f"expected a key at offset {j}")
-            key, k = json.decoder.scanstring(text, j + 1)
-            k = _skip(text, k)
-            if k >= len(text) or text[k] != ":":
-                raise ValueError(f"expected ':' at offset {k}")
-            val = _parse(text, k + 1)
-            members.append((key, j, val))
-            j = _skip(text, val.end)
-            if j < len(text) and text[j] == ",":
-                j += 1
-                continue
-            if j < len(text) and text[j] == "}":
-                return Node("object", i, j + 1, members=members)
-            raise ValueError(f"expected ',' or '}}' at offset {j}")
+        members, end = _sequence(text, i, "}", _member)
+        return Node("object", i, end, members=members)
     if ch == "[":
-        items, j = [], _skip(text, i + 1)
-        if j < len(text) and text[j] == "]":
-            return Node("array", i, j + 1, items=items)
-        while True:
-            val = _parse(text, j)
-            items.append(val)
-            j = _skip(text, val.end)
-            if j < len(text) and text[j] == ",":
-                j += 1
-                continue
-            if j < len(text) and text[j] == "]":
-                return Node("array", i, j + 1, items=items)
-            raise ValueError(f"expected ',' or ']' at offset {j}")
+        items, end = _sequence(text, i, "]", _element)
+        return Node("array", i, end, items=items)
     value, end = _DECODER.raw_decode(text, i)
     return Node("value", i, end, value=value)
 

@@ -21,6 +21,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..core.ids import text_key
+
 # A user record whose text starts like this is Claude Code talking (a slash
 # command, a `!` shell command and its output, a hook's note), not the person.
 _NOT_SPEECH = ("<command-name>", "<command-message>", "<command-args>", "<local-command-stdout>",
@@ -218,10 +220,6 @@ def match_statement(sentence: str) -> tuple[str, str, str] | None:
     return None
 
 
-def normalize(text: str) -> str:
-    return " ".join(re.sub(r"[^\w\s]", " ", text.lower()).split())
-
-
 def find_statements(transcript: Transcript, limit: int | None = None) -> list[Statement]:
     """Stated preferences and corrections, general ones only, strongest first, no repeats."""
     found: dict[str, Statement] = {}
@@ -231,7 +229,7 @@ def find_statements(transcript: Transcript, limit: int | None = None) -> list[St
             if m is None:
                 continue
             form, kind, title = m
-            key = normalize(title)
+            key = text_key(title)
             if key not in found:
                 found[key] = Statement(s, title, kind, form, turn.index)
     ranked = sorted(found.values(), key=lambda st: (_RANK[st.form], -st.turn))
@@ -246,7 +244,7 @@ def statement_items(statements: list[Statement], *, session: str = "", beliefs=(
     restating it (reinforcement: recorded, no number changes); any other is
     a first sighting that may become a belief.
     """
-    by_title = {normalize(b.title): b.id for b in beliefs if b.status == "active"}
+    by_title = {text_key(b.title): b.id for b in beliefs if b.status == "active"}
     items = []
     for st in statements:
         quoted = st.text.replace('"', "'")
@@ -259,7 +257,7 @@ def statement_items(statements: list[Statement], *, session: str = "", beliefs=(
         }
         if session:
             item["session"] = session
-        bid = by_title.get(normalize(st.title))
+        bid = by_title.get(text_key(st.title))
         if bid:
             item.update(connects=bid, strength="confirming")
         else:

@@ -58,8 +58,9 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def _global(ctx: typer.Context,
-            vault: str | None = typer.Option(None, "--vault", envvar="EPIMEM_VAULT",
-                                                help="Vault directory (default: $EPIMEM_VAULT, else the user data dir)."),
+            vault: str | None = typer.Option(
+                None, "--vault", envvar="EPIMEM_VAULT",
+                help="Vault directory (default: $EPIMEM_VAULT, else the user data dir)."),
             today: str | None = typer.Option(None, "--today", help="Pretend today is YYYY-MM-DD (also EPIMEM_TODAY)."),
             version: bool = typer.Option(False, "--version", is_eager=True, callback=_version,
                                          help="Print the version and exit.")):
@@ -101,7 +102,8 @@ def belief_add(ctx: typer.Context,
                kind: str = typer.Option(..., "--kind"),
                basis: str = typer.Option(..., "--basis", help="fact, behavioral, self-report or interpretive."),
                permanence: str = typer.Option(..., "--permanence", help="stable, durable, situational or unknown."),
-               confidence: float | None = typer.Option(None, "--confidence", help="Default: the start value of the basis."),
+               confidence: float | None = typer.Option(None, "--confidence",
+                                                       help="Default: the start value of the basis."),
                tag: list[str] = typer.Option([], "--tag"),
                scope: str = typer.Option("global", "--scope"),
                supersedes: list[str] = typer.Option([], "--supersedes", help="Ids this belief replaces."),
@@ -171,7 +173,8 @@ def belief_list(ctx: typer.Context,
                 status: str = typer.Option("active", "--status", help="active, superseded, retired or all."),
                 tag: str | None = typer.Option(None, "--tag"),
                 scope: str | None = typer.Option(None, "--scope", help="A project: its beliefs plus global ones."),
-                min_confidence: float | None = typer.Option(None, "--min-confidence", min=0.0, max=1.0, help="On effective confidence, 0–1."),
+                min_confidence: float | None = typer.Option(None, "--min-confidence", min=0.0, max=1.0,
+                                                            help="On effective confidence, 0–1."),
                 as_json: bool = JSON):
     """List beliefs, strongest first, with stored → effective confidence."""
     from ..api.memory import Filters
@@ -285,7 +288,8 @@ def _done(mem, b, as_json: bool, text: str) -> None:
 @app.command(context_settings={"allow_extra_args": True})
 def observe(ctx: typer.Context,
             connects: str | None = typer.Option(None, "--connects", help="A belief id, or 'new'."),
-            strength: str | None = typer.Option(None, "--strength", help="single, confirming, complicating or contradicting."),
+            strength: str | None = typer.Option(None, "--strength",
+                                                help="single, confirming, complicating or contradicting."),
             evidence: str | None = typer.Option(None, "--evidence", help="What happened, concretely."),
             suggests: str = typer.Option("", "--suggests"),
             therefore: str = typer.Option("", "--therefore"),
@@ -297,10 +301,11 @@ def observe(ctx: typer.Context,
             kind: str | None = typer.Option(None, "--kind"),
             permanence: str | None = typer.Option(None, "--permanence"),
             batch: str | None = typer.Option(None, "--input", metavar="FILE|-",
-                                                help="A JSON array of observations from FILE, or - for stdin."),
+                                             help="A JSON array of observations from FILE, or - for stdin."),
             from_transcript: str | None = typer.Option(None, "--from-transcript",
-                                                          help="Find observations in a Claude Code transcript (JSONL)."),
-            llm: bool = typer.Option(False, "--llm", help="With --from-transcript: also ask Claude (needs ANTHROPIC_API_KEY)."),
+                                                       help="Find observations in a Claude Code transcript (JSONL)."),
+            llm: bool = typer.Option(False, "--llm",
+                                     help="With --from-transcript: also ask Claude (needs ANTHROPIC_API_KEY)."),
             as_json: bool = JSON,
             ):
     """Record observations (0–3 per session) and apply the rules to the beliefs they connect."""

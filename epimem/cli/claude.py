@@ -124,34 +124,37 @@ def _report(report, as_json: bool, dry_run: bool) -> None:
         typer.echo("\nDry run: nothing was written.")
 
 
-def import_epistemic_memory(ctx: typer.Context,
-                            directory: Path = typer.Argument(..., metavar="DIR",
-                                                             help="The folder with the profile's .md files."),
-                            dry_run: bool = typer.Option(False, "--dry-run"),
-                            as_json: bool = typer.Option(False, "--json", help="Machine-readable output "
-                                                                               "(fields in docs/cli.md).")):
-    """Import a hand-kept profile (conf:/first:/perm: lines, tensions.md, observations.md, session-counter.json)."""
-    from ..importers.epistemic_memory import import_epistemic_memory as run_import
+DRY_RUN = typer.Option(False, "--dry-run")
+IMPORT_JSON = typer.Option(False, "--json", help="Machine-readable output (fields in docs/cli.md).")
 
+
+def _import(ctx: typer.Context, run_import, source: Path, dry_run: bool, as_json: bool):
+    """Run an importer on the vault (which must exist unless nothing is written) and report."""
     mem = memory(ctx)
     if not dry_run:
         mem.vault.require()
-    _report(run_import(mem, directory, dry_run=dry_run), as_json, dry_run)
+    report = run_import(mem, source, dry_run=dry_run)
+    _report(report, as_json, dry_run)
+    return report
+
+
+def import_epistemic_memory(ctx: typer.Context,
+                            directory: Path = typer.Argument(..., metavar="DIR",
+                                                             help="The folder with the profile's .md files."),
+                            dry_run: bool = DRY_RUN, as_json: bool = IMPORT_JSON):
+    """Import a hand-kept profile (conf:/first:/perm: lines, tensions.md, observations.md, session-counter.json)."""
+    from ..importers.epistemic_memory import import_epistemic_memory as run_import
+
+    _import(ctx, run_import, directory, dry_run, as_json)
 
 
 def import_claude_memory(ctx: typer.Context,
                          file: Path = typer.Argument(..., metavar="FILE", help="A bullet-list memory file."),
-                         dry_run: bool = typer.Option(False, "--dry-run"),
-                         as_json: bool = typer.Option(False, "--json", help="Machine-readable output "
-                                                                            "(fields in docs/cli.md).")):
+                         dry_run: bool = DRY_RUN, as_json: bool = IMPORT_JSON):
     """Import each bullet of a memory file as a speculative self-report belief, for you to confirm."""
     from ..importers.claude_memory import import_claude_memory as run_import
 
-    mem = memory(ctx)
-    if not dry_run:
-        mem.vault.require()
-    report = run_import(mem, file, dry_run=dry_run)
-    _report(report, as_json, dry_run)
+    report = _import(ctx, run_import, file, dry_run, as_json)
     if report.beliefs and not dry_run and not as_json:
         typer.echo("\nThey start at 0.20 (speculative): confirm the true ones with "
                    "`epimem belief edit ID --confidence 0.40`, retire the rest with `epimem belief retire ID`.")

@@ -48,11 +48,6 @@ def _recorded(mem, kind: str, markdown: str, beliefs=()) -> dict[str, Any]:
     return record(mem, kind, markdown, beliefs=beliefs)
 
 
-def _say_recorded(rec: dict[str, Any]) -> None:
-    typer.echo(f"\nRecorded {rec['review']}; the next review is due at session "
-               f"{rec['next_review_at']}.")
-
-
 def _size(data: Any) -> int:
     """Active beliefs behind an analysis (0 when it does not say)."""
     totals = getattr(data, "totals", None)
@@ -77,6 +72,21 @@ def _output(data: Any, markdown: str, as_json: bool, extra: dict[str, Any] | Non
         typer.echo(markdown, nl=False)
 
 
+def _analyse(ctx: typer.Context, as_json: bool, as_md: bool, analysis, markdown) -> tuple[Any, Any, str]:
+    """(memory, a review mode's analysis of the vault, its markdown), the format flags checked first."""
+    _check_format(as_json, as_md)
+    mem, params, snap = _load(ctx)
+    result = analysis(snap, params, mem.today)
+    return mem, result, markdown(result)
+
+
+def _output_review(data: Any, markdown: str, as_json: bool, rec: dict[str, Any] | None) -> None:
+    """A review mode's output (audit, gut-check, interview), and the review `--record` made."""
+    _output(data, markdown, as_json, {"recorded": rec})
+    if rec and not as_json:
+        typer.echo(f"\nRecorded {rec['review']}; the next review is due at session {rec['next_review_at']}.")
+
+
 # --- commands -----------------------------------------------------------------------
 
 def audit_cmd(ctx: typer.Context, as_json: bool = JSON_OPT, as_md: bool = MD_OPT,
@@ -86,14 +96,9 @@ def audit_cmd(ctx: typer.Context, as_json: bool = JSON_OPT, as_md: bool = MD_OPT
     from ..mirror import render
     from ..mirror.audit import audit
 
-    _check_format(as_json, as_md)
-    mem, params, snap = _load(ctx)
-    a = audit(snap, params, mem.today)
-    md = render.audit_markdown(a)
+    mem, a, md = _analyse(ctx, as_json, as_md, audit, render.audit_markdown)
     rec = _recorded(mem, "audit", md) if record else None
-    _output(a, md, as_json, {"recorded": rec})
-    if rec and not as_json:
-        _say_recorded(rec)
+    _output_review(a, md, as_json, rec)
 
 
 def gut_check_cmd(ctx: typer.Context, as_json: bool = JSON_OPT, as_md: bool = MD_OPT,
@@ -103,10 +108,7 @@ def gut_check_cmd(ctx: typer.Context, as_json: bool = JSON_OPT, as_md: bool = MD
     from ..mirror import render
     from ..mirror.gutcheck import gut_check
 
-    _check_format(as_json, as_md)
-    mem, params, snap = _load(ctx)
-    g = gut_check(snap, params, mem.today)
-    md = render.gut_check_markdown(g)
+    mem, g, md = _analyse(ctx, as_json, as_md, gut_check, render.gut_check_markdown)
     from ..mirror.gutcheck import close_gut_check, open_gut_check
 
     if g.beliefs:
@@ -115,9 +117,7 @@ def gut_check_cmd(ctx: typer.Context, as_json: bool = JSON_OPT, as_md: bool = MD
     if record:
         rec = _recorded(mem, "gut-check", md, beliefs=g.beliefs)
         close_gut_check(mem)
-    _output(g, md, as_json, {"recorded": rec})
-    if rec and not as_json:
-        _say_recorded(rec)
+    _output_review(g, md, as_json, rec)
 
 
 def interview_cmd(ctx: typer.Context, as_json: bool = JSON_OPT, as_md: bool = MD_OPT,
@@ -127,27 +127,19 @@ def interview_cmd(ctx: typer.Context, as_json: bool = JSON_OPT, as_md: bool = MD
     from ..mirror import render
     from ..mirror.interview import interview
 
-    _check_format(as_json, as_md)
-    mem, params, snap = _load(ctx)
-    iv = interview(snap, params, mem.today)
-    md = render.interview_markdown(iv)
+    mem, iv, md = _analyse(ctx, as_json, as_md, interview, render.interview_markdown)
     rec = None
     if record:
         rec = _recorded(mem, "interview", md,
                         beliefs=sorted({q.belief for q in iv.questions if q.belief}))
-    _output(iv, md, as_json, {"recorded": rec})
-    if rec and not as_json:
-        _say_recorded(rec)
+    _output_review(iv, md, as_json, rec)
 
 
 def _configured_model(mem) -> str | None:
-    from ..core.notes import NoteError, parse_note
-
     try:
-        meta = parse_note(mem.vault.read_text("epistemology.md")).meta
-    except (OSError, NoteError):
+        v = mem.vault.settings().get("mirror_model")
+    except (OSError, UnicodeDecodeError):
         return None
-    v = meta.get("mirror_model")
     return v.strip() if isinstance(v, str) and v.strip() else None
 
 

@@ -232,7 +232,8 @@ def index_status(ctx: typer.Context, as_json: bool = JSON, embedder: str | None 
 # --- watch --------------------------------------------------------------------------------
 
 def watch_cmd(ctx: typer.Context,
-              commit: bool = typer.Option(False, "--commit", help="Also commit hand edits, one commit per settled change."),
+              commit: bool = typer.Option(False, "--commit",
+                                          help="Also commit hand edits, one commit per settled change."),
               debounce: int = typer.Option(1600, "--debounce", min=50, help="Longest wait (ms) to group events."),
               step: int = typer.Option(100, "--step", min=10, help="Quiet time (ms) that ends a group of events."),
               poll: bool = typer.Option(False, "--poll", help="Poll instead of OS notifications (network drives)."),

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Collection
 
 from .errors import InputError
 
@@ -25,15 +26,35 @@ def slugify(text: str, max_len: int = 60) -> str:
     return s or "belief"
 
 
-def check_id(value: str, what: str = "belief id") -> str:
+def unique_id(base: str, taken: Collection[str]) -> str:
+    """`base`, else `base-2`, `base-3`… whichever `taken` does not hold. A base
+    is cut to 70 characters first, so the id and its suffix still fit a slug's 80."""
+    base = base[:70].rstrip("-")
+    bid, n = base, 2
+    while bid in taken:
+        bid = f"{base}-{n}"
+        n += 1
+    return bid
+
+
+def text_key(text: str) -> str:
+    """What two texts share when they say the same thing, case, punctuation and
+    spacing aside. Observation ids hash it, and every "is it already there?"
+    check (a belief's statement, an imported title, a transcript's statement)
+    compares it, so the same sentence is the same wherever it comes from."""
+    return " ".join(re.sub(r"[^\w\s]", " ", text.lower()).split())
+
+
+def check_id(value: str, what: str = "belief id", *, field: str | None = None) -> str:
+    """`value` when it is a slug; else IdError, naming the API `field` it came in when given."""
     if not isinstance(value, str) or not SLUG.match(value):
         raise IdError(
             f"invalid {what} {value!r}: use lowercase letters, digits and hyphens "
-            "(no paths, no dots, no slashes)")
+            "(no paths, no dots, no slashes)", field=field)
     return value
 
 
-def check_tension_id(value: str) -> str:
+def check_tension_id(value: str, *, field: str | None = None) -> str:
     if not isinstance(value, str) or not TENSION_ID.match(value):
-        raise IdError(f"invalid tension id {value!r}: expected YYYY-MM-DD-slug")
+        raise IdError(f"invalid tension id {value!r}: expected YYYY-MM-DD-slug", field=field)
     return value

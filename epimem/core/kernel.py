@@ -67,6 +67,12 @@ def effective(stored, rate, days, pinned, floor: float, *, exp=math.exp, maximum
     return where(pinned, stored, maximum(decayed, minimum(stored, floor)))
 
 
+def anchor(first, confirmed):
+    """The day a belief's decay counts from: its last confirmation, else when it was
+    first seen (dates or their ISO strings, as the caller holds them)."""
+    return confirmed or first
+
+
 def effective_at(stored: float, permanence: str, anchor: date, pinned: bool, today: date,
                  decay: dict[str, float], floor: float) -> float:
     """Rule 7 for one belief last confirmed (or first seen) on `anchor`."""

@@ -21,6 +21,7 @@ import yaml
 
 from .errors import VaultError
 from .model import BASES, PERMANENCES, STATUSES, STRENGTHS, TENSION_STATUSES, Belief, Evidence, Observation, Tension
+from .vocabulary import date_of
 
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -61,6 +62,19 @@ def split(text: str) -> tuple[str, str, int]:
 
 
 _KEY_LINE = re.compile(r"^([A-Za-z_][\w\-]*)[ \t]*:", re.M)
+
+
+def _key_lines(fm: str) -> dict[str, int]:
+    # +2: the frontmatter starts on the line after the opening '---'.
+    return {m.group(1): fm.count("\n", 0, m.start()) + 2 for m in _KEY_LINE.finditer(fm)}
+
+
+def key_lines(text: str) -> dict[str, int]:
+    """Each frontmatter key's 1-based line in the file; {} when the file has no frontmatter."""
+    try:
+        return _key_lines(split(text)[0])
+    except NoteError:
+        return {}
 
 
 # The fast path: frontmatter as epimem and Obsidian write it — one `key: value`
@@ -146,8 +160,7 @@ def parse_note(text: str) -> Note:
         meta = {}
     if not isinstance(meta, dict):
         raise NoteError(2, "frontmatter must be a mapping of keys to values")
-    key_lines = {m.group(1): fm.count("\n", 0, m.start()) + 2 for m in _KEY_LINE.finditer(fm)}
-    return Note(meta, body, key_lines, body_line)
+    return Note(meta, body, _key_lines(fm), body_line)
 
 
 def _bad_date_line(fm: str) -> int:
@@ -214,17 +227,10 @@ def edit_frontmatter(text: str, changes: dict[str, Any]) -> str:
 # --- values --------------------------------------------------------------------
 
 def _date(meta: dict, key: str, lines: dict) -> date | None:
-    v = meta.get(key)
-    if v is None or v == "":
-        return None
-    if isinstance(v, datetime):
-        return v.date()
-    if isinstance(v, date):
-        return v
     try:
-        return date.fromisoformat(str(v).strip())
-    except ValueError:
-        raise NoteError(lines.get(key, 2), f"'{key}' must be a date YYYY-MM-DD, not {v!r}") from None
+        return date_of(meta.get(key), f"'{key}'")
+    except ValueError as e:
+        raise NoteError(lines.get(key, 2), str(e)) from None
 
 
 def _required_date(meta: dict, key: str, lines: dict) -> date:

@@ -35,7 +35,8 @@ DEFAULT_REDACT = (
     ("bearer", r"(?i)(?P<keep>\bbearer\s+)[A-Za-z0-9_\-\.=]{16,}"),
     ("url-credentials", r"(?P<keep>[a-z][a-z0-9+.\-]*://[^\s:/@]+:)[^\s@/]+(?=@)"),
     ("password", r"(?i)(?P<keep>\b(?:password|passwd|pwd|passphrase)\b\s*(?:is|[:=])\s*)[^\s,;]+"),
-    ("secret", r"(?i)(?P<keep>\b(?:api[_\-]?key|secret|token|access[_\-]?key|client[_\-]?secret)\b\s*[:=]\s*)[\"']?[A-Za-z0-9_\-\./+=]{8,}[\"']?"),
+    ("secret", r"(?i)(?P<keep>\b(?:api[_\-]?key|secret|token|access[_\-]?key|client[_\-]?secret)\b\s*[:=]\s*)"
+               r"[\"']?[A-Za-z0-9_\-\./+=]{8,}[\"']?"),
 )
 
 

@@ -123,7 +123,7 @@ _JSON_EVIDENCE = FULL_JSON_FIELDS.index("evidence")
 def view(b, today: date, params, full: bool = True) -> dict:
     """The JSON of a belief on `today`: its public fields and effective confidence and tier
     under `params` (a `core.params.Params`)."""
-    eff = kernel.effective_at(b.confidence, b.permanence, b.confirmed or b.first, b.pinned, today,
+    eff = kernel.effective_at(b.confidence, b.permanence, kernel.anchor(b.first, b.confirmed), b.pinned, today,
                               params.decay, params.decay_floor)
     names, encode, at_eff, at_tier = _JSON[full]
     row = encode(b)

@@ -58,13 +58,12 @@ def check_confidence(confidence: float, basis: str, params: Params = DEFAULTS) -
 # --- rule 7: decay as a view ------------------------------------------------
 
 def days_since_confirmed(belief: Belief, today: date) -> int:
-    anchor = belief.confirmed or belief.first
-    return max(0, (today - anchor).days)
+    return max(0, (today - kernel.anchor(belief.first, belief.confirmed)).days)
 
 
 def effective_confidence(belief: Belief, today: date, params: Params = DEFAULTS) -> float:
     """stored × e^(−λ·d), floored at 0.20; never above stored, never written back (kernel.effective)."""
-    return kernel.effective_at(belief.confidence, belief.permanence, belief.confirmed or belief.first,
+    return kernel.effective_at(belief.confidence, belief.permanence, kernel.anchor(belief.first, belief.confirmed),
                                belief.pinned, today, params.decay, params.decay_floor)
 
 
@@ -292,7 +291,7 @@ def permanence_suggestion(belief: Belief, sessions: Sessions, today: date,
 # --- rule 10: what a review proposes ------------------------------------------
 
 def sessions_since_confirmed(belief: Belief, sessions: Sessions) -> int:
-    return sessions_since(sessions, belief.confirmed or belief.first)
+    return sessions_since(sessions, kernel.anchor(belief.first, belief.confirmed))
 
 
 def should_soften(belief: Belief, sessions: Sessions, params: Params = DEFAULTS) -> bool:

@@ -39,6 +39,22 @@ def iso(value: date | datetime | None) -> str | None:
     return None if value is None else value.isoformat()
 
 
+def date_of(value: object, what: str) -> date | None:
+    """`iso`'s inverse for a day, wherever one is read (frontmatter, the session
+    counter, recall's filters): None or "" is absent, a date is itself (YAML's
+    datetime its day), text must be YYYY-MM-DD; ValueError names `what`."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, datetime):
+        return value.date()
+    if isinstance(value, date):
+        return value
+    try:
+        return date.fromisoformat(str(value).strip())
+    except ValueError:
+        raise ValueError(f"{what} must be a date YYYY-MM-DD, not {value!r}") from None
+
+
 def confidence_change(before: float | None, after: float | None) -> dict[str, float | None]:
     """What an action did to a belief's stored confidence."""
     return {"confidence_before": confidence(before), "confidence_after": confidence(after)}

@@ -10,7 +10,7 @@ from datetime import date
 from pathlib import Path
 
 from ..core.errors import InputError, NotFound
-from ..core.ids import slugify
+from ..core.ids import slugify, text_key
 from ..core.model import Belief, Evidence
 from ..core.params import DEFAULTS, Params
 from ..core.redact import redact
@@ -27,7 +27,7 @@ def plan_claude_memory(text: str, *, name: str, today: date, params: Params = DE
     """Every top-level bullet a belief at speculative confidence (self-report); nested bullets
     stay in its statement; the heading above becomes a tag (or the kind, when it names one)."""
     taken = {b.id for b in existing}
-    have = {md.norm(b.statement.split("\n\n")[0]) for b in existing} | {md.norm(b.title) for b in existing}
+    have = {text_key(b.statement.split("\n\n")[0]) for b in existing} | {text_key(b.title) for b in existing}
     beliefs: list[Belief] = []
     notes: list[str] = []
     dup = 0
@@ -52,10 +52,10 @@ def plan_claude_memory(text: str, *, name: str, today: date, params: Params = DE
         statement = first + ("\n\n" + redact(rest, params.redact) if rest else "")
         if not first:
             continue
-        if md.norm(first) in have:
+        if text_key(first) in have:
             dup += 1
             continue
-        have.add(md.norm(first))
+        have.add(text_key(first))
         title = re.split(r"(?<=[.!?])\s", first, maxsplit=1)[0].rstrip(".")
         if len(title) > 80:
             title = title[:80].rsplit(" ", 1)[0] + "…"

@@ -24,7 +24,7 @@ from datetime import date
 from pathlib import Path
 
 from ..core.errors import InputError, NotFound
-from ..core.ids import slugify
+from ..core.ids import slugify, text_key
 from ..core.model import BASES, PERMANENCES, STRENGTHS, TENSION_STATUSES, Belief, Evidence, Observation, Tension
 from ..core.params import DEFAULTS, Params
 from ..core.redact import redact
@@ -148,9 +148,9 @@ def _match_belief(label: str, beliefs: list[Belief]) -> Belief | None:
         return None
     name = re.sub(r"\(.*?\)", "", label)
     name = re.sub(r"[\[\]`*]", "", name).strip().strip("\"'“”")
-    key = md.norm(name)
+    key = text_key(name)
     for b in beliefs:
-        if key in (md.norm(b.title), md.norm(b.id)):
+        if key in (text_key(b.title), text_key(b.id)):
             return b
     return None
 
@@ -223,7 +223,7 @@ def parse_observation_log(text: str, beliefs: list[Belief], *, name: str = "obse
             else:
                 connects = target.id
         evidence = " ".join(f["evidence"].split())
-        digest = hashlib.sha1(f"import\n{md.norm(evidence)}".encode()).hexdigest()
+        digest = hashlib.sha1(f"import\n{text_key(evidence)}".encode()).hexdigest()
         oid = next(f"obs-{d:%Y%m%d}-{digest[:n]}" for n in (4, 6, 8, 12, 40)
                    if f"obs-{d:%Y%m%d}-{digest[:n]}" not in ids)
         ids.add(oid)
@@ -256,7 +256,7 @@ def plan_epistemic_memory(files: dict[str, str], *, today: date, params: Params 
     notes: list[str] = []
     unmapped: list[str] = []
     taken = {b.id for b in existing}
-    have = {md.norm(b.title): b for b in existing}
+    have = {text_key(b.title): b for b in existing}
     beliefs: list[Belief] = []
     skipped_existing: list[str] = []
     for name in sorted(files):
@@ -265,12 +265,12 @@ def plan_epistemic_memory(files: dict[str, str], *, today: date, params: Params 
         bs, n = parse_profile(name, files[name], today=today, params=params, taken=taken)
         unmapped += n
         for b in bs:
-            if md.norm(b.title) in have:
+            if text_key(b.title) in have:
                 skipped_existing.append(b.title)
                 continue
             b = replace(b, title=redact(b.title, params.redact), statement=redact(b.statement, params.redact))
             beliefs.append(b)
-            have[md.norm(b.title)] = b
+            have[text_key(b.title)] = b
         if not bs and name.lower() not in ("index.md", "readme.md", "epistemic-protocol.md"):
             notes.append(f"{name}: no belief headings with a conf: line; nothing taken from it")
     if skipped_existing:

@@ -7,6 +7,8 @@ import re
 from dataclasses import dataclass, field
 from datetime import date
 
+from ..core.ids import text_key, unique_id
+
 NEVER = {"", "—", "–", "-", "--", "---", "never", "n/a", "na", "none", "null"}
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 _LABEL = re.compile(r"^\*\*(?P<label>[^*]+?)\s*:?\s*\*\*\s*:?\s*(?P<value>.*)$")
@@ -97,21 +99,15 @@ def parse_date(value: str | None) -> date | None:
     return date.fromisoformat(m.group(0))
 
 
-def norm(text: str) -> str:
-    return " ".join(re.sub(r"[^\w\s]", " ", text.lower()).split())
-
-
 def unique(base: str, taken: set[str]) -> str:
-    bid, n = base, 2
-    while bid in taken:
-        bid = f"{base[:70]}-{n}"
-        n += 1
+    """`core.ids.unique_id`, and the id is taken from then on: an import names many files at once."""
+    bid = unique_id(base, taken)
     taken.add(bid)
     return bid
 
 
 def kind_from(section: str, kinds: tuple[str, ...]) -> str | None:
-    word = norm(section)
+    word = text_key(section)
     for k in kinds:
         if word in (k, k + "s", k + "es") or (k.endswith("y") and word == k[:-1] + "ies"):
             return k

@@ -12,11 +12,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
+from ..core.ids import unique_id
 from ..core.model import Belief, Observation, Tension
 from ..core.notes import render_belief, render_observation, render_tension
 from ..store import transaction as tx
 from ..store.files import stat_key
-from . import markdown as md
 
 
 @dataclass(frozen=True)
@@ -65,7 +65,7 @@ def write_migration(memory, m: Migration, *, subject: str, dry_run: bool = False
             if p.exists():
                 if p.read_text(encoding="utf-8") == text:
                     continue  # imported before
-                tid = md.unique(t.id, {q.stem for q in (root / "tensions").glob("*.md")})
+                tid = unique_id(t.id, {q.stem for q in (root / "tensions").glob("*.md")})
                 t = replace(t, id=tid, path=f"tensions/{tid}.md")
                 text = render_tension(t)
             writes.append(tx.create(t.path, text))

@@ -110,8 +110,6 @@ class Recaller:
     # -- freshness --------------------------------------------------------------------------------
     @property
     def today(self) -> date:
-        if isinstance(self._today, date):
-            return self._today
         from ..store.clock import today
 
         return today(self._today)

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from pathlib import Path
 
-from ..core.notes import NoteError, parse_note
+from ..store.vault import Vault
 from .embed import DEFAULT, normalize_name
 from .rank import CONF_WEIGHT, RRF_K
 
@@ -29,15 +28,14 @@ def read_config(root: str | os.PathLike, *, embedder: str | None = None,
     """Explicit arguments, else `$EPIMEM_EMBEDDER` / `$EPIMEM_CHROMA_URL`, else
     the `embedder:` / `chroma_url:` / `ollama_url:` keys of epistemology.md's
     frontmatter (top level or under `recall:`), else the defaults."""
-    meta: dict = {}
     try:
-        text = (Path(root) / "epistemology.md").read_text(encoding="utf-8")
-        raw = parse_note(text).meta
-        meta = dict(raw)
-        if isinstance(raw.get("recall"), dict):
-            meta.update(raw["recall"])
-    except (OSError, UnicodeDecodeError, NoteError):
-        pass  # a broken rules file is reported by the commands that own it
+        # A broken rules file reads as {} here: the commands that own it report it.
+        raw = Vault(root).settings()
+    except (OSError, UnicodeDecodeError):
+        raw = {}
+    meta = dict(raw)
+    if isinstance(raw.get("recall"), dict):
+        meta.update(raw["recall"])
 
     def pick(arg, env, key):
         for v in (arg, os.environ.get(env), meta.get(key)):

@@ -14,7 +14,6 @@ not fsynced: a crash loses at most an update that the next sync redoes.
 from __future__ import annotations
 
 import hashlib
-import os
 import secrets
 import time
 from dataclasses import dataclass
@@ -24,7 +23,8 @@ from pathlib import Path
 from ..core.ids import IdError, check_id
 from ..core.model import Problem
 from ..core.notes import NoteError, parse_belief, parse_observations
-from ..store.files import atomic_write
+from ..store.files import compact_json, write_cache
+from ..store.paths import note_entries
 from .bm25 import LexicalIndex
 from .errors import Corrupt
 from .items import Item, from_belief, from_observation
@@ -41,22 +41,12 @@ def scan(root: Path) -> dict[str, tuple[int, int]]:
     Dotfiles and editors' temp files (`.x.md.swp`, `x.md~`, `x.md.tmp`) are not `*.md`."""
     out: dict[str, tuple[int, int]] = {}
     for sub in SUBDIRS:
-        try:
-            entries = os.scandir(root / sub)
-        except (FileNotFoundError, NotADirectoryError):
-            continue
-        with entries:
-            for e in entries:
-                name = e.name
-                if not name.endswith(".md") or name.startswith("."):
-                    continue
-                try:
-                    if not e.is_file():
-                        continue
-                    st = e.stat()
-                except FileNotFoundError:
-                    continue  # deleted while listing (an editor's delete-then-recreate)
-                out[f"{sub}/{name}"] = (st.st_mtime_ns, st.st_size)
+        for e in note_entries(root / sub):
+            try:
+                st = e.stat()
+            except FileNotFoundError:
+                continue  # deleted while listing (an editor's delete-then-recreate)
+            out[f"{sub}/{e.name}"] = (st.st_mtime_ns, st.st_size)
     return out
 
 
@@ -99,9 +89,7 @@ def _dumps(obj) -> bytes:
 
         return orjson.dumps(obj)
     except ImportError:
-        import json
-
-        return json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+        return compact_json(obj).encode("utf-8")
 
 
 def _loads(data: bytes):
@@ -113,10 +101,6 @@ def _loads(data: bytes):
         import json
 
         return json.loads(data)
-
-
-def _write(path: Path, data: bytes) -> None:
-    atomic_write(path, data, sync=False)  # a cache: see the module's docstring
 
 
 @dataclass
@@ -199,9 +183,9 @@ def save_state(paths: Paths, manifest: dict, table: Table, lexical: LexicalIndex
                     written=datetime.now(UTC).isoformat(timespec="seconds"))
     buf = io.BytesIO()
     np.savez(buf, stamp=np.array([stamp]), **lexical.arrays())
-    _write(paths.lexical, buf.getvalue())
-    _write(paths.table, _dumps({"stamp": stamp, "terms": lexical.terms, **table.to_json()}))
-    _write(paths.manifest, _dumps(manifest))  # last: it is what readers open first
+    write_cache(paths.lexical, buf.getvalue())
+    write_cache(paths.table, _dumps({"stamp": stamp, "terms": lexical.terms, **table.to_json()}))
+    write_cache(paths.manifest, _dumps(manifest))  # last: it is what readers open first
     return stamp
 
 
@@ -209,7 +193,7 @@ def save_state(paths: Paths, manifest: dict, table: Table, lexical: LexicalIndex
 def save_manifest(paths: Paths, manifest: dict) -> None:
     """Rewrite the manifest alone (same stamp): for changes that touch no item,
     such as a file saved again unchanged."""
-    _write(paths.manifest, _dumps(manifest))
+    write_cache(paths.manifest, _dumps(manifest))
 
 
 def problems_from(manifest: dict) -> list[Problem]:

@@ -62,14 +62,10 @@ def _tuple(v) -> tuple[str, ...]:
 
 
 def _as_date(v, name: str) -> date | None:
-    if v is None or v == "":
-        return None
-    if isinstance(v, date):
-        return v
     try:
-        return date.fromisoformat(str(v).strip())
-    except ValueError:
-        raise QueryError(f"{name} must be a date YYYY-MM-DD, not {v!r}") from None
+        return vocab.date_of(v, name)
+    except ValueError as e:
+        raise QueryError(str(e)) from None
 
 
 @dataclass(frozen=True)
@@ -119,7 +115,7 @@ def scope_matches(item_scope: str, requested: str | None) -> bool:
 def effective(item: Item, today: date, params: Params = DEFAULTS) -> float:
     """Effective (decayed) confidence of a belief item, SPEC §2.7."""
     return kernel.effective_at(item.confidence or 0.0, item.permanence or "unknown",
-                               item.confirmed or item.first or date.min, item.pinned, today,
+                               kernel.anchor(item.first, item.confirmed) or date.min, item.pinned, today,
                                params.decay, params.decay_floor)
 
 

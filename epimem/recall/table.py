@@ -149,8 +149,9 @@ class Table:
                 (_ymd(d) if t != BELIEF else max(_ymd(f), _ymd(c), _ymd(h))
                  for t, d, f, c, h in zip(col["type"], col["date"], col["first"], col["confirmed"],
                                           col["challenged"])), np.int64, n)
-        if name == "anchor":  # the day decay counts from: confirmed, else first
-            return np.fromiter((_ordinal(c or f) for f, c in zip(col["first"], col["confirmed"])), np.int64, n)
+        if name == "anchor":
+            return np.fromiter((_ordinal(kernel.anchor(f, c)) for f, c in zip(col["first"], col["confirmed"])),
+                               np.int64, n)
         if name in ("kind", "permanence", "scope"):
             values: dict[str, int] = {}
             codes = np.fromiter((values.setdefault(v, len(values)) for v in col[name]), np.int32, n)

@@ -8,12 +8,20 @@ from datetime import date
 
 from ..core.errors import InputError
 
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: the hook imports this module and must stay lean
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
 
 class ClockError(InputError):
     """An override of today's date that is not a date."""
 
 
-def today(override: str | None = None) -> date:
+def today(override: date | str | None = None) -> date:
+    """A date passed in (`Memory(today=...)`, a caller's known today) is today; a
+    string is parsed; nothing means `EPIMEM_TODAY`, else the real date."""
+    if isinstance(override, date):
+        return override
     value = override or os.environ.get("EPIMEM_TODAY")
     if not value:
         return date.today()
@@ -22,3 +30,15 @@ def today(override: str | None = None) -> date:
     except ValueError:
         source = "--today" if override else "EPIMEM_TODAY"
         raise ClockError(f"{source} must be a date YYYY-MM-DD, not {value!r}") from None
+
+
+def lenient_today(override: date | str | None = None,
+                  warn: Callable[[ClockError], None] | None = None) -> date:
+    """`today`, except that a bad override falls back to the real date (told to `warn`):
+    for the hook and the caches, which have no command to fail and must not stop a session."""
+    try:
+        return today(override)
+    except ClockError as e:
+        if warn is not None:
+            warn(e)
+        return date.today()

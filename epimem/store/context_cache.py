@@ -24,7 +24,8 @@ from datetime import date
 
 from ..core import kernel
 from ..core import record as belief_record
-from .files import atomic_write
+from .files import compact_json, write_cache
+from .paths import note_entries
 
 CACHE_VERSION = 1
 CACHE_NAME = "context.json"
@@ -63,7 +64,7 @@ def effective(rec: dict, today: date, params: dict) -> float:
 
 def decayed(stored: float, permanence: str, first: str, confirmed: str | None, pinned: bool,
             today: date, params: dict) -> float:
-    return kernel.effective_at(stored, permanence, date.fromisoformat(confirmed or first), pinned, today,
+    return kernel.effective_at(stored, permanence, date.fromisoformat(kernel.anchor(first, confirmed)), pinned, today,
                                params["decay"], params["decay_floor"])
 
 
@@ -169,14 +170,9 @@ def build_context_cache(beliefs, params, today: date, *, sig: dict | None = None
 
 # --- I/O -------------------------------------------------------------------------------
 
-def _atomic_json(path: str, data) -> None:
-    # a cache: atomic so the hook never reads half of it, no fsync (it can be rebuilt)
-    atomic_write(path, json.dumps(data, ensure_ascii=False, separators=(",", ":")), sync=False)
-
-
 def write_context_cache(root: str | os.PathLike, cache: dict) -> None:
     """Atomic: the hook reads the old cache or the new one, never half of one."""
-    _atomic_json(cache_path(root), cache)
+    write_cache(cache_path(root), compact_json(cache))
 
 
 INDEX_NAME = "context-index.json"
@@ -208,8 +204,7 @@ def refresh_context(root: str | os.PathLike, today: date | None = None,
     parsed. Either way a write to a 10,000-belief vault costs a re-rank, not
     a parse of the vault.
     """
-    from .clock import ClockError
-    from .clock import today as clock_today
+    from .clock import lenient_today
     from .vault import Vault
 
     vault = Vault(root)
@@ -218,10 +213,7 @@ def refresh_context(root: str | os.PathLike, today: date | None = None,
     # cache marked stale rather than looking current.
     sig = signature(root_s)
     if today is None:
-        try:
-            today = clock_today()
-        except ClockError:
-            today = date.today()
+        today = lenient_today()
     params, _ = vault.params()
     index = _read_index(root_s)
     bdir = os.path.join(root_s, "beliefs")
@@ -241,8 +233,8 @@ def refresh_context(root: str | os.PathLike, today: date | None = None,
         files, dirty = _scan(bdir, index)
     if dirty or len(files) != len(index["files"]):
         try:
-            _atomic_json(os.path.join(root_s, ".epimem", INDEX_NAME),
-                         {"version": INDEX_VERSION, "written": time.time_ns(), "files": files})
+            write_cache(os.path.join(root_s, ".epimem", INDEX_NAME),
+                        compact_json({"version": INDEX_VERSION, "written": time.time_ns(), "files": files}))
         except OSError:
             pass  # a read-only vault still gets its context below
     rows = [v[2] for v in files.values() if v[2]]
@@ -311,15 +303,8 @@ def _scan(bdir: str, index: dict) -> tuple[dict[str, list], bool]:
     trusted_before = index.get("written", 0) - _SETTLE_NS
     files: dict[str, list] = {}
     dirty = False
-    try:
-        entries = list(os.scandir(bdir))
-    except FileNotFoundError:
-        entries = []
-    for entry in entries:
-        name = entry.name
-        if not name.endswith(".md") or name.startswith("."):
-            continue
-        bid = name[:-3]
+    for entry in note_entries(bdir):
+        bid = entry.name[:-3]
         try:
             st = entry.stat()
         except FileNotFoundError:

@@ -7,6 +7,7 @@ start in a few milliseconds. `epimem.store.vault` builds on it for everything el
 from __future__ import annotations
 
 import errno
+import json
 import os
 import threading
 import time
@@ -81,6 +82,17 @@ def atomic_write(path: str | os.PathLike, data: str | bytes,
     finally:
         if tmp.exists():
             tmp.unlink()
+
+
+def write_cache(path: str | os.PathLike, data: str | bytes) -> None:
+    """A file under `.epimem/`: atomic, so a reader (the hook) sees the old one or
+    the new one, and not fsynced, because it can always be rebuilt from the vault."""
+    atomic_write(path, data, sync=False)
+
+
+def compact_json(obj: object) -> str:
+    """How every JSON cache is written: no spaces, non-ASCII kept (half the size of the defaults)."""
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
 
 
 class VaultLock:

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
+from typing import TypeVar
 
 from ..core.errors import StorageError
 from ..core.model import Belief, Tension
@@ -24,6 +25,7 @@ from ..core.notes import NoteError, parse_belief, parse_note, parse_tension
 FALLBACK_NAME = "epimem"
 FALLBACK_EMAIL = "epimem@localhost"
 _identity_checked: dict[str, bool] = {}
+_Note = TypeVar("_Note", Belief, Tension)
 
 
 class HistoryError(StorageError):
@@ -223,7 +225,8 @@ def show_many(root: Path, specs: list[str]) -> list[str | None]:
 
     proc = subprocess.run(["git", "cat-file", "--batch"], cwd=root, check=False,
                           input=("\n".join(specs) + "\n").encode(), capture_output=True)
-    data, out, pos = proc.stdout, [], 0
+    data, pos = proc.stdout, 0
+    out: list[str | None] = []
     for _ in specs:
         nl = data.index(b"\n", pos)
         header = data[pos:nl].decode()
@@ -308,22 +311,22 @@ def dirty_paths(root: Path) -> list[tuple[str, str]]:
     return rows
 
 
-def parse_belief_blob(text: str | None, belief_id: str) -> Belief | None:
+def _parse_blob(parse: Callable[[str, str], _Note], text: str | None, ident: str) -> _Note | None:
+    """A note as it was at a revision: None when it did not exist or did not parse then."""
     if text is None:
         return None
     try:
-        return parse_belief(text, belief_id)
+        return parse(text, ident)
     except NoteError:
         return None
+
+
+def parse_belief_blob(text: str | None, belief_id: str) -> Belief | None:
+    return _parse_blob(parse_belief, text, belief_id)
 
 
 def parse_tension_blob(text: str | None, tension_id: str) -> Tension | None:
-    if text is None:
-        return None
-    try:
-        return parse_tension(text, tension_id)
-    except NoteError:
-        return None
+    return _parse_blob(parse_tension, text, tension_id)
 
 
 def last_epimem_commit(root: Path) -> CommitInfo | None:

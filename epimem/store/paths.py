@@ -21,3 +21,25 @@ def resolve_root(explicit: str | os.PathLike | None = None) -> Path:
     value = explicit or os.environ.get("EPIMEM_VAULT")
     root = Path(value).expanduser() if value else default_root()
     return root.absolute()
+
+
+def is_vault(root: str | os.PathLike) -> bool:
+    """What makes a folder a vault, for every command and the hook alike: its rules
+    file or its beliefs folder (a vault without `epistemology.md` runs on the defaults)."""
+    return os.path.isfile(os.path.join(root, "epistemology.md")) or os.path.isdir(os.path.join(root, "beliefs"))
+
+
+def is_note(name: str) -> bool:
+    """A file epimem reads as a note: `*.md`, not hidden (`.x.md.epimem-….tmp` is
+    epimem's own write in flight, `.x.md.swp` an editor's, `.gitkeep` a placeholder)."""
+    return name.endswith(".md") and not name.startswith(".")
+
+
+def note_entries(folder: str | os.PathLike[str]) -> list[os.DirEntry[str]]:
+    """The notes of one vault folder (`beliefs/`, `observations/`, `tensions/`), unordered;
+    [] when the folder is missing. One listing for the vault's caches, the context cache and recall."""
+    try:
+        with os.scandir(folder) as it:
+            return [e for e in it if is_note(e.name) and e.is_file()]
+    except (FileNotFoundError, NotADirectoryError):
+        return []

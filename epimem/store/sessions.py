@@ -11,16 +11,15 @@ import json
 from datetime import date
 
 from ..core import kernel
+from ..core import vocabulary as vocab
 
 PATH = "state/sessions.json"
 
 
 def _date(v, key: str) -> date | None:
-    if v is None or v == "":
-        return None
-    if not isinstance(v, str):
-        raise ValueError(f"'{key}' must be a date YYYY-MM-DD")
-    return date.fromisoformat(v)
+    if v is not None and not isinstance(v, str):  # JSON: a number is not a day, even 20261130
+        raise ValueError(f"'{key}' must be a date YYYY-MM-DD, not {v!r}")
+    return vocab.date_of(v, f"'{key}'")
 
 
 def load(raw) -> dict:

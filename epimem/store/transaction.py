@@ -265,12 +265,13 @@ def _update_caches(root: Path, written: Iterable[str] | None, texts: dict[str, s
     if written is not None and not any(p.startswith("beliefs/") or p == "epistemology.md" for p in written):
         return ()  # nothing the context is built from (the hook's session counter)
     from . import context_cache
+    from .clock import today
 
     try:
         changed = _changed_beliefs(texts) if texts is not None else None
         if changed is not None and sig_before is not None:
             params = caches.params if caches.params is not None else _params(root)
-            context_cache.update_context(root, changed, params, _today(caches), sig_before)
+            context_cache.update_context(root, changed, params, today(caches.today), sig_before)
         else:
             context_cache.refresh_context(root, caches.today, changed=tuple(written) if written else None)
     except _CACHE_ERRORS as e:
@@ -304,11 +305,3 @@ def _params(root: Path):
     from .vault import Vault
 
     return Vault(root).params()[0]
-
-
-def _today(caches: Caches) -> date:
-    if caches.today is not None:
-        return caches.today
-    from .clock import today
-
-    return today()

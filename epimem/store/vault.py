@@ -17,6 +17,7 @@ import os
 import time
 from datetime import date
 from pathlib import Path
+from typing import Any
 
 from ..core import record
 from ..core.errors import VaultError
@@ -25,16 +26,22 @@ from ..core.model import Belief, Observation, Problem, Sessions, Snapshot, Tensi
 from ..core.notes import NoteError, parse_belief, parse_note, parse_observations, parse_tension
 from ..core.params import DEFAULTS, Params, params_from_meta
 from . import sessions as sessions_file
-from .files import ConcurrentEdit, FileError, LockTimeout, VaultLock, atomic_write, contained, lock_path, stat_key  # noqa: F401
-from .paths import default_root, resolve_root  # noqa: F401  (the vault's location: one place)
+from .files import (  # noqa: F401  (ConcurrentEdit, FileError, LockTimeout: the errors a vault raises)
+    ConcurrentEdit,
+    FileError,
+    LockTimeout,
+    VaultLock,
+    atomic_write,
+    compact_json,
+    contained,
+    lock_path,
+    stat_key,
+    write_cache,
+)
+from .paths import default_root, is_vault, note_entries, resolve_root  # noqa: F401  (the vault's location: one place)
 
 INTERNAL = ".epimem"
 CACHE_VERSION = 4  # 4: a belief is `core.record`'s row, not a dict
-
-
-def atomic_bytes(path: Path, data: bytes) -> None:
-    """A cache file: atomic, not fsynced (it can always be rebuilt)."""
-    atomic_write(path, data, sync=False)
 
 
 def _obs_row(o: Observation) -> tuple:
@@ -55,7 +62,7 @@ class Vault:
         self.root = Path(root).absolute()
         self.internal = self.root / INTERNAL
         self._lock = VaultLock(lock_path(self.root))
-        self._params: tuple[tuple[int, int] | None, Params, list[Problem]] | None = None
+        self._rules: tuple[tuple[int, int] | None, Params, list[Problem], dict[str, Any]] | None = None
 
     # paths
     def path(self, rel: str) -> Path:
@@ -66,7 +73,7 @@ class Vault:
         return self.root / "beliefs" / f"{check_id(belief_id)}.md"
 
     def exists(self) -> bool:
-        return (self.root / "epistemology.md").is_file() or (self.root / "beliefs").is_dir()
+        return is_vault(self.root)
 
     def require(self) -> None:
         if not self.root.is_dir():
@@ -85,23 +92,34 @@ class Vault:
     def read_text(self, rel: str) -> str:
         return self.path(rel).read_text(encoding="utf-8")
 
-    # parameters
-    def params(self) -> tuple[Params, list[Problem]]:
+    # epistemology.md: the one reader, parsed once per change of the file
+    def _read_rules(self) -> tuple[Params, list[Problem], dict[str, Any]]:
+        problems: list[Problem]
+        meta: dict[str, Any]
         p = self.root / "epistemology.md"
         key = stat_key(p)
-        if self._params is not None and self._params[0] == key:
-            return self._params[1], self._params[2]
-        if key is None:
-            result: tuple[Params, list[Problem]] = (DEFAULTS, [])
-        else:
+        if self._rules is not None and self._rules[0] == key:
+            return self._rules[1], list(self._rules[2]), self._rules[3]
+        params, problems, meta = DEFAULTS, [], {}
+        if key is not None:
             try:
                 note = parse_note(p.read_text(encoding="utf-8"))
-                result = params_from_meta(note.meta, "epistemology.md", note.key_lines)
+                params, problems = params_from_meta(note.meta, "epistemology.md", note.key_lines)
+                meta = dict(note.meta)
             except NoteError as e:
-                result = (DEFAULTS, [Problem("epistemology.md", e.line or 1,
-                                             f"{e.message}; using the default parameters")])
-        self._params = (key, result[0], list(result[1]))
-        return result
+                problems = [Problem("epistemology.md", e.line or 1, f"{e.message}; using the default parameters")]
+        self._rules = (key, params, list(problems), meta)
+        return params, problems, meta
+
+    def params(self) -> tuple[Params, list[Problem]]:
+        """The rules' parameters (SPEC §2) and what is wrong with them (each defaulted)."""
+        params, problems, _ = self._read_rules()
+        return params, problems
+
+    def settings(self) -> dict[str, Any]:
+        """The whole frontmatter of `epistemology.md`, for the settings that are not rule
+        parameters (recall's embedder and store, the mirror's model); {} when missing or broken."""
+        return self._read_rules()[2]
 
     # beliefs
     def read_belief(self, belief_id: str) -> tuple[str, Belief, tuple[int, int]]:
@@ -135,14 +153,8 @@ class Vault:
         # granularity keeps its (mtime, size). An entry younger than this is
         # stored as unsettled and re-parsed until it is older.
         settle_ns = time.time_ns() - 2_000_000_000
-        try:
-            entries = list(os.scandir(bdir))
-        except FileNotFoundError:
-            entries = []
-        for entry in sorted(entries, key=lambda e: e.name):
+        for entry in sorted(note_entries(bdir), key=lambda e: e.name):
             name = entry.name
-            if not name.endswith(".md") or name.startswith("."):
-                continue
             belief_id = name[:-3]
             try:
                 st = entry.stat()
@@ -165,8 +177,7 @@ class Vault:
                 beliefs.append(belief_from_record(record["belief"]))
         if changed or len(fresh) != len(cached):
             try:
-                atomic_write(cache_path, json.dumps({"version": CACHE_VERSION, "files": fresh},
-                                                    separators=(",", ":")))
+                write_cache(cache_path, compact_json({"version": CACHE_VERSION, "files": fresh}))
             except OSError:
                 pass  # a read-only vault still reads
         return beliefs, problems
@@ -187,10 +198,7 @@ class Vault:
 
     # observations
     def observation_files(self) -> list[Path]:
-        odir = self.root / "observations"
-        if not odir.is_dir():
-            return []
-        return sorted(p for p in odir.glob("*.md") if not p.name.startswith("."))
+        return sorted(Path(e.path) for e in note_entries(self.root / "observations"))
 
     def load_observations(self) -> tuple[list[Observation], list[Problem]]:
         """Every observation, through a per-file cache.
@@ -235,7 +243,7 @@ class Vault:
             problems.extend(Problem(rel, line, msg) for line, msg in entry[4])
         if changed or len(fresh) != len(cached):
             try:
-                atomic_bytes(cache_path, marshal.dumps({"version": CACHE_VERSION, "files": fresh}))
+                write_cache(cache_path, marshal.dumps({"version": CACHE_VERSION, "files": fresh}))
             except (OSError, ValueError):
                 pass  # a read-only vault still reads
         return out, problems
@@ -244,10 +252,7 @@ class Vault:
     def load_tensions(self) -> tuple[list[Tension], list[Problem]]:
         out: list[Tension] = []
         problems: list[Problem] = []
-        tdir = self.root / "tensions"
-        for p in sorted(tdir.glob("*.md")) if tdir.is_dir() else []:
-            if p.name.startswith("."):
-                continue
+        for p in sorted(Path(e.path) for e in note_entries(self.root / "tensions")):
             rel = f"tensions/{p.name}"
             try:
                 out.append(parse_tension(p.read_text(encoding="utf-8"), p.stem, rel))

@@ -113,3 +113,17 @@ def test_one_home_per_rule():
             assert "exp(" not in f.read_text(), f
     assert _defined("resolve_root") == ["store/paths.py"] and _defined("default_root") == ["store/paths.py"]
     assert _defined("today") == ["store/clock.py"]
+
+
+def test_epistemology_md_is_read_by_the_vault_only():
+    """Rules and settings come from `store.vault.Vault.params`/`settings`; a second
+    reader would parse the file its own way and disagree about a broken one."""
+    import re
+
+    reader = re.compile(r"""read_text\(\s*["']epistemology\.md"""
+                        r"""|epistemology\.md["']\s*\)\s*\.read_|open\([^)]*epistemology""")
+    offenders = [f"{f.relative_to(PKG).as_posix()}:{n}" for f in PKG.rglob("*.py")
+                 if f.relative_to(PKG).as_posix() != "store/vault.py"
+                 for n, line in enumerate(f.read_text().splitlines(), 1)
+                 if reader.search(line) and "TEMPLATES" not in line]  # `init` copies the template: not a reader
+    assert offenders == []

@@ -173,6 +173,14 @@ def test_no_vault_prints_nothing(tmp_path, project):
     assert not (tmp_path / "nowhere").exists()
 
 
+def test_a_vault_without_its_rules_file_is_a_vault_to_the_hook_too(filled, project):
+    # `store.paths.is_vault`: every command accepts it (on the default parameters), so the hook does.
+    (filled.root / "epistemology.md").unlink()
+    r = run_hook(startup(project), filled.root)
+    assert r.returncode == 0, r.stderr
+    assert "Prefers small pull requests" in json.loads(r.stdout)["hookSpecificOutput"]["additionalContext"]
+
+
 def test_broken_counter_is_never_overwritten(filled, project):
     p = filled.root / "state" / "sessions.json"
     p.write_text('{"count": 3, oops')

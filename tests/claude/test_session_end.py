@@ -132,9 +132,10 @@ def test_bad_answers_are_refused(mem, transcript, answer, why):
     items = observe_from_transcript(mem, transcript, use_llm=True, client=mock.client(), notes=notes)
     assert any("refused" in n and why in n for n in notes), notes
     # the keyword pass stands instead
-    assert [i.get("title") for i in items] == ["Prefers small commits, one concern each",
-                                               "Asks to always run the full test suite before you commit",
-                                               "Asks not to use mocks for the database in tests, we run a real Postgres in CI"]
+    assert [i.get("title") for i in items] == [
+        "Prefers small commits, one concern each",
+        "Asks to always run the full test suite before you commit",
+        "Asks not to use mocks for the database in tests, we run a real Postgres in CI"]
 
 
 def test_api_error_keeps_the_keyword_pass(mem, transcript):

@@ -18,6 +18,7 @@ from epimem.core.notes import (
     update_belief_text,
 )
 
+# SPEC §2's example, verbatim; a backslash at the end of a line joins it to the next.
 SPEC_BELIEF = """---
 title: Thinks out loud before deciding
 kind: trait
@@ -37,7 +38,8 @@ Talks through options at length before choosing, but wants the final artifact ti
 
 ## Evidence
 - 2026-11-02 · single · [[observations/2026-11#obs-20261102-a1b2]] — compared three designs aloud before picking one
-- 2026-11-20 · confirming · [[observations/2026-11#obs-20261120-c3d4]] — drafted two plans, then asked for one short version
+- 2026-11-20 · confirming · [[observations/2026-11#obs-20261120-c3d4]] — drafted two plans, \
+then asked for one short version
 """
 
 
@@ -208,6 +210,14 @@ def test_fast_frontmatter_path_agrees_with_yaml_on_random_values():
         try:
             slow = yaml.safe_load(fm)
         except yaml.YAMLError:
-            raise AssertionError(f"fast path accepted {value!r}, which YAML rejects")
+            raise AssertionError(f"fast path accepted {value!r}, which YAML rejects") from None
         assert fast == slow and type(fast["key"]) is type(slow["key"]), value
     assert checked > 300  # the fast path was really exercised
+
+
+def test_key_lines_count_as_parse_errors_do():
+    from epimem.core.notes import key_lines, parse_note
+
+    assert key_lines(SPEC_BELIEF)["confidence"] == 5 == parse_note(SPEC_BELIEF).key_lines["confidence"]
+    assert key_lines(SPEC_BELIEF + "confidence: 0.9\n")["confidence"] == 5  # a key in the body is not one
+    assert key_lines("no frontmatter\nconfidence: 1\n") == {}

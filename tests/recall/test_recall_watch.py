@@ -97,7 +97,8 @@ def test_malformed_file_is_reported_once_skipped_and_reindexed_when_fixed(root, 
     p.write_text(bad)
     out = handler.handle(ev(root, (Change.modified, "beliefs/morning-deep-work.md")))
     assert [str(x) for x in out.new_problems] == [
-        "beliefs/morning-deep-work.md:6: 'permanence' must be one of stable, durable, situational, unknown, not 'forever'"]
+        "beliefs/morning-deep-work.md:6: "
+        "'permanence' must be one of stable, durable, situational, unknown, not 'forever'"]
     assert any(s.startswith("beliefs/morning-deep-work.md:6:") for s in handler.said)
     assert p.read_text() == bad
     # another change elsewhere: the same problem is not said again

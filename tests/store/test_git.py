@@ -41,9 +41,11 @@ def test_diff_since_date_and_revision_in_words(tmp_path):
     r = m3.observe([{"connects": "prefers-small-prs", "strength": "contradicting", "evidence": "big", "session": "b"}])
     m3.resolve_tension(r.results[0].tension, "fine")
     words = [c.sentence() for c in mem.diff("2026-11-05")]
-    assert "prefers-small-prs: confidence 0.30 → 0.35; confirmed — → 2026-11-10; challenged — → 2026-11-12; 2 evidence lines added" in words
+    assert ("prefers-small-prs: confidence 0.30 → 0.35; confirmed — → 2026-11-10; challenged — → 2026-11-12; "
+            "2 evidence lines added") in words
     assert any(w.startswith("belief drinks-tea-while-reviewing added (Drinks tea while reviewing; 0.30") for w in words)
-    assert any(w.startswith("tension 2026-11-12-prefers-small-prs added (on prefers-small-prs; resolved") for w in words)
+    assert any(w.startswith("tension 2026-11-12-prefers-small-prs added (on prefers-small-prs; resolved")
+               for w in words)
     assert "observations 3 recorded" in words
     assert [c.sentence() for c in mem.diff(rev)] == words
     assert [c.sentence() for c in mem.diff("2026-11-11")][0].startswith("prefers-small-prs: challenged")
@@ -97,7 +99,8 @@ def test_commit_hand_edits_leaves_malformed_files_out(tmp_path):
     mem = setup(tmp_path)
     (mem.root / "beliefs/broken.md").write_text("---\ntitle: [\n---\n")
     (mem.root / "beliefs/fine.md").write_text(
-        "---\ntitle: Fine\nkind: trait\nbasis: behavioral\nconfidence: 0.3\npermanence: unknown\nfirst: 2026-11-01\n---\nOk.\n")
+        "---\ntitle: Fine\nkind: trait\nbasis: behavioral\nconfidence: 0.3\npermanence: unknown\n"
+        "first: 2026-11-01\n---\nOk.\n")
     sha, changes, problems = mem.commit_hand_edits()
     assert [str(p).split(":")[0] for p in problems] == ["beliefs/broken.md"]
     assert "?? beliefs/broken.md" in git(mem, "status", "--porcelain")

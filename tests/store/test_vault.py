@@ -80,3 +80,38 @@ def test_atomic_write_refuses_to_overwrite_a_concurrent_edit(tmp_path):
         atomic_write(p, "epimem's version\n", expect=key)
     assert p.read_text() == "the user's edit, longer\n"
     assert [x.name for x in tmp_path.iterdir()] == ["b.md"]  # no temp file left behind
+
+
+def test_epistemology_md_has_one_reader_for_rules_and_settings(tmp_path, monkeypatch):
+    from epimem.cli.mirror import _configured_model
+    from epimem.recall.config import read_config
+
+    monkeypatch.delenv("EPIMEM_EMBEDDER", raising=False)
+    monkeypatch.delenv("EPIMEM_CHROMA_URL", raising=False)
+    rules = tmp_path / "epistemology.md"
+    rules.write_text("---\ndormancy_days: 40\nmirror_model: claude-test\nrecall:\n  embedder: chroma-minilm\n---\n")
+    v = Vault(tmp_path)
+    assert v.params()[0].dormancy_days == 40
+    assert v.settings()["mirror_model"] == "claude-test"
+    assert read_config(tmp_path).embedder == "chroma-minilm"
+    assert _configured_model(type("M", (), {"vault": v})()) == "claude-test"
+    rules.write_text("---\ndormancy_days: [\n---\n")  # broken: defaults, a problem, no settings
+    _age(rules, -5)
+    params, problems = v.params()
+    assert params.dormancy_days == 30 and [p.path for p in problems] == ["epistemology.md"]
+    assert v.settings() == {} and read_config(tmp_path).embedder == "wordllama"
+
+
+def test_every_reader_lists_the_same_notes(tmp_path):
+    """`store.paths.note_entries`: the vault, the context cache and recall agree on what a note is."""
+    from epimem.recall.manifest import scan
+    from epimem.store.paths import note_entries
+
+    b = tmp_path / "beliefs"
+    b.mkdir()
+    for name in ("tea.md", ".tea.md.epimem-1-2.tmp", ".hidden.md", "notes.txt", "tea.md~"):
+        (b / name).write_text("x")
+    (b / "folder.md").mkdir()
+    assert [e.name for e in note_entries(b)] == ["tea.md"]
+    assert list(scan(tmp_path)) == ["beliefs/tea.md"]
+    assert note_entries(tmp_path / "missing") == []
