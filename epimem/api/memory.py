@@ -36,7 +36,8 @@ from ..core.model import Belief, Problem, Snapshot, Tension
 from ..core.params import Params
 from ..store import clock
 from ..store.git import HistoryPoint
-from ..store.vault import Vault, resolve_root
+from ..store.paths import resolve_root
+from ..store.vault import Vault
 from . import beliefs as _beliefs
 from . import observe as _observe
 from . import sessions as _sessions

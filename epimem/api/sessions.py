@@ -9,9 +9,9 @@ from ..core import rules
 from ..core.errors import InputError, VaultError
 from ..core.model import Sessions
 from ..core.redact import redact
+from ..store import sessions as sessions_file
 from ..store import transaction as tx
 from ..store.files import stat_key
-from ..store.vault import sessions_to_json
 from . import common
 from .results import SessionReport
 
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 SOURCES = ("startup", "resume", "clear", "compact", "fork")
 REVIEW_KINDS = ("audit", "gut-check", "interview", "review")
-SESSIONS = "state/sessions.json"
+SESSIONS = sessions_file.PATH
 
 
 def start(mem: Memory, source: str) -> SessionReport:
@@ -32,7 +32,7 @@ def start(mem: Memory, source: str) -> SessionReport:
         res = rules.start_session(s, source, mem.today, mem.params)
         sha = None
         if res.counted:
-            sha = common.commit(mem, [tx.replace(SESSIONS, sessions_to_json(res.sessions), key)],
+            sha = common.commit(mem, [tx.replace(SESSIONS, sessions_file.to_json(res.sessions), key)],
                                 f"session: start #{res.sessions.count}", op="session")
     return SessionReport(res.counted, res.sessions.count, res.dormant_days, res.review_due, sha)
 
@@ -53,7 +53,7 @@ def record_review(mem: Memory, kind: str, markdown: str, beliefs: Iterable[str])
             text = f"---\ndate: {today}\nkind: {kind}\n---\n# {kind.capitalize()} {today}\n\n{body}\n"
         s, skey = _for_write(mem)
         s = rules.record_review(s, mem.today, mem.params)
-        return common.commit(mem, [tx.replace(rel, text, key), tx.replace(SESSIONS, sessions_to_json(s), skey)],
+        return common.commit(mem, [tx.replace(rel, text, key), tx.replace(SESSIONS, sessions_file.to_json(s), skey)],
                              f"review: {kind} recorded; next review at session {s.next_review_at}",
                              op="review", beliefs=list(beliefs))
 

@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING
 from ..core.errors import Conflict, StorageError
 from ..core.model import Sessions
 from ..store import git
+from ..store import sessions as sessions_file
 from ..store import transaction as tx
-from ..store.vault import sessions_to_json
 from . import common
 
 if TYPE_CHECKING:
@@ -39,7 +39,7 @@ def init(mem: Memory) -> bool:
         files = {
             "epistemology.md": (TEMPLATES / "epistemology.md").read_text(encoding="utf-8"),
             ".gitignore": (TEMPLATES / "gitignore").read_text(encoding="utf-8"),
-            "state/sessions.json": sessions_to_json(Sessions(created=mem.today)),
+            sessions_file.PATH: sessions_file.to_json(Sessions(created=mem.today)),
         }
         writes += [tx.create(rel, text) for rel, text in files.items() if not (r / rel).exists()]
         for d in FOLDERS:

@@ -83,7 +83,7 @@ def init(ctx: typer.Context, path: str | None = typer.Argument(None, help="Where
          as_json: bool = JSON):
     """Create a vault (git repository, rules, folders). Running it twice changes nothing."""
     from ..api.memory import Memory
-    from ..store.vault import resolve_root
+    from ..store.paths import resolve_root
 
     st = state(ctx)
     mem, created = Memory.init(resolve_root(path or st.vault), today=st.today)

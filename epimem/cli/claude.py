@@ -69,7 +69,7 @@ def install_claude_code(ctx: typer.Context,
                                                        help="Remove exactly what the install added.")):
     """Put the /observe and /mirror skills, the hooks and the CLAUDE.md lines in place."""
     from ..claude import install
-    from ..store.vault import default_root, resolve_root
+    from ..store.paths import default_root, resolve_root
 
     if llm and not auto_observe and not uninstall:
         fail("--llm goes with --auto-observe")

@@ -25,7 +25,9 @@ JSON = typer.Option(False, "--json", help="Machine-readable output (fields in do
 
 
 def _root(ctx: typer.Context) -> Path:
-    from ..store.vault import Vault, VaultError, resolve_root
+    from ..core.errors import VaultError
+    from ..store.paths import resolve_root
+    from ..store.vault import Vault
 
     root = resolve_root(state(ctx).vault)
     try:
@@ -36,10 +38,10 @@ def _root(ctx: typer.Context) -> Path:
 
 
 def _errors():
+    from ..core.errors import VaultError
     from ..recall.embed import EmbedderError
     from ..recall.errors import RecallIndexError
     from ..recall.rank import QueryError
-    from ..store.vault import VaultError
 
     return (QueryError, RecallIndexError, EmbedderError, VaultError, OSError)
 

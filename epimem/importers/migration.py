@@ -43,7 +43,7 @@ class ImportReport:
 def write_migration(memory, m: Migration, *, subject: str, dry_run: bool = False) -> ImportReport:
     """Write a planned migration into the vault as one commit (nothing when dry_run)."""
     from ..api import common
-    from ..store.vault import sessions_to_json
+    from ..store import sessions as sessions_file
 
     vault = memory.vault
     root = vault.root
@@ -82,7 +82,7 @@ def write_migration(memory, m: Migration, *, subject: str, dry_run: bool = False
                 writes.append(tx.replace(rel, cur.rstrip("\n") + "\n\n" + "\n".join(render_observation(o)
                                                                                       for o in fresh), key))
         if m.sessions is not None:
-            key = stat_key(vault.path("state/sessions.json"))
+            key = stat_key(vault.path(sessions_file.PATH))
             cur_s = vault.read_sessions()
             if cur_s.count == 0:
                 firsts = [b.first for b in m.beliefs]
@@ -91,7 +91,7 @@ def write_migration(memory, m: Migration, *, subject: str, dry_run: bool = False
                               next_review_at=m.sessions["next_review_at"] if m.sessions["next_review_at"]
                               is not None else cur_s.next_review_at,
                               created=min([cur_s.created or memory.today] + firsts))
-                writes.append(tx.replace("state/sessions.json", sessions_to_json(new), key))
+                writes.append(tx.replace(sessions_file.PATH, sessions_file.to_json(new), key))
                 sessions_written = True
             else:
                 notes.append(f"the vault already counts {cur_s.count} sessions; the imported counter "

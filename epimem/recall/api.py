@@ -78,7 +78,7 @@ class Results:
 def _root_and_today(vault_or_root) -> tuple[Path, Any]:
     """Accept a Memory, a Vault, a path, or None ($EPIMEM_VAULT / default)."""
     if vault_or_root is None or isinstance(vault_or_root, (str, os.PathLike)):
-        from ..store.vault import resolve_root
+        from ..store.paths import resolve_root
 
         return resolve_root(vault_or_root), None
     root = getattr(vault_or_root, "root", None)

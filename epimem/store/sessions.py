@@ -2,7 +2,8 @@
 
 Standard library only: the session-start hook reads and writes it before
 every session. The values are the kernel's plain counter (`core.kernel`);
-`store.vault` turns them into `core.model.Sessions`.
+`from_raw`/`to_json` convert to and from `core.model.Sessions`, the frozen
+value the rules take (imported only then, to keep the hook's start cheap).
 """
 
 from __future__ import annotations
@@ -12,6 +13,10 @@ from datetime import date
 
 from ..core import kernel
 from ..core import vocabulary as vocab
+
+TYPE_CHECKING = False  # not `typing`'s: the hook would import it for nothing
+if TYPE_CHECKING:
+    from ..core.model import Sessions
 
 PATH = "state/sessions.json"
 
@@ -56,3 +61,18 @@ def dump(s: dict) -> str:
         "days": dict(sorted(dict(s["days"]).items())),
     }
     return json.dumps(raw, indent=2) + "\n"
+
+
+def from_raw(raw) -> Sessions:
+    """`state/sessions.json`'s parsed JSON as a `core.model.Sessions`."""
+    from ..core.model import Sessions
+
+    c = load(raw)
+    return Sessions(count=c["count"], last_session=c["last_session"], last_review=c["last_review"],
+                    next_review_at=c["next_review_at"], created=c["created"], days=tuple(c["days"].items()))
+
+
+def to_json(s: Sessions) -> str:
+    """The file's text for a `core.model.Sessions`."""
+    return dump({"count": s.count, "last_session": s.last_session, "last_review": s.last_review,
+                 "next_review_at": s.next_review_at, "created": s.created, "days": dict(s.days)})

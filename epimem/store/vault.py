@@ -26,19 +26,15 @@ from ..core.model import Belief, Observation, Problem, Sessions, Snapshot, Tensi
 from ..core.notes import NoteError, parse_belief, parse_note, parse_observations, parse_tension
 from ..core.params import DEFAULTS, Params, params_from_meta
 from . import sessions as sessions_file
-from .files import (  # noqa: F401  (ConcurrentEdit, FileError, LockTimeout: the errors a vault raises)
-    ConcurrentEdit,
-    FileError,
-    LockTimeout,
+from .files import (
     VaultLock,
-    atomic_write,
     compact_json,
     contained,
     lock_path,
     stat_key,
     write_cache,
 )
-from .paths import default_root, is_vault, note_entries, resolve_root  # noqa: F401  (the vault's location: one place)
+from .paths import is_vault, note_entries
 
 INTERNAL = ".epimem"
 CACHE_VERSION = 4  # 4: a belief is `core.record`'s row, not a dict
@@ -86,8 +82,7 @@ class Vault:
         return self._lock
 
     # writes
-    def write_text(self, rel: str, text: str, expect: tuple[int, int] | None = None) -> None:
-        atomic_write(self.path(rel), text, expect)
+    # Writing is not here: every change goes through `store.transaction` (the one write path).
 
     def read_text(self, rel: str) -> str:
         return self.path(rel).read_text(encoding="utf-8")
@@ -277,12 +272,9 @@ class Vault:
             line = getattr(e, "lineno", 1)
             return Sessions(), [Problem(sessions_file.PATH, line, f"invalid JSON: {e}")]
         try:
-            return sessions_from_json(raw), []
+            return sessions_file.from_raw(raw), []
         except (TypeError, ValueError, AttributeError) as e:
             return Sessions(), [Problem(sessions_file.PATH, 1, f"invalid session counter: {e}")]
-
-    def write_sessions(self, s: Sessions) -> None:
-        self.write_text(sessions_file.PATH, sessions_to_json(s))
 
     # everything
     def snapshot(self, today: date, *, observations: bool = True) -> Snapshot:
@@ -293,15 +285,3 @@ class Vault:
         sessions, sp = self.read_sessions_checked()
         return Snapshot(tuple(beliefs), tuple(obs), tuple(tensions), sessions,
                         tuple(pp + bp + op + tp + sp), today)
-
-
-def sessions_from_json(raw: dict) -> Sessions:
-    """`state/sessions.json` (parsed by `store.sessions`) as a `Sessions` value."""
-    c = sessions_file.load(raw)
-    return Sessions(count=c["count"], last_session=c["last_session"], last_review=c["last_review"],
-                    next_review_at=c["next_review_at"], created=c["created"], days=tuple(c["days"].items()))
-
-
-def sessions_to_json(s: Sessions) -> str:
-    return sessions_file.dump({"count": s.count, "last_session": s.last_session, "last_review": s.last_review,
-                               "next_review_at": s.next_review_at, "created": s.created, "days": s.days})

@@ -137,7 +137,7 @@ def test_decay_is_applied_with_todays_date(filled, project):
 
 def test_budget_is_respected(vault, project):
     for i in range(40):
-        vault.vault.write_text(f"beliefs/b{i:02d}.md", _belief_text(f"Belief number {i} with a long title",
+        (vault.root / f"beliefs/b{i:02d}.md").write_text(_belief_text(f"Belief number {i} with a long title",
                                                                      "word " * 60))
     context.refresh_context(vault.root)
     r = run_hook(startup(project), vault.root, "--budget-tokens", "200")
