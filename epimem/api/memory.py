@@ -9,6 +9,9 @@ reinforce, pin, supersede), `observe` (the observe pipeline), `tensions`,
 through the one write path, `epimem.store.transaction`. The CLI, the hook,
 the skills, the benchmarks and the mirror all go through here.
 
+Each method imports its service when first called: a read command such as
+`belief list` loads one service, not the seven (about 20 ms of start-up).
+
 Every error a caller can act on is an `EpimemError` (`epimem.core.errors`),
 carrying the field, file or line where it is known.
 
@@ -27,7 +30,7 @@ import os
 from collections.abc import Iterable
 from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..core import rules
 from ..core.changes import Change
@@ -35,18 +38,13 @@ from ..core.errors import EpimemError, VaultError
 from ..core.model import Belief, Problem, Snapshot, Tension
 from ..core.params import Params
 from ..store import clock
-from ..store.git import HistoryPoint
 from ..store.paths import resolve_root
 from ..store.vault import Vault
-from . import beliefs as _beliefs
-from . import observe as _observe
-from . import sessions as _sessions
-from . import setup as _setup
-from . import tensions as _tensions
-from . import timeline as _timeline
-from . import validate as _validate
 from .filters import Filters
 from .results import ObservationResult, ObserveReport, SessionReport
+
+if TYPE_CHECKING:
+    from ..store.git import HistoryPoint
 
 __all__ = ["open", "Memory", "Filters", "EpimemError", "ObservationResult", "ObserveReport", "SessionReport"]
 
@@ -93,16 +91,20 @@ class Memory:
     def init(cls, root: str | Path | None = None, today: str | date | None = None) -> tuple[Memory, bool]:
         """Create a vault (idempotent): folders, rules, counter, .gitignore, git, first commit."""
         mem = cls(resolve_root(root), today=today)
+        from . import setup as _setup
         return mem, _setup.init(mem)
 
     # -- reading -------------------------------------------------------------------
     def beliefs(self, filters: Filters | None = None, **kw: Any) -> list[Belief]:
+        from . import beliefs as _beliefs
         return _beliefs.select(self, _beliefs.filters(filters, kw))
 
     def belief(self, belief_id: str) -> Belief:
+        from . import beliefs as _beliefs
         return _beliefs.get(self, belief_id)
 
     def tensions(self, status: str | None = None) -> list[Tension]:
+        from . import tensions as _tensions
         return _tensions.select(self, status)
 
     # -- writing beliefs -------------------------------------------------------------
@@ -110,16 +112,19 @@ class Memory:
                    confidence: float | None = None, tags: Iterable[str] = (), scope: str = "global",
                    belief_id: str | None = None, supersedes: Iterable[str] = (),
                    pinned: bool = False, note: str = "") -> Belief:
+        from . import beliefs as _beliefs
         return _beliefs.add(self, title=title, statement=statement, kind=kind, basis=basis, permanence=permanence,
                             confidence=confidence, tags=tags, scope=scope, belief_id=belief_id,
                             supersedes=supersedes, pinned=pinned, note=note)
 
     def edit_belief(self, belief_id: str, note: str = "", **changes: Any) -> Belief:
         """Change fields by the user's hand; a confidence change is a user action with provenance."""
+        from . import beliefs as _beliefs
         return _beliefs.edit(self, belief_id, note, changes)
 
     def reject(self, belief_id: str, *, retire: bool = False, note: str = "") -> Belief:
         """Rule 5: the user says it is no longer true: −0.20, or retire it."""
+        from . import beliefs as _beliefs
         return _beliefs.reject(self, belief_id, retire=retire, note=note)
 
     def retire(self, belief_id: str, note: str = "") -> Belief:
@@ -127,47 +132,59 @@ class Memory:
 
     def reinforce(self, belief_id: str, note: str = "", kind: str = "reinforcing") -> Belief:
         """The user restating a belief: recorded as evidence, no number changes (rule 3)."""
+        from . import beliefs as _beliefs
         return _beliefs.reinforce(self, belief_id, note, kind)
 
     def set_pinned(self, belief_id: str, pinned: bool) -> Belief:
+        from . import beliefs as _beliefs
         return _beliefs.set_pinned(self, belief_id, pinned)
 
     def supersede(self, old_ids: Iterable[str], by: str, note: str = "") -> Belief:
+        from . import beliefs as _beliefs
         return _beliefs.supersede(self, old_ids, by, note)
 
     # -- observing -------------------------------------------------------------------
     def observe(self, items: list[dict[str, Any]], *, source: str = "cli",
                 session: str | None = None) -> ObserveReport:
         """Record 0–N observations as one commit, applying the rules to the beliefs they connect."""
+        from . import observe as _observe
         return _observe.observe(self, items, source=source, session=session)
 
     # -- tensions ------------------------------------------------------------------------
     def resolve_tension(self, tension_id: str, note: str) -> Tension:
+        from . import tensions as _tensions
         return _tensions.resolve(self, tension_id, note)
 
     # -- sessions and reviews --------------------------------------------------------------
     def session_start(self, source: str = "startup") -> SessionReport:
+        from . import sessions as _sessions
         return _sessions.start(self, source)
 
     def record_review(self, kind: str, markdown: str, beliefs: Iterable[str] = ()) -> str:
         """Write `reviews/<date>.md` (appending when one exists) and reset the review counter."""
+        from . import sessions as _sessions
         return _sessions.record_review(self, kind, markdown, beliefs)
 
     # -- history -----------------------------------------------------------------------------
     def history(self, belief_id: str) -> list[HistoryPoint]:
+        from . import timeline as _timeline
         return _timeline.history(self, belief_id)
 
     def diff(self, since: str) -> list[Change]:
+        from . import timeline as _timeline
         return _timeline.diff(self, since)
 
     def undo(self) -> tuple[str, str]:
         """Revert the last epimem commit with a new commit; returns (new sha, undone subject)."""
+        from . import timeline as _timeline
         return _timeline.undo(self)
 
     def commit_hand_edits(self) -> tuple[str | None, list[Change], list[Problem]]:
         """Commit what the user changed by hand, with a message naming it."""
+        from . import timeline as _timeline
         return _timeline.commit_hand_edits(self)
 
     # -- validation ------------------------------------------------------------------------------
     def validate(self) -> list[Problem]:
+        from . import validate as _validate
         return _validate.validate(self)
