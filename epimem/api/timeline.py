@@ -5,12 +5,11 @@ undo and hand edits are committed through the one write path's `record`."""
 from __future__ import annotations
 
 from contextlib import contextmanager
-from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..core.changes import Change, belief_change, headline, tension_change
-from ..core.errors import Conflict, InputError, NotFound, StorageError
+from ..core.errors import Conflict, NotFound, StorageError
 from ..core.model import Problem
 from ..core.notes import NoteError, parse_belief, parse_observations
 from ..store import git
@@ -45,13 +44,8 @@ def history(mem: Memory, belief_id: str) -> list[git.HistoryPoint]:
 def _since(mem: Memory, since: str) -> str | None:
     """The revision to compare with; None for the whole history (or an empty one)."""
     try:
-        return git.resolve_since(mem.root, since)
+        return git.resolve_since(mem.root, since)  # an InputError names `since` when it is neither
     except HistoryError:
-        try:
-            date.fromisoformat(since)
-        except ValueError:
-            raise InputError(f"'since' {since!r} is neither a revision nor a date YYYY-MM-DD",
-                             field="since") from None
         if not git.has_commits(mem.root):
             return None  # a date before a history that has not begun
         raise

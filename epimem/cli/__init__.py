@@ -73,7 +73,7 @@ def _global(ctx: typer.Context,
         try:
             parse_today(today)
         except ClockError as e:
-            fail(str(e))
+            fail(error_message(e))
 
 
 # --- init ---------------------------------------------------------------------------

@@ -28,8 +28,9 @@ def today(override: date | str | None = None) -> date:
     try:
         return date.fromisoformat(value.strip())
     except ValueError:
-        source = "--today" if override else "EPIMEM_TODAY"
-        raise ClockError(f"{source} must be a date YYYY-MM-DD, not {value!r}") from None
+        if override:
+            raise ClockError(f"'today' must be a date YYYY-MM-DD, not {value!r}", field="today") from None
+        raise ClockError(f"EPIMEM_TODAY must be a date YYYY-MM-DD, not {value!r}") from None
 
 
 def lenient_today(override: date | str | None = None,

@@ -283,7 +283,9 @@ def resolve_since(root: Path, since: str) -> str | None:
     try:
         d = date.fromisoformat(since)
     except ValueError:
-        raise HistoryError(f"--since {since!r} is neither a revision nor a date YYYY-MM-DD") from None
+        from ..core.errors import InputError
+
+        raise InputError(f"'since' {since!r} is neither a revision nor a date YYYY-MM-DD", field="since") from None
     out = run(root, "rev-list", "-1", f"--before={d.isoformat()} 00:00:00", "HEAD")
     return out.strip() or None
 

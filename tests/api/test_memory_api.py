@@ -374,3 +374,13 @@ def test_api_messages_name_fields_not_flags(vault):
         with pytest.raises(InputError) as e:
             call()
         assert e.value.field == field and str(e.value).startswith(message) and "--" not in str(e.value)
+
+
+def test_a_bad_since_is_an_input_error_naming_the_field(vault):
+    import pytest
+
+    from epimem.core.errors import InputError
+
+    with pytest.raises(InputError) as e:
+        vault.diff("not-a-date-or-rev")
+    assert e.value.field == "since" and "--" not in str(e.value)

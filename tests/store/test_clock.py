@@ -21,3 +21,13 @@ def test_a_bad_override_fails_a_command_but_not_the_hook(monkeypatch):
     told = []
     assert lenient_today(warn=told.append) == date.today()
     assert [str(e) for e in told] == ["EPIMEM_TODAY must be a date YYYY-MM-DD, not 'someday'"]
+
+
+def test_a_bad_override_names_the_field_not_a_flag():
+    import pytest
+
+    from epimem.store.clock import ClockError, today
+
+    with pytest.raises(ClockError) as e:
+        today("2026-13-01")
+    assert e.value.field == "today" and str(e.value).startswith("'today' must be a date")
