@@ -129,11 +129,9 @@ def belief_add(ctx: typer.Context,
 
 
 def _similar(mem, b) -> list[dict]:
-    """Nearest existing beliefs after an add, when recall is available."""
-    try:
-        from ..recall import similar_beliefs
-    except ImportError:
-        return []
+    """Nearest existing beliefs after an add."""
+    from ..recall import similar_beliefs
+
     try:
         return [s for s in similar_beliefs(mem, b.statement, limit=4) if s.get("id") != b.id][:3]
     except Exception as e:  # similarity is advice: it must never fail an add that landed
