@@ -8,7 +8,6 @@ typo in the rules never stops the engine.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
@@ -23,23 +22,6 @@ DEFAULT_KINDS = (
 # (name, pattern). A match is replaced by "[REDACTED:name]". Patterns are
 # Python regular expressions; a group named "keep" is kept (so that
 # "password: hunter2" becomes "password: [REDACTED:password]").
-DEFAULT_REDACT = (
-    ("private-key", r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)"),
-    ("anthropic-key", r"sk-ant-[A-Za-z0-9_\-]{16,}"),
-    ("openai-key", r"\bsk-(?:proj-)?[A-Za-z0-9_\-]{20,}"),
-    ("aws-access-key", r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),
-    ("github-token", r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})"),
-    ("slack-token", r"\bxox[abposr]-[A-Za-z0-9\-]{10,}"),
-    ("google-api-key", r"\bAIza[0-9A-Za-z_\-]{35}"),
-    ("jwt", r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"),
-    ("bearer", r"(?i)(?P<keep>\bbearer\s+)[A-Za-z0-9_\-\.=]{16,}"),
-    ("url-credentials", r"(?P<keep>[a-z][a-z0-9+.\-]*://[^\s:/@]+:)[^\s@/]+(?=@)"),
-    ("password", r"(?i)(?P<keep>\b(?:password|passwd|pwd|passphrase)\b\s*(?:is|[:=])\s*)[^\s,;]+"),
-    ("secret", r"(?i)(?P<keep>\b(?:api[_\-]?key|secret|token|access[_\-]?key|client[_\-]?secret)\b\s*[:=]\s*)"
-               r"[\"']?[A-Za-z0-9_\-\./+=]{8,}[\"']?"),
-)
-
-
 @dataclass(frozen=True)
 class Params:
     # Confidence tiers: the lower bound of each, highest first.
@@ -78,7 +60,8 @@ class Params:
     })
     dormancy_drop: float = 0.10         # audit: effective fell this far below stored
     kinds: tuple[str, ...] = DEFAULT_KINDS
-    redact: tuple[tuple[str, str], ...] = DEFAULT_REDACT
+    # Patterns of secrets added to the built-in ones of core/redact.py (which always apply).
+    redact: tuple[tuple[str, str], ...] = ()
 
     def tier(self, confidence: float) -> str:
         return kernel.tier(confidence, self.tiers)
@@ -151,11 +134,10 @@ def params_from_meta(meta: dict[str, Any], path: str = "epistemology.md",
             else:
                 changes[key] = tuple(value)
         elif key == "redact":
-            parsed = _redact_patterns(value)
-            if parsed is None:
-                bad(key, "must be a list of {name, pattern} with valid regular expressions")
-            else:
-                changes[key] = parsed
+            parsed, whys = _redact_patterns(value)
+            for why in whys:
+                problems.append(Problem(path, lines.get(key, 1), f"parameter 'redact' {why}"))
+            changes[key] = parsed
         elif isinstance(default, int) and not isinstance(default, bool):
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 bad(key, "must be a whole number >= 0")
@@ -170,16 +152,26 @@ def params_from_meta(meta: dict[str, Any], path: str = "epistemology.md",
     return replace(DEFAULTS, **changes), problems
 
 
-def _redact_patterns(value: Any) -> tuple[tuple[str, str], ...] | None:
+def _redact_patterns(value: Any) -> tuple[tuple[str, str], ...]:
+    """The vault's own patterns that RE2 can run, and why each other entry was skipped."""
+    from .redact import BUILTIN_NAMES, PatternError, compile_pattern
+
+    if value is None:
+        return (), []
     if not isinstance(value, list):
-        return None
-    out = []
-    for item in value:
+        return (), ["must be a list of {name, pattern}; only the built-in patterns apply"]
+    out, whys = [], []
+    for i, item in enumerate(value, 1):
         if not isinstance(item, dict) or not isinstance(item.get("pattern"), str):
-            return None
+            whys.append(f"entry {i} must be {{name, pattern}}; it is skipped")
+            continue
+        name = str(item.get("name") or "secret")
+        if name in BUILTIN_NAMES:
+            continue  # an old copy of a built-in: the built-in applies
         try:
-            re.compile(item["pattern"])
-        except re.error:
-            return None
-        out.append((str(item.get("name", "secret")), item["pattern"]))
-    return tuple(out)
+            compile_pattern(item["pattern"])
+        except PatternError as e:
+            whys.append(f"entry {i} ({name}) cannot be used: {e}; it is skipped")
+            continue
+        out.append((name, item["pattern"]))
+    return tuple(out), whys

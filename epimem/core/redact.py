@@ -1,25 +1,115 @@
-"""Secrets never reach the vault or a model: every text written or sent
-passes through `redact` with the patterns of `epistemology.md`."""
+"""Secrets never reach the vault or a model: every text written or sent passes through `redact`.
+
+The built-in patterns always apply; `redact:` in `epistemology.md` can only add patterns, never
+weaken these (an edit that dropped one would let a key through without a word).
+
+Patterns run on RE2 (`google-re2`), not Python's backtracking `re`: with `re`, the old URL
+pattern took 33 s on 100 kB of one letter and would take half an hour on 1 MB, and any pattern a
+user adds could do the same. RE2 runs every pattern in time linear in the text, and refuses the
+constructs that cannot (lookaround, backreferences) when the pattern is read, so a slow pattern
+is reported, not run. Because there is no lookahead, a pattern keeps text around the secret with
+two named groups: `keep` (before it) and `tail` (after it).
+"""
 
 from __future__ import annotations
 
 import re
 from functools import lru_cache
 
-from .params import DEFAULTS
+Pattern = tuple[str, str]  # (name, RE2 pattern)
+
+BUILTIN: tuple[Pattern, ...] = (
+    ("private-key", r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)"),
+    ("anthropic-key", r"sk-ant-[A-Za-z0-9_\-]{16,}"),
+    ("openai-key", r"\bsk-(?:proj-)?[A-Za-z0-9_\-]{20,}"),
+    ("stripe-key", r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}"),
+    ("aws-access-key", r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),
+    ("aws-secret-key", r"(?i)(?P<keep>\b(?:aws_?)?secret_?access_?key\b[\"']?\s*[:=]\s*)"
+                       r"[\"']?[A-Za-z0-9/+=]{16,}[\"']?"),
+    ("github-token", r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})"),
+    ("gitlab-token", r"\bgl(?:pat|ptt|dt|rt|cbt|oas)-[A-Za-z0-9_\-]{20,}"),
+    ("slack-token", r"\bxox[abposr]-[A-Za-z0-9\-]{10,}"),
+    ("google-api-key", r"\bAIza[0-9A-Za-z_\-]{35}"),
+    ("jwt", r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"),
+    ("bearer", r"(?i)(?P<keep>\bbearer\s+)[A-Za-z0-9_\-\.=]{16,}"),
+    # `redis://:password@host` has no user name, so the user part may be empty.
+    ("url-credentials", r"(?i)(?P<keep>\b[a-z][a-z0-9+.\-]*://[^\s:/@]*:)[^\s@/]+(?P<tail>@)"),
+    ("password", r"(?i)(?P<keep>\b(?:password|passwd|pwd|passphrase)\b\s*(?:is|[:=])\s*)[^\s,;]+"),
+    # "API key: …" and "my access key is …" in prose; `secret`/`token` only before `:` or `=`,
+    # because "her secret is patience" is not a credential.
+    ("api-key", r"(?i)(?P<keep>\b(?:api|access)[ _\-]?key\b\s*(?:is\s+|[:=]\s*))[\"']?[A-Za-z0-9_\-\./+=]{8,}[\"']?"),
+    ("secret", r"(?i)(?P<keep>\b(?:secret|token|client[_\-]?secret|auth[_\-]?token)\b\s*[:=]\s*)"
+               r"[\"']?[A-Za-z0-9_\-\./+=]{8,}[\"']?"),
+)
+BUILTIN_NAMES = frozenset(name for name, _ in BUILTIN)
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_GROUP_NAME = re.compile(r"\(\?P<\w+>")
+
+
+class PatternError(ValueError):
+    """A pattern RE2 cannot run (or cannot run in linear time)."""
+
+
+def _options():
+    import re2  # google-re2; imported on first use so paths that never redact skip its load
+
+    opts = re2.Options()
+    opts.log_errors = False  # RE2 would print parse errors on stderr; we report them ourselves
+    return opts
+
+
+def compile_pattern(pattern: str):
+    import re2
+
+    try:
+        return re2.compile(pattern, _options())
+    except re2.error as e:
+        msg = e.args[0].decode() if e.args and isinstance(e.args[0], bytes) else str(e)
+        raise PatternError(f"{msg} (patterns must run in linear time: no lookaround or backreferences)") from None
+
+
+def patterns_for(extra: tuple[Pattern, ...] = ()) -> tuple[Pattern, ...]:
+    """The built-ins, then the vault's own patterns; a vault entry named like a built-in is the
+    built-in's old text (vaults made before 0.2 listed them) and gives way to it."""
+    return BUILTIN + tuple(p for p in extra if p[0] not in BUILTIN_NAMES)
 
 
 @lru_cache(maxsize=16)
-def _compiled(patterns: tuple[tuple[str, str], ...]) -> tuple[tuple[str, re.Pattern], ...]:
-    return tuple((name, re.compile(p)) for name, p in patterns)
+def _compiled(extra: tuple[Pattern, ...]) -> tuple[object, tuple[tuple[str, object], ...]]:
+    """(one alternation of every pattern, to tell at once that a text has no secret; each pattern)."""
+    out = []
+    for name, pattern in patterns_for(extra):
+        try:
+            out.append((name, compile_pattern(pattern), pattern))
+        except PatternError:
+            continue  # reported when epistemology.md was read; never fatal for a write
+    # Group names repeat across patterns (`keep`, `tail`): the alternation needs none of them.
+    anyone = "|".join(f"(?:{_GROUP_NAME.sub('(?:', p)})" for _, _, p in out)
+    return compile_pattern(anyone), tuple((name, rx) for name, rx, _ in out)
 
 
-def redact(text: str, patterns: tuple[tuple[str, str], ...] = DEFAULTS.redact) -> str:
+def redact(text: str, patterns: tuple[Pattern, ...] = ()) -> str:
+    """`text` with every secret replaced by `[REDACTED:name]`; `patterns` are the vault's own."""
     if not text:
         return text
-    for name, rx in _compiled(patterns):
-        def sub(m: re.Match, name=name) -> str:
-            keep = m.groupdict().get("keep") or ""
-            return f"{keep}[REDACTED:{name}]"
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        # A lone surrogate (from a broken transcript or JSON "\ud800") cannot be written as
+        # UTF-8 or handed to RE2; it becomes U+FFFD like any undecodable byte.
+        text = _SURROGATE.sub("\ufffd", text)
+    compiled = _compiled(tuple(patterns))
+    if not compiled[0].search(text):
+        return text  # the common case: one linear pass finds nothing
+    for name, rx in compiled[1]:
+        groups = rx.groupindex
+
+        def sub(m, name=name, groups=groups) -> str:
+            keep = (m.group("keep") or "") if "keep" in groups else ""
+            tail = (m.group("tail") or "") if "tail" in groups else ""
+            return f"{keep}[REDACTED:{name}]{tail}"
+
         text = rx.sub(sub, text)
     return text
