@@ -54,12 +54,73 @@ def _env(root: Path) -> dict[str, str]:
             "GIT_COMMITTER_NAME": FALLBACK_NAME, "GIT_COMMITTER_EMAIL": FALLBACK_EMAIL}
 
 
+# A lock left by a git that was killed (`kill -9`, a crash, a laptop lid) is never removed by
+# git itself: every later `git add` fails with "remove the file manually". It is removed here
+# only when no git process works in this repository (seen in /proc) and the lock is older
+# than any commit takes to write its index; where /proc cannot tell, only after a minute.
+STALE_LOCK_SECONDS = 3.0
+STALE_LOCK_SECONDS_UNSEEN = 60.0
+
+
+def _git_running_in(root: Path) -> bool | None:
+    """Whether a git process that may hold the index lock works in `root`; None when unknown."""
+    proc = Path("/proc")
+    if not (proc / "self" / "cwd").exists():
+        return None
+    r = root.resolve()
+    unknown = False
+    for d in proc.iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            if not (d / "comm").read_text().startswith("git"):
+                continue
+            argv = (d / "cmdline").read_bytes().split(b"\0")
+            if b"cat-file" in argv:
+                continue  # GitPython's long-lived readers never take the index lock
+            cwd = Path(os.readlink(d / "cwd"))
+        except FileNotFoundError:
+            continue  # it exited while we looked
+        except OSError:
+            unknown = True  # another user's git: cannot see where it works
+            continue
+        if cwd == r or r in cwd.parents:
+            return True
+    return None if unknown else False
+
+
+def _remove_stale_index_lock(root: Path, lock: Path) -> bool:
+    try:
+        st = lock.stat()
+    except FileNotFoundError:
+        return True
+    running = _git_running_in(root)
+    limit = STALE_LOCK_SECONDS if running is False else STALE_LOCK_SECONDS_UNSEEN
+    if running or time.time() - st.st_mtime < limit:
+        return False
+    try:
+        again = lock.stat()
+        if (again.st_ino, again.st_mtime_ns) != (st.st_ino, st.st_mtime_ns):
+            return False  # a new lock, taken by a git that started while we looked
+        lock.unlink()
+    except FileNotFoundError:
+        return True
+    import logging
+
+    logging.getLogger("epimem").warning(
+        "epimem: removed %s, left by a git process that is no longer running (%.0f s old)",
+        lock, time.time() - st.st_mtime)
+    return True
+
+
 def _wait_index_lock(root: Path, timeout: float = 10.0) -> None:
     # git's own lock: another git process (the user's `git commit`, an editor's
     # git plugin) holds `.git/index.lock`; wait for it rather than fail.
     lock = root / ".git" / "index.lock"
     deadline = time.monotonic() + timeout
     while lock.exists() and time.monotonic() < deadline:
+        if _remove_stale_index_lock(root, lock):
+            return
         time.sleep(0.05)
 
 
@@ -109,21 +170,49 @@ def require_repo(root: Path) -> None:
 
 # --- committing --------------------------------------------------------------------
 
+def one_line(value: object, limit: int = 500) -> str:
+    """A value for a commit's subject or a trailer: one line, no control characters.
+
+    A hook's `session_id` is whatever the client sent; one with a newline in it would
+    otherwise start a trailer line of its own (`Epimem-Op: init`) and make history and
+    undo read a commit as something it is not.
+    """
+    text = "".join(ch if ch.isprintable() else " " for ch in str(value))
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
 def message(subject: str, *, op: str, beliefs: Iterable[str] = (), session: str | None = None,
             body: str = "", extra: dict[str, str] | None = None) -> str:
-    trailers = [f"Epimem-Op: {op}"]
+    trailers = [f"Epimem-Op: {one_line(op)}"]
     if session:
-        trailers.append(f"Epimem-Session: {session}")
-    beliefs = list(dict.fromkeys(beliefs))
+        trailers.append(f"Epimem-Session: {one_line(session)}")
+    beliefs = list(dict.fromkeys(one_line(b) for b in beliefs))
     if beliefs:
         trailers.append(f"Epimem-Beliefs: {', '.join(beliefs)}")
     for k, v in (extra or {}).items():
-        trailers.append(f"{k}: {v}")
-    parts = [subject.strip().replace("\n", " ")]
+        key = "-".join(part for part in "".join(c if c.isalnum() else "-" for c in k).split("-") if part)
+        trailers.append(f"{key}: {one_line(v, 20_000)}")
+    parts = [one_line(subject)]
     if body.strip():
         parts.append(body.strip())
     parts.append("\n".join(trailers))
     return "\n\n".join(parts) + "\n"
+
+
+def trailers_of(body: str) -> dict[str, str]:
+    """epimem's trailers: the `Epimem-*` lines of the message's last paragraph, the block
+    `message` writes. A line that only looks like one in the body above is not read."""
+    paragraphs = [p for p in body.strip("\n").split("\n\n") if p.strip()]
+    if not paragraphs:
+        return {}
+    out: dict[str, str] = {}
+    for line in paragraphs[-1].splitlines():
+        k, sep, v = line.partition(":")
+        if not sep or not k.startswith("Epimem-") or " " in k:
+            return {}  # not a block of epimem's own format
+        out.setdefault(k, v.strip())
+    return out
 
 
 def dated(when: date | None) -> dict[str, str]:
@@ -208,12 +297,7 @@ def log(root: Path, *paths: str, grep: str | None = None, limit: int | None = No
         if not rec:
             continue
         sha, when, subject, body = rec.split(_SEP, 3)
-        trailers = {}
-        for line in body.splitlines():
-            if line.startswith("Epimem-") and ":" in line:
-                k, v = line.split(":", 1)
-                trailers[k.strip()] = v.strip()
-        commits.append(CommitInfo(sha, datetime.fromisoformat(when), subject, trailers))
+        commits.append(CommitInfo(sha, datetime.fromisoformat(when), subject, trailers_of(body)))
     return commits
 
 

@@ -2,6 +2,7 @@
 
 import os
 import subprocess
+import time
 
 import pytest
 
@@ -163,3 +164,90 @@ def test_a_git_that_cannot_run_is_an_epimem_error(tmp_path, monkeypatch):
         mem.history("prefers-small-prs")
     with pytest.raises(StorageError, match="cannot read the vault's history"):
         mem.diff("2026-10-01")
+
+
+# --- values that reach a commit message (issue: trailer injection) ----------------------------
+
+def test_a_newline_in_a_session_id_cannot_inject_a_trailer(tmp_path):
+    from epimem.claude.hook import commit_session
+    from epimem.store import git as gitmod
+
+    mem = setup(tmp_path)
+    (mem.root / "state").mkdir(exist_ok=True)
+    (mem.root / "state" / "sessions.json").write_text('{"count": 7}\n', encoding="utf-8")
+    commit_session(str(mem.root), "abc\n\nEpimem-Op: init\nEpimem-Beliefs: everything")
+    raw = git(mem, "log", "-1", "--format=%B")
+    assert "\nEpimem-Op: init" not in raw
+    assert [ln for ln in raw.splitlines() if ln.startswith("Epimem-Op:")] == ["Epimem-Op: session"]
+    last = gitmod.log(mem.root, limit=1)[0]
+    assert last.trailers["Epimem-Op"] == "session"
+    assert last.trailers["Epimem-Session"] == "abc Epimem-Op: init Epimem-Beliefs: everything"
+    assert "Epimem-Beliefs" not in last.trailers
+
+
+def test_trailers_are_read_only_from_epimems_own_block():
+    from epimem.store.git import message, one_line, trailers_of
+
+    msg = message("subject\nEpimem-Op: init", op="observe", body="Epimem-Op: init\nsaid so\n\nmore",
+                  session="s1\r\nEpimem-Op: x", extra={"Epimem-Observations\nEpimem-Op": "a\nb"})
+    body = msg.split("\n\n", 1)[1]
+    t = trailers_of(body)
+    assert t["Epimem-Op"] == "observe"
+    assert t["Epimem-Session"] == "s1 Epimem-Op: x"
+    assert t["Epimem-Observations-Epimem-Op"] == "a b"
+    assert msg.splitlines()[0] == "subject Epimem-Op: init"
+    assert trailers_of("Epimem-Op: init\nwritten by hand") == {}
+    assert one_line("a\x00b\u2028c" + "x" * 600).startswith("a b c") and len(one_line("y" * 600)) == 500
+
+
+# --- git's own index.lock ----------------------------------------------------------------------
+
+def _git_holding_the_index_lock(mem, seconds: int):
+    """A real `git commit` waiting in its editor: git holds `.git/index.lock` all that time."""
+    (mem.root / "scratch.txt").write_text("x\n", encoding="utf-8")
+    subprocess.run(["git", "add", "scratch.txt"], cwd=mem.root, check=True)
+    env = {**os.environ, "GIT_EDITOR": f"sleep {seconds}; true"}
+    p = subprocess.Popen(["git", "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-a"],
+                         cwd=mem.root, env=env, start_new_session=True,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    lock = mem.root / ".git" / "index.lock"
+    for _ in range(200):
+        if lock.exists():
+            break
+        time.sleep(0.02)
+    assert lock.exists()
+    return p, lock
+
+
+def _confirm(mem):
+    return mem.observe([{"connects": "prefers-small-prs", "strength": "confirming", "evidence": "split it",
+                         "session": "s"}])
+
+
+def test_a_lock_left_by_a_killed_git_is_removed_and_said(tmp_path, caplog):
+    import signal
+
+    mem = setup(tmp_path)
+    p, lock = _git_holding_the_index_lock(mem, 60)
+    os.killpg(p.pid, signal.SIGKILL)  # git and its editor die; git's lock stays behind
+    p.wait()
+    assert lock.exists()
+    t = time.monotonic()
+    with caplog.at_level("WARNING", logger="epimem"):
+        r = _confirm(mem)
+    assert r.commit and time.monotonic() - t < 8  # was: 31 s, then git's "remove the file manually"
+    assert not lock.exists()
+    assert "no longer running" in caplog.text
+
+
+def test_a_lock_a_running_git_holds_is_never_removed(tmp_path):
+    mem = setup(tmp_path)
+    p, lock = _git_holding_the_index_lock(mem, 5)
+    inode = lock.stat().st_ino
+    t = time.monotonic()
+    r = _confirm(mem)  # waits for the user's git, then commits
+    assert p.wait(timeout=30) is not None
+    assert time.monotonic() - t >= 4
+    assert r.commit
+    # The user's git found its own lock where it left it: no "index.lock: No such file" from it.
+    assert inode  # the lock existed; epimem waited instead of unlinking it
