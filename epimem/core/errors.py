@@ -6,6 +6,9 @@ and an `exit_code` that the CLI returns at its one boundary (docs/cli.md):
 can tell a retry from a mistake.
 Messages name fields and files, never command-line flags: the same error
 reaches a CLI user, a Python caller and an MCP client.
+A message is redacted when it is made: it quotes what the user gave (a Chroma
+URL with its password, a value that failed to parse), and every front end
+prints it, logs it or sends it to a client.
 """
 
 from __future__ import annotations
@@ -18,6 +21,9 @@ class EpimemError(Exception):
 
     def __init__(self, message: str = "", *, path: str | None = None, line: int | None = None,
                  field: str | None = None):
+        from .redact import redact
+
+        message = redact(message)
         super().__init__(message)
         self.message = message
         self.path = path

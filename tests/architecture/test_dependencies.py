@@ -10,7 +10,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 # Distribution name -> the module it is imported as.
-MODULE = {"gitpython": "git", "pyyaml": "yaml"}
+MODULE = {"gitpython": "git", "pyyaml": "yaml", "google-re2": "re2"}
 # Imported only inside `try: ... except ImportError`, with a standard-library fallback.
 OPTIONAL = {"orjson"}
 

@@ -286,3 +286,16 @@ def test_exit_codes_tell_a_retry_from_a_mistake(cli, v, monkeypatch):
     monkeypatch.undo()
     assert cli("--vault", v, "belief", "show", "nope").code == 1
     assert cli("--vault", v, "belief", "frobnicate").code == 2  # usage
+
+
+def test_an_error_quoting_a_url_never_shows_its_password(tmp_path):
+    # The message of every EpimemError is redacted when it is made, so no front end can print,
+    # log or send the password of a `--chroma-url` it could not reach.
+    vault = tmp_path / "v"
+    subprocess.run([sys.executable, "-m", "epimem", "init", str(vault)], check=True, capture_output=True)
+    p = subprocess.run([sys.executable, "-m", "epimem", "--vault", str(vault), "recall",
+                        "--chroma-url", "http://bob:s3cretpw@127.0.0.1:9", "tabs"],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 1
+    assert "cannot reach the Chroma server at http://bob:[REDACTED:url-credentials]@127.0.0.1:9" in p.stderr
+    assert "s3cretpw" not in p.stderr + p.stdout
