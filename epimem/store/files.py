@@ -53,6 +53,20 @@ def lock_path(root: str | os.PathLike) -> Path:
     return Path(root) / ".epimem" / "lock"
 
 
+def keep_line_endings(text: str, old: bytes | None) -> str:
+    """`text` with the line endings of the file it replaces.
+
+    epimem reads with universal newlines and composes with "\n"; a log or belief written on
+    Windows (Obsidian there saves CRLF) would otherwise turn LF whole at the next append, and
+    `git diff` would show every line changed.
+    """
+    if not old or b"\r\n" not in old:
+        return text
+    if old.count(b"\r\n") * 2 < old.count(b"\n"):
+        return text  # mostly LF already: a stray CRLF is not the file's convention
+    return text.replace("\r\n", "\n").replace("\n", "\r\n")
+
+
 def _tmp_for(path: Path) -> Path:
     # Hidden and named after its target, so watchers and editors can ignore it.
     return path.parent / f".{path.name}.epimem-{os.getpid()}-{threading.get_ident()}.tmp"

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
 from ..core.errors import Conflict, EpimemError, StorageError
-from .files import ConcurrentEdit, VaultLock, atomic_write, contained, lock_path, stat_key
+from .files import ConcurrentEdit, VaultLock, atomic_write, contained, keep_line_endings, lock_path, stat_key
 
 Mode = Literal["create", "replace", "upsert", "delete"]
 
@@ -177,7 +177,7 @@ def apply(root: str | os.PathLike, writes: Iterable[Write], commit: Commit | Non
                         p.unlink()
                         done.append((p, old))
                     continue
-                atomic_write(p, w.text, expect=stat_key(p) if w.mode != "upsert" else None)
+                atomic_write(p, keep_line_endings(w.text, old), expect=stat_key(p) if w.mode != "upsert" else None)
                 done.append((p, old))
             if commit is not None:
                 sha = _commit(root, [w.path for w in writes] + list(commit.also), commit)

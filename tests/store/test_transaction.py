@@ -157,3 +157,38 @@ def test_a_failed_undo_commit_leaves_the_work_tree_as_it_was(vault, monkeypatch)
         vault.undo()
     assert log(vault.root) == before and status(vault.root) == ""
     assert (vault.root / "beliefs/likes-tea.md").exists()
+
+
+def test_an_append_keeps_the_files_own_crlf_line_endings(tmp_path):
+    # A user on Windows: Obsidian saves CRLF. An observe must append in CRLF, not turn the file LF.
+    from epimem.api.memory import Memory
+
+    mem, _ = Memory.init(tmp_path / "v", today="2026-11-01")
+    mem.add_belief(title="Prefers small PRs", statement="Splits work into small PRs.", kind="preference",
+                   basis="behavioral", permanence="durable")
+    mem.observe([{"connects": "prefers-small-prs", "strength": "confirming", "evidence": "split it", "session": "a"}])
+    root = mem.root
+    for rel in ("observations/2026-11.md", "beliefs/prefers-small-prs.md"):
+        p = root / rel
+        p.write_bytes(p.read_bytes().replace(b"\n", b"\r\n"))
+    subprocess.run(["git", "commit", "-qam", "edited on Windows"], cwd=root, check=True,
+                   env={**__import__("os").environ, "GIT_AUTHOR_NAME": "u", "GIT_AUTHOR_EMAIL": "u@e",
+                        "GIT_COMMITTER_NAME": "u", "GIT_COMMITTER_EMAIL": "u@e"})
+    Memory(root, today="2026-11-02").observe([{"connects": "prefers-small-prs", "strength": "confirming",
+                                               "evidence": "split another", "session": "b"}])
+    for rel in ("observations/2026-11.md", "beliefs/prefers-small-prs.md"):
+        data = (root / rel).read_bytes()
+        assert data.count(b"\r\n") == data.count(b"\n"), rel
+    stat = subprocess.run(["git", "diff", "--numstat", "HEAD~1", "--", "observations/2026-11.md"], cwd=root,
+                          capture_output=True, text=True, check=True).stdout.split()
+    assert stat[1] == "0", "the append rewrote existing lines"
+    assert Memory(root).belief("prefers-small-prs").confidence == pytest.approx(0.40)
+
+
+def test_keep_line_endings():
+    from epimem.store.files import keep_line_endings
+
+    assert keep_line_endings("a\nb\n", b"x\r\ny\r\n") == "a\r\nb\r\n"
+    assert keep_line_endings("a\nb\n", b"x\ny\n") == "a\nb\n"
+    assert keep_line_endings("a\nb\n", None) == "a\nb\n"
+    assert keep_line_endings("a\nb\n", b"x\ny\nz\r\nw\n") == "a\nb\n"
