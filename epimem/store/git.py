@@ -11,8 +11,10 @@ pure-Python index writer would rewrite a 10,000-entry index on every commit.
 from __future__ import annotations
 
 import os
+import tempfile
 import time
 from collections.abc import Callable, Iterable
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
@@ -237,19 +239,53 @@ def commit(root: Path, paths: Iterable[str], subject: str, *, op: str,
     if not paths:
         raise HistoryError("nothing to commit")
     msg = message(subject, op=op, beliefs=beliefs, session=session, body=body, extra=extra)
-    run(root, "add", "--all", "--", *paths)
-    run(root, "commit", "--quiet", "--no-verify", "-m", msg, "--only", "--", *paths, env=dated(when))
+    with pathspec_file(root, paths) as spec, _scratch(root, "message", msg.encode("utf-8")) as msg_file:
+        run(root, "add", "--all", *spec, env=LITERAL)
+        run(root, "commit", "--quiet", "--no-verify", "-F", msg_file, "--only", *spec,
+            env={**LITERAL, **dated(when)})
     return run(root, "rev-parse", "HEAD")
+
+
+# Paths are names, not patterns: a belief file called `[draft].md` must not match `d.md`.
+LITERAL = {"GIT_LITERAL_PATHSPECS": "1"}
+
+
+@contextmanager
+def pathspec_file(root: Path, paths: Iterable[str]):
+    """The arguments that hand `paths` to git through a file, never as one argument list.
+
+    2,000 belief files copied into `beliefs/` by hand made `git add -- PATHS...` fail with
+    "Argument list too long" (the kernel's limit on a command line), and nothing was
+    committed; a file has no such limit, at 20,000 paths or more.
+    """
+    data = b"\0".join(p.encode("utf-8", "surrogateescape") for p in paths)
+    with _scratch(root, "pathspec", data) as name:
+        yield ("--pathspec-from-file=" + name, "--pathspec-file-nul")
+
+
+@contextmanager
+def _scratch(root: Path, what: str, data: bytes):
+    """A file in `.git/` for git to read, removed afterwards. The kernel limits one argument to
+    128 kB, so a commit message naming 2,000 beliefs goes this way too (`commit -F`)."""
+    fd, name = tempfile.mkstemp(prefix=f"epimem-{what}-", dir=root / ".git")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        yield name
+    finally:
+        with suppress(FileNotFoundError):
+            os.unlink(name)
 
 
 def unstage(root: Path, paths: Iterable[str]) -> None:
     """Take `paths` out of the index again after a failed commit (best effort:
     the commit already failed, and its error is the one worth reporting)."""
     try:
-        if has_commits(root):
-            run(root, "reset", "--quiet", "--", *sorted(set(paths)), retries=1)
-        else:
-            run(root, "rm", "--cached", "--quiet", "--ignore-unmatch", "-r", "--", *sorted(set(paths)), retries=1)
+        with pathspec_file(root, sorted(set(paths))) as spec:
+            if has_commits(root):
+                run(root, "reset", "--quiet", *spec, retries=1, env=LITERAL)
+            else:
+                run(root, "rm", "--cached", "--quiet", "--ignore-unmatch", "-r", *spec, retries=1, env=LITERAL)
     except HistoryError:
         pass
 
@@ -449,5 +485,6 @@ def abort_revert(root: Path) -> None:
 def commit_index(root: Path, subject: str, *, op: str, beliefs: Iterable[str] = (),
                  extra: dict[str, str] | None = None, body: str = "", when: date | None = None) -> str:
     msg = message(subject, op=op, beliefs=beliefs, body=body, extra=extra)
-    run(root, "commit", "--quiet", "--no-verify", "-m", msg, env=dated(when))
+    with _scratch(root, "message", msg.encode("utf-8")) as msg_file:
+        run(root, "commit", "--quiet", "--no-verify", "-F", msg_file, env=dated(when))
     return run(root, "rev-parse", "HEAD")
