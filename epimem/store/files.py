@@ -132,8 +132,14 @@ class VaultLock:
     def _take(self) -> int:
         import fcntl
 
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        except OSError as e:
+            # A read-only mount, a vault of another user, a full disk: say which, not a traceback.
+            raise FileError(f"cannot take the vault lock {self.path}: {e.strerror}; nothing was changed "
+                            "(a vault epimem may write needs a writable .epimem/ folder)",
+                            path=str(self.path)) from None
         deadline = time.monotonic() + self.timeout
         while True:
             try:

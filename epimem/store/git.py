@@ -34,10 +34,23 @@ class HistoryError(StorageError):
     """git refused or failed; the message carries what git said."""
 
 
-def _git(root: Path):
-    import git  # GitPython, imported lazily: the hook path never needs it
+def _gitpython():
+    """GitPython, imported lazily (the hook path never needs it), or a clear error when the git
+    binary is missing: GitPython then fails at import with a page of its own advice."""
+    import shutil
 
-    return git.Repo(root).git
+    if not os.environ.get("GIT_PYTHON_GIT_EXECUTABLE") and shutil.which("git") is None:
+        raise HistoryError("git is not installed or not on PATH; epimem records every change as a git "
+                           "commit, so install git (or set GIT_PYTHON_GIT_EXECUTABLE to its path)")
+    try:
+        import git
+    except ImportError as e:
+        raise HistoryError(f"git cannot be run: {str(e).splitlines()[0]}") from None
+    return git
+
+
+def _git(root: Path):
+    return _gitpython().Repo(root).git
 
 
 def _env(root: Path) -> dict[str, str]:
@@ -127,7 +140,7 @@ def _wait_index_lock(root: Path, timeout: float = 10.0) -> None:
 
 
 def run(root: Path, *args: str, retries: int = 3, env: dict[str, str] | None = None) -> str:
-    import git
+    git = _gitpython()
 
     for attempt in range(retries):
         _wait_index_lock(root)
@@ -151,15 +164,13 @@ def init(root: Path) -> bool:
     """`git init` unless the vault is already its own repository."""
     if is_repo_root(root):
         return False
-    import git
-
+    git = _gitpython()
     git.Repo.init(root, initial_branch="main") if _supports_initial_branch() else git.Repo.init(root)
     return True
 
 
 def _supports_initial_branch() -> bool:
-    import git
-
+    git = _gitpython()
     return tuple(git.Git().version_info[:2]) >= (2, 28)
 
 
@@ -343,6 +354,7 @@ def show_many(root: Path, specs: list[str]) -> list[str | None]:
         return []
     import subprocess
 
+    _gitpython()  # a missing git is said plainly here too
     proc = subprocess.run(["git", "cat-file", "--batch"], cwd=root, check=False,
                           input=("\n".join(specs) + "\n").encode(), capture_output=True)
     data, pos = proc.stdout, 0
