@@ -37,8 +37,11 @@ WORDS = ["harbour", "violin", "glacier", "lantern", "orchard", "compass", "meado
          "saffron", "tundra", "walnut", "beacon", "cobalt", "ember", "juniper"]
 
 
+_STATS: dict[str, str] = {}  # EPIMEM_LOCK_STATS for this run's processes
+
+
 def _env() -> dict[str, str]:
-    env = {**os.environ, "GIT_AUTHOR_NAME": "soak", "GIT_AUTHOR_EMAIL": "soak@example.com",
+    env = {**os.environ, **_STATS, "GIT_AUTHOR_NAME": "soak", "GIT_AUTHOR_EMAIL": "soak@example.com",
            "GIT_COMMITTER_NAME": "soak", "GIT_COMMITTER_EMAIL": "soak@example.com"}
     env.pop("EPIMEM_TODAY", None)
     return env
@@ -207,10 +210,13 @@ def run(root: Path, writers: int = 8, ops: int = 50) -> dict:
     from epimem.api.memory import Memory
 
     root = Path(root)
+    stats = root.parent / f"{root.name}.lock-stats.jsonl"
+    stats.unlink(missing_ok=True)
     mem, _ = Memory.init(root)
     for title, statement in [*SEEDS, HAND]:
         mem.add_belief(title=title, statement=statement, kind="preference", basis="behavioral", permanence="durable")
     commits_before = int(_git(root, "rev-list", "--count", "HEAD").strip())
+    _STATS["EPIMEM_LOCK_STATS"] = str(stats)
 
     stop = threading.Event()
     reads: list[dict] = []
@@ -239,6 +245,8 @@ def run(root: Path, writers: int = 8, ops: int = 50) -> dict:
     stop.set()
     for t in threads:
         t.join()
+    _STATS.clear()
+    holds = [json.loads(line) for line in stats.read_text(encoding="utf-8").splitlines()] if stats.exists() else []
 
     commits_after = int(_git(root, "rev-list", "--count", "HEAD").strip())
     expected = sum(1 for r in rows if r["commits"]) + (1 if edit["hand_edit"] == "committed" else 0)
@@ -259,6 +267,11 @@ def run(root: Path, writers: int = 8, ops: int = 50) -> dict:
         "tree_clean": _git(root, "status", "--porcelain").strip() == "",
         "write_latency_s": {"p50": _pct(lat, 0.5), "p99": _pct(lat, 0.99), "max": _pct(lat, 1.0),
                             "mean": round(statistics.fmean(lat), 3) if lat else 0.0},
+        "lock_wait_s": {q: _pct([h["wait"] for h in holds], v) for q, v in (("p50", .5), ("p95", .95), ("p99", .99))}
+        | {"max": _pct([h["wait"] for h in holds], 1.0)},
+        "lock_hold_s": {q: _pct([h["hold"] for h in holds], v) for q, v in (("p50", .5), ("p95", .95), ("p99", .99))}
+        | {"max": _pct([h["hold"] for h in holds], 1.0)},
+        "lock_holds": len(holds),
         "reads": len(reads), "read_errors": [r["error"] for r in reads if r.get("error")],
         "reads_seeing_problems": sum(1 for r in reads if r.get("problems")),
         "hand_edit": edit["hand_edit"],

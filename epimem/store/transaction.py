@@ -180,7 +180,10 @@ def apply(root: str | os.PathLike, writes: Iterable[Write], commit: Commit | Non
                 atomic_write(p, keep_line_endings(w.text, old), expect=stat_key(p) if w.mode != "upsert" else None)
                 done.append((p, old))
             if commit is not None:
-                sha = _commit(root, [w.path for w in writes] + list(commit.also), commit)
+                # Created (or upserted) files, and what rides along, may be new to git; replaced and
+                # deleted ones are tracked, so `git add` runs only when something is new.
+                new = [w.path for w in writes if w.mode in ("create", "upsert")] + list(commit.also)
+                sha = _commit(root, [w.path for w in writes] + list(commit.also), commit, new=new)
         except BaseException as e:
             _restore(done)
             err = _storage_error(e)
@@ -227,12 +230,12 @@ def record(root: str | os.PathLike, prepare: Callable[[], Staged | None], *,
     return Result(sha, paths or (), (), notes, staged.value)
 
 
-def _commit(root: Path, paths: list[str], c: Commit) -> str:
+def _commit(root: Path, paths: list[str], c: Commit, new: list[str] | None = None) -> str:
     from . import git
 
     try:
         return git.commit(root, paths, c.subject, op=c.op, beliefs=c.beliefs, session=c.session, body=c.body,
-                          extra=dict(c.extra), when=c.when)
+                          extra=dict(c.extra), when=c.when, new=new)
     except BaseException:
         git.unstage(root, paths)
         raise

@@ -251,3 +251,32 @@ def test_a_lock_a_running_git_holds_is_never_removed(tmp_path):
     assert r.commit
     # The user's git found its own lock where it left it: no "index.lock: No such file" from it.
     assert inode  # the lock existed; epimem waited instead of unlinking it
+
+
+def test_head_sha_reads_loose_packed_and_detached_heads_like_git(tmp_path):
+    from epimem.store.git import head_sha
+
+    mem = setup(tmp_path)
+    want = git(mem, "rev-parse", "HEAD").strip()
+    assert head_sha(mem.root) == want
+    git(mem, "pack-refs", "--all")
+    assert not (mem.root / ".git" / "refs" / "heads" / "main").exists() or head_sha(mem.root) == want
+    assert head_sha(mem.root) == want
+    git(mem, "checkout", "-q", "--detach")
+    assert head_sha(mem.root) == want
+
+
+def test_a_replace_of_a_file_git_never_saw_is_still_committed(tmp_path):
+    # `commit --only` skips `git add` for replaced files; one the user made and never committed
+    # is not tracked, and the commit falls back to adding it.
+    from epimem.store import transaction as tx
+    from epimem.store.files import stat_key
+
+    mem = setup(tmp_path)
+    p = mem.root / "reviews" / "by-hand.md"
+    p.parent.mkdir(exist_ok=True)
+    p.write_text("# mine\n", encoding="utf-8")
+    tx.apply(mem.root, [tx.replace("reviews/by-hand.md", "# mine, updated\n", stat_key(p))],
+             tx.Commit("review: updated", "review"))
+    assert git(mem, "show", "HEAD:reviews/by-hand.md") == "# mine, updated\n"
+    assert git(mem, "status", "--porcelain").strip() == ""
