@@ -26,11 +26,15 @@ REPO = HERE.parent
 def one(tree: Path, writers: int, ops: int, work: Path) -> dict:
     code = (f"import json, sys; sys.path.insert(0, {str(HERE)!r}); import soak; "
             f"f = soak.run(__import__('pathlib').Path({str(work / 'vault')!r}), {writers}, {ops}); "
+            "import epimem; f['epimem'] = epimem.__file__; "
             "print(json.dumps({k: f.get(k) for k in ('wall_s', 'errors', 'commits_expected', 'commits_landed', "
             "'write_latency_s', 'lock_wait_s', 'lock_hold_s', 'lock_holds', 'observations_lost', "
-            "'observations_doubled', 'validate_ok', 'fsck_ok')}))")
+            "'observations_doubled', 'validate_ok', 'fsck_ok', 'epimem')}))")
     env = {**os.environ, "PYTHONPATH": str(tree)}
-    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    # From a neutral folder: `python -c` puts the working directory first on sys.path, and the
+    # checkout's own epimem/ would shadow the tree under test.
+    work.mkdir(parents=True, exist_ok=True)
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=work)
     if p.returncode != 0:
         raise SystemExit(p.stderr[-2000:])
     return json.loads(p.stdout.strip().splitlines()[-1])
