@@ -96,9 +96,10 @@ def test_one_megabyte_is_redacted_in_linear_time():
 
 def test_time_grows_linearly_with_the_text():
     for small, big in zip(_hostile(100_000), _hostile(1_000_000)):
-        t_small = _best(lambda t=small: redact(t))
-        t_big = _best(lambda t=big: redact(t))
-        assert t_big < 30 * t_small + 0.05, (small[:12], t_small, t_big)
+        # Best of five each, and a margin for a busy machine: quadratic is 100× here, and seconds.
+        t_small = _best(lambda t=small: redact(t), repeat=5)
+        t_big = _best(lambda t=big: redact(t), repeat=5)
+        assert t_big < 40 * t_small + 0.25, (small[:12], t_small, t_big)
 
 
 def test_vault_patterns_add_to_the_built_ins_and_cannot_remove_them():
