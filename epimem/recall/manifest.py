@@ -3,9 +3,15 @@
     .epimem/recall/manifest.json  files indexed: path → [mtime_ns, size, sha256]
     .epimem/recall/table.json     one row per item (rank/filters), file → item keys
     .epimem/recall/lexical.npz    the BM25 arrays
+    .epimem/recall/vectors.npz    every item's vector and indexed text, in table order
     .epimem/recall/lock           held while the index is written
 
-The three state files are written atomically and carry the same random
+The vectors file is what a query reads: an exact cosine scan of 60,000
+rows is a few milliseconds, so answering needs neither chromadb (0.9 s to
+import) nor its HNSW index; Chroma keeps the same vectors for writers and
+for a shared server.
+
+The four state files are written atomically and carry the same random
 stamp; a reader that sees different stamps has caught a writer in the middle
 and reads again. They are caches (rebuildable from the files), so they are
 not fsynced: a crash loses at most an update that the next sync redoes.
@@ -30,7 +36,7 @@ from .errors import Corrupt
 from .items import Item, from_belief, from_observation
 from .table import Table
 
-FORMAT = 1
+FORMAT = 2   # 2: vectors.npz beside the table
 SUBDIRS = ("beliefs", "observations")
 
 
@@ -103,11 +109,56 @@ def _loads(data: bytes):
         return json.loads(data)
 
 
+class Vectors:
+    """Every item's vector (float32, unit rows) and indexed text, in table
+    order, read from vectors.npz; the texts are decoded only when asked."""
+
+    def __init__(self, matrix, text_ptr, text_bytes):
+        self.matrix = matrix
+        self.text_ptr = text_ptr
+        self.text_bytes = text_bytes
+
+    @classmethod
+    def make(cls, matrix, texts: list[str]) -> Vectors:
+        import numpy as np
+
+        enc = [t.encode("utf-8") for t in texts]
+        ptr = np.zeros(len(enc) + 1, np.int64)
+        if enc:
+            ptr[1:] = np.cumsum([len(b) for b in enc])
+        matrix = np.asarray(matrix, np.float32)
+        if matrix.ndim != 2:
+            matrix = matrix.reshape(len(texts), -1)
+        return cls(matrix, ptr, np.frombuffer(b"".join(enc), np.uint8))
+
+    def __len__(self) -> int:
+        return int(self.matrix.shape[0])
+
+    def text(self, row: int) -> str:
+        s, e = int(self.text_ptr[row]), int(self.text_ptr[row + 1])
+        return self.text_bytes[s:e].tobytes().decode("utf-8")
+
+    def texts(self) -> list[str]:
+        return [self.text(i) for i in range(len(self))]
+
+    def edited(self, keep, new_matrix, new_texts: list[str]) -> Vectors:
+        """Rows where `keep` (a bool array, or None for all) and then the new rows."""
+        import numpy as np
+
+        idx = np.arange(len(self)) if keep is None else np.flatnonzero(keep)
+        texts = [self.text(int(i)) for i in idx] + list(new_texts)
+        dim = self.matrix.shape[1] if self.matrix.ndim == 2 and self.matrix.shape[1] else None
+        new = np.asarray(new_matrix, np.float32).reshape(len(new_texts), dim or -1) if new_texts else None
+        parts = [self.matrix[idx]] + ([new] if new is not None else [])
+        return Vectors.make(np.concatenate(parts) if len(parts) > 1 else parts[0], texts)
+
+
 @dataclass
 class State:
     manifest: dict
     table: Table
     lexical: LexicalIndex
+    vectors: Vectors
 
     @property
     def stamp(self) -> str:
@@ -122,6 +173,7 @@ class Paths:
         self.manifest = self.dir / "manifest.json"
         self.table = self.dir / "table.json"
         self.lexical = self.dir / "lexical.npz"
+        self.vectors = self.dir / "vectors.npz"
         self.lock = self.dir / "lock"
         self.chroma = self.internal / "chroma"
 
@@ -154,26 +206,30 @@ def load_state(paths: Paths, attempts: int = 3) -> State:
             t = _loads(paths.table.read_bytes())
             with np.load(paths.lexical, allow_pickle=False) as z:
                 arrays = {k: z[k] for k in z.files}
+            with np.load(paths.vectors, allow_pickle=False) as z:
+                vec = {k: z[k] for k in z.files}
         except (OSError, ValueError, KeyError) as e:
             last = f"cannot read the index table: {e}"
             time.sleep(0.05 * (i + 1))
             continue
         lex_stamp = str(arrays.pop("stamp", np.array([""]))[0])
-        if t.get("stamp") == manifest["stamp"] == lex_stamp:
+        vec_stamp = str(vec.pop("stamp", np.array([""]))[0])
+        if t.get("stamp") == manifest["stamp"] == lex_stamp == vec_stamp:
             try:
                 table = Table.from_json(t)
                 lexical = LexicalIndex.from_arrays(t["terms"], arrays)
+                vectors = Vectors(vec["matrix"], vec["text_ptr"], vec["text_bytes"])
             except (KeyError, TypeError, IndexError, AttributeError) as e:
                 raise Corrupt(f"the index table is damaged ({type(e).__name__}: {e})") from None
-            if lexical.n_docs != len(table) or len(table.text_digests) != len(table):
-                raise Corrupt("the index table and the keyword index disagree")
-            return State(manifest, table, lexical)
+            if lexical.n_docs != len(table) or len(table.text_digests) != len(table) or len(vectors) != len(table):
+                raise Corrupt("the index table, the keyword index and the vectors disagree")
+            return State(manifest, table, lexical, vectors)
         last = "the index files are from different versions (a write was interrupted)"
         time.sleep(0.05 * (i + 1))  # a writer may be between two renames
     raise Corrupt(last)
 
 
-def save_state(paths: Paths, manifest: dict, table: Table, lexical: LexicalIndex) -> str:
+def save_state(paths: Paths, manifest: dict, table: Table, lexical: LexicalIndex, vectors: Vectors) -> str:
     import io
 
     import numpy as np
@@ -184,6 +240,10 @@ def save_state(paths: Paths, manifest: dict, table: Table, lexical: LexicalIndex
     buf = io.BytesIO()
     np.savez(buf, stamp=np.array([stamp]), **lexical.arrays())
     write_cache(paths.lexical, buf.getvalue())
+    buf = io.BytesIO()
+    np.savez(buf, stamp=np.array([stamp]), matrix=vectors.matrix, text_ptr=vectors.text_ptr,
+             text_bytes=vectors.text_bytes)
+    write_cache(paths.vectors, buf.getvalue())
     write_cache(paths.table, _dumps({"stamp": stamp, "terms": lexical.terms, **table.to_json()}))
     write_cache(paths.manifest, _dumps(manifest))  # last: it is what readers open first
     return stamp

@@ -111,6 +111,10 @@ class Table:
         return Table(text_digests=digests, columns=cols, tags_flat=[t for ts in tags for t in ts],
                      tags_n=[len(ts) for ts in tags])
 
+    def scopes(self) -> list[str]:
+        """The distinct scopes of the indexed items."""
+        return self._col("scope")[1]
+
     def item(self, row: int, text: str = "") -> Item:
         return from_row(self.row(row), text)
 

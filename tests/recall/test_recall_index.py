@@ -27,6 +27,7 @@ from epimem.recall.api import Recaller
 from epimem.recall.config import Config, read_config
 from epimem.recall.embed import EmbedderError
 from epimem.recall.index import Index
+from epimem.recall.rank import CONF_WEIGHT, RRF_K
 
 pytestmark = pytest.mark.usefixtures("clean_recall_env")
 
@@ -293,7 +294,7 @@ def test_ranking_parameters_from_the_rules_file(root):
     c = read_config(root)
     assert (c.rrf_k, c.confidence_weight) == (20, 0.2)
     (root / "epistemology.md").write_text("---\nrecall:\n  rrf_k: lots\n  confidence_weight: 3\n---\n")
-    assert (read_config(root).rrf_k, read_config(root).confidence_weight) == (60, 0.05)
+    assert (read_config(root).rrf_k, read_config(root).confidence_weight) == (RRF_K, CONF_WEIGHT)
 
 
 def test_a_busy_index_is_used_as_it_is(root):
