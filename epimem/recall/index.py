@@ -47,6 +47,12 @@ from .table import Table
 
 BATCH = 2048
 
+
+def _concat(parts):
+    import numpy as np
+
+    return np.concatenate(parts)
+
 Progress = Callable[[str], None]
 
 
@@ -244,17 +250,35 @@ class Index:
                 items.append(it)
         timings["parse"] = time.perf_counter() - t
 
-        t = time.perf_counter()
-        matrix = self._embed([it.text for it in items])
-        timings["embed"] = time.perf_counter() - t
         collections = {kind: chroma.create_collection(client, name) for kind, name in names.items()}
-        self._write_vectors(collections, items, matrix, timings)
+        # Chroma's add (HNSW insertion, SQLite) is most of a rebuild's time and
+        # runs outside the GIL, so it runs in a worker while this thread embeds
+        # the next batch and builds the keyword index, table and vectors.
+        from concurrent.futures import ThreadPoolExecutor
 
-        t = time.perf_counter()
-        lexical = LexicalIndex.build(tokenize(it.text) for it in items)
-        table = Table([to_row(it) for it in items], [it.text_digest for it in items])
-        vectors = Vectors.make(matrix, [it.text for it in items])
-        timings["keyword"] = time.perf_counter() - t
+        emb_t = 0.0
+        parts = []
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="epimem-chroma") as pool:
+            futures = []
+            for s in range(0, len(items), BATCH):
+                chunk = items[s:s + BATCH]
+                t = time.perf_counter()
+                vecs = self._embed([it.text for it in chunk])
+                emb_t += time.perf_counter() - t
+                parts.append(vecs)
+                futures.append(pool.submit(self._add_to_chroma, collections, chunk, vecs))
+                if len(items) > 5000:
+                    self.progress(f"  embedded {min(s + BATCH, len(items))}/{len(items)}")
+            t = time.perf_counter()
+            lexical = LexicalIndex.build(tokenize(it.text) for it in items)
+            table = Table([to_row(it) for it in items], [it.text_digest for it in items])
+            matrix = self._embed([]) if not parts else (parts[0] if len(parts) == 1 else _concat(parts))
+            vectors = Vectors.make(matrix, [it.text for it in items])
+            timings["keyword"] = time.perf_counter() - t
+            t = time.perf_counter()
+            timings["chroma"] = sum(f.result() for f in futures)
+            timings["chroma_wait"] = time.perf_counter() - t
+        timings["embed"] = emb_t
 
         manifest = {"embedder": emb.fingerprint, "embedder_name": self.config.embedder,
                     "store": self.config.store, "collections": names, "files": manifest_files,
@@ -284,22 +308,17 @@ class Index:
                 self.progress(f"  embedded {min(s + BATCH, len(texts))}/{len(texts)}")
         return np.concatenate(parts)
 
-    def _write_vectors(self, collections: dict, items: list[Item], matrix, timings: dict) -> None:
-        """Add the items to Chroma. The documents are not sent: the sidecar
-        keeps the texts, and Chroma's full-text index of them was a third of
-        the time of a rebuild."""
-        add_t = 0.0
+    def _add_to_chroma(self, collections: dict, items: list[Item], matrix) -> float:
+        """Add items to Chroma; returns the seconds it took. The documents are
+        not sent: the sidecar keeps the texts, and Chroma's full-text index of
+        them cost a third of its add time."""
+        t = time.perf_counter()
         for kind in (BELIEF, OBSERVATION):
             rows = [i for i, it in enumerate(items) if it.type == kind]
-            for s in range(0, len(rows), BATCH):
-                chunk = rows[s:s + BATCH]
-                t = time.perf_counter()
-                collections[kind].add(ids=[items[i].id for i in chunk], embeddings=matrix[chunk],
-                                      metadatas=[chroma_metadata(items[i]) for i in chunk])
-                add_t += time.perf_counter() - t
-                if len(items) > 5000:
-                    self.progress(f"  {kind}s: {min(s + BATCH, len(rows))}/{len(rows)}")
-        timings["chroma"] = timings.get("chroma", 0.0) + add_t
+            if rows:
+                collections[kind].add(ids=[items[i].id for i in rows], embeddings=matrix[rows],
+                                      metadatas=[chroma_metadata(items[i]) for i in rows])
+        return time.perf_counter() - t
 
     # -- sync ----------------------------------------------------------------------------------------
     def sync(self, *, wait: bool = True) -> Report:

@@ -3,7 +3,9 @@
     .epimem/recall/manifest.json  files indexed: path → [mtime_ns, size, sha256]
     .epimem/recall/table.json     one row per item (rank/filters), file → item keys
     .epimem/recall/lexical.npz    the BM25 arrays
-    .epimem/recall/vectors.npz    every item's vector and indexed text, in table order
+    .epimem/recall/vectors.npz    the stamp and text offsets of the two arrays below
+    .epimem/recall/vectors-<stamp>.npy, texts-<stamp>.npy
+                                  every item's vector and indexed text, in table order
     .epimem/recall/lock           held while the index is written
 
 The vectors file is what a query reads: an exact cosine scan of 60,000
@@ -36,7 +38,7 @@ from .errors import Corrupt
 from .items import Item, from_belief, from_observation
 from .table import Table
 
-FORMAT = 2   # 2: vectors.npz beside the table
+FORMAT = 3   # 3: vectors and texts beside the table, memory-mapped
 SUBDIRS = ("beliefs", "observations")
 
 
@@ -142,15 +144,35 @@ class Vectors:
         return [self.text(i) for i in range(len(self))]
 
     def edited(self, keep, new_matrix, new_texts: list[str]) -> Vectors:
-        """Rows where `keep` (a bool array, or None for all) and then the new rows."""
+        """Rows where `keep` (a bool array, or None for all) and then the new
+        rows. Texts are copied as byte runs, not decoded: a one-file sync of a
+        60,000-row index touches a handful of runs."""
         import numpy as np
 
-        idx = np.arange(len(self)) if keep is None else np.flatnonzero(keep)
-        texts = [self.text(int(i)) for i in idx] + list(new_texts)
-        dim = self.matrix.shape[1] if self.matrix.ndim == 2 and self.matrix.shape[1] else None
-        new = np.asarray(new_matrix, np.float32).reshape(len(new_texts), dim or -1) if new_texts else None
-        parts = [self.matrix[idx]] + ([new] if new is not None else [])
-        return Vectors.make(np.concatenate(parts) if len(parts) > 1 else parts[0], texts)
+        n = len(self)
+        idx = np.arange(n) if keep is None else np.flatnonzero(keep)
+        chunks, lens = [], []
+        if len(idx):
+            # runs of consecutive kept rows
+            breaks = np.flatnonzero(np.diff(idx) != 1)
+            starts = np.concatenate([[0], breaks + 1])
+            ends = np.concatenate([breaks, [len(idx) - 1]])
+            ptr = self.text_ptr
+            for a, b in zip(idx[starts].tolist(), idx[ends].tolist()):
+                chunks.append(np.asarray(self.text_bytes[int(ptr[a]):int(ptr[b + 1])]))
+            lens.append(np.diff(ptr)[idx])
+        enc = [t.encode("utf-8") for t in new_texts]
+        chunks.append(np.frombuffer(b"".join(enc), np.uint8))
+        lens.append(np.asarray([len(b) for b in enc], np.int64))
+        all_lens = np.concatenate(lens) if lens else np.zeros(0, np.int64)
+        text_ptr = np.zeros(len(all_lens) + 1, np.int64)
+        np.cumsum(all_lens, out=text_ptr[1:])
+        dim = self.matrix.shape[1] if self.matrix.ndim == 2 else 0
+        parts = [np.asarray(self.matrix[idx], np.float32)]
+        if new_texts:
+            parts.append(np.asarray(new_matrix, np.float32).reshape(len(new_texts), dim or -1))
+        return Vectors(np.concatenate(parts) if len(parts) > 1 else parts[0], text_ptr,
+                       np.concatenate(chunks) if chunks else np.zeros(0, np.uint8))
 
 
 @dataclass
@@ -176,6 +198,12 @@ class Paths:
         self.vectors = self.dir / "vectors.npz"
         self.lock = self.dir / "lock"
         self.chroma = self.internal / "chroma"
+
+    def matrix(self, stamp: str) -> Path:
+        return self.dir / f"vectors-{stamp}.npy"
+
+    def text_bytes(self, stamp: str) -> Path:
+        return self.dir / f"texts-{stamp}.npy"
 
 
 def load_manifest(paths: Paths) -> dict | None:
@@ -208,6 +236,11 @@ def load_state(paths: Paths, attempts: int = 3) -> State:
                 arrays = {k: z[k] for k in z.files}
             with np.load(paths.vectors, allow_pickle=False) as z:
                 vec = {k: z[k] for k in z.files}
+            # The two big arrays are memory-mapped: a query reads only the pages
+            # it touches, and a fresh process does not copy 60 MB first.
+            vstamp = str(vec.get("stamp", np.array([""]))[0])
+            vec["matrix"] = np.load(paths.matrix(vstamp), mmap_mode="r", allow_pickle=False)
+            vec["text_bytes"] = np.load(paths.text_bytes(vstamp), mmap_mode="r", allow_pickle=False)
         except (OSError, ValueError, KeyError) as e:
             last = f"cannot read the index table: {e}"
             time.sleep(0.05 * (i + 1))
@@ -240,13 +273,30 @@ def save_state(paths: Paths, manifest: dict, table: Table, lexical: LexicalIndex
     buf = io.BytesIO()
     np.savez(buf, stamp=np.array([stamp]), **lexical.arrays())
     write_cache(paths.lexical, buf.getvalue())
+    for path, arr in ((paths.matrix(stamp), np.ascontiguousarray(vectors.matrix, np.float32)),
+                      (paths.text_bytes(stamp), np.ascontiguousarray(vectors.text_bytes, np.uint8))):
+        buf = io.BytesIO()
+        np.save(buf, arr, allow_pickle=False)
+        write_cache(path, buf.getvalue())
     buf = io.BytesIO()
-    np.savez(buf, stamp=np.array([stamp]), matrix=vectors.matrix, text_ptr=vectors.text_ptr,
-             text_bytes=vectors.text_bytes)
+    np.savez(buf, stamp=np.array([stamp]), text_ptr=vectors.text_ptr)
     write_cache(paths.vectors, buf.getvalue())
     write_cache(paths.table, _dumps({"stamp": stamp, "terms": lexical.terms, **table.to_json()}))
     write_cache(paths.manifest, _dumps(manifest))  # last: it is what readers open first
+    _drop_old_arrays(paths, stamp)
     return stamp
+
+
+def _drop_old_arrays(paths: Paths, stamp: str) -> None:
+    """Remove the arrays of earlier stamps. A reader still mapping one keeps
+    its pages (POSIX); one that opens it too late retries with the new stamp."""
+    keep = {paths.matrix(stamp).name, paths.text_bytes(stamp).name}
+    for p in paths.dir.glob("*.npy"):
+        if p.name not in keep and (p.name.startswith("vectors-") or p.name.startswith("texts-")):
+            try:
+                p.unlink()
+            except OSError:
+                pass  # in use (Windows) or already gone: the next write retries
 
 
 

@@ -246,7 +246,8 @@ def test_config_precedence_and_embedder_change(root, monkeypatch, tmp_path):
     monkeypatch.setenv("EPIMEM_CHROMA_URL", "embedded")
     monkeypatch.setenv("EPIMEM_EMBEDDER", "wordllama")
     assert read_config(root) == Config()
-    assert read_config(root, embedder="minilm").embedder == "chroma-minilm"
+    assert read_config(root, embedder="minilm").embedder == "minilm"
+    assert read_config(root, embedder="chroma-minilm").embedder == "chroma-minilm"
     with pytest.raises(EmbedderError):
         read_config(root, embedder="word2vec")
     monkeypatch.delenv("EPIMEM_CHROMA_URL")
