@@ -85,10 +85,14 @@ def by_type(rows: list[dict]) -> dict[str, dict]:
     return out
 
 
-def settings_now() -> dict:
-    from epimem.recall.rank import FLAT_AT, KW_WEIGHT, RRF_K
+EMBEDDER = "wordllama"
 
-    return {"k": RRF_K, "kw_weight": KW_WEIGHT, "flat_at": FLAT_AT, "subject": True, "coverage": True}
+
+def settings_now() -> dict:
+    from epimem.recall.rank import FLAT_AT, RRF_K, keyword_weight_for
+
+    return {"k": RRF_K, "kw_weight": keyword_weight_for(EMBEDDER), "flat_at": FLAT_AT, "subject": True,
+            "coverage": True}
 
 
 def report(sets: dict[str, list[dict]]) -> dict:
@@ -188,6 +192,10 @@ def main(argv=None) -> int:
     ap.add_argument("--embedder", default=None)
     ap.add_argument("--json")
     args = ap.parse_args(argv)
+    global EMBEDDER
+    from epimem.recall.embed import normalize_name
+
+    EMBEDDER = normalize_name(args.embedder)
     tmp = Path(tempfile.mkdtemp(prefix="epimem-quality-"))
     try:
         sets, timings = build_sets(tmp, quick=args.quick, embedder=args.embedder)

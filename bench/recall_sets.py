@@ -124,7 +124,7 @@ PROJECT_TOPICS: dict[str, tuple[dict[str, str], str, str]] = {
         "atlas-web": "Tests are Playwright runs against the preview deploy plus Vitest for components.",
     }, "How are tests run in {proj}?", "What checks must pass before merging in {proj}?"),
     "errors": ({
-        "billing-service": "Errors are wrapped with the operation and invoice id and returned, never logged and dropped.",
+        "billing-service": "Errors are wrapped with the operation and invoice id and returned, never dropped.",
         "ledger-sync": "Errors stop the whole batch and page the on-call engineer; partial syncs are rolled back.",
         "atlas-web": "Errors are shown to the user as a toast and reported to Sentry with the route.",
     }, "How are errors handled in {proj}?", "What happens when something fails in {proj}?"),

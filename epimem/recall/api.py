@@ -26,14 +26,25 @@ from typing import Any
 
 from ..core import vocabulary as vocab
 from ..core.model import Problem
+from . import subject
 from .bm25 import tokenize, tokens_with_words
 from .config import Config, read_config
 from .errors import Corrupt
 from .index import Index, Report
 from .items import BELIEF, OBSERVATION
 from .manifest import SUBDIRS, State
-from . import subject
-from .rank import FLAT_AT, Filters, Hit, QueryError, fuse, make_hit, passes, render_markdown, weight_of
+from .rank import (
+    FLAT_AT,
+    Filters,
+    Hit,
+    QueryError,
+    fuse,
+    keyword_weight_for,
+    make_hit,
+    passes,
+    render_markdown,
+    weight_of,
+)
 
 # Candidates taken from each ranker before fusion. Deeper than the results
 # shown because a vault with many variants of a belief fills 50 places with a
@@ -125,6 +136,12 @@ class Recaller:
         return today(self._today)
 
     @property
+    def keyword_weight(self) -> float:
+        """The keyword list's weight in fusion: `recall: {keyword_weight: …}`, else the embedder's default."""
+        cfg = self.index.config
+        return cfg.keyword_weight if cfg.keyword_weight is not None else keyword_weight_for(cfg.embedder)
+
+    @property
     def params(self):
         return self.vault.params()[0]
 
@@ -213,7 +230,7 @@ class Recaller:
             return []
         ranked = fuse(c.keyword, c.semantic, c.confidence, limit=limit, mode=mode, k=k,
                       conf_weight=conf_weight, flat_at=flat_at,
-                      kw_weight=self.index.config.keyword_weight if kw_weight is None else kw_weight,
+                      kw_weight=self.keyword_weight if kw_weight is None else kw_weight,
                       subject=c.subject if subject else None, kw_coverage=c.coverage)
         st = c.state
         texts = self._texts(st, [r.key for r in ranked]) if with_text else {}

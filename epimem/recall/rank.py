@@ -52,6 +52,14 @@ RRF_K = 20
 CONF_WEIGHT = 0.05
 FLAT_AT = 10          # the keyword list's flatness is measured at this rank
 KW_WEIGHT = 1.5       # the keyword list's weight before its per-query factors
+# A stronger semantic ranker deserves a lighter keyword list: with MiniLM the
+# plateau on the same grid lies at weights 0.5–1 (docs/recall.md).
+KW_WEIGHT_BY_EMBEDDER = {"minilm": 0.75, "chroma-minilm": 0.75}
+
+
+def keyword_weight_for(embedder: str) -> float:
+    """The default keyword weight for an embedder's name."""
+    return KW_WEIGHT_BY_EMBEDDER.get(embedder, KW_WEIGHT)
 # An observation has no confidence of its own: it weighs what the belief it
 # supports weighs, or this when it supports none (yet).
 NEUTRAL_CONFIDENCE = 0.5

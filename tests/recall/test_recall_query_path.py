@@ -8,7 +8,6 @@ import subprocess
 import sys
 
 import pytest
-
 from recall_support import mini_vault
 
 pytestmark = pytest.mark.usefixtures("clean_recall_env")
