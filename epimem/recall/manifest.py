@@ -158,9 +158,12 @@ class Vectors:
             starts = np.concatenate([[0], breaks + 1])
             ends = np.concatenate([breaks, [len(idx) - 1]])
             ptr = self.text_ptr
-            for a, b in zip(idx[starts].tolist(), idx[ends].tolist()):
+            runs = list(zip(idx[starts].tolist(), idx[ends].tolist()))
+            for a, b in runs:
                 chunks.append(np.asarray(self.text_bytes[int(ptr[a]):int(ptr[b + 1])]))
             lens.append(np.diff(ptr)[idx])
+        else:
+            runs = []
         enc = [t.encode("utf-8") for t in new_texts]
         chunks.append(np.frombuffer(b"".join(enc), np.uint8))
         lens.append(np.asarray([len(b) for b in enc], np.int64))
@@ -168,7 +171,9 @@ class Vectors:
         text_ptr = np.zeros(len(all_lens) + 1, np.int64)
         np.cumsum(all_lens, out=text_ptr[1:])
         dim = self.matrix.shape[1] if self.matrix.ndim == 2 else 0
-        parts = [np.asarray(self.matrix[idx], np.float32)]
+        # Slices of runs, not a fancy index: one sequential read of the mapped file.
+        parts = [np.asarray(self.matrix[a:b + 1], np.float32) for a, b in runs] or \
+            [np.zeros((0, dim), np.float32)]
         if new_texts:
             parts.append(np.asarray(new_matrix, np.float32).reshape(len(new_texts), dim or -1))
         return Vectors(np.concatenate(parts) if len(parts) > 1 else parts[0], text_ptr,
@@ -277,7 +282,7 @@ def save_state(paths: Paths, manifest: dict, table: Table, lexical: LexicalIndex
                       (paths.text_bytes(stamp), np.ascontiguousarray(vectors.text_bytes, np.uint8))):
         buf = io.BytesIO()
         np.save(buf, arr, allow_pickle=False)
-        write_cache(path, buf.getvalue())
+        write_cache(path, buf.getbuffer())  # a view: no second copy of 60 MB
     buf = io.BytesIO()
     np.savez(buf, stamp=np.array([stamp]), text_ptr=vectors.text_ptr)
     write_cache(paths.vectors, buf.getvalue())

@@ -308,3 +308,29 @@ def test_a_busy_index_is_used_as_it_is(root):
         out = subprocess.run([sys.executable, "-c", code, str(root)], capture_output=True, text=True, timeout=60)
         assert out.stdout.strip() == "busy", out.stderr
     assert Index(root).sync().added == 1
+
+
+def test_the_sidecar_vectors_follow_every_sync(root):
+    """After edits, a rename and a delete, each row's vector and text in the
+    sidecar are those of the item in the same table row — as a rebuild makes them."""
+    import numpy as np
+
+    from epimem.recall.embed import get_embedder
+
+    Index(root).rebuild()
+    p = root / "beliefs" / "tests-first.md"
+    _bump(p, p.read_text(encoding="utf-8").replace("regression test", "regression test, always,"))
+    (root / "beliefs" / "conventional-commits.md").rename(root / "beliefs" / "commit-format.md")
+    (root / "beliefs" / "small-pull-requests.md").unlink()
+    rep = Index(root).sync()
+    assert rep.action == "synced" and rep.reused == 1
+    st = Index(root).load()
+    emb = get_embedder()
+    texts = st.vectors.texts()
+    assert len(texts) == len(st.table) == st.vectors.matrix.shape[0]
+    assert "b/small-pull-requests" not in st.table.row_of and "b/commit-format" in st.table.row_of
+    for key, row in st.table.row_of.items():
+        assert "always," in texts[row] if key == "b/tests-first" else True
+        assert np.allclose(st.vectors.matrix[row], emb.embed([texts[row]])[0], atol=1e-5), key
+    # Old arrays are removed once the new ones are written.
+    assert len(list(Index(root).paths.dir.glob("vectors-*.npy"))) == 1
