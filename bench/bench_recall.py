@@ -53,6 +53,31 @@ def median_time(fn, repeat: int) -> tuple[float, list[float]]:
     return statistics.median(times), times
 
 
+def _rebuild_figures(out, root, rep, rb, items, get_embedder, parse_file, scan):
+    out["items"] = items
+    out["rebuild_s"] = rb
+    out["rebuild_items_per_s"] = items / rb
+    out["rebuild_timings"] = rep.timings
+    # the model alone, on the very texts the rebuild embedded
+    texts = []
+    for rel in sorted(scan(root)):
+        texts.extend(it.text for it in parse_file(rel, (root / rel).read_bytes()).items)
+    emb = get_embedder()
+    t = time.perf_counter()
+    for s in range(0, len(texts), 2048):
+        emb.embed(texts[s:s + 2048])
+    raw = time.perf_counter() - t
+    out["embed_only_s"] = raw
+    out["embed_only_items_per_s"] = len(texts) / raw
+    out["not_embedding_share"] = 1 - rep.timings.get("embed", raw) / rb
+    print(f"rebuild: {items} items in {rb:.1f}s = {items / rb:.0f} items/s "
+          f"(parse {rep.timings['parse']:.1f}s, embed {rep.timings['embed']:.1f}s, "
+          f"chroma {rep.timings['chroma']:.1f}s, keyword {rep.timings['keyword']:.1f}s, "
+          f"save {rep.timings['save']:.1f}s)")
+    print(f"model alone: {len(texts)} texts in {raw:.2f}s = {len(texts) / raw:.0f} items/s; "
+          f"{out['not_embedding_share']:.0%} of rebuild time is not embedding")
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--beliefs", type=int, default=10000)
@@ -62,6 +87,8 @@ def main(argv=None) -> int:
     ap.add_argument("--repeat", type=int, default=3, help="runs of each slow measurement (rebuild: 1)")
     ap.add_argument("--rebuilds", type=int, default=1, help="how many rebuilds to take the median of")
     ap.add_argument("--json", help="write the figures here")
+    ap.add_argument("--no-rebuild", action="store_true",
+                    help="skip the rebuild figures (the vaults' indexes must exist)")
     ap.add_argument("--baseline-src", help="another checkout of epimem (e.g. the main branch): its `index "
                     "rebuild` and fresh `recall` are timed in the same loops, on a copy of the vault")
     args = ap.parse_args(argv)
@@ -92,7 +119,7 @@ def main(argv=None) -> int:
         # -- rebuild, beside the raw model -------------------------------------------------------
         rebuilds = []
         rep = None
-        for _ in range(args.rebuilds):
+        for _ in range(0 if args.no_rebuild else args.rebuilds):
             shutil.rmtree(root / ".epimem" / "recall", ignore_errors=True)
             shutil.rmtree(root / ".epimem" / "chroma", ignore_errors=True)
             from epimem.recall.chroma import release_embedded
@@ -102,35 +129,20 @@ def main(argv=None) -> int:
             t = time.perf_counter()
             rep = ix.rebuild("benchmark")
             rebuilds.append(time.perf_counter() - t)
-        rb = statistics.median(rebuilds)
-        items = rep.items
-        out["items"] = items
-        out["rebuild_s"] = rb
-        out["rebuild_items_per_s"] = items / rb
-        out["rebuild_timings"] = rep.timings
-        # the model alone, on the very texts the rebuild embedded
-        texts = []
-        for rel in sorted(scan(root)):
-            texts.extend(it.text for it in parse_file(rel, (root / rel).read_bytes()).items)
-        emb = get_embedder()
-        t = time.perf_counter()
-        for s in range(0, len(texts), 2048):
-            emb.embed(texts[s:s + 2048])
-        raw = time.perf_counter() - t
-        out["embed_only_s"] = raw
-        out["embed_only_items_per_s"] = len(texts) / raw
-        out["not_embedding_share"] = 1 - rep.timings.get("embed", raw) / rb
-        print(f"rebuild: {items} items in {rb:.1f}s = {items / rb:.0f} items/s "
-              f"(parse {rep.timings['parse']:.1f}s, embed {rep.timings['embed']:.1f}s, "
-              f"chroma {rep.timings['chroma']:.1f}s, keyword {rep.timings['keyword']:.1f}s, "
-              f"save {rep.timings['save']:.1f}s)")
-        print(f"model alone: {len(texts)} texts in {raw:.2f}s = {len(texts) / raw:.0f} items/s; "
-              f"{out['not_embedding_share']:.0%} of rebuild time is not embedding")
-
+        if args.no_rebuild:
+            items = Index(root).status().items
+        else:
+            rb = statistics.median(rebuilds)
+            items = rep.items
+            _rebuild_figures(out, root, rep, rb, items, get_embedder, parse_file, scan)
         # -- sync, as fresh processes (what `epimem index sync` costs) ---------------------------------
         cli = [sys.executable, "-m", "epimem", "--vault", str(root)]
         base_root = base_env = None
-        if args.baseline_src:
+        if args.baseline_src and args.no_rebuild:
+            base_root = root.parent / (root.name + "-baseline")
+            base_env = {**env, "PYTHONPATH": str(Path(args.baseline_src).absolute())}
+            base_cli = [sys.executable, "-m", "epimem", "--vault", str(base_root)]
+        if args.baseline_src and not args.no_rebuild:
             base_root = root.parent / (root.name + "-baseline")
             if not (base_root / "beliefs").is_dir():
                 shutil.copytree(root, base_root, ignore=shutil.ignore_patterns(".epimem"))

@@ -379,14 +379,13 @@ class Index:
                           problems=problems_from(manifest), seconds=time.perf_counter() - t0)
         try:
             state = load_state(self.paths)
-            cols = self.collections(state)
+            rep = self._apply(state, changed, deleted, touched, now)
         except Corrupt as e:
             return self._rebuild(f"{e}; rebuilt")
-        rep = self._apply(state, cols, changed, deleted, touched, now)
         rep.seconds = time.perf_counter() - t0
         return rep
 
-    def _apply(self, state: State, cols: dict, changed: dict[str, tuple[bytes, list]],
+    def _apply(self, state: State, changed: dict[str, tuple[bytes, list]],
                deleted: list[str], touched: dict[str, list], now: dict) -> Report:
         manifest = dict(state.manifest)
         files_meta = {**manifest["files"], **touched}
@@ -457,7 +456,8 @@ class Index:
 
         new_vecs, rep.reused = self._vectors_for(embed, gone, table, vectors)
         rep.embedded = len(embed) - rep.reused
-        self._chroma_changes(cols, table, gone, meta_only, embed, new_vecs)
+        # A missing collection raises Corrupt here, before anything is written.
+        self._chroma_changes(self.collections(state), table, gone, meta_only, embed, new_vecs)
 
         # The table and BM25 rows: drop gone and re-embedded rows, patch
         # metadata-only rows in place, append the new ones.
