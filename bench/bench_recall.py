@@ -53,6 +53,31 @@ def median_time(fn, repeat: int) -> tuple[float, list[float]]:
     return statistics.median(times), times
 
 
+def _rebuild_figures(out, root, rep, rb, items, get_embedder, parse_file, scan):
+    out["items"] = items
+    out["rebuild_s"] = rb
+    out["rebuild_items_per_s"] = items / rb
+    out["rebuild_timings"] = rep.timings
+    # the model alone, on the very texts the rebuild embedded
+    texts = []
+    for rel in sorted(scan(root)):
+        texts.extend(it.text for it in parse_file(rel, (root / rel).read_bytes()).items)
+    emb = get_embedder()
+    t = time.perf_counter()
+    for s in range(0, len(texts), 2048):
+        emb.embed(texts[s:s + 2048])
+    raw = time.perf_counter() - t
+    out["embed_only_s"] = raw
+    out["embed_only_items_per_s"] = len(texts) / raw
+    out["not_embedding_share"] = 1 - rep.timings.get("embed", raw) / rb
+    print(f"rebuild: {items} items in {rb:.1f}s = {items / rb:.0f} items/s "
+          f"(parse {rep.timings['parse']:.1f}s, embed {rep.timings['embed']:.1f}s, "
+          f"chroma {rep.timings['chroma']:.1f}s, keyword {rep.timings['keyword']:.1f}s, "
+          f"save {rep.timings['save']:.1f}s)")
+    print(f"model alone: {len(texts)} texts in {raw:.2f}s = {len(texts) / raw:.0f} items/s; "
+          f"{out['not_embedding_share']:.0%} of rebuild time is not embedding")
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--beliefs", type=int, default=10000)
@@ -62,6 +87,10 @@ def main(argv=None) -> int:
     ap.add_argument("--repeat", type=int, default=3, help="runs of each slow measurement (rebuild: 1)")
     ap.add_argument("--rebuilds", type=int, default=1, help="how many rebuilds to take the median of")
     ap.add_argument("--json", help="write the figures here")
+    ap.add_argument("--no-rebuild", action="store_true",
+                    help="skip the rebuild figures (the vaults' indexes must exist)")
+    ap.add_argument("--baseline-src", help="another checkout of epimem (e.g. the main branch): its `index "
+                    "rebuild` and fresh `recall` are timed in the same loops, on a copy of the vault")
     args = ap.parse_args(argv)
 
     import synth
@@ -90,7 +119,7 @@ def main(argv=None) -> int:
         # -- rebuild, beside the raw model -------------------------------------------------------
         rebuilds = []
         rep = None
-        for _ in range(args.rebuilds):
+        for _ in range(0 if args.no_rebuild else args.rebuilds):
             shutil.rmtree(root / ".epimem" / "recall", ignore_errors=True)
             shutil.rmtree(root / ".epimem" / "chroma", ignore_errors=True)
             from epimem.recall.chroma import release_embedded
@@ -100,33 +129,37 @@ def main(argv=None) -> int:
             t = time.perf_counter()
             rep = ix.rebuild("benchmark")
             rebuilds.append(time.perf_counter() - t)
-        rb = statistics.median(rebuilds)
-        items = rep.items
-        out["items"] = items
-        out["rebuild_s"] = rb
-        out["rebuild_items_per_s"] = items / rb
-        out["rebuild_timings"] = rep.timings
-        # the model alone, on the very texts the rebuild embedded
-        texts = []
-        for rel in sorted(scan(root)):
-            texts.extend(it.text for it in parse_file(rel, (root / rel).read_bytes()).items)
-        emb = get_embedder()
-        t = time.perf_counter()
-        for s in range(0, len(texts), 2048):
-            emb.embed(texts[s:s + 2048])
-        raw = time.perf_counter() - t
-        out["embed_only_s"] = raw
-        out["embed_only_items_per_s"] = len(texts) / raw
-        out["not_embedding_share"] = 1 - rep.timings.get("embed", raw) / rb
-        print(f"rebuild: {items} items in {rb:.1f}s = {items / rb:.0f} items/s "
-              f"(parse {rep.timings['parse']:.1f}s, embed {rep.timings['embed']:.1f}s, "
-              f"chroma {rep.timings['chroma']:.1f}s, keyword {rep.timings['keyword']:.1f}s, "
-              f"save {rep.timings['save']:.1f}s)")
-        print(f"model alone: {len(texts)} texts in {raw:.2f}s = {len(texts) / raw:.0f} items/s; "
-              f"{out['not_embedding_share']:.0%} of rebuild time is not embedding")
-
+        if args.no_rebuild:
+            items = Index(root).status().items
+        else:
+            rb = statistics.median(rebuilds)
+            items = rep.items
+            _rebuild_figures(out, root, rep, rb, items, get_embedder, parse_file, scan)
         # -- sync, as fresh processes (what `epimem index sync` costs) ---------------------------------
         cli = [sys.executable, "-m", "epimem", "--vault", str(root)]
+        base_root = base_env = None
+        if args.baseline_src and args.no_rebuild:
+            base_root = root.parent / (root.name + "-baseline")
+            base_env = {**env, "PYTHONPATH": str(Path(args.baseline_src).absolute())}
+            base_cli = [sys.executable, "-m", "epimem", "--vault", str(base_root)]
+        if args.baseline_src and not args.no_rebuild:
+            base_root = root.parent / (root.name + "-baseline")
+            if not (base_root / "beliefs").is_dir():
+                shutil.copytree(root, base_root, ignore=shutil.ignore_patterns(".epimem"))
+            base_env = {**env, "PYTHONPATH": str(Path(args.baseline_src).absolute())}
+            base_cli = [sys.executable, "-m", "epimem", "--vault", str(base_root)]
+            t = time.perf_counter()
+            # cwd matters: `python -m` puts the working directory first on sys.path.
+            subprocess.run(base_cli + ["index", "rebuild"], check=True, env=base_env, capture_output=True,
+                           cwd=args.baseline_src)
+            out["baseline_rebuild_s"] = time.perf_counter() - t
+            shutil.rmtree(root / ".epimem", ignore_errors=True)
+            t = time.perf_counter()
+            subprocess.run(cli + ["index", "rebuild"], check=True, env=env, capture_output=True)
+            out["rebuild_cli_s"] = time.perf_counter() - t
+            print(f"index rebuild as a command, one after the other: this checkout {out['rebuild_cli_s']:.1f}s "
+                  f"= {items / out['rebuild_cli_s']:.0f} items/s; baseline {out['baseline_rebuild_s']:.1f}s "
+                  f"= {items / out['baseline_rebuild_s']:.0f} items/s")
 
         def run(*a):
             p = subprocess.run(cli + list(a), capture_output=True, text=True, env=env, timeout=600)
@@ -148,13 +181,32 @@ def main(argv=None) -> int:
             s = json.loads(run("index", "sync", "--json"))
             assert s["files_changed"] == [f"beliefs/{target.name}"], s
 
+        base_target = base_root / "beliefs" / target.name if base_root else None
+
+        def base_change():
+            edited = f"\nEdited by hand, take {next(takes)}.\n\n## Evidence"
+            base_target.write_text(original.replace("\n## Evidence", edited, 1), encoding="utf-8")
+            subprocess.run(base_cli + ["index", "sync"], check=True, env=base_env, capture_output=True,
+                           cwd=args.baseline_src)
+
+        ts, bts = [], []
         try:
-            m, ts = median_time(one_change, args.repeat)
+            for _ in range(args.repeat):
+                ts.append(median_time(one_change, 1)[0])
+                if base_target:
+                    bts.append(median_time(base_change, 1)[0])
         finally:
             target.write_text(original, encoding="utf-8")
             run("index", "sync")
+            if base_target:
+                base_target.write_text(original, encoding="utf-8")
+        m = statistics.median(ts)
         out["sync_one_file_s"] = m
         print(f"index sync, one belief file changed (fresh process): median {m:.2f}s {[f'{x:.2f}' for x in ts]}")
+        if bts:
+            out["baseline_sync_one_file_s"] = statistics.median(bts)
+            print(f"  baseline checkout, same loop: median {out['baseline_sync_one_file_s']:.2f}s "
+                  f"{[f'{x:.2f}' for x in bts]}")
 
         # -- recall ----------------------------------------------------------------------------------
         r = Recaller(root)
@@ -176,9 +228,30 @@ def main(argv=None) -> int:
         print(f"API recall (model loaded): median {out['api_recall_ms_median']:.1f} ms, "
               f"p95 {out['api_recall_ms_p95']:.1f} ms; with kind+scope filters and observations: "
               f"median {out['api_recall_filtered_ms_median']:.1f} ms")
-        m, ts = median_time(lambda: run("recall", "how do they write and run tests", "--json"), args.repeat + 2)
-        out["fresh_recall_s"] = m
-        print(f"epimem recall as a fresh process: median {m:.2f}s {[f'{x:.2f}' for x in ts]}")
+        # A fresh `epimem recall`, interleaved with `python -c "import numpy"` in the
+        # same loop: the baseline says what the machine's load costs any process.
+        fresh, base, other = [], [], []
+        for _ in range(args.repeat + 4):
+            t = time.perf_counter()
+            run("recall", "how do they write and run tests", "--json")
+            fresh.append(time.perf_counter() - t)
+            t = time.perf_counter()
+            subprocess.run([sys.executable, "-c", "import numpy"], check=True, env=env)
+            base.append(time.perf_counter() - t)
+            if base_root:
+                t = time.perf_counter()
+                subprocess.run(base_cli + ["recall", "how do they write and run tests", "--json"], check=True,
+                               env=base_env, capture_output=True, cwd=args.baseline_src)
+                other.append(time.perf_counter() - t)
+        out["fresh_recall_s"] = statistics.median(fresh)
+        out["import_numpy_s"] = statistics.median(base)
+        if other:
+            out["baseline_fresh_recall_s"] = statistics.median(other)
+            print(f"baseline checkout's fresh recall in the same loop: median {out['baseline_fresh_recall_s']:.2f}s "
+                  f"{[f'{x:.2f}' for x in other]}")
+        print(f"epimem recall as a fresh process: median {out['fresh_recall_s']:.2f}s "
+              f"{[f'{x:.2f}' for x in fresh]}; python -c 'import numpy' in the same loop: "
+              f"median {out['import_numpy_s']:.2f}s")
 
         # -- bad input ---------------------------------------------------------------------------------
         big = ("retry payments with idempotency keys and write tests first " * 2000)[:100_000]

@@ -20,7 +20,8 @@ index_app = typer.Typer(no_args_is_help=True, help="The recall index in .epimem/
 CHROMA_URL = typer.Option(None, "--chroma-url", envvar="EPIMEM_CHROMA_URL",
                           help="Use a Chroma server (http://HOST:PORT) instead of the embedded store.")
 EMBEDDER = typer.Option(None, "--embedder", envvar="EPIMEM_EMBEDDER",
-                        help="wordllama (default, offline), chroma-minilm, or ollama:MODEL.")
+                        help="wordllama (default, offline), minilm (offline, the minilm extra), "
+                             "chroma-minilm, or ollama:MODEL.")
 JSON = typer.Option(False, "--json", help="Machine-readable output (fields in docs/recall.md).")
 
 

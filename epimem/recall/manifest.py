@@ -3,9 +3,17 @@
     .epimem/recall/manifest.json  files indexed: path → [mtime_ns, size, sha256]
     .epimem/recall/table.json     one row per item (rank/filters), file → item keys
     .epimem/recall/lexical.npz    the BM25 arrays
+    .epimem/recall/vectors.npz    the stamp and text offsets of the two arrays below
+    .epimem/recall/vectors-<stamp>.npy, texts-<stamp>.npy
+                                  every item's vector and indexed text, in table order
     .epimem/recall/lock           held while the index is written
 
-The three state files are written atomically and carry the same random
+The vectors file is what a query reads: an exact cosine scan of 60,000
+rows is a few milliseconds, so answering needs neither chromadb (0.9 s to
+import) nor its HNSW index; Chroma keeps the same vectors for writers and
+for a shared server.
+
+The four state files are written atomically and carry the same random
 stamp; a reader that sees different stamps has caught a writer in the middle
 and reads again. They are caches (rebuildable from the files), so they are
 not fsynced: a crash loses at most an update that the next sync redoes.
@@ -30,7 +38,7 @@ from .errors import Corrupt
 from .items import Item, from_belief, from_observation
 from .table import Table
 
-FORMAT = 1
+FORMAT = 3   # 3: vectors and texts beside the table, memory-mapped
 SUBDIRS = ("beliefs", "observations")
 
 
@@ -103,11 +111,81 @@ def _loads(data: bytes):
         return json.loads(data)
 
 
+class Vectors:
+    """Every item's vector (float32, unit rows) and indexed text, in table
+    order, read from vectors.npz; the texts are decoded only when asked."""
+
+    def __init__(self, matrix, text_ptr, text_bytes):
+        self.matrix = matrix
+        self.text_ptr = text_ptr
+        self.text_bytes = text_bytes
+
+    @classmethod
+    def make(cls, matrix, texts: list[str]) -> Vectors:
+        import numpy as np
+
+        enc = [t.encode("utf-8") for t in texts]
+        ptr = np.zeros(len(enc) + 1, np.int64)
+        if enc:
+            ptr[1:] = np.cumsum([len(b) for b in enc])
+        matrix = np.asarray(matrix, np.float32)
+        if matrix.ndim != 2:
+            matrix = matrix.reshape(len(texts), -1)
+        return cls(matrix, ptr, np.frombuffer(b"".join(enc), np.uint8))
+
+    def __len__(self) -> int:
+        return int(self.matrix.shape[0])
+
+    def text(self, row: int) -> str:
+        s, e = int(self.text_ptr[row]), int(self.text_ptr[row + 1])
+        return self.text_bytes[s:e].tobytes().decode("utf-8")
+
+    def texts(self) -> list[str]:
+        return [self.text(i) for i in range(len(self))]
+
+    def edited(self, keep, new_matrix, new_texts: list[str]) -> Vectors:
+        """Rows where `keep` (a bool array, or None for all) and then the new
+        rows. Texts are copied as byte runs, not decoded: a one-file sync of a
+        60,000-row index touches a handful of runs."""
+        import numpy as np
+
+        n = len(self)
+        idx = np.arange(n) if keep is None else np.flatnonzero(keep)
+        chunks, lens = [], []
+        if len(idx):
+            # runs of consecutive kept rows
+            breaks = np.flatnonzero(np.diff(idx) != 1)
+            starts = np.concatenate([[0], breaks + 1])
+            ends = np.concatenate([breaks, [len(idx) - 1]])
+            ptr = self.text_ptr
+            runs = list(zip(idx[starts].tolist(), idx[ends].tolist()))
+            for a, b in runs:
+                chunks.append(np.asarray(self.text_bytes[int(ptr[a]):int(ptr[b + 1])]))
+            lens.append(np.diff(ptr)[idx])
+        else:
+            runs = []
+        enc = [t.encode("utf-8") for t in new_texts]
+        chunks.append(np.frombuffer(b"".join(enc), np.uint8))
+        lens.append(np.asarray([len(b) for b in enc], np.int64))
+        all_lens = np.concatenate(lens) if lens else np.zeros(0, np.int64)
+        text_ptr = np.zeros(len(all_lens) + 1, np.int64)
+        np.cumsum(all_lens, out=text_ptr[1:])
+        dim = self.matrix.shape[1] if self.matrix.ndim == 2 else 0
+        # Slices of runs, not a fancy index: one sequential read of the mapped file.
+        parts = [np.asarray(self.matrix[a:b + 1], np.float32) for a, b in runs] or \
+            [np.zeros((0, dim), np.float32)]
+        if new_texts:
+            parts.append(np.asarray(new_matrix, np.float32).reshape(len(new_texts), dim or -1))
+        return Vectors(np.concatenate(parts) if len(parts) > 1 else parts[0], text_ptr,
+                       np.concatenate(chunks) if chunks else np.zeros(0, np.uint8))
+
+
 @dataclass
 class State:
     manifest: dict
     table: Table
     lexical: LexicalIndex
+    vectors: Vectors
 
     @property
     def stamp(self) -> str:
@@ -122,8 +200,15 @@ class Paths:
         self.manifest = self.dir / "manifest.json"
         self.table = self.dir / "table.json"
         self.lexical = self.dir / "lexical.npz"
+        self.vectors = self.dir / "vectors.npz"
         self.lock = self.dir / "lock"
         self.chroma = self.internal / "chroma"
+
+    def matrix(self, stamp: str) -> Path:
+        return self.dir / f"vectors-{stamp}.npy"
+
+    def text_bytes(self, stamp: str) -> Path:
+        return self.dir / f"texts-{stamp}.npy"
 
 
 def load_manifest(paths: Paths) -> dict | None:
@@ -154,26 +239,35 @@ def load_state(paths: Paths, attempts: int = 3) -> State:
             t = _loads(paths.table.read_bytes())
             with np.load(paths.lexical, allow_pickle=False) as z:
                 arrays = {k: z[k] for k in z.files}
+            with np.load(paths.vectors, allow_pickle=False) as z:
+                vec = {k: z[k] for k in z.files}
+            # The two big arrays are memory-mapped: a query reads only the pages
+            # it touches, and a fresh process does not copy 60 MB first.
+            vstamp = str(vec.get("stamp", np.array([""]))[0])
+            vec["matrix"] = np.load(paths.matrix(vstamp), mmap_mode="r", allow_pickle=False)
+            vec["text_bytes"] = np.load(paths.text_bytes(vstamp), mmap_mode="r", allow_pickle=False)
         except (OSError, ValueError, KeyError) as e:
             last = f"cannot read the index table: {e}"
             time.sleep(0.05 * (i + 1))
             continue
         lex_stamp = str(arrays.pop("stamp", np.array([""]))[0])
-        if t.get("stamp") == manifest["stamp"] == lex_stamp:
+        vec_stamp = str(vec.pop("stamp", np.array([""]))[0])
+        if t.get("stamp") == manifest["stamp"] == lex_stamp == vec_stamp:
             try:
                 table = Table.from_json(t)
                 lexical = LexicalIndex.from_arrays(t["terms"], arrays)
+                vectors = Vectors(vec["matrix"], vec["text_ptr"], vec["text_bytes"])
             except (KeyError, TypeError, IndexError, AttributeError) as e:
                 raise Corrupt(f"the index table is damaged ({type(e).__name__}: {e})") from None
-            if lexical.n_docs != len(table) or len(table.text_digests) != len(table):
-                raise Corrupt("the index table and the keyword index disagree")
-            return State(manifest, table, lexical)
+            if lexical.n_docs != len(table) or len(table.text_digests) != len(table) or len(vectors) != len(table):
+                raise Corrupt("the index table, the keyword index and the vectors disagree")
+            return State(manifest, table, lexical, vectors)
         last = "the index files are from different versions (a write was interrupted)"
         time.sleep(0.05 * (i + 1))  # a writer may be between two renames
     raise Corrupt(last)
 
 
-def save_state(paths: Paths, manifest: dict, table: Table, lexical: LexicalIndex) -> str:
+def save_state(paths: Paths, manifest: dict, table: Table, lexical: LexicalIndex, vectors: Vectors) -> str:
     import io
 
     import numpy as np
@@ -184,9 +278,30 @@ def save_state(paths: Paths, manifest: dict, table: Table, lexical: LexicalIndex
     buf = io.BytesIO()
     np.savez(buf, stamp=np.array([stamp]), **lexical.arrays())
     write_cache(paths.lexical, buf.getvalue())
+    for path, arr in ((paths.matrix(stamp), np.ascontiguousarray(vectors.matrix, np.float32)),
+                      (paths.text_bytes(stamp), np.ascontiguousarray(vectors.text_bytes, np.uint8))):
+        buf = io.BytesIO()
+        np.save(buf, arr, allow_pickle=False)
+        write_cache(path, buf.getbuffer())  # a view: no second copy of 60 MB
+    buf = io.BytesIO()
+    np.savez(buf, stamp=np.array([stamp]), text_ptr=vectors.text_ptr)
+    write_cache(paths.vectors, buf.getvalue())
     write_cache(paths.table, _dumps({"stamp": stamp, "terms": lexical.terms, **table.to_json()}))
     write_cache(paths.manifest, _dumps(manifest))  # last: it is what readers open first
+    _drop_old_arrays(paths, stamp)
     return stamp
+
+
+def _drop_old_arrays(paths: Paths, stamp: str) -> None:
+    """Remove the arrays of earlier stamps. A reader still mapping one keeps
+    its pages (POSIX); one that opens it too late retries with the new stamp."""
+    keep = {paths.matrix(stamp).name, paths.text_bytes(stamp).name}
+    for p in paths.dir.glob("*.npy"):
+        if p.name not in keep and (p.name.startswith("vectors-") or p.name.startswith("texts-")):
+            try:
+                p.unlink()
+            except OSError:
+                pass  # in use (Windows) or already gone: the next write retries
 
 
 

@@ -7,11 +7,14 @@ and items, and everything below is testable with plain values.
 The score of an item is
 
     rrf   = w_keyword / (RRF_K + keyword rank) + 1 / (RRF_K + semantic rank)
-    score = rrf × (1 − CONF_WEIGHT + CONF_WEIGHT × effective confidence)
+    score = rrf × subject factor × (1 − CONF_WEIGHT + CONF_WEIGHT × effective confidence)
 
-with w_keyword = keyword_weight(the keyword list's BM25 scores): how far the
-BM25 score falls from the list's best to its FLAT_AT-th result, relative to
-the best. A keyword list whose top is flat matched the query's generic words
+with w_keyword = KW_WEIGHT × coverage × keyword_weight(the keyword list's
+BM25 scores). Coverage is the share of the query's IDF mass that the best
+keyword result contains (a paraphrase matches only common words: low);
+keyword_weight is how far the BM25 score falls from the list's best to its
+FLAT_AT-th result, relative to the best. The subject factor (subject.py)
+honours a project or a name the query names. A keyword list whose top is flat matched the query's generic words
 ("fix", "bug", "Friday") in many texts about equally — often many variants of
 one belief — and says little about which of them is relevant; a list whose
 score falls quickly matched something specific. Cosine similarities do not
@@ -41,9 +44,22 @@ from ..core.errors import InputError
 from ..core.params import DEFAULTS, Params
 from .items import BELIEF, Item
 
-RRF_K = 60
+# Chosen on bench/recall_quality.py's grid (docs/recall.md): every k from 5
+# to 60 with a keyword weight 0.75–2 keeps fused at or above its better
+# ranker on every set; k 20 × 1.5 lies inside that plateau and inside the one
+# a held-out long-conversation benchmark showed (k 5–20 × weight 1.5–3).
+RRF_K = 20
 CONF_WEIGHT = 0.05
 FLAT_AT = 10          # the keyword list's flatness is measured at this rank
+KW_WEIGHT = 1.5       # the keyword list's weight before its per-query factors
+# A stronger semantic ranker deserves a lighter keyword list: with MiniLM the
+# plateau on the same grid lies at weights 0.5–1 (docs/recall.md).
+KW_WEIGHT_BY_EMBEDDER = {"minilm": 0.75, "chroma-minilm": 0.75}
+
+
+def keyword_weight_for(embedder: str) -> float:
+    """The default keyword weight for an embedder's name."""
+    return KW_WEIGHT_BY_EMBEDDER.get(embedder, KW_WEIGHT)
 # An observation has no confidence of its own: it weighs what the belief it
 # supports weighs, or this when it supports none (yet).
 NEUTRAL_CONFIDENCE = 0.5
@@ -201,24 +217,31 @@ def keyword_weight(scores: Sequence[float], at: int = FLAT_AT) -> float:
 def fuse(keyword: Sequence[tuple[str, float, Sequence[str]]],
          semantic: Sequence[tuple[str, float]],
          confidence: Mapping[str, float], *, limit: int, mode: str = "fused",
-         k: int = RRF_K, conf_weight: float = CONF_WEIGHT, flat_at: int = FLAT_AT) -> list[Ranked]:
+         k: int = RRF_K, conf_weight: float = CONF_WEIGHT, flat_at: int = FLAT_AT,
+         kw_weight: float = KW_WEIGHT, subject: Mapping[str, float] | None = None,
+         kw_coverage: float = 1.0) -> list[Ranked]:
     """Fuse a keyword ranking [(key, bm25, terms)] and a semantic ranking
     [(key, cosine similarity)], both best first and already filtered, into the
-    `limit` best items; the keyword ranking weighs keyword_weight(its scores,
-    flat_at) (flat_at 0: plain RRF). `mode` "keyword" or "semantic" uses one
-    ranking only (for evaluation); the confidence weighting applies in every
+    `limit` best items; the keyword ranking weighs kw_weight ×
+    keyword_weight(its scores, flat_at) (flat_at 0: no steepness factor).
+    `subject` maps a key to a factor for items that are (> 1) or are not
+    (< 1) about the subject the query names (see `subject_factors`); items
+    not in it keep 1. `mode` "keyword" or "semantic" uses one ranking only
+    (for evaluation); the confidence and subject factors apply in every
     mode."""
     if mode not in ("fused", "keyword", "semantic"):
         raise QueryError(f"unknown ranking mode {mode!r}")
     kw = list(keyword) if mode != "semantic" else []
     sem = list(semantic) if mode != "keyword" else []
-    w_kw = keyword_weight([r[1] for r in kw], flat_at) if sem else 1.0
+    w_kw = kw_weight * kw_coverage * keyword_weight([r[1] for r in kw], flat_at) if sem and kw else 1.0
     fused = rrf([[r[0] for r in kw], [r[0] for r in sem]], k, weights=(w_kw, 1.0))
     kw_at = {r[0]: (i + 1, r[1], tuple(r[2])) for i, r in enumerate(kw)}
     sem_at = {r[0]: (i + 1, r[1]) for i, r in enumerate(sem)}
     out = []
     for key, base in fused.items():
         c = confidence.get(key, NEUTRAL_CONFIDENCE)
+        if subject:
+            base *= subject.get(key, 1.0)
         kr = kw_at.get(key)
         sr = sem_at.get(key)
         out.append(Ranked(key=key, score=base * (1.0 - conf_weight + conf_weight * c), rrf=base,

@@ -17,7 +17,10 @@ OPTIONAL = {"orjson"}
 
 def _declared() -> set[str]:
     meta = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
-    names = {re.split(r"[<>=!~\[ ;]", d, maxsplit=1)[0].lower() for d in meta["dependencies"]}
+    deps = list(meta["dependencies"])
+    # An extra's packages are declared too (e.g. `minilm`: onnxruntime for the optional embedder).
+    deps += [d for extra, ds in meta.get("optional-dependencies", {}).items() if extra != "test" for d in ds]
+    names = {re.split(r"[<>=!~\[ ;]", d, maxsplit=1)[0].lower() for d in deps}
     return {MODULE.get(n, n.replace("-", "_")) for n in names}
 
 
@@ -32,6 +35,8 @@ def _imported() -> set[str]:
                 out.add(node.module.split(".")[0])
         # The default embedder reads the wordllama package's files without importing it.
         out.update(re.findall(r'find_spec\("(\w+)"\)', text))
+        # Data-only packages read the same way, named beside their pin: ("pkg_module", "pkg==1.0").
+        out.update(re.findall(r'\("(\w+)", "[\w.-]+==', text))
     return out - set(sys.stdlib_module_names) - {"epimem", "__future__"}
 
 

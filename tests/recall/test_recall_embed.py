@@ -66,7 +66,8 @@ def test_importing_wordllama_leaves_logging_alone():
 
 
 def test_names():
-    assert normalize_name(None) == "wordllama" and normalize_name("MiniLM") == "chroma-minilm"
+    assert normalize_name(None) == "wordllama" and normalize_name("MiniLM") == "minilm"
+    assert normalize_name("chroma-minilm") == "chroma-minilm"
     assert normalize_name("ollama: nomic-embed-text") == "ollama:nomic-embed-text"
     with pytest.raises(EmbedderError, match="unknown embedder"):
         normalize_name("bert")

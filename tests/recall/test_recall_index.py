@@ -27,6 +27,7 @@ from epimem.recall.api import Recaller
 from epimem.recall.config import Config, read_config
 from epimem.recall.embed import EmbedderError
 from epimem.recall.index import Index
+from epimem.recall.rank import CONF_WEIGHT, RRF_K
 
 pytestmark = pytest.mark.usefixtures("clean_recall_env")
 
@@ -245,7 +246,8 @@ def test_config_precedence_and_embedder_change(root, monkeypatch, tmp_path):
     monkeypatch.setenv("EPIMEM_CHROMA_URL", "embedded")
     monkeypatch.setenv("EPIMEM_EMBEDDER", "wordllama")
     assert read_config(root) == Config()
-    assert read_config(root, embedder="minilm").embedder == "chroma-minilm"
+    assert read_config(root, embedder="minilm").embedder == "minilm"
+    assert read_config(root, embedder="chroma-minilm").embedder == "chroma-minilm"
     with pytest.raises(EmbedderError):
         read_config(root, embedder="word2vec")
     monkeypatch.delenv("EPIMEM_CHROMA_URL")
@@ -293,7 +295,7 @@ def test_ranking_parameters_from_the_rules_file(root):
     c = read_config(root)
     assert (c.rrf_k, c.confidence_weight) == (20, 0.2)
     (root / "epistemology.md").write_text("---\nrecall:\n  rrf_k: lots\n  confidence_weight: 3\n---\n")
-    assert (read_config(root).rrf_k, read_config(root).confidence_weight) == (60, 0.05)
+    assert (read_config(root).rrf_k, read_config(root).confidence_weight) == (RRF_K, CONF_WEIGHT)
 
 
 def test_a_busy_index_is_used_as_it_is(root):
@@ -306,3 +308,29 @@ def test_a_busy_index_is_used_as_it_is(root):
         out = subprocess.run([sys.executable, "-c", code, str(root)], capture_output=True, text=True, timeout=60)
         assert out.stdout.strip() == "busy", out.stderr
     assert Index(root).sync().added == 1
+
+
+def test_the_sidecar_vectors_follow_every_sync(root):
+    """After edits, a rename and a delete, each row's vector and text in the
+    sidecar are those of the item in the same table row — as a rebuild makes them."""
+    import numpy as np
+
+    from epimem.recall.embed import get_embedder
+
+    Index(root).rebuild()
+    p = root / "beliefs" / "tests-first.md"
+    _bump(p, p.read_text(encoding="utf-8").replace("regression test", "regression test, always,"))
+    (root / "beliefs" / "conventional-commits.md").rename(root / "beliefs" / "commit-format.md")
+    (root / "beliefs" / "small-pull-requests.md").unlink()
+    rep = Index(root).sync()
+    assert rep.action == "synced" and rep.reused == 1
+    st = Index(root).load()
+    emb = get_embedder()
+    texts = st.vectors.texts()
+    assert len(texts) == len(st.table) == st.vectors.matrix.shape[0]
+    assert "b/small-pull-requests" not in st.table.row_of and "b/commit-format" in st.table.row_of
+    for key, row in st.table.row_of.items():
+        assert "always," in texts[row] if key == "b/tests-first" else True
+        assert np.allclose(st.vectors.matrix[row], emb.embed([texts[row]])[0], atol=1e-5), key
+    # Old arrays are removed once the new ones are written.
+    assert len(list(Index(root).paths.dir.glob("vectors-*.npy"))) == 1

@@ -9,6 +9,8 @@ import pytest
 from epimem.core.params import DEFAULTS
 from epimem.recall.items import BELIEF, OBSERVATION, Item, to_row
 from epimem.recall.rank import (
+    KW_WEIGHT,
+    RRF_K,
     Filters,
     Hit,
     QueryError,
@@ -144,14 +146,18 @@ def test_fuse_trusts_a_flat_keyword_list_less():
     kw = [(f"copy{i}", 2.0, ["bug"]) for i in range(10)]
     sem = [("right", 0.6), ("other", 0.5)]
     conf = {}
-    plain = fuse(kw, sem, conf, limit=3, flat_at=0)
+    plain = fuse(kw, sem, conf, limit=3, flat_at=0, kw_weight=1.0)
     assert [r.key for r in plain][:2] == ["copy0", "right"]      # a tie, broken by keyword rank
     weighted = fuse(kw, sem, conf, limit=3)
     assert [r.key for r in weighted] == ["right", "other", "copy0"]
     # A keyword list whose scores fall steeply keeps (nearly) its full weight.
     steep = [("copy0", 9.0, ["bug"])] + [(f"copy{i}", 0.5, ["bug"]) for i in range(1, 10)]
-    rrf_of = {r.key: r.rrf for r in fuse(steep, sem, conf, limit=20)}
+    rrf_of = {r.key: r.rrf for r in fuse(steep, sem, conf, limit=20, k=60, kw_weight=1.0)}
     assert rrf_of["copy0"] == pytest.approx((8.5 / 9) / 61) and rrf_of["right"] == pytest.approx(1 / 61)
+    # The defaults: keyword weight KW_WEIGHT × coverage × steepness, at RRF_K.
+    rrf_of = {r.key: r.rrf for r in fuse(steep, sem, conf, limit=20, kw_coverage=0.5)}
+    assert rrf_of["copy0"] == pytest.approx(KW_WEIGHT * 0.5 * (8.5 / 9) / (RRF_K + 1))
+    assert rrf_of["right"] == pytest.approx(1 / (RRF_K + 1))
     # Single-ranker modes are unaffected.
     assert [r.key for r in fuse(kw, sem, conf, limit=2, mode="keyword")] == ["copy0", "copy1"]
 

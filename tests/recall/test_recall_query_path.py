@@ -1,0 +1,47 @@
+"""A query reads the sidecar (table, BM25 arrays, vectors): a fresh
+`epimem recall` on a current index never imports chromadb (0.9 s of a fresh
+process). Writes — rebuild, sync of a changed file — still go through Chroma."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from recall_support import mini_vault
+
+pytestmark = pytest.mark.usefixtures("clean_recall_env")
+
+PROBE = """
+import json, runpy, sys
+sys.argv = ["epimem"] + sys.argv[1:]
+try:
+    runpy.run_module("epimem", run_name="__main__", alter_sys=True)
+except SystemExit as e:
+    code = e.code
+heavy = sorted(m for m in ("chromadb", "onnxruntime", "torch", "wordllama") if m in sys.modules)
+print(json.dumps({"code": code, "heavy": heavy}), file=sys.stderr)
+"""
+
+
+def _run(root, *args):
+    env = {**os.environ, "EPIMEM_TODAY": "2026-11-30"}
+    p = subprocess.run([sys.executable, "-c", PROBE, "--vault", str(root), *args], capture_output=True,
+                       text=True, env=env, timeout=300)
+    probe = json.loads(p.stderr.strip().splitlines()[-1])
+    return p, probe
+
+
+def test_a_fresh_recall_on_a_current_index_imports_no_chromadb(tmp_path):
+    root = mini_vault(tmp_path / "v")
+    p, probe = _run(root, "index", "rebuild")
+    assert probe["code"] in (0, None), p.stderr
+    assert "chromadb" in probe["heavy"]          # the write path does use Chroma
+    p, probe = _run(root, "recall", "how do they write tests?", "--json")
+    assert probe["code"] in (0, None), p.stderr
+    assert json.loads(p.stdout)["results"][0]["id"] == "tests-first"
+    assert probe["heavy"] == [], probe
+    # With observations and filters too.
+    p, probe = _run(root, "recall", "pull requests", "--observations", "--scope", "billing", "--json")
+    assert probe["code"] in (0, None) and probe["heavy"] == [], (p.stderr, probe)
+    assert json.loads(p.stdout)["results"]
