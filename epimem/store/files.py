@@ -176,6 +176,9 @@ class VaultLock:
             if e.errno not in (errno.EAGAIN, errno.EACCES):
                 os.close(fd)
                 raise
+        if self.timeout <= 0:  # "don't wait": a zero itimer would mean no alarm, a wait for ever
+            os.close(fd)
+            raise self._busy()
         try:
             if threading.current_thread() is threading.main_thread():
                 self._wait_blocking(fd)

@@ -71,3 +71,16 @@ def test_wait_and_hold_times_are_recorded_when_asked(tmp_path, monkeypatch):
             time.sleep(0.05)
     rows = [json.loads(x) for x in stats.read_text().splitlines()]
     assert len(rows) == 1 and rows[0]["hold"] >= 0.05 and rows[0]["wait"] >= 0
+
+
+def test_a_zero_timeout_answers_busy_at_once(tmp_path):
+    path = tmp_path / ".epimem" / "lock"
+    p = _holder(path, 5)
+    try:
+        t = time.monotonic()
+        with pytest.raises(LockTimeout):
+            VaultLock(path, timeout=0).acquire()
+        assert time.monotonic() - t < 1
+    finally:
+        p.kill()
+        p.wait()
