@@ -19,7 +19,7 @@ from typing import Any
 
 from ..core.model import PERMANENCES, STRENGTHS
 from ..core.redact import redact
-from .transcript import Transcript, condensed, find_statements, read_transcript, statement_items
+from .transcript import LABELS, Transcript, condensed, find_statements, read_transcript, statement_items
 
 TOOL_NAME = "record_observations"
 DEFAULT_MODEL = "claude-sonnet-4-6"
@@ -234,7 +234,8 @@ def observe_from_transcript(memory, path, use_llm: bool = False, *, session: str
     params = memory.params
     limit = params.observations_per_session
     beliefs = memory.beliefs(status=None)
-    candidates = statement_items(find_statements(t), session=sess, beliefs=beliefs)
+    candidates = statement_items(find_statements(t), session=sess, beliefs=beliefs, source=f"{t.agent}/transcript",
+                                 agent=LABELS.get(t.agent, t.agent))
     if not use_llm:
         return candidates[:limit]
     if client is None and not os.environ.get("ANTHROPIC_API_KEY"):
@@ -274,7 +275,8 @@ def record_from_transcript(memory, path, use_llm: bool = False, *, session: str 
     nothing more: the model's own judgment of the session came first.
     """
     notes: list[str] = []
-    sess = session or read_transcript(path).session
+    t = read_transcript(path)
+    sess = session or t.session
     if sess:
         had = session_observation_count(memory, sess)
         if had:
@@ -284,5 +286,5 @@ def record_from_transcript(memory, path, use_llm: bool = False, *, session: str 
     if not items:
         notes.append("nothing worth recording in this session")
         return None, notes
-    report = memory.observe(items, source=SOURCE, session=sess or None)
+    report = memory.observe(items, source=f"{t.agent}/transcript", session=sess or None)
     return report, notes
