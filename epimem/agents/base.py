@@ -77,7 +77,7 @@ def apply(actions: list[Action]) -> list[str]:
     for a in actions:
         if a.what in ("unchanged", "refused"):
             continue
-        if a.path.exists() and not _is_skill(a.path):
+        if a.path.exists() and not _wholly_ours(a.path):
             notes.append(f"backup of {a.path} in {backup(a.path)}")
         if a.new is None:
             a.path.unlink(missing_ok=True)
@@ -87,9 +87,10 @@ def apply(actions: list[Action]) -> list[str]:
     return notes
 
 
-def _is_skill(path: Path) -> bool:
-    # Skills are whole files of ours (refused when they are not): nothing of the user's to keep.
-    return path.name == "SKILL.md"
+def _wholly_ours(path: Path) -> bool:
+    # Skills and Cursor's rule are whole files of ours (refused when they are not): nothing of the
+    # user's to keep, and a backup beside them would keep their folder from going on uninstall.
+    return path.name in ("SKILL.md", "epimem.mdc")
 
 
 def _prune(folder: Path) -> None:

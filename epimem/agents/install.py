@@ -176,7 +176,7 @@ def plan(name: str, scope: str = "user", *, project: Path | None = None, vault: 
                 f.details.append("SessionStart hook" + ("" if uninstall else " (counts startup only)"))
     for f in files.values():
         detail = ("removed " if uninstall else "") + "; ".join(f.details)
-        same = "already as wanted" if not uninstall else "nothing of epimem's"
+        same = "already as wanted" if not uninstall else ("; ".join(f.details) or "nothing of epimem's")
         if f.old is None and f.new is None:
             continue
         actions.append(base.change(f.path, f.old, f.new, detail, same=same))
