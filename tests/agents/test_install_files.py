@@ -95,7 +95,8 @@ def test_cursor_rule_is_an_always_applied_mdc_in_the_project(agent_env):
     assert "describe" in rule and "<!-- epimem:begin -->" in rule
     assert json.loads((agent_env.project / ".cursor" / "mcp.json").read_text())["mcpServers"]["epimem"]
     agent_env.run("install", "cursor", "--scope", "project", "--uninstall")
-    left = [p.name for p in (agent_env.project / ".cursor").rglob("*")] if (agent_env.project / ".cursor").exists() else []
+    cursor = agent_env.project / ".cursor"
+    left = [p.name for p in cursor.rglob("*")] if cursor.exists() else []
     assert [n for n in left if "epimem-backup" not in n] == []
 
 
