@@ -83,3 +83,76 @@ def test_project_scope_is_seen_by_the_cli_run_in_that_project(agent_env):
     # opencode adds its own "$schema" to a config it reads: that stays, epimem's entry goes
     assert "epimem" not in (agent_env.project / "opencode.json").read_text()
     assert not (agent_env.project / "AGENTS.md").exists()
+
+
+class _GeminiAPI:
+    """A Gemini API on loopback that records every request and answers each with "ok"."""
+
+    def __init__(self):
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        bodies = self.bodies = []
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):
+                body = self.rfile.read(int(self.headers.get("content-length") or 0)).decode()
+                bodies.append(body)
+                answer = {"candidates": [{"content": {"parts": [{"text": "ok"}], "role": "model"},
+                                          "finishReason": "STOP", "index": 0}]}
+                data = json.dumps(answer).encode()
+                if "alt=sse" in self.path:
+                    data = b"data: " + data + b"\r\n\r\n"
+                self.send_response(200)
+                self.send_header("content-type", "text/event-stream" if "alt=sse" in self.path else "application/json")
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_a_gemini_session_starts_with_the_vaults_context_and_is_counted(agent_env):
+    import os
+    import signal
+    import time
+
+    gemini = npm_tool(*GEMINI)
+    agent_env.run("belief", "add", "--title", "Prefers small commits", "--kind", "preference",
+                  "--statement", "Keeps each commit to one change.", "--confidence", "0.6",
+                  "--basis", "behavioral", "--permanence", "durable")
+    agent_env.run("install", "gemini")
+    # An API key login, so that Gemini CLI talks to the mock instead of asking how to log in.
+    settings = agent_env.home / ".gemini" / "settings.json"
+    settings.write_text(settings.read_text().replace(
+        "{\n", '{\n  "security": {"auth": {"selectedType": "gemini-api-key"}},\n', 1))
+    api = _GeminiAPI()
+    proc = subprocess.Popen([str(gemini), "-p", "hello"], cwd=agent_env.project, start_new_session=True,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            env=agent_env.environ(GEMINI_CLI_TRUST_WORKSPACE="true", GEMINI_API_KEY="dummy",
+                                                  GOOGLE_GEMINI_BASE_URL=api.url))
+    try:
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline and not any("Prefers small commits" in b for b in api.bodies):
+            if proc.poll() is not None:
+                break
+            time.sleep(0.5)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=30)
+        api.close()
+    seen = [b for b in api.bodies if "Prefers small commits" in b]
+    assert seen, f"{len(api.bodies)} requests, none with the hook's context"
+    assert "<hook_context>" in seen[0]  # Gemini CLI's wrapping of a SessionStart hook's additionalContext
+    count = json.loads((agent_env.vault / "state" / "sessions.json").read_text())["count"]
+    assert count == 1  # `gemini -p` is a startup: counted once
