@@ -8,7 +8,11 @@ cwd), `turn_context`, `event_msg` (UI events, which repeat the messages),
 `local_shell_call`, `custom_tool_call`… Only `response_item` messages are
 read, so nothing is counted twice. Codex puts its own context in user
 messages too (AGENTS.md instructions, `<environment_context>`, skills, shell
-commands the user ran with `!`): those are not the person speaking.
+commands the user ran with `!`): those are not the person speaking. Newer
+versions (0.171) say so themselves: each content item carries a `provenance`
+(`user`, `agents_md`, `skills`, `harness`…) in the message's
+`internal_chat_message_metadata_passthrough`; where it is there it decides,
+and the known prefixes are the fallback for older logs.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from collections.abc import Iterable
 
 from .transcripts import Transcript, Turn
 
-_CONTEXT = ("# AGENTS.md instructions for ", "<user_instructions>", "<environment_context>", "<skill",
+_CONTEXT = ("# AGENTS.md instructions", "<user_instructions>", "<environment_context>", "<skill",
             "<user_shell_command>", "<turn_aborted>", "<subagent_notification>")
 _KINDS = ("session_meta", "response_item", "event_msg", "turn_context", "compacted")
 
@@ -70,9 +74,10 @@ class CodexRollout:
             text = _text(payload.get("content"))
             ts = _str(rec.get("timestamp"))
             if role == "user":
+                said = _provenance(payload)
                 if not text:
                     skip("empty")
-                elif text.lstrip().startswith(_CONTEXT):
+                elif said is False or (said is None and text.lstrip().startswith(_CONTEXT)):
                     skip("context")
                 else:
                     turns.append(Turn("user", text, n, _str(payload.get("id")), ts))
@@ -82,6 +87,17 @@ class CodexRollout:
             else:
                 skip("developer" if role in ("developer", "system") else "other-role")
         return Transcript(tuple(turns), session, cwd, n, skipped, agent=self.name)
+
+
+def _provenance(payload: dict) -> bool | None:
+    """True when Codex marks the message as typed by the user, False when as its own, None: unmarked."""
+    meta = payload.get("internal_chat_message_metadata_passthrough")
+    items = meta.get("content_item_metadata") if isinstance(meta, dict) else None
+    if not isinstance(items, list):
+        return None
+    kinds = {i["provenance"].get("type") for i in items
+             if isinstance(i, dict) and isinstance(i.get("provenance"), dict)}
+    return None if not kinds else "user" in kinds
 
 
 def _str(v) -> str:

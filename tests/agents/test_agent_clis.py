@@ -156,3 +156,39 @@ def test_a_gemini_session_starts_with_the_vaults_context_and_is_counted(agent_en
     assert "<hook_context>" in seen[0]  # Gemini CLI's wrapping of a SessionStart hook's additionalContext
     count = json.loads((agent_env.vault / "state" / "sessions.json").read_text())["count"]
     assert count == 1  # `gemini -p` is a startup: counted once
+
+
+def test_a_real_codex_rollout_feeds_the_session_end_pass(agent_env):
+    """The rollout a real `codex exec` writes (its model unreachable: the log is written before the
+    first answer) is read by the Codex adapter, and the user's stated preference is recorded."""
+    import os
+    import signal
+    import time
+
+    codex = npm_tool(*CODEX)
+    agent_env.run("install", "codex")
+    prompt = "Add a retry to the client. I prefer small commits with one change each."
+    provider = ('model_providers.offline={name="offline",base_url="http://127.0.0.1:9/v1",wire_api="responses",'
+                'env_key="OPENAI_API_KEY",request_max_retries=0,stream_max_retries=0}')
+    proc = subprocess.Popen([str(codex), "exec", "--skip-git-repo-check", "-c", provider,
+                             "-c", "model_provider=offline", prompt],
+                            cwd=agent_env.project, start_new_session=True, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, env=agent_env.environ(OPENAI_API_KEY="dummy"))
+    sessions = agent_env.home / ".codex" / "sessions"
+    rollout = None
+    try:
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline and rollout is None and proc.poll() is None:
+            time.sleep(0.5)
+            rollout = next((p for p in sessions.rglob("rollout-*.jsonl") if prompt in p.read_text()), None)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=30)
+    assert rollout is not None, "codex exec wrote no rollout with the prompt"
+    out = agent_env.run("observe", "--from-transcript", str(rollout), "--json").stdout
+    report = json.loads(out)
+    assert len(report["observations"]) == 1 and report["commit"], out
+    log = "".join(p.read_text() for p in (agent_env.vault / "observations").glob("*.md"))
+    assert 'Said in a Codex session: "I prefer small commits with one change each."' in log
+    assert "AGENTS.md" not in log  # the instructions Codex put in a user message are not the user

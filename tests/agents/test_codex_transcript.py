@@ -18,12 +18,13 @@ def test_the_reader_takes_the_codex_format_and_keeps_only_people_and_replies():
     human = [x.text for x in t.human]
     assert human == ["Add a retry to the payment client. I prefer small commits with one change each.",
                      "No, don't use print statements for logging in production code. Never push straight to main.",
-                     "Don't change that file."]
+                     "Don't change that file.",
+                     "Please always write the migration before the model change."]
     # the UI's echo of a message (event_msg) is not a second turn
     assert sum("payment client" in x.text for x in t.turns) == 1
     assert t.skipped["malformed"] == 1 and t.skipped["reasoning"] == 1
     assert t.skipped["function_call"] == 1 and t.skipped["function_call_output"] == 1
-    assert t.skipped["context"] == 3 and t.skipped["developer"] == 1
+    assert t.skipped["context"] == 4 and t.skipped["developer"] == 1
     assert t.skipped["tool-or-other"] == 2 and t.skipped["compacted"] == 1
 
 
@@ -31,14 +32,16 @@ def test_statements_come_from_human_turns_only():
     found = {s.title for s in find_statements(read_transcript(FIXTURE))}
     assert found == {"Prefers small commits with one change each",
                      "Asks not to use print statements for logging in production code",
-                     "Asks never to push straight to main"}
-    # not the AGENTS.md text, the reasoning, a tool's output or the assistant's own "I always…"
+                     "Asks never to push straight to main",
+                     "Asks to always write the migration before the model change"}
+    # not the AGENTS.md text (marked by prefix, or by Codex's provenance), the reasoning, a tool's
+    # output or the assistant's own "I always…"
 
 
 def test_the_session_end_pass_records_them_as_codex_observations(vault):
     report, notes = record_from_transcript(vault, FIXTURE)
     assert report is not None and report.commit
-    assert len(report.results) == 3
+    assert len(report.results) == 3  # rule 9: at most three a session, the strongest first
     log = "".join(p.read_text() for p in vault.vault.observation_files())
     assert log.count("Said in a Codex session") == 3
     assert "codex/transcript" in log
