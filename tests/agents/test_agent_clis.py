@@ -158,34 +158,87 @@ def test_a_gemini_session_starts_with_the_vaults_context_and_is_counted(agent_en
     assert count == 1  # `gemini -p` is a startup: counted once
 
 
-def test_a_real_codex_rollout_feeds_the_session_end_pass(agent_env):
-    """The rollout a real `codex exec` writes (its model unreachable: the log is written before the
-    first answer) is read by the Codex adapter, and the user's stated preference is recorded."""
+def _codex_exec(agent_env, codex, prompt: str, until) -> None:
+    """`codex exec PROMPT` with its model unreachable, stopped once `until()` holds (or 90 s)."""
     import os
     import signal
     import time
 
-    codex = npm_tool(*CODEX)
-    agent_env.run("install", "codex")
-    prompt = "Add a retry to the client. I prefer small commits with one change each."
     provider = ('model_providers.offline={name="offline",base_url="http://127.0.0.1:9/v1",wire_api="responses",'
                 'env_key="OPENAI_API_KEY",request_max_retries=0,stream_max_retries=0}')
     proc = subprocess.Popen([str(codex), "exec", "--skip-git-repo-check", "-c", provider,
                              "-c", "model_provider=offline", prompt],
                             cwd=agent_env.project, start_new_session=True, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, env=agent_env.environ(OPENAI_API_KEY="dummy"))
-    sessions = agent_env.home / ".codex" / "sessions"
-    rollout = None
     try:
         deadline = time.monotonic() + 90
-        while time.monotonic() < deadline and rollout is None and proc.poll() is None:
+        while time.monotonic() < deadline and proc.poll() is None and not until():
             time.sleep(0.5)
-            rollout = next((p for p in sessions.rglob("rollout-*.jsonl") if prompt in p.read_text()), None)
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGTERM)
         proc.wait(timeout=30)
-    assert rollout is not None, "codex exec wrote no rollout with the prompt"
+
+
+def _codex_hooks(agent_env, codex) -> list[dict]:
+    """The hooks Codex itself discovered for the project, from its app server's `hooks/list`."""
+    requests = [{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"clientInfo": {"name": "t",
+                                                                                              "version": "1"}}},
+                {"jsonrpc": "2.0", "method": "initialized"},
+                {"jsonrpc": "2.0", "id": 2, "method": "hooks/list", "params": {"cwds": [str(agent_env.project)]}}]
+    proc = subprocess.Popen([str(codex), "app-server"], cwd=agent_env.project, env=agent_env.environ(),
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        proc.stdin.write("".join(json.dumps(r) + "\n" for r in requests))
+        proc.stdin.flush()
+        for line in proc.stdout:
+            msg = json.loads(line)
+            if msg.get("id") == 2:
+                return [h for d in msg["result"]["data"] for h in d["hooks"]]
+    finally:
+        proc.kill()
+        proc.wait(timeout=30)
+    return []
+
+
+def test_a_codex_session_runs_the_trusted_hook_counts_it_and_gets_the_context(agent_env):
+    codex = npm_tool(*CODEX)
+    agent_env.run("belief", "add", "--title", "Prefers small commits", "--kind", "preference",
+                  "--statement", "Keeps each commit to one change.", "--confidence", "0.6",
+                  "--basis", "behavioral", "--permanence", "durable")
+    agent_env.run("install", "codex")
+    hooks = _codex_hooks(agent_env, codex)
+    assert sorted(h["matcher"] for h in hooks) == ["clear|compact", "startup"]
+    assert all(h["eventName"] == "sessionStart" and h["trustStatus"] == "untrusted" for h in hooks)
+    # What the user does under /hooks: trust them (Codex records the hash in config.toml).
+    config = agent_env.home / ".codex" / "config.toml"
+    config.write_text(config.read_text() + "".join(
+        f'\n[hooks.state.{json.dumps(h["key"])}]\ntrusted_hash = "{h["currentHash"]}"\n' for h in hooks))
+    sessions = agent_env.vault / "state" / "sessions.json"
+    rollouts = agent_env.home / ".codex" / "sessions"
+
+    def context_logged() -> bool:
+        return any("Prefers small commits" in p.read_text() for p in rollouts.rglob("rollout-*.jsonl"))
+
+    _codex_exec(agent_env, codex, "hello there", context_logged)
+    assert json.loads(sessions.read_text())["count"] == 1
+    rollout = next(rollouts.rglob("rollout-*.jsonl"))
+    assert "Prefers small commits" in rollout.read_text()  # the hook's context went into the model's input
+    from epimem.claude.transcript import read_transcript
+
+    assert [t.text for t in read_transcript(rollout).human] == ["hello there"]  # not the hook's context
+
+
+def test_a_real_codex_rollout_feeds_the_session_end_pass(agent_env):
+    """The rollout a real `codex exec` writes (its model unreachable: the log is written before the
+    first answer) is read by the Codex adapter, and the user's stated preference is recorded."""
+    codex = npm_tool(*CODEX)
+    agent_env.run("install", "codex")  # so that the rollout holds AGENTS.md instructions too
+    prompt = "Add a retry to the client. I prefer small commits with one change each."
+    rollouts = agent_env.home / ".codex" / "sessions"
+    _codex_exec(agent_env, codex, prompt,
+                lambda: any(prompt in p.read_text() for p in rollouts.rglob("rollout-*.jsonl")))
+    rollout = next(p for p in rollouts.rglob("rollout-*.jsonl") if prompt in p.read_text())
     out = agent_env.run("observe", "--from-transcript", str(rollout), "--json").stdout
     report = json.loads(out)
     assert len(report["observations"]) == 1 and report["commit"], out
