@@ -76,8 +76,13 @@ def set_table(text: str, path: tuple[str, ...], value: dict) -> str:
     body = tomlkit.dumps(value)
     sep = "" if not text else ("\n" if text.endswith("\n") else "\n\n")
     new = text + sep + MARK + "\n" + _header(path) + "\n" + body
-    if get_table(new, path) != value:  # e.g. an inline `mcp_servers = {…}` the appended table cannot extend
-        raise TomlError(f"cannot add {_header(path)} to this file: {'.'.join(path[:-1])} is written inline")
+    try:
+        ok = get_table(new, path) == value
+    except TomlError:
+        ok = False
+    if not ok:  # e.g. an inline `mcp_servers = {…}` that an appended table cannot extend
+        raise TomlError(f"cannot add {_header(path)} to this file: {'.'.join(path[:-1])} is written inline "
+                        "or as dotted keys; write it as a [table] first")
     return new
 
 
