@@ -13,7 +13,8 @@ import shlex
 from .hooks import HookSpec
 
 LABEL = "Codex"
-NOTE = "Codex runs a new hook only once you trust it: open Codex and accept epimem's hook under /hooks."
+NOTE = ("Codex runs a new hook only once you trust it: open Codex and accept epimem's hook under /hooks "
+        "(and it reads a project's .codex/ only in a project you trust).")
 
 
 def mcp_entry(command: list[str], vault: str) -> dict:
