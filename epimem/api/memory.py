@@ -103,6 +103,11 @@ class Memory:
         from . import beliefs as _beliefs
         return _beliefs.get(self, belief_id)
 
+    def describe(self) -> dict[str, Any]:
+        """What the vault holds: counts, the vocabulary in use, the rules in brief, sessions, a due review."""
+        from . import describe as _describe
+        return _describe.describe(self)
+
     def tensions(self, status: str | None = None) -> list[Tension]:
         from . import tensions as _tensions
         return _tensions.select(self, status)

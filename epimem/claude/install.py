@@ -15,7 +15,6 @@ carries `metadata: package: epimem`, the CLAUDE.md block between the
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shutil
@@ -25,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..agents.jsonc import Node, _insert, _remove, indent_unit, parse_spans
 from ..core.errors import EpimemError
 from ..store.files import atomic_write
 
@@ -36,155 +36,6 @@ HOOK_TIMEOUT = 10
 
 class InstallError(EpimemError):
     """Something the user must fix first; nothing has been changed."""
-
-
-# --- a JSON parser that remembers where things are ----------------------------------------
-
-@dataclass
-class Node:
-    kind: str            # "object", "array" or "value"
-    start: int
-    end: int             # exclusive
-    value: Any = None
-    members: list | None = None  # object: [(key, key_start, Node)]
-    items: list | None = None    # array: [Node]
-
-    def get(self, key: str) -> Node | None:
-        for k, _, n in self.members or []:
-            if k == key:
-                return n
-        return None
-
-
-_WS = " \t\r\n"
-_DECODER = json.JSONDecoder()
-
-
-def _skip(text: str, i: int) -> int:
-    while i < len(text) and text[i] in _WS:
-        i += 1
-    return i
-
-
-def _sequence(text: str, i: int, close: str, entry) -> tuple[list, int]:
-    """The entries of the object or array opened at `i`, and the offset after its `close`."""
-    out: list = []
-    j = _skip(text, i + 1)
-    if j < len(text) and text[j] == close:
-        return out, j + 1
-    while True:
-        item, j = entry(text, j)
-        out.append(item)
-        j = _skip(text, j)
-        if j < len(text) and text[j] == ",":
-            j += 1
-            continue
-        if j < len(text) and text[j] == close:
-            return out, j + 1
-        raise ValueError(f"expected ',' or '{close}' at offset {j}")
-
-
-def _member(text: str, j: int) -> tuple[tuple[str, int, Node], int]:
-    j = _skip(text, j)
-    if j >= len(text) or text[j] != '"':
-        raise ValueError(f"expected a key at offset {j}")
-    key, k = json.decoder.scanstring(text, j + 1)
-    k = _skip(text, k)
-    if k >= len(text) or text[k] != ":":
-        raise ValueError(f"expected ':' at offset {k}")
-    val = _parse(text, k + 1)
-    return (key, j, val), val.end
-
-
-def _element(text: str, j: int) -> tuple[Node, int]:
-    val = _parse(text, j)
-    return val, val.end
-
-
-def _parse(text: str, i: int) -> Node:
-    i = _skip(text, i)
-    if i >= len(text):
-        raise ValueError("unexpected end of file")
-    ch = text[i]
-    if ch == "{":
-        members, end = _sequence(text, i, "}", _member)
-        return Node("object", i, end, members=members)
-    if ch == "[":
-        items, end = _sequence(text, i, "]", _element)
-        return Node("array", i, end, items=items)
-    value, end = _DECODER.raw_decode(text, i)
-    return Node("value", i, end, value=value)
-
-
-def parse_spans(text: str) -> Node:
-    """The document's tree of spans; ValueError (with a line number) when it is not JSON."""
-    try:
-        json.loads(text)  # the standard parser's messages name the line and column
-    except json.JSONDecodeError as e:
-        raise ValueError(f"line {e.lineno}, column {e.colno}: {e.msg}") from None
-    return _parse(text, 0)
-
-
-def _line_indent(text: str, pos: int) -> str:
-    start = text.rfind("\n", 0, pos) + 1
-    m = re.match(r"[ \t]*", text[start:])
-    return m.group(0)
-
-
-def _own_line(text: str, pos: int) -> bool:
-    start = text.rfind("\n", 0, pos) + 1
-    return text[start:pos].strip() == ""
-
-
-def indent_unit(text: str) -> str:
-    for line in text.splitlines()[1:]:
-        m = re.match(r"([ \t]+)\S", line)
-        if m:
-            return m.group(1)
-    return "  "
-
-
-def _render(value: Any, indent: str, unit: str) -> str:
-    """JSON as Claude Code's own files look: objects one key a line, short lists inline."""
-    if isinstance(value, dict) and value:
-        inner = indent + unit
-        rows = [f"{inner}{json.dumps(k, ensure_ascii=False)}: {_render(v, inner, unit)}" for k, v in value.items()]
-        return "{\n" + ",\n".join(rows) + "\n" + indent + "}"
-    if isinstance(value, list) and value and any(isinstance(v, (dict, list)) for v in value):
-        inner = indent + unit
-        return "[\n" + ",\n".join(inner + _render(v, inner, unit) for v in value) + "\n" + indent + "]"
-    return json.dumps(value, ensure_ascii=False)
-
-
-def _insert(text: str, node: Node, key: str | None, value: Any, unit: str) -> str:
-    """Add `value` (under `key` in an object) at the end of an object or array."""
-    children = node.members if node.kind == "object" else node.items
-    prefix = "" if key is None else json.dumps(key, ensure_ascii=False) + ": "
-    close = node.end - 1
-    if not children:
-        outer = _line_indent(text, node.start)
-        inner = outer + unit
-        return (text[:node.start + 1] + "\n" + inner + prefix + _render(value, inner, unit) + "\n"
-                + outer + text[close:])
-    last_start = children[-1][1] if node.kind == "object" else children[-1].start
-    last_end = children[-1][2].end if node.kind == "object" else children[-1].end
-    if "\n" in text[node.start:node.end] and _own_line(text, last_start):
-        ind = _line_indent(text, last_start)
-        return text[:last_end] + ",\n" + ind + prefix + _render(value, ind, unit) + text[last_end:]
-    # a container written on one line stays on one line
-    return text[:last_end] + ", " + prefix + json.dumps(value, ensure_ascii=False) + text[last_end:]
-
-
-def _remove(text: str, node: Node, index: int) -> str:
-    """Delete one entry and the separator that came with it."""
-    children = node.members if node.kind == "object" else node.items
-    starts = [c[1] for c in children] if node.kind == "object" else [c.start for c in children]
-    ends = [c[2].end for c in children] if node.kind == "object" else [c.end for c in children]
-    if len(children) == 1:
-        return text[:node.start + 1] + text[node.end - 1:]
-    if index > 0:
-        return text[:ends[index - 1]] + text[ends[index]:]
-    return text[:starts[0]] + text[starts[1]:]
 
 
 # --- hooks in settings.json ------------------------------------------------------------------

@@ -19,7 +19,7 @@ from typing import Any
 
 from ..core.model import PERMANENCES, STRENGTHS
 from ..core.redact import redact
-from .transcript import Transcript, condensed, find_statements, read_transcript, statement_items
+from .transcript import LABELS, Transcript, condensed, find_statements, read_transcript, statement_items
 
 TOOL_NAME = "record_observations"
 DEFAULT_MODEL = "claude-sonnet-4-6"
@@ -143,7 +143,7 @@ def _text(item: dict, key: str, n: int, *, required: bool = False, lo: int = 0) 
 
 
 def parse_answer(message: dict, known_ids: set[str], *, limit: int = 3, session: str = "",
-                 project: str = "", patterns=None) -> list[dict]:
+                 project: str = "", patterns=None, source: str = SOURCE) -> list[dict]:
     """Observation items from Claude's answer (a Message as a dict), or AnswerRefused."""
     if message.get("stop_reason") == "max_tokens":
         raise AnswerRefused("the answer was cut off (max_tokens)")
@@ -176,7 +176,7 @@ def parse_answer(message: dict, known_ids: set[str], *, limit: int = 3, session:
             raise AnswerRefused(f"observation {n}: basis {basis!r} is not behavioral or self-report")
         if connects != "new" and connects not in known_ids:
             raise AnswerRefused(f"observation {n}: connects to {connects!r}, which is not a belief in the profile")
-        item.update(strength=strength, basis=basis, connects=connects, source=SOURCE)
+        item.update(strength=strength, basis=basis, connects=connects, source=source)
         if connects == "new":
             if strength != "single":
                 raise AnswerRefused(f"observation {n}: a new pattern is a 'single' sighting, not {strength!r}")
@@ -215,7 +215,8 @@ def llm_observations(transcript: Transcript, candidates: list[dict], beliefs, pa
     message = client.messages.create(**req)
     project = os.path.basename(transcript.cwd.rstrip("/")) if transcript.cwd else ""
     return parse_answer(message.model_dump(), {b.id for b in beliefs if b.status == "active"},
-                        limit=limit, session=session, project=project, patterns=params.redact)
+                        limit=limit, session=session, project=project, patterns=params.redact,
+                        source=f"{transcript.agent}/transcript")
 
 
 def observe_from_transcript(memory, path, use_llm: bool = False, *, session: str | None = None,
@@ -234,7 +235,8 @@ def observe_from_transcript(memory, path, use_llm: bool = False, *, session: str
     params = memory.params
     limit = params.observations_per_session
     beliefs = memory.beliefs(status=None)
-    candidates = statement_items(find_statements(t), session=sess, beliefs=beliefs)
+    candidates = statement_items(find_statements(t), session=sess, beliefs=beliefs, source=f"{t.agent}/transcript",
+                                 agent=LABELS.get(t.agent, t.agent))
     if not use_llm:
         return candidates[:limit]
     if client is None and not os.environ.get("ANTHROPIC_API_KEY"):
@@ -274,7 +276,8 @@ def record_from_transcript(memory, path, use_llm: bool = False, *, session: str 
     nothing more: the model's own judgment of the session came first.
     """
     notes: list[str] = []
-    sess = session or read_transcript(path).session
+    t = read_transcript(path)
+    sess = session or t.session
     if sess:
         had = session_observation_count(memory, sess)
         if had:
@@ -284,5 +287,5 @@ def record_from_transcript(memory, path, use_llm: bool = False, *, session: str 
     if not items:
         notes.append("nothing worth recording in this session")
         return None, notes
-    report = memory.observe(items, source=SOURCE, session=sess or None)
+    report = memory.observe(items, source=f"{t.agent}/transcript", session=sess or None)
     return report, notes

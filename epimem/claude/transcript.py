@@ -18,9 +18,11 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
+from ..agents.codex_rollout import CODEX
+from ..agents.transcripts import Transcript, Turn, pick
 from ..core.ids import text_key
 
 # A user record whose text starts like this is Claude Code talking (a slash
@@ -30,28 +32,6 @@ _NOT_SPEECH = ("<command-name>", "<command-message>", "<command-args>", "<local-
                "<bash-stderr>", "<user-prompt-submit-hook>", "[Request interrupted",
                "Caveat: The messages below were generated")
 _REMINDER = re.compile(r"<system-reminder>.*?</system-reminder>", re.S)
-
-
-@dataclass(frozen=True)
-class Turn:
-    role: str  # "user" (a human prompt) or "assistant" (reply text only)
-    text: str
-    index: int  # line number in the file, 1-based
-    uuid: str = ""
-    timestamp: str = ""
-
-
-@dataclass(frozen=True)
-class Transcript:
-    turns: tuple[Turn, ...]
-    session: str = ""
-    cwd: str = ""
-    lines: int = 0
-    skipped: dict[str, int] = field(default_factory=dict)
-
-    @property
-    def human(self) -> list[Turn]:
-        return [t for t in self.turns if t.role == "user"]
 
 
 def _blocks_text(content) -> tuple[str, bool]:
@@ -141,9 +121,28 @@ def parse_lines(lines: Iterable[str]) -> Transcript:
     return Transcript(tuple(turns), session, cwd, n, skipped)
 
 
+class ClaudeCodeFormat:
+    """This reader as one adapter of `epimem.agents.transcripts` (Codex's rollouts are another)."""
+
+    name = "claude-code"
+    label = "Claude Code"
+
+    def claims(self, record: dict) -> bool:
+        return "sessionId" in record or record.get("type") in ("user", "assistant", "summary")
+
+    def parse_lines(self, lines: Iterable[str]) -> Transcript:
+        return parse_lines(lines)
+
+
+FORMATS = (CODEX, ClaudeCodeFormat())  # the last is the default
+LABELS = {f.name: f.label for f in FORMATS}
+
+
 def read_transcript(path: str | Path) -> Transcript:
+    """A session log in any known format (Claude Code's, Codex's rollout), read tolerantly."""
     with open(path, encoding="utf-8", errors="replace") as fh:
-        return parse_lines(fh)
+        lines = fh.readlines()
+    return pick(lines, FORMATS).parse_lines(lines)
 
 
 # --- the deterministic pass ------------------------------------------------------------
@@ -237,7 +236,7 @@ def find_statements(transcript: Transcript, limit: int | None = None) -> list[St
 
 
 def statement_items(statements: list[Statement], *, session: str = "", beliefs=(),
-                    source: str = "claude-code/transcript") -> list[dict]:
+                    source: str = "claude-code/transcript", agent: str = "Claude Code") -> list[dict]:
     """Observation items for `Memory.observe`: basis self-report, nothing interpreted.
 
     A statement whose title matches an active belief's title is the user
@@ -249,7 +248,7 @@ def statement_items(statements: list[Statement], *, session: str = "", beliefs=(
     for st in statements:
         quoted = st.text.replace('"', "'")
         item = {
-            "evidence": f'Said in a Claude Code session: "{quoted}"',
+            "evidence": f'Said in a {agent} session: "{quoted}"',
             # becomes the statement of a new belief: what was said, marked as said
             "suggests": f"{st.title}, said as a standing rule rather than about one task.",
             "therefore": "Follow it in similar work unless told otherwise; behaviour may still differ.",

@@ -218,9 +218,9 @@ def register(app: typer.Typer) -> None:
     hook_app.command("session-end")(hook_session_end)
     app.add_typer(hook_app, name="hook")
 
-    install_app = typer.Typer(no_args_is_help=True, help="Connect epimem to an assistant.")
+    from .install import install_app  # the `install` group is cli/install.py's
+
     install_app.command("claude-code")(install_claude_code)
-    app.add_typer(install_app, name="install")
 
     import_app = typer.Typer(no_args_is_help=True, help="Bring beliefs in from another memory.")
     import_app.command("epistemic-memory")(import_epistemic_memory)

@@ -15,12 +15,17 @@ LAYERS = {
     "core": 0,
     "store": 1,
     "api": 2, "importers": 2, "mirror": 2, "recall": 2,
-    "claude": 3, "cli": 3,
+    "claude": 3, "cli": 3, "mcp": 3, "agents": 3,
 }
 # Who may import each front end: its entry point, and the CLI's wrappers for it.
 FRONT_ENDS = {
     "cli": {"__main__.py"},
-    "claude": {"__main__.py", "cli"},
+    # The MCP server's `epimem://context` is the hook's own rendering (claude/hook.py), not a copy.
+    "claude": {"__main__.py", "cli", "mcp"},
+    "mcp": {"__main__.py", "cli"},
+    # the installers' shared editors and the transcript formats: the Claude Code installer and
+    # session-end pass use them too
+    "agents": {"__main__.py", "cli", "claude"},
 }
 
 

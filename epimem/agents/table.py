@@ -1,0 +1,113 @@
+"""The one table: for each agent, where its instruction file, skills, MCP entry and hooks go.
+
+A place is written per scope. `~/` is the home folder; `$CODEX_HOME`,
+`$XDG_CONFIG_HOME` and `$CLAUDE_DESKTOP` are the folders those agents use
+(their environment variable when set, else the documented default); any
+other path is relative to the project. `None`: the agent has no such thing
+at that scope.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+
+from . import claude_desktop, codex, cursor, gemini, opencode
+
+
+@dataclass(frozen=True)
+class Config:
+    """A config file holding one keyed entry of ours, and how it is written."""
+
+    user: str | None
+    project: str | None
+    format: str            # "toml", "json" (strict) or "jsonc" (comments allowed)
+    key: tuple[str, ...]   # where the entry goes, e.g. ("mcpServers", "epimem")
+
+
+@dataclass(frozen=True)
+class Agent:
+    name: str
+    module: ModuleType
+    binary: str | None                      # its CLI, looked for on PATH by `install --list`
+    home: str                               # the folder whose existence says it is installed
+    instructions: tuple[str | None, str | None]   # (user, project); cursor: a whole .mdc rule file
+    skills: tuple[str | None, str | None]
+    mcp: Config
+    hooks: Config | None
+    transcripts: str | None = None          # where its session logs are (read by the session-end pass)
+
+    @property
+    def label(self) -> str:
+        return self.module.LABEL
+
+    def scopes(self) -> tuple[str, ...]:
+        return ("user", "project") if self.mcp.project else ("user",)
+
+
+MCP_KEY = ("mcpServers", "epimem")
+
+AGENTS: dict[str, Agent] = {a.name: a for a in (
+    Agent("codex", codex, "codex", "$CODEX_HOME",
+          instructions=("$CODEX_HOME/AGENTS.md", "AGENTS.md"),
+          skills=("~/.agents/skills", ".agents/skills"),
+          mcp=Config("$CODEX_HOME/config.toml", ".codex/config.toml", "toml", ("mcp_servers", "epimem")),
+          hooks=Config("$CODEX_HOME/hooks.json", ".codex/hooks.json", "json", ("hooks",)),
+          transcripts="$CODEX_HOME/sessions"),
+    Agent("gemini", gemini, "gemini", "~/.gemini",
+          instructions=("~/.gemini/GEMINI.md", "GEMINI.md"),
+          skills=(None, None),
+          mcp=Config("~/.gemini/settings.json", ".gemini/settings.json", "jsonc", MCP_KEY),
+          hooks=Config("~/.gemini/settings.json", ".gemini/settings.json", "jsonc", ("hooks",))),
+    Agent("opencode", opencode, "opencode", "$XDG_CONFIG_HOME/opencode",
+          instructions=("$XDG_CONFIG_HOME/opencode/AGENTS.md", "AGENTS.md"),
+          skills=("$XDG_CONFIG_HOME/opencode/skills", ".opencode/skills"),
+          mcp=Config("$XDG_CONFIG_HOME/opencode/opencode.json", "opencode.json", "jsonc", ("mcp", "epimem")),
+          hooks=None),
+    Agent("cursor", cursor, "cursor", "~/.cursor",
+          instructions=(None, ".cursor/rules/epimem.mdc"),
+          skills=(None, None),
+          mcp=Config("~/.cursor/mcp.json", ".cursor/mcp.json", "json", MCP_KEY),
+          hooks=None),
+    Agent("claude-desktop", claude_desktop, None, "$CLAUDE_DESKTOP",
+          instructions=(None, None),
+          skills=(None, None),
+          mcp=Config("$CLAUDE_DESKTOP/claude_desktop_config.json", None, "json", MCP_KEY),
+          hooks=None),
+)}
+
+
+def _claude_desktop_dir() -> Path:
+    home = Path.home()
+    if sys.platform == "darwin":
+        return home / "Library" / "Application Support" / "Claude"
+    if sys.platform == "win32":
+        return Path(os.environ.get("APPDATA") or home / "AppData" / "Roaming") / "Claude"
+    return Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config") / "Claude"
+
+
+def resolve(place: str, project: Path) -> Path:
+    if place.startswith("~/"):
+        return Path.home() / place[2:]
+    root, _, rest = place.partition("/")
+    if root == "$CODEX_HOME":
+        base = Path(os.environ["CODEX_HOME"]) if os.environ.get("CODEX_HOME") else Path.home() / ".codex"
+    elif root == "$XDG_CONFIG_HOME":
+        base = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config")
+    elif root == "$CLAUDE_DESKTOP":
+        base = _claude_desktop_dir()
+    else:
+        return project / place
+    return base / rest if rest else base
+
+
+def place(places: tuple[str | None, str | None], scope: str, project: Path) -> Path | None:
+    p = places[0] if scope == "user" else places[1]
+    return resolve(p, project) if p else None
+
+
+def config_path(cfg: Config | None, scope: str, project: Path) -> Path | None:
+    return place((cfg.user, cfg.project), scope, project) if cfg else None

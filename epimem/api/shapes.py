@@ -1,0 +1,60 @@
+"""The JSON shapes of the API's results, shared by every front end.
+
+The CLI's `--json` and the MCP server's structured output are the same
+objects: one function per shape, the field names and types from
+`core.vocabulary` (the table is in docs/cli.md).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..core import vocabulary as vocab
+
+
+def tension_json(t) -> dict[str, Any]:
+    return {"id": t.id, "date": vocab.iso(t.date), "belief": t.belief, "status": t.status, "title": t.title,
+            "what_happened": t.what_happened, "evidence": list(t.evidence), "suggests": t.suggests,
+            "resolution": t.resolution}
+
+
+def observe_json(report) -> dict[str, Any]:
+    """`observe`'s report; `ObservationResult.before/after` are `confidence_before/after` here."""
+    return {
+        "commit": report.commit,
+        "observations": [{
+            "id": r.observation.id, "belief": r.belief, "strength": r.observation.strength,
+            "duplicate": r.duplicate, "created": r.created, **vocab.confidence_change(r.before, r.after),
+            "reason": r.reason, "tension": r.tension, "alert": r.alert,
+        } for r in report.results],
+        "alerts": [{"belief": r.belief, "observation": r.observation.id,
+                    "message": f"a belief held at {r.before:.2f} was contradicted"} for r in report.alerts],
+    }
+
+
+NOTHING_OBSERVED: dict[str, Any] = {"commit": None, "observations": [], "alerts": []}
+
+
+def session_json(r) -> dict[str, Any]:
+    """`SessionReport.review_due` holds the reason; the JSON splits it into a bool and `review_reason`."""
+    return {"counted": r.counted, "count": r.count, **vocab.dormancy(r.dormant_days),
+            **vocab.review(r.review_due), "commit": r.commit, "lines": r.lines()}
+
+
+def history_json(belief_id: str, points) -> dict[str, Any]:
+    """`HistoryPoint.sha/when` are `commit/date` here."""
+    return {"id": belief_id, "history": [{"commit": p.sha, "date": vocab.iso(p.when), "op": p.op,
+                                          "subject": p.subject, "confidence": vocab.confidence(p.confidence),
+                                          "status": p.status} for p in points]}
+
+
+def change_json(c) -> dict[str, Any]:
+    """One change in words (`diff`, `commit`); `Change.ident` is `id` here."""
+    return {"what": c.what, "id": c.ident, "action": c.action, "details": list(c.details), "text": c.sentence()}
+
+
+def answer_json(a) -> dict[str, Any]:
+    """A gut-check answer (`mirror answer`)."""
+    return {"belief": a.belief, "verdict": a.verdict, "note": a.note,
+            **vocab.confidence_change(a.confidence_before, a.confidence_after),
+            "status": a.status, "gut_check": a.progress}
