@@ -16,7 +16,6 @@ carries `metadata: package: epimem`, the CLAUDE.md block between the
 from __future__ import annotations
 
 import json
-import os
 import re
 import shlex
 import shutil

@@ -9,7 +9,6 @@ import re
 import shlex
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -329,7 +328,8 @@ def test_observe_skill_carries_the_method():
     body = (ROOT / "skills" / "observe" / "SKILL.md").read_text()
     for phrase in ("Behaviour over self-report", "One interpretive step only", "0 to 3 observations",
                    "Never task outcomes", "passing opinions about tools", "feel like surveillance",
-                   "epimem observe --session ${CLAUDE_SESSION_ID} --source claude-code --json --connects", "alerts", "0.70",
+                   "epimem observe --session ${CLAUDE_SESSION_ID} --source claude-code --json --connects",
+                   "alerts", "0.70", "'\\''",
                    "Judgment calls", "Pushback", "Process signals", "Contradictions of the profile",
                    "Unprompted personal reveals"):
         assert phrase in body, phrase
@@ -368,3 +368,16 @@ def test_uninstall_keeps_a_skills_folder_with_the_users_own_skills(home):
     assert run(home, "install", "claude-code").returncode == 0
     assert run(home, "install", "claude-code", "--uninstall").returncode == 0
     assert own.exists() and not (home / ".claude" / "skills" / "observe").exists()
+
+
+@pytest.mark.parametrize("name", ["observe", "mirror"])
+def test_skills_teach_no_shape_claude_code_refuses(name):
+    """Heredocs and JSON on the command line are refused by Claude Code's Bash safety check
+    whatever allowed-tools say (docs/decisions.md); the e2e suite runs what the skills teach."""
+    body = (ROOT / "skills" / name / "SKILL.md").read_text()
+    commands = [line.strip() for line in body.splitlines() if re.match(r"\s*epimem observe ", line)]
+    assert commands or name == "mirror" and "epimem mirror answer" in body
+    for cmd in commands:
+        assert "<<" not in cmd and "|" not in cmd and "{" not in cmd and "$(" not in cmd, cmd
+        shlex.split(cmd)  # well-formed shell words
+    assert "<<'JSON'" not in body

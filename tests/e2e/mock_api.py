@@ -183,7 +183,8 @@ class MockAPI:
 
     def messages(self) -> list[dict]:
         with self._lock:
-            return [r.body for r in self.requests if r.method == "POST" and r.path.split("?")[0].endswith("/v1/messages")]
+            return [r.body for r in self.requests
+                    if r.method == "POST" and r.path.split("?")[0].endswith("/v1/messages")]
 
     def main_requests(self) -> list[dict]:
         return [b for b in self.messages() if is_main(b)]
