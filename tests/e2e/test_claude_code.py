@@ -324,3 +324,21 @@ def test_plugin_and_settings_hooks_never_count_a_session_twice(claude_code):
     cc.path = f"{cc.binary.parent}:{cc.path}"
     r = cc.epimem("install", "claude-code", "--plugin", check=False)
     assert r.returncode == 1 and "counted twice" in r.stderr
+
+
+def test_plugin_with_epimem_off_path_records_what_its_observe_teaches(api, claude_bin, tmp_path):
+    cc = ClaudeCode(claude_bin, tmp_path, api, epimem_on_path=False)
+    cc.path = f"{cc.binary.parent}:{cc.path}"
+    vault = tmp_path / "v"
+    install(cc, "--plugin", vault=vault)
+    assert cc.settings()["env"] == {"EPIMEM_VAULT": str(vault), "EPIMEM_BIN": str(EPIMEM)}
+    add_belief(cc, vault, "Asks before deleting anything", "Wants a confirmation before rm.")
+    api.add(lambda body: bash(taught_command(request_text(body), "Keeps a rollback plan"), "Record"), text("ok"))
+    run = cc.claude("-p", "/epimem:observe")
+    assert run.returncode == 0 and run.denials == [], run.explain()
+    sent = request_text(api.main_requests()[0])
+    assert "Asks before deleting anything" in sent  # the `!` line ran the plugin's bin/epimem
+    results = api.tool_results()
+    assert results and not results[0].get("is_error"), results  # so did the model's plain `epimem`
+    recorded = [b for s, b in commits(cc, vault) if s.startswith("observe:")]
+    assert recorded and f"Epimem-Session: {run.session_id}" in recorded[0]
