@@ -443,7 +443,8 @@ def _standing_down(opts: dict, cwd: str) -> bool:
         return False
     from .wiring import settings_hook_present
 
-    found = settings_hook_present(cwd)
+    # Claude Code reads the project's settings from the project root, which a session's cwd may be below.
+    found = settings_hook_present(os.environ.get("CLAUDE_PROJECT_DIR") or cwd)
     if found is not None:
         _log(f"the epimem plugin and epimem's hooks in {found} are both installed; the plugin's hook "
              "did nothing (remove one: `epimem install claude-code --uninstall`, or uninstall the plugin)")

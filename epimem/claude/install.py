@@ -7,10 +7,15 @@ other hooks, other keys, key order, indentation, blank lines — stays byte for
 byte, `--uninstall` after an install gives back the original file, and a
 second install finds nothing to do.
 
-What is ours is recognised by content: a hook handler whose command is
-`epimem` (any path) with arguments starting `hook`, a skill whose frontmatter
+What is ours is recognised by content: a hook handler whose program is
+`epimem` (any path) followed by `hook session-…` (`wiring.hook_role`), the
+`EPIMEM_VAULT`/`EPIMEM_BIN` entries of `"env"`, a skill whose frontmatter
 carries `metadata: package: epimem`, the CLAUDE.md block between the
 `epimem:begin`/`epimem:end` markers.
+
+The plugin (`templates/claude/plugin`) is the other way to install the same
+skills and hook; `plugin_plan` drives `claude plugin …` for it, and the two
+refuse each other (`wiring`).
 """
 
 from __future__ import annotations
@@ -585,7 +590,7 @@ def plan(scope: str = "user", *, project: Path | None = None, auto_observe: bool
     return actions
 
 
-def notes(actions: list[Action], scope: str, command: str | None = None) -> list[str]:
+def notes(scope: str, command: str | None = None) -> list[str]:
     """What the user should know about a plan before it runs."""
     out = []
     command = command or default_command()
@@ -669,11 +674,11 @@ def plugin_plan(scope: str = "user", *, project: Path | None = None, uninstall: 
     else:
         present = wiring.settings_hook_present(t["project"])
         if present is not None:
+            where = "" if present == wiring.claude_dir() / "settings.json" else " --scope project"
             raise InstallError(
                 f"epimem's hooks are installed in {present}: with the plugin's as well every session would "
-                "be counted twice. Remove them first (`epimem install claude-code --uninstall"
-                + (" --scope project" if present.name == "settings.local.json" or t["project"] and
-                   present.parent.parent == t["project"] else "") + "`); nothing was changed")
+                f"be counted twice. Remove them first (`epimem install claude-code --uninstall{where}`); "
+                "nothing was changed")
         cmds = [["plugin", "marketplace", "add", str(marketplace_dir())],
                 ["plugin", "install", wiring.PLUGIN_ID, "--scope", scope]]
     path = t["settings"]

@@ -102,7 +102,7 @@ def install_claude_code(ctx: typer.Context,
         typer.echo(f"{'run':<9} claude {' '.join(shlex.quote(a) for a in argv)}")
     for a in actions:
         typer.echo(a.line())
-    for note in install.notes(actions, scope) if not plugin and not uninstall else []:
+    for note in install.notes(scope) if not plugin and not uninstall else []:
         typer.echo(f"Note: {note}")
     if dry_run:
         typer.echo("Dry run: nothing was changed.")
