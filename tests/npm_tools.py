@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import pwd
 import shutil
 import subprocess
 from pathlib import Path
@@ -19,7 +20,10 @@ import pytest
 
 
 def cache_dir() -> Path:
-    root = Path(os.environ.get("EPIMEM_TEST_CACHE") or Path.home() / ".cache" / "epimem-tests")
+    # The user's real home, not $HOME: tests/conftest.py gives every test a temporary HOME, and a
+    # cache there would download Claude Code's 380 MB again for every test.
+    real_home = Path(pwd.getpwuid(os.getuid()).pw_dir)
+    root = Path(os.environ.get("EPIMEM_TEST_CACHE") or real_home / ".cache" / "epimem-tests")
     root.mkdir(parents=True, exist_ok=True)
     return root
 

@@ -22,11 +22,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mock_api import MockAPI
-from npm_tools import npm_tool
+from npm_tools import cache_dir, npm_tool
 
 # The npm cache is the developer's, not a test's: tests/conftest.py points HOME at a temporary
 # folder for every test, and a binary installed there (380 MB) would be installed again each time.
-os.environ.setdefault("EPIMEM_TEST_CACHE", str(Path.home() / ".cache" / "epimem-tests"))
+os.environ.setdefault("EPIMEM_TEST_CACHE", str(cache_dir()))
 
 CURRENT = "2.1.332"  # pinned: later versions declare node>=22 and npm on Node 20 would pick another
 BEFORE_ARGS = "2.1.138"  # the last version that ignores a hook's "args" (docs/claude-code.md)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import time
 
 import pytest
 from recall_support import free_port, mini_vault
@@ -96,10 +95,10 @@ def test_index_commands(cli, root):
 
 
 def test_fresh_process(root):
-    """`epimem recall` as a new process (the 2.5 s budget at 10k is in bench/bench_recall.py)."""
+    """`epimem recall` as a new process answers from the built index. Its speed is measured in
+    bench/bench_recall.py beside a baseline, not timed here: a wall clock on a shared CI machine
+    fails for the machine's reasons, not the code's."""
     cmd = [sys.executable, "-m", "epimem", "--vault", str(root), "recall", "commit messages", "--json"]
     subprocess.run(cmd, capture_output=True, timeout=60, check=True)  # builds the index
-    t = time.perf_counter()
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
-    assert time.perf_counter() - t < 5.0
     assert out.returncode == 0 and json.loads(out.stdout)["results"][0]["id"] == "conventional-commits"
