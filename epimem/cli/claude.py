@@ -64,6 +64,9 @@ def install_claude_code(ctx: typer.Context,
                         llm: bool = typer.Option(False, "--llm", help="With --auto-observe: also let Claude "
                                                                       "read the transcript (sends it to "
                                                                       "Anthropic; needs ANTHROPIC_API_KEY)."),
+                        mcp: bool = typer.Option(False, "--mcp", help="Also register the MCP server (`epimem mcp`): "
+                                                                      "~/.claude.json for --scope user, .mcp.json "
+                                                                      "for --scope project."),
                         dry_run: bool = typer.Option(False, "--dry-run", help="Say what would change; change nothing."),
                         uninstall: bool = typer.Option(False, "--uninstall",
                                                        help="Remove exactly what the install added.")):
@@ -78,12 +81,14 @@ def install_claude_code(ctx: typer.Context,
     try:
         actions = install.plan(scope, project=project, auto_observe=auto_observe, llm=llm,
                                uninstall=uninstall, vault=vault_arg)
+        # --uninstall removes the MCP entry an earlier --mcp added, whether or not --mcp is given again.
+        mcp_actions = _mcp_plan(scope, project, vault_arg, uninstall) if mcp or uninstall else []
     except install.InstallError as e:
         fail(str(e))
     mem = memory(ctx)
     if not uninstall and not mem.vault.exists():
         typer.echo(f"{'would create' if dry_run else 'create':<9} {root} — a new vault")
-    for a in actions:
+    for a in actions + mcp_actions:
         typer.echo(a.line())
     if dry_run:
         typer.echo("Dry run: nothing was changed.")
@@ -92,15 +97,31 @@ def install_claude_code(ctx: typer.Context,
         from ..api.memory import Memory
 
         Memory.init(root)
-    for note in install.apply(actions):
+    for note in install.apply(actions) + _mcp_apply(mcp_actions):
         typer.echo(note)
     if not uninstall:
         from ..store.context_cache import refresh_context
 
         refresh_context(root)  # the first session starts with context, not with a rebuild
         typer.echo("Done: new Claude Code sessions start with epimem's context; /observe and /mirror are ready.")
-    if any(a.what == "refused" for a in actions):
+    if any(a.what == "refused" for a in actions + mcp_actions):
         raise typer.Exit(1)
+
+
+def _mcp_plan(scope, project, vault, uninstall):
+    from ..claude.install import InstallError
+    from ..mcp import register
+
+    try:
+        return register.plan(scope, project=project, vault=vault, uninstall=uninstall)
+    except register.RegisterError as e:
+        raise InstallError(str(e)) from None
+
+
+def _mcp_apply(actions) -> list[str]:
+    from ..mcp import register
+
+    return register.apply(actions) if actions else []
 
 
 # --- import ---------------------------------------------------------------------------------
