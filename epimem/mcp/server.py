@@ -13,7 +13,6 @@ from __future__ import annotations
 import functools
 import re
 import secrets
-import weakref
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -126,44 +125,48 @@ def _check_id(value: str, field: str) -> str:
 class Sessions:
     """Which session a call counts for (rules 3 and 9).
 
-    Over HTTP the MCP session id is the session; otherwise (stdio, in
-    process) each connection gets an id of its own when it first asks. A
-    `session` argument overrides both. Held by the connection's session
-    object, so it goes when the connection does.
+    1. A `session` argument wins.
+    2. Over HTTP, the MCP session: the `mcp-session-id` of the protocol
+       versions with a handshake (up to 2025-11-25), one per client session.
+    3. Otherwise this server's own id: a stdio server serves exactly one
+       client for as long as the process lives. Protocol 2026-07-28 has no
+       sessions at all (every request stands alone, and the SDK builds a fresh
+       connection object for each), so over HTTP its requests count per
+       client name on this daemon: stricter than a session, never looser, so
+       rule 9 cannot be dodged; such a client passes `session` to say more.
     """
 
     def __init__(self) -> None:
-        self._ids: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
+        self.default = "mcp-" + secrets.token_hex(6)
 
     def of(self, ctx: Context | None, given: str | None = None) -> str:
         if given:
             return given
-        headers = None
+        sid = None
         try:
             headers = ctx.headers if ctx is not None else None
+            sid = headers.get("mcp-session-id") if headers else None
+            if not sid and ctx is not None:
+                sid = getattr(getattr(ctx.session, "_connection", None), "session_id", None)
         except (AttributeError, LookupError, ValueError):
-            headers = None
-        sid = headers.get("mcp-session-id") if headers else None
+            sid = None
         if sid:
             return "mcp-" + SESSION_RE.sub("", sid)[:40]
-        try:
-            owner = ctx.session if ctx is not None else None
-        except (AttributeError, LookupError, ValueError):
-            owner = None
-        if owner is None:
-            return "mcp-" + secrets.token_hex(6)
-        if owner not in self._ids:
-            self._ids[owner] = "mcp-" + secrets.token_hex(6)
-        return self._ids[owner]
+        name = _client_name(ctx)
+        return f"{self.default}-{name}" if name and ctx is not None and ctx.headers else self.default
+
+
+def _client_name(ctx: Context | None) -> str:
+    try:
+        info = ctx.session.client_params.client_info  # type: ignore[union-attr]
+        return re.sub(r"[^a-z0-9\-]+", "-", (info.name or "").lower()).strip("-")[:30]
+    except (AttributeError, LookupError, ValueError):
+        return ""
 
 
 def _client_source(ctx: Context | None) -> str:
     """`mcp` and the client's own name (`mcp claude-desktop`), as the observation's source."""
-    try:
-        info = ctx.session.client_params.client_info  # type: ignore[union-attr]
-        name = re.sub(r"[^a-z0-9\-]+", "-", (info.name or "").lower()).strip("-")[:40]
-    except (AttributeError, LookupError, ValueError):
-        name = ""
+    name = _client_name(ctx)
     return f"mcp {name}" if name else "mcp"
 
 
