@@ -417,6 +417,8 @@ def session_start(argv: list[str]) -> int:
     today = _today(opts.get("today"))
     source = _text(payload, "source")
     cwd = _text(payload, "cwd") or os.environ.get("CLAUDE_PROJECT_DIR") or os.getcwd()
+    if _standing_down(opts, cwd):
+        return 0
     cache = read_context_cache(root)
     prm = (cache or {}).get("params") or FALLBACK_PARAMS
     info = update_sessions(root, source, today, prm)
@@ -432,6 +434,20 @@ def session_start(argv: list[str]) -> int:
             "hookEventName": "SessionStart", "additionalContext": text}}, ensure_ascii=False))
         sys.stdout.flush()
     return 0
+
+
+def _standing_down(opts: dict, cwd: str) -> bool:
+    """True for the plugin's hook when epimem's settings.json hooks are also installed: they run
+    too, and one session must count once (epimem/claude/wiring.py)."""
+    if opts.get("via") != "plugin":
+        return False
+    from .wiring import settings_hook_present
+
+    found = settings_hook_present(cwd)
+    if found is not None:
+        _log(f"the epimem plugin and epimem's hooks in {found} are both installed; the plugin's hook "
+             "did nothing (remove one: `epimem install claude-code --uninstall`, or uninstall the plugin)")
+    return found is not None
 
 
 def session_end(argv: list[str]) -> int:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import shutil
 import sys
 import time
@@ -27,8 +28,10 @@ from typing import Any
 
 from ..core.errors import EpimemError
 from ..store.files import atomic_write
+from . import wiring
 
 TEMPLATES = Path(__file__).parent.parent / "templates" / "claude"
+SKILLS_DIR = TEMPLATES / "plugin" / "skills"  # one copy: the plugin's, which the settings install uses too
 SKILLS = ("observe", "mirror")
 BEGIN, END = "<!-- epimem:begin -->", "<!-- epimem:end -->"
 HOOK_TIMEOUT = 10
@@ -190,23 +193,11 @@ def _remove(text: str, node: Node, index: int) -> str:
 # --- hooks in settings.json ------------------------------------------------------------------
 
 def is_ours(handler: Any) -> bool:
-    if not isinstance(handler, dict):
-        return False
-    cmd = handler.get("command")
-    if not isinstance(cmd, str):
-        return False
-    args = handler.get("args")
-    if isinstance(args, list) and args[:1] == ["hook"]:
-        return os.path.basename(cmd.strip()) == "epimem"
-    return bool(re.match(r"^\S*epimem\s+hook\s+session-", cmd.strip()))
+    return wiring.hook_role(handler) is not None
 
 
 def _role(handler: dict) -> str:
-    args = handler.get("args")
-    if isinstance(args, list) and len(args) > 1:
-        return str(args[1])
-    m = re.search(r"hook\s+(\S+)", handler.get("command", ""))
-    return m.group(1) if m else ""
+    return wiring.hook_role(handler) or ""
 
 
 @dataclass(frozen=True)
@@ -220,13 +211,15 @@ class HookSpec:
         return _role(self.handler)
 
 
-def hook_specs(command: str, *, auto_observe: bool = False, llm: bool = False,
-               vault: str | None = None) -> list[HookSpec]:
-    extra = ["--vault", vault] if vault else []
+def hook_command(command: str, *args: str) -> str:
+    """One shell string: the only handler form every Claude Code version runs (`"args"` is
+    dropped before 2.1.139, which then runs a bare `epimem` that fails)."""
+    return " ".join(shlex.quote(w) for w in (command, "hook", *args))
 
+
+def hook_specs(command: str, *, auto_observe: bool = False, llm: bool = False) -> list[HookSpec]:
     def handler(*args: str) -> dict:
-        return {"type": "command", "command": command, "args": ["hook", *args, *extra],
-                "timeout": HOOK_TIMEOUT}
+        return {"type": "command", "command": hook_command(command, *args), "timeout": HOOK_TIMEOUT}
 
     specs = [
         # Counted: a new session.
@@ -276,25 +269,30 @@ def _matcher(group: Node) -> str | None:
 def _check_shape(root: Node, path: Path) -> None:
     if root.kind != "object":
         raise InstallError(f"{path}: the file must hold a JSON object; nothing was changed")
+    for key, kind in (("hooks", "an object"), ("env", "an object")):
+        node = root.get(key)
+        if node is not None and node.kind != "object":
+            raise InstallError(f"{path}: '{key}' must be {kind}; nothing was changed")
     hooks = root.get("hooks")
-    if hooks is None:
-        return
-    if hooks.kind != "object":
-        raise InstallError(f"{path}: 'hooks' must be an object; nothing was changed")
-    for event, _, arr in hooks.members:
+    for event, _, arr in hooks.members if hooks is not None else []:
         if arr.kind != "array":
             raise InstallError(f"{path}: 'hooks.{event}' must be a list; nothing was changed")
+
+
+def _parsed(text: str, path: Path) -> Node:
+    try:
+        root = parse_spans(text)
+    except ValueError as e:
+        raise InstallError(f"{path}: invalid JSON at {e}; fix it first, nothing was changed") from None
+    _check_shape(root, path)
+    return root
 
 
 def merge_hooks(text: str, specs: list[HookSpec], path: Path = Path("settings.json")) -> str:
     """settings.json text with exactly our handlers, everything else untouched."""
     if not text.strip():
         text = "{}\n"
-    try:
-        root = parse_spans(text)
-    except ValueError as e:
-        raise InstallError(f"{path}: invalid JSON at {e}; fix it first, nothing was changed") from None
-    _check_shape(root, path)
+    _parsed(text, path)
     unit = indent_unit(text)
     wanted = {(s.event, s.matcher, s.role): s for s in specs}
     # 1. ours that are no longer wanted, or differ: removed (re-added below)
@@ -352,6 +350,50 @@ def remove_hooks(text: str, path: Path = Path("settings.json")) -> str:
     return merge_hooks(text, [], path) if text.strip() else text
 
 
+# --- "env" in settings.json ------------------------------------------------------------------
+
+# The variables epimem sets in settings.json's top-level "env", which Claude Code passes to hooks,
+# the skills' `!` lines and the model's Bash calls alike: where the vault is, and (for the
+# plugin's bin/epimem) which epimem to run. An install sets exactly those it needs and removes the
+# others; an uninstall removes them all.
+ENV_KEYS = ("EPIMEM_VAULT", "EPIMEM_BIN")
+
+
+def merge_env(text: str, wanted: dict[str, str], path: Path = Path("settings.json")) -> str:
+    """settings.json text whose "env" holds `wanted` of epimem's variables and none of the others."""
+    if not text.strip():
+        if not wanted:
+            return text
+        text = "{}\n"
+    _parsed(text, path)
+    unit = indent_unit(text)
+    for key in ENV_KEYS:
+        root = parse_spans(text)
+        env = root.get("env")
+        node = env.get(key) if env is not None else None
+        if key in wanted:
+            value = wanted[key]
+            if env is None:
+                text = _insert(text, root, "env", {key: value}, unit)
+            elif node is None:
+                text = _insert(text, env, key, value, unit)
+            elif node.value != value:
+                text = text[:node.start] + json.dumps(value, ensure_ascii=False) + text[node.end:]
+        elif node is not None:
+            if len(env.members) == 1:  # the "env" was only ours: it goes too
+                text = _remove(text, root, [k for k, _, _ in root.members].index("env"))
+            else:
+                text = _remove(text, env, [k for k, _, _ in env.members].index(key))
+    return text
+
+
+def is_empty_object(text: str) -> bool:
+    try:
+        return json.loads(text) == {}
+    except ValueError:
+        return False
+
+
 # --- CLAUDE.md -------------------------------------------------------------------------------
 
 def claude_md_block() -> str:
@@ -382,6 +424,30 @@ def remove_block(text: str) -> str:
     return before + after
 
 
+# --- skills ----------------------------------------------------------------------------------
+
+# Where a skill names the program: a `!` line, an inline command, `Bash(epimem *)`, or a line of
+# a code block. Prose ("the epimem vault") is never at one of these places.
+_COMMAND = re.compile(r"(?:(?<=`)|(?<=Bash\()|(?<=^)|(?<=^  ))epimem(?= )", re.M)
+
+
+def render_skill(text: str, command: str) -> str:
+    """The skill with `epimem` replaced by `command` where it is run, for an epimem off PATH.
+
+    Claude Code runs the `!` lines and the model's commands with the session's PATH, so a bare
+    `epimem` there fails when the user's epimem lives elsewhere (a venv, pipx without its bin
+    dir on PATH). `allowed-tools` must name the same program, or the commands are not approved.
+    """
+    if command == "epimem":
+        return text
+    return _COMMAND.sub(lambda _: shlex.quote(command), text)
+
+
+def _skill_is_ours(text: str) -> bool:
+    fm = text.split("---", 2)[1] if text.startswith("---") and text.count("---") >= 2 else ""
+    return bool(re.search(r"^\s+package:\s*epimem\s*$", fm, re.M))
+
+
 # --- the plan --------------------------------------------------------------------------------
 
 @dataclass
@@ -390,24 +456,28 @@ class Action:
     what: str          # "create", "update", "remove", "unchanged", "refused"
     detail: str
     new: str | None = None   # the file's new text (None: delete it)
+    backup: bool = True      # settings files: copy the old text aside first (on install)
 
     def line(self) -> str:
         return f"{self.what:<9} {self.path} — {self.detail}"
 
 
 def claude_dir() -> Path:
-    d = os.environ.get("CLAUDE_CONFIG_DIR")
-    return Path(d).expanduser() if d else Path.home() / ".claude"
+    return wiring.claude_dir()
 
 
-def targets(scope: str, project: Path | None = None) -> dict[str, Path]:
+def targets(scope: str, project: Path | None = None) -> dict[str, Any]:
+    """Where each part goes. A project install keeps everything personal (the hooks' path to
+    epimem, the vault) in `.claude/settings.local.json`, which is not committed; the committed
+    `.claude/settings.json` only loses epimem hooks an older install put there."""
     if scope == "user":
         base = claude_dir()
-        return {"settings": base / "settings.json", "skills": base / "skills", "claude_md": base / "CLAUDE.md"}
+        return {"settings": base / "settings.json", "legacy": None, "skills": base / "skills",
+                "claude_md": base / "CLAUDE.md", "project": None}
     if scope == "project":
         p = (project or Path.cwd()).absolute()
-        return {"settings": p / ".claude" / "settings.json", "skills": p / ".claude" / "skills",
-                "claude_md": p / "CLAUDE.md"}
+        return {"settings": p / ".claude" / "settings.local.json", "legacy": p / ".claude" / "settings.json",
+                "skills": p / ".claude" / "skills", "claude_md": p / "CLAUDE.md", "project": p}
     raise InstallError(f"--scope must be user or project, not {scope!r}")
 
 
@@ -420,11 +490,6 @@ def _read(path: Path) -> str | None:
         raise InstallError(f"cannot read {path}: {e}") from None
 
 
-def _skill_is_ours(text: str) -> bool:
-    fm = text.split("---", 2)[1] if text.startswith("---") and text.count("---") >= 2 else ""
-    return bool(re.search(r"^\s+package:\s*epimem\s*$", fm, re.M))
-
-
 def default_command() -> str:
     """`epimem` when that is what the PATH finds, else this installation's script by path."""
     here = Path(sys.executable).parent / "epimem"
@@ -434,31 +499,60 @@ def default_command() -> str:
     return str(here) if here.exists() else "epimem"
 
 
+def _settings_action(path: Path, old: str | None, new: str | None, detail: str, uninstall: bool) -> Action:
+    if new is not None and old is not None and uninstall and is_empty_object(new) \
+            and not is_empty_object(old) and not _backups(path):
+        new = None  # epimem created the file (it made no backup), and `{}` is all that is left: it goes
+    if new == old:
+        return Action(path, "unchanged", "no settings file" if old is None else "already as wanted")
+    if new is None:
+        return Action(path, "remove", detail)
+    return Action(path, "create" if old is None else "update", detail, new)
+
+
 def plan(scope: str = "user", *, project: Path | None = None, auto_observe: bool = False,
          llm: bool = False, uninstall: bool = False, command: str | None = None,
          vault: str | None = None) -> list[Action]:
+    """What `epimem install claude-code` would change, file by file (nothing is written).
+
+    `vault` is the vault to record in "env" (None: the default place, nothing recorded).
+    """
     t = targets(scope, project)
+    command = command or default_command()
+    if not uninstall:
+        enabled = wiring.plugin_enabled(t["project"])
+        if enabled is not None:
+            raise InstallError(
+                f"the epimem plugin is enabled in {enabled}: its hooks and these would both count every "
+                f"session. Keep the plugin, or remove it first (`claude plugin uninstall {wiring.PLUGIN_ID}`, "
+                "or `epimem install claude-code --plugin --uninstall`); nothing was changed")
     actions: list[Action] = []
-    # settings.json
+    # settings: hooks, then "env"
     path = t["settings"]
     old = _read(path)
     if uninstall:
-        new = remove_hooks(old or "", path) if old is not None else None
+        new = None if old is None else merge_env(remove_hooks(old, path), {}, path)
+        detail = "removed epimem's hooks and settings"
     else:
-        specs = hook_specs(command or default_command(), auto_observe=auto_observe, llm=llm, vault=vault)
-        new = merge_hooks(old or "", specs, path)
-    if old is None and uninstall:
-        actions.append(Action(path, "unchanged", "no settings file"))
-    elif new == old:
-        actions.append(Action(path, "unchanged", "hooks already as wanted"))
-    else:
-        what = "create" if old is None else "update"
-        detail = ("removed epimem's hooks" if uninstall else
-                  "SessionStart hook (startup; clear|compact)" + (" and SessionEnd hook" if auto_observe else ""))
-        actions.append(Action(path, what, detail, new))
-    # skills
+        new = merge_hooks(old or "", hook_specs(command, auto_observe=auto_observe, llm=llm), path)
+        new = merge_env(new, {"EPIMEM_VAULT": vault} if vault else {}, path)
+        detail = ("SessionStart hook (startup; clear|compact)" + (" and SessionEnd hook" if auto_observe else "")
+                  + (f", env EPIMEM_VAULT={vault}" if vault else ""))
+    actions.append(_settings_action(path, old, new, detail, uninstall))
+    legacy = t["legacy"]
+    if legacy is not None:
+        old = _read(legacy)
+        if old is not None:
+            new = merge_env(remove_hooks(old, legacy), {}, legacy)
+            if new != old:
+                a = _settings_action(legacy, old, new, "epimem's hooks moved to settings.local.json "
+                                     "(this file is committed; they hold personal paths)", True)
+                a.backup = False  # like an uninstall: the file goes back to what it was without epimem
+                actions.append(a)
+    # skills: a project's are committed, so they name plain `epimem` whatever this machine has
+    skill_command = command if scope == "user" else "epimem"
     for name in SKILLS:
-        src = (TEMPLATES / "skills" / name / "SKILL.md").read_text(encoding="utf-8")
+        src = render_skill((SKILLS_DIR / name / "SKILL.md").read_text(encoding="utf-8"), skill_command)
         dst = t["skills"] / name / "SKILL.md"
         cur = _read(dst)
         if uninstall:
@@ -492,35 +586,106 @@ def plan(scope: str = "user", *, project: Path | None = None, auto_observe: bool
     return actions
 
 
+def notes(actions: list[Action], scope: str, command: str | None = None) -> list[str]:
+    """What the user should know about a plan before it runs."""
+    out = []
+    command = command or default_command()
+    if scope == "project" and command != "epimem":
+        out.append(f"epimem is not on PATH ({command}): this project's skills call plain `epimem`, "
+                   "so put its folder on PATH (the hooks in settings.local.json find it by path)")
+    return out
+
+
+BACKUP = ".epimem-backup-"
+
+
 def _backup(path: Path) -> Path:
     stamp = time.strftime("%Y%m%d-%H%M%S")
-    dst = path.with_name(f"{path.name}.epimem-backup-{stamp}")
+    dst = path.with_name(f"{path.name}{BACKUP}{stamp}")
     n = 1
     while dst.exists():
         n += 1
-        dst = path.with_name(f"{path.name}.epimem-backup-{stamp}-{n}")
+        dst = path.with_name(f"{path.name}{BACKUP}{stamp}-{n}")
     shutil.copy2(path, dst)
     return dst
 
 
-def apply(actions: list[Action]) -> list[str]:
-    """Carry out a plan; settings files get a backup before they change. Returns notes."""
+def _backups(path: Path) -> list[Path]:
+    return sorted(path.parent.glob(path.name + BACKUP + "*"))
+
+
+def _is_settings(path: Path) -> bool:
+    return path.name in ("settings.json", "settings.local.json")
+
+
+def apply(actions: list[Action], *, uninstall: bool = False) -> list[str]:
+    """Carry out a plan. An install backs a settings file up before changing it; an uninstall,
+    which gives the file back as it was, removes those backups. Returns notes."""
     notes = []
     for a in actions:
         if a.what in ("unchanged", "refused"):
             continue
-        if a.path.name == "settings.json" and a.path.exists():
+        if _is_settings(a.path) and a.path.exists() and a.backup and not uninstall:
             notes.append(f"backup of {a.path} in {_backup(a.path)}")
         if a.new is None:
             a.path.unlink(missing_ok=True)
-            # A skill's folder, then `skills/` itself, when nothing else is in them.
-            for folder in (a.path.parent, a.path.parent.parent):
-                if folder.name != "skills" and folder != a.path.parent:
-                    break
+            # What the install made and is now empty: a skill's folder, then `skills/`, then
+            # the `.claude` folder holding them (a project's, usually).
+            folders = ([a.path.parent] if _is_settings(a.path) else
+                       list(a.path.parents)[:3] if a.path.name == "SKILL.md" else [])
+            for folder in folders:
                 try:
                     folder.rmdir()
                 except OSError:
                     break
-            continue
-        atomic_write(a.path, a.new)
+        else:
+            atomic_write(a.path, a.new)
+        if uninstall and _is_settings(a.path):
+            for b in _backups(a.path):
+                b.unlink()
+                notes.append(f"removed {b} (the install's backup; the file is back as it was)")
     return notes
+
+
+# --- the plugin ------------------------------------------------------------------------------
+
+def marketplace_dir() -> Path:
+    """The marketplace this package ships (`.claude-plugin/marketplace.json`, the plugin in ./plugin)."""
+    return TEMPLATES
+
+
+def plugin_plan(scope: str = "user", *, project: Path | None = None, uninstall: bool = False,
+                command: str | None = None, vault: str | None = None) -> tuple[list[list[str]], list[Action]]:
+    """The `claude plugin …` commands and the settings changes of a plugin install.
+
+    The plugin's hooks name no vault and no path: the vault and, when epimem is off PATH, the
+    epimem to run travel in "env" (EPIMEM_VAULT, EPIMEM_BIN), which reaches the plugin's hooks,
+    its bin/epimem and the model's commands.
+    """
+    t = targets(scope, project)
+    command = command or default_command()
+    if uninstall:
+        cmds = [["plugin", "uninstall", wiring.PLUGIN_ID, "--scope", scope],
+                ["plugin", "marketplace", "remove", wiring.MARKETPLACE]]
+    else:
+        present = wiring.settings_hook_present(t["project"])
+        if present is not None:
+            raise InstallError(
+                f"epimem's hooks are installed in {present}: with the plugin's as well every session would "
+                "be counted twice. Remove them first (`epimem install claude-code --uninstall"
+                + (" --scope project" if present.name == "settings.local.json" or t["project"] and
+                   present.parent.parent == t["project"] else "") + "`); nothing was changed")
+        cmds = [["plugin", "marketplace", "add", str(marketplace_dir())],
+                ["plugin", "install", wiring.PLUGIN_ID, "--scope", scope]]
+    path = t["settings"]
+    old = _read(path)
+    wanted = {}
+    if not uninstall:
+        if vault:
+            wanted["EPIMEM_VAULT"] = vault
+        if command != "epimem":
+            wanted["EPIMEM_BIN"] = command
+    new = merge_env(old or "", wanted, path) if (old is not None or wanted) else None
+    detail = ", ".join(f"env {k}={v}" for k, v in wanted.items()) or "epimem's env entries removed"
+    actions = [_settings_action(path, old, new, detail, uninstall)]
+    return cmds, actions

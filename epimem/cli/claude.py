@@ -8,6 +8,9 @@ and `--help`.
 from __future__ import annotations
 
 import os
+import shlex
+import shutil
+import subprocess
 from pathlib import Path
 
 import typer
@@ -58,6 +61,9 @@ def install_claude_code(ctx: typer.Context,
                         project: Path | None = typer.Option(None, "--project",
                                                                help="The project folder for --scope project "
                                                                     "(default: the current one)."),
+                        plugin: bool = typer.Option(False, "--plugin",
+                                                    help="Install epimem's Claude Code plugin (with `claude plugin "
+                                                         "…`) instead of hooks in settings.json."),
                         auto_observe: bool = typer.Option(False, "--auto-observe",
                                                           help="Also install the SessionEnd hook that reads "
                                                                "each transcript."),
@@ -76,28 +82,54 @@ def install_claude_code(ctx: typer.Context,
 
     if llm and not auto_observe and not uninstall:
         fail("--llm goes with --auto-observe")
+    if plugin and mcp:
+        fail("the plugin carries the MCP server already: --mcp goes with the settings install")
+    if plugin and auto_observe:
+        fail("--auto-observe is not part of the plugin yet: use the settings install for it")
     root = resolve_root(state(ctx).vault)
+    # The vault travels in settings.json's "env", which reaches the hooks, the skills' `!` lines and
+    # the model's commands alike (docs/claude-code.md); the default place needs no entry.
     vault_arg = None if root == default_root().absolute() else str(root)
     try:
-        actions = install.plan(scope, project=project, auto_observe=auto_observe, llm=llm,
-                               uninstall=uninstall, vault=vault_arg)
-        # --uninstall removes the MCP entry an earlier --mcp added, whether or not --mcp is given again.
-        mcp_actions = _mcp_plan(scope, project, vault_arg, uninstall) if mcp or uninstall else []
+        if plugin:
+            commands, actions = install.plugin_plan(scope, project=project, uninstall=uninstall, vault=vault_arg)
+        else:
+            commands = []
+            actions = install.plan(scope, project=project, auto_observe=auto_observe, llm=llm,
+                                   uninstall=uninstall, vault=vault_arg)
+        # The plugin carries its own MCP server. --uninstall removes the entry an earlier --mcp added,
+        # whether or not --mcp is given again.
+        mcp_actions = _mcp_plan(scope, project, vault_arg, uninstall) if (mcp or uninstall) and not plugin else []
     except install.InstallError as e:
         fail(str(e))
     mem = memory(ctx)
     if not uninstall and not mem.vault.exists():
         typer.echo(f"{'would create' if dry_run else 'create':<9} {root} — a new vault")
+    claude = shutil.which("claude")
+    for argv in commands:
+        typer.echo(f"{'run':<9} claude {' '.join(shlex.quote(a) for a in argv)}")
     for a in actions + mcp_actions:
         typer.echo(a.line())
+    for note in install.notes(actions, scope) if not plugin and not uninstall else []:
+        typer.echo(f"Note: {note}")
     if dry_run:
         typer.echo("Dry run: nothing was changed.")
         return
+    if commands and claude is None:
+        fail("`claude` is not on PATH: install Claude Code, or run the `claude plugin` commands above "
+             "yourself; nothing was changed")
     if not uninstall and not mem.vault.exists():
         from ..api.memory import Memory
 
         Memory.init(root)
-    for note in install.apply(actions) + _mcp_apply(mcp_actions):
+    for argv in commands:
+        proc = subprocess.run([claude, *argv], capture_output=True, text=True, cwd=project or None)
+        said = (proc.stdout + proc.stderr).strip()
+        if proc.returncode != 0 and not uninstall:
+            fail(f"claude {' '.join(argv)} failed: {said}")
+        if said:
+            typer.echo(said.splitlines()[-1])
+    for note in install.apply(actions, uninstall=uninstall) + _mcp_apply(mcp_actions):
         typer.echo(note)
     if not uninstall:
         from ..store.context_cache import refresh_context
@@ -183,11 +215,44 @@ def import_claude_memory(ctx: typer.Context,
 
 # --- the data the skills start from -------------------------------------------------------------
 
+def _never_fail(ctx: typer.Context, produce) -> None:
+    """Run a skill's `!` line: whatever goes wrong is one readable line on stdout, and exit 0.
+
+    Claude Code drops the whole skill, silently and before any model request, when a `!` line
+    exits non-zero (docs/claude-code.md); a line saying what is wrong and what fixes it reaches
+    the model instead, which can tell the user.
+    """
+    from ..core.errors import EpimemError
+    from ..store.paths import resolve_root
+    from . import error_message
+
+    try:
+        produce()
+        return
+    except typer.Exit as e:
+        if not e.exit_code:
+            raise
+        line = "epimem could not compute this skill's data (its error is above)."
+    except EpimemError as e:
+        line = f"epimem: {error_message(e)}."
+    except Exception as e:  # a bug must not take the skill down with it
+        line = f"epimem failed while computing this skill's data ({type(e).__name__}: {e})."
+    root = str(resolve_root(state(ctx).vault))
+    where = "" if root in line else f" The vault looked at is {root}."
+    typer.echo(f"{line}{where} For a vault elsewhere, `epimem --vault PATH install claude-code` records it "
+               "for Claude Code. Tell the user, and go on without this data.")
+    raise typer.Exit(0)
+
+
 def skill_observe(ctx: typer.Context,
                   session: str = typer.Option("", "--session", help="The Claude Code session id."),
                   budget_tokens: int = typer.Option(2000, "--budget-tokens", metavar="N", min=0,
                                                     help="Tokens of context, at 3 characters a token.")):
-    """What /observe starts from: the beliefs that matter here, and this session's count."""
+    """What /observe starts from: the beliefs that matter here, and this session's count. Exits 0."""
+    _never_fail(ctx, lambda: _skill_observe(ctx, session, budget_tokens))
+
+
+def _skill_observe(ctx: typer.Context, session: str, budget_tokens: int) -> None:
     from ..claude import hook
     from ..claude.session_end import session_observation_count
     from ..store import context_cache as context
@@ -215,7 +280,11 @@ def skill_mirror(ctx: typer.Context,
                  words: list[str] | None = typer.Argument(None, metavar="[MODE]",
                                                              help="portrait (default), audit, gut-check or "
                                                                   "interview; later words are ignored.")):
-    """What /mirror starts from: the chosen mode's markdown (a portrait when none is given)."""
+    """What /mirror starts from: the chosen mode's markdown (a portrait when none is given). Exits 0."""
+    _never_fail(ctx, lambda: _skill_mirror(ctx, words))
+
+
+def _skill_mirror(ctx: typer.Context, words: list[str] | None) -> None:
     from . import mirror
 
     # `/mirror audit please` hands the skill every word the user typed
@@ -249,6 +318,8 @@ def register(app: typer.Typer) -> None:
     app.add_typer(import_app, name="import")
 
     skill_app = typer.Typer(no_args_is_help=True, help="The fresh data the /observe and /mirror skills start from.")
-    skill_app.command("observe")(skill_observe)
-    skill_app.command("mirror")(skill_mirror)
+    # Whatever the user typed after /mirror arrives here: unknown options are words, not errors.
+    loose = {"ignore_unknown_options": True, "allow_extra_args": True}
+    skill_app.command("observe", context_settings=loose)(skill_observe)
+    skill_app.command("mirror", context_settings=loose)(skill_mirror)
     app.add_typer(skill_app, name="skill")

@@ -485,11 +485,10 @@ vocabulary in use.)
 
 
 def _skill_prompt(name: str, mode: str | None = None) -> str:
-    from importlib import resources
+    from ..claude.install import SKILLS_DIR  # the skills' one copy
 
     try:
-        text = (resources.files("epimem") / "templates" / "claude" / "skills" / name / "SKILL.md").read_text(
-            encoding="utf-8")
+        text = (SKILLS_DIR / name / "SKILL.md").read_text(encoding="utf-8")
     except OSError as e:
         raise ResourceError(f"the {name} skill is missing from this installation: {e}") from None
     if text.startswith("---"):

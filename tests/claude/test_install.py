@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import subprocess
 import sys
 import time
@@ -58,7 +59,8 @@ def home(tmp_path):
 
 def run(home, *args, vault=None, cwd=None, stdin=None):
     env = {k: v for k, v in os.environ.items() if k not in ("CLAUDE_CONFIG_DIR", "EPIMEM_VAULT")}
-    env.update(HOME=str(home), XDG_DATA_HOME=str(home / ".local" / "share"))
+    env.update(HOME=str(home), XDG_DATA_HOME=str(home / ".local" / "share"),
+               PATH=os.path.dirname(EPIMEM) + os.pathsep + env.get("PATH", ""))  # epimem on PATH, as usual
     pre = ["--vault", str(vault)] if vault else []
     return subprocess.run([EPIMEM, *pre, *args], capture_output=True, text=True, env=env, cwd=cwd or home,
                           input=stdin, timeout=60)
@@ -83,7 +85,11 @@ def test_install_merges_and_uninstall_restores(home):
     ours = [g for g in groups if any(install.is_ours(h) for h in g["hooks"])]
     assert [g["matcher"] for g in ours] == ["startup", "clear|compact"]
     handler = ours[0]["hooks"][0]
-    assert handler["args"] == ["hook", "session-start"] and os.path.basename(handler["command"]) == "epimem"
+    # one shell string: "args" is dropped by Claude Code before 2.1.139 (docs/claude-code.md)
+    assert "args" not in handler
+    words = shlex.split(handler["command"])
+    assert words[1:] == ["hook", "session-start"] and os.path.basename(words[0]) == "epimem"
+    assert "env" not in data  # the default vault: nothing to tell the skills
     assert "SessionEnd" not in data["hooks"]  # auto-observe is off by default
     # formatting kept: the original text is still there, line for line, up to our insertion
     text = settings.read_text()
@@ -107,15 +113,14 @@ def test_install_merges_and_uninstall_restores(home):
     assert r.returncode == 0 and "update" not in r.stdout
     assert files(home) == before
 
-    # uninstall removes exactly what was added
-    time.sleep(1.1)  # a second backup gets its own name
+    # uninstall removes exactly what was added, and the install's backup with it
     r = run(home, "install", "claude-code", "--uninstall")
     assert r.returncode == 0, r.stderr
     assert settings.read_text() == SETTINGS
     assert (home / ".claude" / "CLAUDE.md").read_text() == CLAUDE_MD
     assert not (home / ".claude" / "skills" / "observe").exists()
     assert not (home / ".claude" / "skills").exists()  # created by the install, empty again
-    assert len(list((home / ".claude").glob("settings.json.epimem-backup-*"))) == 2
+    assert not list((home / ".claude").glob("settings.json.epimem-backup-*"))
     assert (vault / "epistemology.md").exists()  # the vault is the user's: never removed
 
 
@@ -133,8 +138,10 @@ def test_auto_observe_is_declarative(home, tmp_path):
     assert run(home, "install", "claude-code", "--auto-observe", "--llm", vault=vault).returncode == 0
     data = json.loads((home / ".claude" / "settings.json").read_text())
     end = data["hooks"]["SessionEnd"][0]["hooks"][0]
-    assert end["args"] == ["hook", "session-end", "--llm", "--vault", str(vault)]
-    assert data["hooks"]["SessionStart"][1]["hooks"][0]["args"][-2:] == ["--vault", str(vault)]
+    assert shlex.split(end["command"])[1:] == ["hook", "session-end", "--llm"]
+    # the vault is in "env", which reaches the hooks, the skills' `!` lines and the model's commands
+    assert data["env"] == {"EPIMEM_VAULT": str(vault)}
+    assert "--vault" not in data["hooks"]["SessionStart"][1]["hooks"][0]["command"]
     # the same command without --auto-observe turns it off again
     assert run(home, "install", "claude-code", vault=vault).returncode == 0
     data = json.loads((home / ".claude" / "settings.json").read_text())
@@ -150,9 +157,9 @@ def test_installed_hook_runs(home, tmp_path):
     data = json.loads((home / ".claude" / "settings.json").read_text())
     h = next(h for g in data["hooks"]["SessionStart"] if g["matcher"] == "startup" for h in g["hooks"]
              if install.is_ours(h))
-    env = {**os.environ, "HOME": str(home)}
-    env.pop("EPIMEM_VAULT", None)
-    r = subprocess.run([h["command"], *h["args"]], input=json.dumps(
+    env = {**os.environ, "HOME": str(home), **data["env"],  # Claude Code passes settings' "env" on
+           "PATH": os.path.dirname(EPIMEM) + os.pathsep + os.environ["PATH"]}
+    r = subprocess.run(h["command"], shell=True, input=json.dumps(
         {"session_id": "x1", "source": "startup", "cwd": str(tmp_path), "hook_event_name": "SessionStart",
          "transcript_path": str(tmp_path / "t.jsonl")}), capture_output=True, text=True, env=env, timeout=20)
     assert r.returncode == 0
@@ -164,16 +171,89 @@ def test_project_scope(home, tmp_path):
     proj = tmp_path / "proj"
     (proj / ".claude").mkdir(parents=True)
     (proj / ".claude" / "settings.json").write_text('{"env": {"FOO": "1"}}')
-    r = run(home, "install", "claude-code", "--scope", "project", cwd=proj)
+    vault = tmp_path / "elsewhere" / "v"
+    r = run(home, "install", "claude-code", "--scope", "project", cwd=proj, vault=vault)
     assert r.returncode == 0, r.stderr
-    text = (proj / ".claude" / "settings.json").read_text()
-    assert text.startswith('{"env": {"FOO": "1"}, "hooks": {"SessionStart": [')  # one line stays one line
-    assert (proj / ".claude" / "skills" / "mirror" / "SKILL.md").exists()
+    # the committed settings.json gets nothing personal; the hooks and the vault go to the local file
+    assert (proj / ".claude" / "settings.json").read_text() == '{"env": {"FOO": "1"}}'
+    local = json.loads((proj / ".claude" / "settings.local.json").read_text())
+    assert local["env"] == {"EPIMEM_VAULT": str(vault)}
+    assert [g["matcher"] for g in local["hooks"]["SessionStart"]] == ["startup", "clear|compact"]
+    for name in ("observe", "mirror"):  # committed: plain `epimem`, no path of this machine
+        skill = (proj / ".claude" / "skills" / name / "SKILL.md").read_text()
+        assert skill == (ROOT / "skills" / name / "SKILL.md").read_text() and str(tmp_path) not in skill
     assert install.BEGIN in (proj / "CLAUDE.md").read_text()
     assert (home / ".claude" / "settings.json").read_text() == SETTINGS  # user scope untouched
     assert run(home, "install", "claude-code", "--scope", "project", "--uninstall", cwd=proj).returncode == 0
     assert (proj / ".claude" / "settings.json").read_text() == '{"env": {"FOO": "1"}}'
+    assert sorted(p.name for p in (proj / ".claude").iterdir()) == ["settings.json"]  # no {} and no backup
     assert not (proj / "CLAUDE.md").exists()
+
+
+def test_project_scope_moves_an_older_install_out_of_the_committed_file(home, tmp_path):
+    proj = tmp_path / "proj"
+    (proj / ".claude").mkdir(parents=True)
+    old = {"hooks": {"SessionStart": [{"matcher": "startup", "hooks": [
+        {"type": "command", "command": "/home/someone/.venv/bin/epimem", "args": ["hook", "session-start"]}]}]}}
+    (proj / ".claude" / "settings.json").write_text(json.dumps(old))
+    r = run(home, "install", "claude-code", "--scope", "project", cwd=proj)
+    assert r.returncode == 0, r.stderr
+    assert not (proj / ".claude" / "settings.json").exists()  # it held only epimem's hooks
+    assert (proj / ".claude" / "settings.local.json").exists()
+    assert run(home, "install", "claude-code", "--scope", "project", "--uninstall", cwd=proj).returncode == 0
+    assert not (proj / ".claude" / "settings.local.json").exists()
+    assert not list((proj / ".claude").glob("*epimem-backup*"))
+
+
+def test_uninstall_leaves_no_empty_settings_file(tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    assert run(home, "install", "claude-code", vault=tmp_path / "v").returncode == 0
+    settings = home / ".claude" / "settings.json"
+    assert json.loads(settings.read_text())["env"] == {"EPIMEM_VAULT": str(tmp_path / "v")}
+    r = run(home, "install", "claude-code", "--uninstall")
+    assert r.returncode == 0, r.stderr
+    assert not settings.exists() and not list((home / ".claude").glob("*epimem-backup*"))
+    # a `{}` the user had is theirs, and stays
+    settings.write_text("{}\n")
+    assert run(home, "install", "claude-code").returncode == 0
+    assert run(home, "install", "claude-code", "--uninstall").returncode == 0
+    assert settings.read_text() == "{}\n"
+
+
+def test_env_merge_keeps_the_users_variables():
+    text = '{\n  "env": {\n    "FOO": "1"\n  }\n}\n'
+    merged = install.merge_env(text, {"EPIMEM_VAULT": "/v"})
+    assert json.loads(merged)["env"] == {"FOO": "1", "EPIMEM_VAULT": "/v"}
+    assert json.loads(install.merge_env(merged, {"EPIMEM_VAULT": "/w"}))["env"]["EPIMEM_VAULT"] == "/w"
+    assert install.merge_env(merged, {}) == text
+    assert install.merge_env('{"a": 1}', {}) == '{"a": 1}'
+
+
+def test_skills_name_the_epimem_the_user_has_when_it_is_off_path(tmp_path):
+    src = (ROOT / "skills" / "observe" / "SKILL.md").read_text()
+    cmd = str(tmp_path / "my tools" / "epimem")
+    out = install.render_skill(src, cmd)
+    quoted = shlex.quote(cmd)
+    assert f"allowed-tools: Bash({quoted} *)" in out
+    assert f"!`{quoted} skill observe --session ${{CLAUDE_SESSION_ID}}`" in out
+    assert f"\n{quoted} observe --session" in out and f"`{quoted} recall" in out
+    assert "epimem vault" in out or "epimem believes" in out  # prose keeps the name
+    assert install.render_skill(src, "epimem") == src
+
+
+@pytest.mark.parametrize("handler,role", [
+    ({"type": "command", "command": "epimem hook session-start"}, "session-start"),
+    ({"type": "command", "command": "'/a b/epimem' hook session-end --llm"}, "session-end"),
+    ({"type": "command", "command": "/x/epimem", "args": ["hook", "session-start"]}, "session-start"),
+    ({"type": "command", "command": "epimem-other hook session-start"}, None),
+    ({"type": "command", "command": "echo epimem hook session-start"}, None),
+    ({"type": "command", "command": "epimem 'unbalanced"}, None),
+])
+def test_what_is_ours(handler, role):
+    from epimem.claude import wiring
+
+    assert wiring.hook_role(handler) == role
 
 
 def test_someone_elses_skill_is_never_overwritten(home):
@@ -208,7 +288,7 @@ def test_merge_round_trips(text, back):
     specs = install.hook_specs("epimem", auto_observe=True)
     merged = install.merge_hooks(text, specs)
     assert install.merge_hooks(merged, specs) == merged
-    assert json.loads(merged)["hooks"]["SessionEnd"][0]["hooks"][0]["args"] == ["hook", "session-end"]
+    assert json.loads(merged)["hooks"]["SessionEnd"][0]["hooks"][0]["command"] == "epimem hook session-end"
     assert install.remove_hooks(merged) == (text if back is None else back)
     if "\t" in text:
         assert '\n\t\t"SessionStart": [\n\t\t\t{' in merged  # the file's own indentation
@@ -249,7 +329,7 @@ def test_observe_skill_carries_the_method():
     body = (ROOT / "skills" / "observe" / "SKILL.md").read_text()
     for phrase in ("Behaviour over self-report", "One interpretive step only", "0 to 3 observations",
                    "Never task outcomes", "passing opinions about tools", "feel like surveillance",
-                   "epimem observe --input - --session ${CLAUDE_SESSION_ID}", "alerts", "0.70",
+                   "epimem observe --session ${CLAUDE_SESSION_ID} --source claude-code --json --connects", "alerts", "0.70",
                    "Judgment calls", "Pushback", "Process signals", "Contradictions of the profile",
                    "Unprompted personal reveals"):
         assert phrase in body, phrase
@@ -276,7 +356,8 @@ def test_skill_data_commands_run(home, tmp_path):
 
 
 def test_package_ships_what_the_repo_shows():
-    assert (ROOT / "skills").resolve() == (ROOT / "epimem" / "templates" / "claude" / "skills").resolve()
+    assert (ROOT / "skills").resolve() == install.SKILLS_DIR.resolve()
+    assert not install.SKILLS_DIR.is_symlink()  # a plugin loads no folder linked from outside it
     assert (ROOT / "CLAUDE.md.example").read_text() == (install.TEMPLATES / "CLAUDE.md.example").read_text()
 
 

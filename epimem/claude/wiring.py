@@ -1,0 +1,97 @@
+"""How epimem is wired into Claude Code: by settings.json hooks, or by the plugin. Never both.
+
+Both ways put the same SessionStart hook in place, and Claude Code runs every hook it finds
+(docs/claude-code.md), so with both a session would be counted twice. Each way detects the other:
+the settings installer refuses while the plugin is enabled, and the plugin's hook (run as
+`epimem hook session-start --via plugin`) stands down when a settings hook of epimem's is there.
+
+Stdlib only and cheap: the session-start hook calls `settings_hook_present` on every run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+from pathlib import Path
+from typing import Any
+
+PLUGIN = "epimem"
+MARKETPLACE = "epimem"
+PLUGIN_ID = f"{PLUGIN}@{MARKETPLACE}"
+
+
+def claude_dir() -> Path:
+    d = os.environ.get("CLAUDE_CONFIG_DIR")
+    return Path(d).expanduser() if d else Path.home() / ".claude"
+
+
+def settings_files(project: str | os.PathLike | None = None) -> list[Path]:
+    """The settings files Claude Code merges for a session in `project` (user, project, local)."""
+    files = [claude_dir() / "settings.json"]
+    if project:
+        p = Path(project)
+        files += [p / ".claude" / "settings.json", p / ".claude" / "settings.local.json"]
+    return files
+
+
+def _load(path: Path) -> dict:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def hook_role(handler: Any) -> str | None:
+    """`session-start` / `session-end` when `handler` is epimem's, else None.
+
+    Ours is a command whose program is `epimem` (any path) followed by `hook ROLE`: the shell
+    string every Claude Code version runs, or the `"args"` form older epimem wrote.
+    """
+    if not isinstance(handler, dict) or not isinstance(handler.get("command"), str):
+        return None
+    args = handler.get("args")
+    if isinstance(args, list) and args:
+        words = [handler["command"], *map(str, args)]
+    else:
+        try:
+            words = shlex.split(handler["command"])
+        except ValueError:
+            return None
+    if len(words) >= 3 and os.path.basename(words[0]) == "epimem" and words[1] == "hook" \
+            and words[2].startswith("session-"):
+        return words[2]
+    return None
+
+
+def _handlers(settings: dict, event: str):
+    hooks = settings.get("hooks")
+    groups = hooks.get(event) if isinstance(hooks, dict) else None
+    for group in groups if isinstance(groups, list) else []:
+        hs = group.get("hooks") if isinstance(group, dict) else None
+        yield from hs if isinstance(hs, list) else []
+
+
+def settings_hook_present(project: str | os.PathLike | None = None) -> Path | None:
+    """The settings file that holds epimem's SessionStart hook for `project`, if any."""
+    for path in settings_files(project):
+        if any(hook_role(h) == "session-start" for h in _handlers(_load(path), "SessionStart")):
+            return path
+    return None
+
+
+def plugin_enabled(project: str | os.PathLike | None = None) -> Path | None:
+    """The settings file that enables the epimem plugin (`enabledPlugins`), if any.
+
+    `claude plugin install` records the plugin there, in the file of the scope it was given.
+    A later file that sets it to false wins, as Claude Code's own merge does.
+    """
+    found = None
+    for path in settings_files(project):
+        enabled = _load(path).get("enabledPlugins")
+        if isinstance(enabled, dict):
+            for key, value in enabled.items():
+                if isinstance(key, str) and key.split("@")[0] == PLUGIN:
+                    found = path if value is True else None
+    return found
