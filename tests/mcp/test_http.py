@@ -11,7 +11,7 @@ import sys
 import anyio
 import httpx
 import pytest
-from conftest import HttpServer, commits, env, git, http_client, tree_state
+from mcp_support import HttpServer, commits, env, git, http_client, tree_state
 
 INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
         "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
@@ -107,7 +107,7 @@ def test_one_mcp_session_is_one_session(http_server):
 
 @pytest.mark.parametrize("kind", ["http", "stdio"])
 def test_two_writers_at_once_both_land_as_two_commits(mvault, kind):
-    from conftest import connect
+    from mcp_support import connect
 
     before = commits(mvault)
     srv = HttpServer(mvault) if kind == "http" else None

@@ -8,7 +8,7 @@ import subprocess
 import sys
 import time
 
-from conftest import commits, env, git
+from mcp_support import commits, env, git
 
 INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
         "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}}

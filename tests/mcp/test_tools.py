@@ -7,7 +7,7 @@ import json
 
 import anyio
 import pytest
-from conftest import TODAY, commits, connect, git, tree_state
+from mcp_support import TODAY, commits, connect, git, tree_state
 
 TOOLS = {"describe", "recall", "get", "list", "observe", "answer", "supersede", "retire", "resolve_tension",
          "tensions", "history", "diff", "mirror"}
