@@ -45,6 +45,8 @@ them first. Nothing you send is merged or rewritten silently; every change is on
 # Annotations: readOnlyHint / destructiveHint / idempotentHint; the vault is the only world touched.
 READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 APPEND = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+# mirror writes only with `record` (a review: appended, so not idempotent); it never changes a belief.
+REVIEW = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
 DECIDE = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False)
 
 SESSION_RE = re.compile(r"[^A-Za-z0-9_.:\-]")
@@ -284,7 +286,7 @@ def build(root: str | Path, *, today: str | None = None) -> MCPServer:
         tensions opened and resolved."""
         return {"since": since, "changes": [shapes.change_json(c) for c in mem().diff(since)]}
 
-    @server.tool(annotations=APPEND, title="Mirror")
+    @server.tool(annotations=REVIEW, title="Mirror")
     @_tool
     def mirror(mode: Annotated[Literal["audit", "gut-check", "interview", "portrait"],
                                Field(description="audit: the dashboard; gut-check: 3 firmest and 3 shakiest "
