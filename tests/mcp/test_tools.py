@@ -140,6 +140,7 @@ def test_bad_arguments_are_tool_errors_naming_the_field_and_change_nothing(mvaul
         ("resolve_tension", {"id": "nope", "note": ""}, "note"),
         ("mirror", {"mode": "horoscope"}, "mode"),
         ("diff", {"since": "not a date or a revision"}, "since"),
+        ("diff", {"since": "--output=pwned"}, "since"),
     ]
     before = tree_state(mvault)
 
