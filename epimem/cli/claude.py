@@ -129,6 +129,10 @@ def install_claude_code(ctx: typer.Context,
             fail(f"claude {' '.join(argv)} failed: {said}")
         if said:
             typer.echo(said.splitlines()[-1])
+    if commands:
+        # `claude plugin …` has just rewritten settings.json (enabledPlugins): the env entries are
+        # merged into what it wrote, not into the text read before.
+        _, actions = install.plugin_plan(scope, project=project, uninstall=uninstall, vault=vault_arg)
     for note in install.apply(actions, uninstall=uninstall) + _mcp_apply(mcp_actions):
         typer.echo(note)
     if not uninstall:

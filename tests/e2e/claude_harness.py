@@ -24,6 +24,10 @@ from pathlib import Path
 from mock_api import MockAPI
 from npm_tools import npm_tool
 
+# The npm cache is the developer's, not a test's: tests/conftest.py points HOME at a temporary
+# folder for every test, and a binary installed there (380 MB) would be installed again each time.
+os.environ.setdefault("EPIMEM_TEST_CACHE", str(Path.home() / ".cache" / "epimem-tests"))
+
 CURRENT = "2.1.332"  # pinned: later versions declare node>=22 and npm on Node 20 would pick another
 BEFORE_ARGS = "2.1.138"  # the last version that ignores a hook's "args" (docs/claude-code.md)
 EPIMEM = Path(sys.executable).parent / "epimem"  # this environment's console script
@@ -33,7 +37,12 @@ def claude_binary(version: str = CURRENT) -> Path:
     return npm_tool("@anthropic-ai/claude-code", version, "claude")
 
 
-_HOOK_RUN = re.compile(r"Hooks?: (\w+):?(\S*) \[(.*?)\] finished with status (\d+) \((\d+)ms\)")
+# 2.1.332: "Hooks: SessionStart:startup [COMMAND] (plugin NAME) finished with status 0 (130ms)";
+# a SessionEnd hook: "SessionEnd:other [COMMAND] completed with status 0".
+_HOOK_RUN = re.compile(r"(?:Hooks?: |\] )([A-Z][A-Za-z]+):(\S*) \[(.*?)\](?: \(plugin (\S+)\))? "
+                       r"(?:finished|completed) with status (\d+)(?: \((\d+)ms\))?")
+# Older versions log only the outcome: 'Hook SessionStart:startup (SessionStart) success:' / 'error'.
+_HOOK_OUTCOME = re.compile(r"\bHook (\w+):(\S+) \(\w+\) (success|error|non-blocking error|blocking error)")
 
 
 @dataclass
@@ -42,7 +51,8 @@ class HookRun:
     matcher: str
     command: str
     status: int
-    ms: int
+    ms: int          # -1: not logged
+    plugin: str = ""  # the plugin the hook came from, "" for settings.json
 
 
 @dataclass
@@ -67,7 +77,11 @@ class ClaudeRun:
         return self.data.get("permission_denials") or []
 
     def hook_runs(self, event: str | None = None) -> list[HookRun]:
-        runs = [HookRun(m[1], m[2], m[3], int(m[4]), int(m[5])) for m in _HOOK_RUN.finditer(self.debug)]
+        runs = [HookRun(m[1], m[2], m[3], int(m[5]), int(m[6] or -1), m[4] or "")
+                for m in _HOOK_RUN.finditer(self.debug)]
+        if not runs:  # status 1 stands for any failure there; the time is unknown (-1)
+            runs = [HookRun(m[1], m[2], "", 0 if m[3] == "success" else 1, -1)
+                    for m in _HOOK_OUTCOME.finditer(self.debug)]
         return [r for r in runs if event is None or r.event == event]
 
     def explain(self) -> str:

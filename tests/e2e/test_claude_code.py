@@ -57,14 +57,15 @@ def sq(value: str) -> str:
     return "'" + value.replace("'", "'\\''") + "'"
 
 
-def taught_command(skill_text: str, title: str) -> str:
+def taught_command(skill_text: str, title: str, suffix: str = "") -> str:
     """The skill's own new-belief command, as the model read it, with our title and evidence."""
     m = re.search(r"^(\S+ observe --session \S+ --source claude-code --json --connects new .*)$", skill_text, re.M)
     assert m, "the /observe skill teaches no `observe --connects new` command:\n" + skill_text[-3000:]
     cmd = m.group(1)
     value = r"'(?:[^']|'\\'')*'"
     cmd = re.sub(rf"--title {value}", lambda _: f"--title {sq(title)}", cmd)
-    cmd = re.sub(rf"--evidence {value}", lambda _: f"--evidence {sq(EVIDENCE)}", cmd)
+    # (the same evidence twice would be one observation: epimem keeps no duplicates)
+    cmd = re.sub(rf"--evidence {value}", lambda _: f"--evidence {sq(EVIDENCE + suffix)}", cmd)
     assert title in cmd and "café" in cmd, cmd
     return cmd
 
@@ -132,8 +133,8 @@ def test_hook_runs_on_a_version_that_ignores_args(api, tmp_path):
     settings.write_text(json.dumps(data))
     before = len(api.main_requests())
     old = cc.claude("-p", "hello again")
-    assert [h.status for h in old.hook_runs("SessionStart")] != [0] or \
-        "Reads the diff before the summary" not in request_text(api.main_requests()[before])
+    assert [h.status for h in old.hook_runs("SessionStart")] == [1], old.explain()  # `epimem` printed usage
+    assert "Reads the diff before the summary" not in request_text(api.main_requests()[before])
     assert session_count(vault) == 1
 
 
@@ -165,8 +166,8 @@ def test_the_command_observe_teaches_records_observations(claude_code, n):
     install(cc)
     vault = cc.default_vault
     titles = [f"Wants a rollback plan before shipping {i}" for i in range(1, n + 1)]
-    cc.api.add(*[lambda body, t=t: bash(taught_command(request_text(body), t), "Record an observation")
-                 for t in titles], text("Recorded."))
+    cc.api.add(*[lambda body, i=i, t=t: bash(taught_command(request_text(body), t, f" (#{i})"), "Record")
+                 for i, t in enumerate(titles, 1)], text("Recorded."))
     run = cc.claude("-p", "/observe")
     assert run.returncode == 0, run.explain()
     assert run.denials == [], run.denials
@@ -286,7 +287,8 @@ def test_plugin_installs_runs_its_hook_and_uninstalls(claude_code, tmp_path):
     run = cc.claude("-p", "hello")
     assert run.returncode == 0, run.explain()
     starts = run.hook_runs("SessionStart")
-    assert [h.status for h in starts] == [0] and "/bin/epimem" in starts[0].command, run.explain()
+    assert [(h.plugin, h.status) for h in starts] == [("epimem@epimem", 0)], run.explain()
+    assert "/bin/epimem" in starts[0].command
     sent = first_request(cc.api)
     assert "Asks before deleting anything" in sent
     assert "epimem:observe" in sent or "- observe:" in sent
@@ -312,7 +314,8 @@ def test_plugin_and_settings_hooks_never_count_a_session_twice(claude_code):
         assert r.returncode == 0, r.stdout + r.stderr
     run = cc.claude("-p", "hello")
     assert run.returncode == 0, run.explain()
-    assert len(run.hook_runs("SessionStart")) == 2 and all(h.status == 0 for h in run.hook_runs())
+    starts = run.hook_runs("SessionStart")
+    assert sorted(h.plugin for h in starts) == ["", "epimem@epimem"] and all(h.status == 0 for h in starts)
     assert session_count(cc.default_vault) == 1
     assert first_request(cc.api).count("SessionStart hook additional context") == 1
     log = (cc.default_vault / ".epimem" / "hook.log").read_text()
