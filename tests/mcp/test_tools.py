@@ -218,3 +218,17 @@ def test_a_write_refused_by_compare_and_swap_leaves_the_hand_edit(mvault, monkey
     assert git(mvault, "rev-parse", "HEAD") == head
     assert path.read_text().endswith("A line the user added in Obsidian.\n")
     assert "Split it." not in (mvault / "observations" / "2026-11.md").read_text()
+
+
+def test_mirror_records_a_review_only_when_asked(mvault):
+    async def main():
+        async with connect("memory", mvault) as c:
+            n = commits(mvault)
+            ok(await c.call_tool("mirror", {"mode": "audit"}))
+            assert commits(mvault) == n and not (mvault / "reviews" / f"{TODAY}.md").exists()
+            m = ok(await c.call_tool("mirror", {"mode": "audit", "record": True}))
+            assert m["recorded"]["review"] and commits(mvault) == n + 1
+            assert "# Audit" in (mvault / "reviews" / f"{TODAY}.md").read_text()
+            d = ok(await c.call_tool("describe", {}))
+            assert d["sessions"]["last_review"] == TODAY and d["review_due"] is False
+    anyio.run(main)
