@@ -70,6 +70,9 @@ def install_claude_code(ctx: typer.Context,
                         llm: bool = typer.Option(False, "--llm", help="With --auto-observe: also let Claude "
                                                                       "read the transcript (sends it to "
                                                                       "Anthropic; needs ANTHROPIC_API_KEY)."),
+                        mcp: bool = typer.Option(False, "--mcp", help="Also register the MCP server (`epimem mcp`): "
+                                                                      "~/.claude.json for --scope user, .mcp.json "
+                                                                      "for --scope project."),
                         dry_run: bool = typer.Option(False, "--dry-run", help="Say what would change; change nothing."),
                         uninstall: bool = typer.Option(False, "--uninstall",
                                                        help="Remove exactly what the install added.")):
@@ -79,6 +82,8 @@ def install_claude_code(ctx: typer.Context,
 
     if llm and not auto_observe and not uninstall:
         fail("--llm goes with --auto-observe")
+    if plugin and mcp:
+        fail("the plugin carries the MCP server already: --mcp goes with the settings install")
     if plugin and auto_observe:
         fail("--auto-observe is not part of the plugin yet: use the settings install for it")
     root = resolve_root(state(ctx).vault)
@@ -92,6 +97,9 @@ def install_claude_code(ctx: typer.Context,
             commands = []
             actions = install.plan(scope, project=project, auto_observe=auto_observe, llm=llm,
                                    uninstall=uninstall, vault=vault_arg)
+        # The plugin carries its own MCP server. --uninstall removes the entry an earlier --mcp added,
+        # whether or not --mcp is given again.
+        mcp_actions = _mcp_plan(scope, project, vault_arg, uninstall) if (mcp or uninstall) and not plugin else []
     except install.InstallError as e:
         fail(str(e))
     mem = memory(ctx)
@@ -100,7 +108,7 @@ def install_claude_code(ctx: typer.Context,
     claude = shutil.which("claude")
     for argv in commands:
         typer.echo(f"{'run':<9} claude {' '.join(shlex.quote(a) for a in argv)}")
-    for a in actions:
+    for a in actions + mcp_actions:
         typer.echo(a.line())
     for note in install.notes(scope) if not plugin and not uninstall else []:
         typer.echo(f"Note: {note}")
@@ -125,15 +133,31 @@ def install_claude_code(ctx: typer.Context,
         # `claude plugin …` has just rewritten settings.json (enabledPlugins): the env entries are
         # merged into what it wrote, not into the text read before.
         _, actions = install.plugin_plan(scope, project=project, uninstall=uninstall, vault=vault_arg)
-    for note in install.apply(actions, uninstall=uninstall):
+    for note in install.apply(actions, uninstall=uninstall) + _mcp_apply(mcp_actions):
         typer.echo(note)
     if not uninstall:
         from ..store.context_cache import refresh_context
 
         refresh_context(root)  # the first session starts with context, not with a rebuild
         typer.echo("Done: new Claude Code sessions start with epimem's context; /observe and /mirror are ready.")
-    if any(a.what == "refused" for a in actions):
+    if any(a.what == "refused" for a in actions + mcp_actions):
         raise typer.Exit(1)
+
+
+def _mcp_plan(scope, project, vault, uninstall):
+    from ..claude.install import InstallError
+    from ..mcp import register
+
+    try:
+        return register.plan(scope, project=project, vault=vault, uninstall=uninstall)
+    except register.RegisterError as e:
+        raise InstallError(str(e)) from None
+
+
+def _mcp_apply(actions) -> list[str]:
+    from ..mcp import register
+
+    return register.apply(actions) if actions else []
 
 
 # --- import ---------------------------------------------------------------------------------

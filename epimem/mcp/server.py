@@ -13,7 +13,6 @@ from __future__ import annotations
 import functools
 import re
 import secrets
-import weakref
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -46,6 +45,8 @@ them first. Nothing you send is merged or rewritten silently; every change is on
 # Annotations: readOnlyHint / destructiveHint / idempotentHint; the vault is the only world touched.
 READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 APPEND = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+# mirror writes only with `record` (a review: appended, so not idempotent); it never changes a belief.
+REVIEW = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
 DECIDE = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False)
 
 SESSION_RE = re.compile(r"[^A-Za-z0-9_.:\-]")
@@ -126,44 +127,48 @@ def _check_id(value: str, field: str) -> str:
 class Sessions:
     """Which session a call counts for (rules 3 and 9).
 
-    Over HTTP the MCP session id is the session; otherwise (stdio, in
-    process) each connection gets an id of its own when it first asks. A
-    `session` argument overrides both. Held by the connection's session
-    object, so it goes when the connection does.
+    1. A `session` argument wins.
+    2. Over HTTP, the MCP session: the `mcp-session-id` of the protocol
+       versions with a handshake (up to 2025-11-25), one per client session.
+    3. Otherwise this server's own id: a stdio server serves exactly one
+       client for as long as the process lives. Protocol 2026-07-28 has no
+       sessions at all (every request stands alone, and the SDK builds a fresh
+       connection object for each), so over HTTP its requests count per
+       client name on this daemon: stricter than a session, never looser, so
+       rule 9 cannot be dodged; such a client passes `session` to say more.
     """
 
     def __init__(self) -> None:
-        self._ids: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
+        self.default = "mcp-" + secrets.token_hex(6)
 
     def of(self, ctx: Context | None, given: str | None = None) -> str:
         if given:
             return given
-        headers = None
+        sid = None
         try:
             headers = ctx.headers if ctx is not None else None
+            sid = headers.get("mcp-session-id") if headers else None
+            if not sid and ctx is not None:
+                sid = getattr(getattr(ctx.session, "_connection", None), "session_id", None)
         except (AttributeError, LookupError, ValueError):
-            headers = None
-        sid = headers.get("mcp-session-id") if headers else None
+            sid = None
         if sid:
             return "mcp-" + SESSION_RE.sub("", sid)[:40]
-        try:
-            owner = ctx.session if ctx is not None else None
-        except (AttributeError, LookupError, ValueError):
-            owner = None
-        if owner is None:
-            return "mcp-" + secrets.token_hex(6)
-        if owner not in self._ids:
-            self._ids[owner] = "mcp-" + secrets.token_hex(6)
-        return self._ids[owner]
+        name = _client_name(ctx)
+        return f"{self.default}-{name}" if name and ctx is not None and ctx.headers else self.default
+
+
+def _client_name(ctx: Context | None) -> str:
+    try:
+        info = ctx.session.client_params.client_info  # type: ignore[union-attr]
+        return re.sub(r"[^a-z0-9\-]+", "-", (info.name or "").lower()).strip("-")[:30]
+    except (AttributeError, LookupError, ValueError):
+        return ""
 
 
 def _client_source(ctx: Context | None) -> str:
     """`mcp` and the client's own name (`mcp claude-desktop`), as the observation's source."""
-    try:
-        info = ctx.session.client_params.client_info  # type: ignore[union-attr]
-        name = re.sub(r"[^a-z0-9\-]+", "-", (info.name or "").lower()).strip("-")[:40]
-    except (AttributeError, LookupError, ValueError):
-        name = ""
+    name = _client_name(ctx)
     return f"mcp {name}" if name else "mcp"
 
 
@@ -281,7 +286,7 @@ def build(root: str | Path, *, today: str | None = None) -> MCPServer:
         tensions opened and resolved."""
         return {"since": since, "changes": [shapes.change_json(c) for c in mem().diff(since)]}
 
-    @server.tool(annotations=APPEND, title="Mirror")
+    @server.tool(annotations=REVIEW, title="Mirror")
     @_tool
     def mirror(mode: Annotated[Literal["audit", "gut-check", "interview", "portrait"],
                                Field(description="audit: the dashboard; gut-check: 3 firmest and 3 shakiest "
@@ -482,11 +487,10 @@ vocabulary in use.)
 
 
 def _skill_prompt(name: str, mode: str | None = None) -> str:
-    from importlib import resources
+    from ..claude.install import SKILLS_DIR  # the skills' one copy
 
     try:
-        text = (resources.files("epimem") / "templates" / "claude" / "skills" / name / "SKILL.md").read_text(
-            encoding="utf-8")
+        text = (SKILLS_DIR / name / "SKILL.md").read_text(encoding="utf-8")
     except OSError as e:
         raise ResourceError(f"the {name} skill is missing from this installation: {e}") from None
     if text.startswith("---"):
