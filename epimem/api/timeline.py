@@ -173,3 +173,59 @@ def commit_hand_edits(mem: Memory) -> tuple[str | None, list[Change], list[Probl
 
     res = tx.record(mem.root, prepare, lock=common.lock(mem), caches=common.caches(mem))
     return res.commit, changes, problems
+
+
+# --- every belief's history at once (the visual mirror) -------------------------------
+
+HISTORY_CACHE = "history.json"  # under .epimem/: rebuildable from git at any time
+_CACHE_VERSION = 1
+
+
+def _cached(path: Path) -> tuple[str | None, dict[str, list[git.HistoryPoint]]]:
+    import json
+    from datetime import datetime
+
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if data.get("version") != _CACHE_VERSION:
+            return None, {}
+        return data["head"], {bid: [git.HistoryPoint(s, datetime.fromisoformat(w), subj, op, c, st)
+                                    for s, w, subj, op, c, st in pts]
+                              for bid, pts in data["beliefs"].items()}
+    except (OSError, ValueError, KeyError, TypeError):
+        return None, {}  # a missing or damaged cache is rebuilt, never an error
+
+
+def histories(mem: Memory) -> dict[str, list[git.HistoryPoint]]:
+    """Every belief's history from git (oldest point first), from one walk of the log.
+
+    Cached in `.epimem/history.json` by the commit it was read at: the same HEAD
+    is read back as it is; a HEAD that descends from the cached one walks only the
+    new commits; anything else (a reset, a rebase) walks the whole log again.
+    """
+    from ..store.files import compact_json, write_cache
+    from ..store.vault import INTERNAL
+
+    common.require_repo(mem)
+    path = mem.root / INTERNAL / HISTORY_CACHE
+    cached_head, cached = _cached(path)
+    with _reading_git("history"):
+        if not git.has_commits(mem.root):
+            return {}
+        head = git.run(mem.root, "rev-parse", "HEAD").strip()
+        if cached_head == head:
+            return cached
+        since = cached_head if cached_head and git.is_ancestor(mem.root, cached_head, head) else None
+        head, new = git.all_belief_histories(mem.root, since=since)
+    result = cached if since else {}
+    for bid, pts in new.items():
+        result[bid] = result.get(bid, []) + pts
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_cache(path, compact_json({
+            "version": _CACHE_VERSION, "head": head,
+            "beliefs": {bid: [[p.sha, p.when.isoformat(), p.subject, p.op, p.confidence, p.status] for p in pts]
+                        for bid, pts in result.items()}}))
+    except OSError:
+        pass  # a read-only sidecar only costs the next reader a walk
+    return result
