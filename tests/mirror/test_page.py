@@ -275,11 +275,11 @@ def test_server_is_read_only_behind_a_token_and_rebuilds_on_a_hand_edit(hv):
         before = subprocess.run(["git", "status", "--porcelain"], cwd=hv, capture_output=True, text=True).stdout
         assert before == ""
         p = hv / "beliefs" / "sql-over-orm.md"
-        p.write_text(p.read_text().replace("title: ", "title: Edited by hand: "), encoding="utf-8")
+        p.write_text(p.read_text().replace("title: ", "title: Edited by hand, "), encoding="utf-8")
         t0 = time.monotonic()
         seen = False
         while not seen and time.monotonic() - t0 < 2.0:
-            seen = "Edited by hand: " in _get(srv.url)[1]
+            seen = "Edited by hand, " in _get(srv.url)[1]
             time.sleep(0.05)
         assert seen, "the page was not rebuilt within 2 s of the edit"
         assert json.loads(_get(f"{base}/version?token={srv.token}")[1])["version"] != v0

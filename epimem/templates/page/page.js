@@ -50,3 +50,16 @@
     document.querySelectorAll("details.points").forEach(function (d) { d.open = true; });
   });
 })();
+// A marker links to its evidence line inside a closed <details>: open it so the line shows.
+(function () {
+  "use strict";
+  function reveal() {
+    if (!location.hash) return;
+    var el = document.getElementById(decodeURIComponent(location.hash.slice(1)));
+    if (!el) return;
+    for (var d = el.closest("details"); d; d = d.parentElement && d.parentElement.closest("details")) d.open = true;
+    el.scrollIntoView({block: "center"});
+  }
+  window.addEventListener("hashchange", reveal);
+  reveal();
+})();
