@@ -26,7 +26,7 @@ from collections import Counter
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..core.model import PERMANENCES, Belief, Snapshot
 from ..core.params import Params
@@ -119,33 +119,40 @@ def build(mem: Memory, *, top: int = TOP, page_size: int = PAGE_SIZE, live: str 
     return Built(html, key, cached, n)
 
 
-def _histories(mem: Memory) -> dict[str, list]:
+def _histories(mem: Memory, snap: Snapshot) -> dict[str, list]:
     from ..api import timeline
     from ..store import git
 
     if not git.is_repo_root(mem.root):
         return {}
-    return timeline.histories(mem)
+    return timeline.histories(mem, snapshot=snap)
 
 
-def _changes(mem: Memory, snap: Snapshot) -> tuple[str, list[str], int]:
-    """(since what, sentences, how many in all) for "what changed since the last review"."""
+def _changes(mem: Memory, snap: Snapshot) -> dict[str, Any]:
+    """"What changed since the last review": sentences for the first beliefs and tensions
+    (as `epimem diff` words them), counts for the rest, observations counted by their date."""
+    from ..api import timeline
     from ..store import git
 
+    out: dict[str, Any] = {"since": "", "sentences": [], "more": 0, "observations": 0, "counts": {}}
     if not git.is_repo_root(mem.root) or not git.has_commits(mem.root):
-        return "", [], 0
+        return out
     last = snap.sessions.last_review
-    since = last.isoformat() if last else None
-    if since is None:
-        first = git.run(mem.root, "rev-list", "--max-parents=0", "HEAD").split()
-        since = first[-1] if first else None
-        label = "since the vault's first commit (no review recorded yet)"
+    if last is not None:
+        since = last.isoformat()
+        out["since"] = f"since the last review, {since}"
+        out["observations"] = sum(1 for o in snap.observations if o.date >= last)
     else:
-        label = f"since the last review, {since}"
-    if since is None:
-        return label, [], 0
-    changes = mem.diff(since)
-    return label, [c.sentence() for c in changes[:MAX_CHANGES]], len(changes)
+        first = git.run(mem.root, "rev-list", "--max-parents=0", "HEAD").split()
+        since = first[-1]
+        out["since"] = "since the vault's first commit (no review recorded yet)"
+        out["observations"] = len(snap.observations)
+    changes, counts = timeline.diff_summary(mem, since, MAX_CHANGES)
+    out["sentences"] = [c.sentence() for c in changes]
+    noted = sum(n for folder, n in counts.items() if folder in ("beliefs", "tensions", "reviews"))
+    out["more"] = max(0, noted - len(changes))
+    out["counts"] = counts
+    return out
 
 
 def _obs_index(snap: Snapshot) -> dict[str, Any]:
@@ -164,16 +171,33 @@ def _card(b: Belief, v: BeliefView, points, snap_obs: dict[str, Any], today: dat
         evidence.append({"anchor": anchor, "date": ev.date.isoformat() if ev.date else "", "kind": ev.kind,
                          "marker": hist.MARKER_KINDS.get(ev.kind, "note"), "note": ev.note, "link": ev.link,
                          "observation": o.evidence if o else "", "suggests": o.suggests if o else ""})
-    return {**_row(b, v), "statement": b.statement, "basis": b.basis, "pinned": b.pinned,
+    return {**_row(b, v)._asdict(), "statement": b.statement, "basis": b.basis, "pinned": b.pinned,
             "first": b.first.isoformat(), "challenged": b.challenged.isoformat() if b.challenged else "",
             "chart": svg.timeline_svg(t, b.title, params.tiers), "timeline": t, "evidence": evidence}
 
 
-def _row(b: Belief, v: BeliefView) -> dict:
-    return {"id": b.id, "title": b.title, "kind": b.kind, "permanence": b.permanence, "scope": b.scope,
-            "tags": list(b.tags), "tags_attr": "|" + "|".join(b.tags) + "|", "confidence": f"{b.confidence:.2f}",
-            "effective": f"{v.effective_confidence:.3f}", "tier": v.tier, "certainty": v.certainty,
-            "confirmed": b.confirmed.isoformat() if b.confirmed else "", "why": v.why}
+class Row(NamedTuple):
+    """A belief as a row (and the head of a card): attributes, because the template
+    reads them millions of times on a large vault and Jinja looks attributes up first."""
+
+    id: str
+    title: str
+    kind: str
+    permanence: str
+    scope: str
+    tags: tuple[str, ...]
+    tags_attr: str
+    confidence: str
+    effective: str
+    tier: str
+    certainty: str
+    confirmed: str
+
+
+def _row(b: Belief, v: BeliefView) -> Row:
+    return Row(b.id, b.title, b.kind, b.permanence, b.scope, b.tags, "|" + "|".join(b.tags) + "|",
+               f"{b.confidence:.2f}", f"{v.effective_confidence:.3f}", v.tier, v.certainty,
+               b.confirmed.isoformat() if b.confirmed else "")
 
 
 def _portrait_html(snap: Snapshot, params: Params, today: date) -> str:
@@ -217,16 +241,15 @@ def _environment():
 def render_page(mem: Memory, *, top: int = TOP, page_size: int = PAGE_SIZE) -> tuple[str, int]:
     from markupsafe import Markup
 
-    from .audit import audit
+    from .audit import count_totals
 
     params = mem.params
     today = mem.today
     snap = mem.snapshot()
     views = {v.id: v for v in active_views(snap, today, params)}
     beliefs = {b.id: b for b in snap.beliefs if b.id in views}
-    histories = _histories(mem)
+    histories = _histories(mem, snap)
     obs = _obs_index(snap)
-    a = audit(snap, params, today)
 
     tiers = []
     by_tier: dict[str, list[BeliefView]] = {name: [] for name, _ in params.tiers}
@@ -246,16 +269,15 @@ def render_page(mem: Memory, *, top: int = TOP, page_size: int = PAGE_SIZE) -> t
         counts = Counter(v.permanence for v in vs)
         matrix.append((name, {p: counts.get(p, 0) for p in PERMANENCES}))
 
-    since_label, changes, n_changes = _changes(mem, snap)
+    changed = _changes(mem, snap)
     kinds = sorted({b.kind for b in beliefs.values()})
     tags = sorted({t for b in beliefs.values() for t in b.tags})
     scopes = sorted({b.scope for b in beliefs.values()})
     ctx = {
         "today": today.isoformat(), "vault": mem.root.name, "portrait": Markup(_portrait_html(snap, params, today)),
-        "totals": a.totals, "permanences": PERMANENCES, "matrix": matrix,
+        "totals": count_totals(snap), "permanences": PERMANENCES, "matrix": matrix,
         "bars": Markup(svg.bars_svg(matrix, PERMANENCES, "Active beliefs by tier and permanence")),
-        "tiers": tiers, "tensions": _tensions(snap, obs, today), "since": since_label, "changes": changes,
-        "n_changes": n_changes, "problems": [str(p) for p in snap.problems],
+        "tiers": tiers, "tensions": _tensions(snap, obs, today), "changed": changed, "problems": [str(p) for p in snap.problems],
         "kinds": kinds, "tags": tags, "scopes": scopes, "n_beliefs": len(views), "top": top,
         "legend": [(label, Markup(key)) for label, key in svg.legend_keys()], "live_mark": Markup(LIVE_MARK),
         "css": Markup(_asset("page.css")), "js": Markup(_asset("page.js")),

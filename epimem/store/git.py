@@ -279,14 +279,17 @@ def _point(c: CommitInfo, text: str | None) -> HistoryPoint:
 _NULL_BLOB = "0" * 40
 
 
-def all_belief_histories(root: Path, since: str | None = None) -> tuple[str | None, dict[str, list[HistoryPoint]]]:
+def all_belief_histories(root: Path, since: str | None = None,
+                         known: dict[str, tuple[float | None, str]] | None = None,
+                         ) -> tuple[str | None, dict[str, list[HistoryPoint]]]:
     """(HEAD, every belief's history) from ONE walk of the log, oldest point first.
 
     `git log --raw` names, for each commit, the blob each belief file had after
     it; the blobs are read in one `cat-file --batch`. A 10,000-belief vault
     costs one log and one batch instead of 10,000 of each. With `since` (a commit
     that is an ancestor of HEAD) only the commits after it are walked, so a cache
-    keyed by commit can be brought up to date incrementally.
+    keyed by commit can be brought up to date incrementally. `known` maps blobs whose
+    state the caller has already parsed (the files as they are now) to it.
     """
     if not has_commits(root):
         return None, {}
@@ -317,14 +320,31 @@ def all_belief_histories(root: Path, since: str | None = None) -> tuple[str | No
             fields = meta.split()
             blob = fields[-2] if len(fields) >= 2 else _NULL_BLOB
             changes.append((info, path[len("beliefs/"):-3], "" if blob == _NULL_BLOB else blob))
-    blobs = dict(zip(*_unique_blobs(root, [b for _, _, b in changes if b])))
+    known = known or {}
+    blobs = dict(zip(*_unique_blobs(root, [b for _, _, b in changes if b and b not in known])))
     histories: dict[str, list[HistoryPoint]] = {}
     for info, bid, blob in changes:
         pts = histories.setdefault(bid, [])
         if pts and pts[-1].sha == info.sha:
             continue  # a merge lists a path once per parent
-        pts.append(_point(info, blobs.get(blob) if blob else None))
+        if blob in known:
+            conf, status = known[blob]
+            pts.append(HistoryPoint(info.sha, info.when, info.subject, info.trailers.get("Epimem-Op", "manual"),
+                                    conf, status))
+        else:
+            pts.append(_point(info, blobs.get(blob) if blob else None))
     return head, histories
+
+
+def index_blobs(root: Path, folder: str) -> dict[str, str]:
+    """{path: blob sha} of the files staged under `folder` (`git ls-files -s`)."""
+    out = run(root, "ls-files", "-s", "-z", "--", folder)
+    blobs = {}
+    for item in out.split("\0"):
+        if "\t" in item:
+            meta, path = item.split("\t", 1)
+            blobs[path] = meta.split()[1]
+    return blobs
 
 
 def _unique_blobs(root: Path, shas: list[str]) -> tuple[list[str], list[str | None]]:

@@ -285,3 +285,12 @@ def test_server_is_read_only_behind_a_token_and_rebuilds_on_a_hand_edit(hv):
         assert json.loads(_get(f"{base}/version?token={srv.token}")[1])["version"] != v0
     finally:
         srv.close()
+
+
+def test_states_taken_from_the_snapshot_are_the_states_git_holds(hv):
+    mem = _mem(hv)
+    p = hv / "beliefs" / "terse-answers.md"
+    p.write_text(p.read_text().replace("confidence: 0.25", "confidence: 0.55"), encoding="utf-8")  # not committed
+    fast = timeline.histories(mem, snapshot=mem.snapshot())
+    assert fast == git.all_belief_histories(hv)[1]
+    assert fast["terse-answers"][-1].confidence == 0.25  # git's, not the hand edit's
