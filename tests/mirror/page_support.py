@@ -32,9 +32,9 @@ def sample_copy(dst: Path, when: str = "2026-11-28T12:00:00") -> Path:
     return dst
 
 
-def add_known_history(root: Path) -> None:
+def add_known_history(root: Path, markup: bool = True) -> None:
     """The known belief, moved by real observations and gut-check answers on known days,
-    and a belief whose title is markup."""
+    and (with `markup`) a belief whose title is markup."""
     from epimem.api.memory import Memory
     from epimem.mirror.gutcheck import answer
 
@@ -49,6 +49,8 @@ def add_known_history(root: Path) -> None:
                                           "basis": "behavioral", "session": session}])
     answer(Memory(root, today="2026-11-10"), KNOWN, "false", note="only for risky changes")
     answer(Memory(root, today="2026-11-20"), KNOWN, "true", note="yes, for migrations")
+    if not markup:
+        return
     Memory(root, today="2026-11-21").add_belief(
         title=XSS_TITLE, statement='Says <img src=x onerror="alert(2)"> & means it.', kind="preference",
         basis="self-report", permanence="unknown", tags=["<b>tag</b>"], belief_id=XSS)

@@ -16,14 +16,13 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+from page_support import KNOWN, KNOWN_MARKERS, KNOWN_STEPS, XSS, XSS_TITLE, history_vault, sample_copy
 
 from epimem.api import timeline
 from epimem.api.memory import Memory
 from epimem.mirror import history as hist
 from epimem.mirror.page import build
 from epimem.store import git
-
-from page_support import KNOWN, KNOWN_MARKERS, KNOWN_STEPS, XSS, XSS_TITLE, history_vault, sample_copy
 
 WT = Path(__file__).resolve().parents[2]
 

@@ -13,7 +13,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from page_support import KNOWN, KNOWN_MARKERS, KNOWN_STEPS, XSS, XSS_TITLE, history_vault
 
 pytestmark = pytest.mark.e2e
@@ -30,7 +29,8 @@ def _chromium() -> str:
 @pytest.fixture(scope="module")
 def browser():
     exe = _chromium()
-    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install -e '.[test]')")
+    sync_api = pytest.importorskip("playwright.sync_api",
+                                   reason="playwright is not installed (pip install -e '.[test]')")
     with sync_api.sync_playwright() as p:
         b = p.chromium.launch(executable_path=exe, args=["--no-sandbox", "--disable-gpu"])
         yield b
