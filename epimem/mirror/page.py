@@ -29,13 +29,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..core.model import PERMANENCES, Belief, Snapshot
-from ..core.params import Params
-from . import history as hist
-from . import svg
-from .views import BeliefView, active_views, certainty_words
 
 if TYPE_CHECKING:
     from ..api.memory import Memory
+    from ..core.params import Params
+    from .views import BeliefView
 
 TOP = 30          # cards with a timeline per tier
 PAGE_SIZE = 200   # rows per page for the rest of a tier
@@ -62,9 +60,7 @@ def _fingerprint(mem: Memory, top: int, page_size: int) -> str:
     from ..store.paths import note_entries
 
     h = hashlib.sha256()
-    head = ""
-    if git.is_repo_root(mem.root) and git.has_commits(mem.root):
-        head = git.run(mem.root, "rev-parse", "HEAD").strip()
+    head = git.head_sha(mem.root) or ""
     h.update(f"{BUILD_VERSION}|{mem.today.isoformat()}|{head}|{top}|{page_size}\n".encode())
     for folder in ("beliefs", "observations", "tensions", "reviews"):
         for e in sorted(note_entries(mem.root / folder), key=lambda e: e.name):
@@ -164,6 +160,9 @@ def _obs_id(link: str) -> str:
 
 
 def _card(b: Belief, v: BeliefView, points, snap_obs: dict[str, Any], today: date, params: Params) -> dict:
+    from . import history as hist
+    from . import svg
+
     t = hist.timeline(b, points, today, params)
     evidence = []
     for anchor, ev in hist.evidence_items(b):
@@ -241,7 +240,9 @@ def _environment():
 def render_page(mem: Memory, *, top: int = TOP, page_size: int = PAGE_SIZE) -> tuple[str, int]:
     from markupsafe import Markup
 
+    from . import svg
     from .audit import count_totals
+    from .views import active_views, certainty_words
 
     params = mem.params
     today = mem.today

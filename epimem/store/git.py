@@ -454,3 +454,15 @@ def commit_index(root: Path, subject: str, *, op: str, beliefs: Iterable[str] = 
     msg = message(subject, op=op, beliefs=beliefs, body=body, extra=extra)
     run(root, "commit", "--quiet", "--no-verify", "-m", msg, env=dated(when))
     return run(root, "rev-parse", "HEAD")
+
+
+def head_sha(root: Path) -> str | None:
+    """HEAD's commit, or None (no repository, no commit yet), without importing GitPython:
+    the page's cache key needs it on every build, and a cached build must stay cheap."""
+    import subprocess
+
+    if not is_repo_root(root):
+        return None
+    proc = subprocess.run(["git", "rev-parse", "--verify", "--quiet", "HEAD"], cwd=root, check=False,
+                          capture_output=True, text=True)
+    return proc.stdout.strip() or None
