@@ -213,7 +213,7 @@ def _portrait_html(snap: Snapshot, params: Params, today: date) -> str:
 
 
 def _tensions(snap: Snapshot, obs: dict[str, Any], today: date) -> list[dict]:
-    titles = {b.id: b.title for b in snap.beliefs}
+    titles = {b.id: b.title for b in snap.beliefs if b.status == "active"}  # what has a card or row to link to
     order = {"unresolved": 0, "watching": 1, "resolved": 2}
     out = []
     for t in sorted(snap.tensions, key=lambda t: (order.get(t.status, 3), t.date, t.id)):
