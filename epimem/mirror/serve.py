@@ -80,11 +80,14 @@ class Live:
 def _watch_filter(root: Path) -> Callable[[object, str], bool]:
     internal = str(root / ".epimem")
     objects = str(root / ".git" / "objects")
+    index = str(root / ".git" / "index")
 
     def keep(_change: object, path: str) -> bool:
-        # Our own cache writes must not wake us; git's object store changes with every
-        # commit, but HEAD and refs (which move with it) are enough to notice one.
-        return not (path.startswith(internal) or path.startswith(objects) or path.endswith(".lock"))
+        # Our own cache writes must not wake us, nor the index `git status` refreshes while
+        # a build reads it; git's object store changes with every commit, but HEAD and the
+        # refs (which move with it) are enough to notice one.
+        return not (path.startswith(internal) or path.startswith(objects) or path == index
+                    or path.endswith(".lock"))
 
     return keep
 
