@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from ..core.changes import Change, belief_change, headline, tension_change
 from ..core.errors import Conflict, NotFound, StorageError
-from ..core.model import Problem
+from ..core.model import Problem, Snapshot
 from ..core.notes import NoteError, parse_belief, parse_observations
 from ..store import git
 from ..store import transaction as tx
@@ -173,3 +173,98 @@ def commit_hand_edits(mem: Memory) -> tuple[str | None, list[Change], list[Probl
 
     res = tx.record(mem.root, prepare, lock=common.lock(mem), caches=common.caches(mem))
     return res.commit, changes, problems
+
+
+# --- every belief's history at once (the visual mirror) -------------------------------
+
+HISTORY_CACHE = "history.json"  # under .epimem/: rebuildable from git at any time
+_CACHE_VERSION = 1
+
+
+def _known_states(mem: Memory, snapshot: Snapshot) -> dict[str, tuple[float | None, str]]:
+    """{blob sha: (confidence, status)} for the belief files unchanged since the index."""
+    staged = git.index_blobs(mem.root, "beliefs/")
+    dirty = {p for _, p in git.dirty_paths(mem.root)}
+    out: dict[str, tuple[float | None, str]] = {}
+    for b in snapshot.beliefs:
+        rel = f"beliefs/{b.id}.md"
+        sha = staged.get(rel)
+        if sha and rel not in dirty and b.path in ("", rel):
+            out[sha] = (b.confidence, b.status)
+    return out
+
+
+def _cached(path: Path) -> tuple[str | None, dict[str, list[git.HistoryPoint]]]:
+    import json
+    from datetime import datetime
+
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if data.get("version") != _CACHE_VERSION:
+            return None, {}
+        return data["head"], {bid: [git.HistoryPoint(s, datetime.fromisoformat(w), subj, op, c, st)
+                                    for s, w, subj, op, c, st in pts]
+                              for bid, pts in data["beliefs"].items()}
+    except (OSError, ValueError, KeyError, TypeError):
+        return None, {}  # a missing or damaged cache is rebuilt, never an error
+
+
+def histories(mem: Memory, snapshot: Snapshot | None = None) -> dict[str, list[git.HistoryPoint]]:
+    """Every belief's history from git (oldest point first), from one walk of the log.
+
+    Cached in `.epimem/history.json` by the commit it was read at: the same HEAD
+    is read back as it is; a HEAD that descends from the cached one walks only the
+    new commits; anything else (a reset, a rebase) walks the whole log again.
+
+    With the `snapshot` just read, a blob that is still the belief's file on disk is
+    not parsed again: its state is the snapshot's (read through the vault's parse cache).
+    """
+    from ..store.files import compact_json, write_cache
+    from ..store.vault import INTERNAL
+
+    common.require_repo(mem)
+    path = mem.root / INTERNAL / HISTORY_CACHE
+    cached_head, cached = _cached(path)
+    with _reading_git("history"):
+        if not git.has_commits(mem.root):
+            return {}
+        head = git.run(mem.root, "rev-parse", "HEAD").strip()
+        if cached_head == head:
+            return cached
+        since = cached_head if cached_head and git.is_ancestor(mem.root, cached_head, head) else None
+        known = _known_states(mem, snapshot) if snapshot is not None else None
+        head, new = git.all_belief_histories(mem.root, since=since, known=known)
+    result = cached if since else {}
+    for bid, pts in new.items():
+        result[bid] = result.get(bid, []) + pts
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_cache(path, compact_json({
+            "version": _CACHE_VERSION, "head": head,
+            "beliefs": {bid: [[p.sha, p.when.isoformat(), p.subject, p.op, p.confidence, p.status] for p in pts]
+                        for bid, pts in result.items()}}))
+    except OSError:
+        pass  # a read-only sidecar only costs the next reader a walk
+    return result
+
+
+def diff_summary(mem: Memory, since: str, limit: int) -> tuple[list[Change], dict[str, int]]:
+    """What changed since `since`, bounded for a page: the first `limit` beliefs and tensions
+    described in words (`describe`, as `epimem diff`), and how many files changed per folder.
+
+    Observation logs are counted, not described: after a year they are most of the vault,
+    and a page says how many observations came in from the snapshot's dates instead.
+    """
+    common.require_repo(mem)
+    base = _since(mem, since)
+    if not git.has_commits(mem.root):
+        return [], {}
+    with _reading_git("history"):
+        rows = [(st, p) for st, p in git.changed_paths(mem.root, base) if not Path(p).name.startswith(".")]
+        counts: dict[str, int] = {}
+        for _, p in rows:
+            folder = p.split("/", 1)[0] if "/" in p else "other"
+            counts[folder] = counts.get(folder, 0) + 1
+        notes = [(st, p) for st, p in rows if p.startswith(("beliefs/", "tensions/", "reviews/"))][:limit]
+        changes = describe(mem, notes, (lambda p: f"{base}:{p}") if base else None, lambda p: f"HEAD:{p}")
+    return changes, counts

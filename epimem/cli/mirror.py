@@ -206,6 +206,71 @@ def answer_cmd(ctx: typer.Context,
         typer.echo(f"Gut-check: {progress['answered']} of {progress['of']} answered.")
 
 
+def page_cmd(ctx: typer.Context,
+             out: str = typer.Option("", "--out", metavar="FILE",
+                                     help="Where to write the page (default: mirror-<date>.html here)."),
+             open_: bool = typer.Option(False, "--open", help="Open the page in the default browser."),
+             top: int = typer.Option(30, "--top", min=1, help="Beliefs per tier shown with their timeline; "
+                                                             "the rest are listed in pages.")):
+    """One self-contained HTML page: portrait, tiers, each belief's confidence over time, tensions."""
+    from pathlib import Path
+
+    from ..mirror.page import build
+
+    mem = memory(ctx)
+    built = build(mem, top=top)
+    path = Path(out) if out else Path(f"mirror-{mem.today.isoformat()}.html")
+    try:
+        path.write_text(built.html, encoding="utf-8")
+    except OSError as e:
+        fail(f"cannot write {path}: {e.strerror or e}")
+    typer.echo(f"Wrote {path} ({len(built.html.encode()) // 1024} KB{', from the cache' if built.cached else ''}).")
+    if open_:
+        import webbrowser
+
+        webbrowser.open(path.resolve().as_uri())
+
+
+def serve_cmd(ctx: typer.Context,
+              port: int = typer.Option(8765, "--port", min=0, max=65535, help="Port (0: any free port)."),
+              host: str = typer.Option("127.0.0.1", "--host",
+                                       help="Address to bind. Anything but 127.0.0.1 also needs --allow-remote."),
+              allow_remote: bool = typer.Option(False, "--allow-remote",
+                                                help="Allow --host to be an address other machines can reach."),
+              open_: bool = typer.Option(False, "--open", help="Open the page in the default browser."),
+              top: int = typer.Option(30, "--top", min=1, help="Beliefs per tier shown with their timeline.")):
+    """The page, live on 127.0.0.1: rebuilt when the vault changes, read-only, behind a token."""
+    import time
+
+    from ..mirror.serve import LOOPBACK, Server
+
+    if host != LOOPBACK and not allow_remote:
+        fail(f"--host {host}: the mirror shows everything believed about you; binding anything but "
+             f"{LOOPBACK} needs --allow-remote")
+    mem = memory(ctx)
+    mem.vault.require()
+    try:
+        server = Server(mem, host=host, port=port, top=top).start()
+    except OSError as e:
+        fail(f"cannot listen on {host}:{port}: {e.strerror or e}")
+    if host != LOOPBACK:
+        warn(f"serving on {host}: anyone who can reach it and has the token can read the page")
+    typer.echo(f"Serving the mirror of {mem.root} at {server.url}", err=False)
+    typer.echo("Read-only; rebuilt when the vault changes. Ctrl-C stops.")
+    sys.stdout.flush()
+    if open_:
+        import webbrowser
+
+        webbrowser.open(server.url)
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.close()
+
+
 def register(app: typer.Typer) -> None:
     mirror_app = typer.Typer(no_args_is_help=True,
                              help="See, and correct, what the assistant believes about you.")
@@ -214,4 +279,6 @@ def register(app: typer.Typer) -> None:
     mirror_app.command("gut-check")(gut_check_cmd)
     mirror_app.command("interview")(interview_cmd)
     mirror_app.command("answer")(answer_cmd)
+    mirror_app.command("page")(page_cmd)
+    mirror_app.command("serve")(serve_cmd)
     app.add_typer(mirror_app, name="mirror")

@@ -152,7 +152,7 @@ def params_from_meta(meta: dict[str, Any], path: str = "epistemology.md",
     return replace(DEFAULTS, **changes), problems
 
 
-def _redact_patterns(value: Any) -> tuple[tuple[str, str], ...]:
+def _redact_patterns(value: Any) -> tuple[tuple[tuple[str, str], ...], list[str]]:
     """The vault's own patterns that RE2 can run, and why each other entry was skipped."""
     from .redact import BUILTIN_NAMES, PatternError, compile_pattern
 
@@ -160,7 +160,8 @@ def _redact_patterns(value: Any) -> tuple[tuple[str, str], ...]:
         return (), []
     if not isinstance(value, list):
         return (), ["must be a list of {name, pattern}; only the built-in patterns apply"]
-    out, whys = [], []
+    out: list[tuple[str, str]] = []
+    whys: list[str] = []
     for i, item in enumerate(value, 1):
         if not isinstance(item, dict) or not isinstance(item.get("pattern"), str):
             whys.append(f"entry {i} must be {{name, pattern}}; it is skipped")

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from typing import Any
 
 Pattern = tuple[str, str]  # (name, RE2 pattern)
 
@@ -77,7 +78,7 @@ def patterns_for(extra: tuple[Pattern, ...] = ()) -> tuple[Pattern, ...]:
 
 
 @lru_cache(maxsize=16)
-def _compiled(extra: tuple[Pattern, ...]) -> tuple[object, tuple[tuple[str, object], ...]]:
+def _compiled(extra: tuple[Pattern, ...]) -> tuple[Any, tuple[tuple[str, Any], ...]]:
     """(one alternation of every pattern, to tell at once that a text has no secret; each pattern)."""
     out = []
     for name, pattern in patterns_for(extra):

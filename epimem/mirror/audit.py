@@ -325,6 +325,14 @@ def belief_candidates(unconnected: tuple[ObservationView, ...], min_size: int = 
     return tuple(sorted(out, key=lambda c: (-len(c.observations), c.observations[0])))
 
 
+def count_totals(snapshot: Snapshot) -> Totals:
+    status = Counter(b.status for b in snapshot.beliefs)
+    return Totals(beliefs=status.get("active", 0), retired=status.get("retired", 0),
+                  superseded=status.get("superseded", 0),
+                  observations=len(snapshot.observations), tensions=len(snapshot.tensions),
+                  skipped_files=len({p.path for p in snapshot.problems}))
+
+
 def audit(snapshot: Snapshot, params: Params = DEFAULTS, today: date | None = None) -> Audit:
     today = today or snapshot.today or date.today()
     beliefs = active(snapshot)
@@ -340,11 +348,7 @@ def audit(snapshot: Snapshot, params: Params = DEFAULTS, today: date | None = No
         by_kind[v.kind] = by_kind.get(v.kind, 0) + 1
     by_kind = dict(sorted(by_kind.items(), key=lambda kv: (-kv[1], kv[0])))
 
-    status = Counter(b.status for b in snapshot.beliefs)
-    totals = Totals(beliefs=len(beliefs), retired=status.get("retired", 0),
-                    superseded=status.get("superseded", 0),
-                    observations=len(snapshot.observations), tensions=len(snapshot.tensions),
-                    skipped_files=len({p.path for p in snapshot.problems}))
+    totals = count_totals(snapshot)
     top, bottom = top_and_bottom(views, TOP_N)
     bmap = {b.id: b for b in beliefs}
     top, bottom = detailed(top, bmap), detailed(bottom, bmap)

@@ -270,11 +270,13 @@ def commit(root: Path, paths: Iterable[str], subject: str, *, op: str,
             # A path thought tracked was not (a file the user made by hand and never committed).
             run(root, "add", "--all", *spec, env=LITERAL)
             run(root, "commit", "--quiet", "--no-verify", "-F", msg_file, "--only", *spec, env=env)
-    return head_sha(root)
+    return _committed(root)
 
 
-def head_sha(root: Path) -> str:
-    """The sha of HEAD, read from `.git` like git does (one file or two), without a process."""
+def head_sha(root: Path) -> str | None:
+    """HEAD's commit, or None (no repository, no commit yet), read from `.git` as git does (one
+    file or two) without a process: the commit path runs it under the vault lock, and the
+    page's cache key on every build."""
     git_dir = root / ".git"
     try:
         head = (git_dir / "HEAD").read_text(encoding="utf-8").strip()
@@ -293,9 +295,27 @@ def head_sha(root: Path) -> str:
                 for line in packed.read_text(encoding="utf-8").splitlines():
                     if line.endswith(" " + ref) and len(line.split(" ")[0]) == 40:
                         return line.split(" ")[0]
+            if not loose.exists():
+                return None  # an unborn branch: no commit yet
+    except FileNotFoundError:
+        return None
     except (OSError, UnicodeDecodeError):
         pass  # a worktree (.git is a file), a ref storage git knows and we do not: ask git
-    return run(root, "rev-parse", "HEAD")
+    import subprocess
+
+    if not is_repo_root(root):
+        return None
+    proc = subprocess.run(["git", "rev-parse", "--verify", "--quiet", "HEAD"], cwd=root, check=False,
+                          capture_output=True, text=True)
+    return proc.stdout.strip() or None
+
+
+def _committed(root: Path) -> str:
+    """The sha of the commit just made."""
+    sha = head_sha(root)
+    if sha is None:
+        raise HistoryError("git made no commit")
+    return sha
 
 
 # Paths are names, not patterns: a belief file called `[draft].md` must not match `d.md`.
@@ -428,22 +448,109 @@ def belief_history(root: Path, belief_id: str) -> list[HistoryPoint]:
     path = f"beliefs/{belief_id}.md"
     commits = list(reversed(log(root, path)))
     blobs = show_many(root, [f"{c.sha}:{path}" for c in commits])
-    points = []
-    for c, text in zip(commits, blobs):
-        conf = status = None
-        if text is not None:
-            try:
-                meta = parse_note(text).meta
-                v = meta.get("confidence")
-                conf = float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
-                status = meta.get("status") or "active"
-            except NoteError:
-                status = "malformed"
+    return [_point(c, text) for c, text in zip(commits, blobs)]
+
+
+def _state(text: str | None) -> tuple[float | None, str]:
+    """A belief file's stored confidence and status at one revision (None: the file was gone)."""
+    if text is None:
+        return None, "deleted"
+    try:
+        meta = parse_note(text).meta
+    except NoteError:
+        return None, "malformed"
+    v = meta.get("confidence")
+    conf = float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+    return conf, meta.get("status") or "active"
+
+
+def _point(c: CommitInfo, text: str | None) -> HistoryPoint:
+    conf, status = _state(text)
+    return HistoryPoint(c.sha, c.when, c.subject, c.trailers.get("Epimem-Op", "manual"), conf, status)
+
+
+_NULL_BLOB = "0" * 40
+
+
+def all_belief_histories(root: Path, since: str | None = None,
+                         known: dict[str, tuple[float | None, str]] | None = None,
+                         ) -> tuple[str | None, dict[str, list[HistoryPoint]]]:
+    """(HEAD, every belief's history) from ONE walk of the log, oldest point first.
+
+    `git log --raw` names, for each commit, the blob each belief file had after
+    it; the blobs are read in one `cat-file --batch`. A 10,000-belief vault
+    costs one log and one batch instead of 10,000 of each. With `since` (a commit
+    that is an ancestor of HEAD) only the commits after it are walked, so a cache
+    keyed by commit can be brought up to date incrementally. `known` maps blobs whose
+    state the caller has already parsed (the files as they are now) to it.
+    """
+    if not has_commits(root):
+        return None, {}
+    head = run(root, "rev-parse", "HEAD").strip()
+    rng = f"{since}..{head}" if since else head
+    out = run(root, "log", "--reverse", "--raw", "--no-abbrev", "--no-renames", "-c",
+              f"--format={_END}%H{_SEP}%aI{_SEP}%s{_SEP}%b{_SEP}", rng, "--", "beliefs/")
+    changes: list[tuple[CommitInfo, str, str]] = []  # (commit, belief id, blob or "")
+    for rec in out.split(_END):
+        if not rec.strip():
+            continue
+        sha, when, subject, rest = rec.split(_SEP, 3)
+        body, _, raw = rest.rpartition(_SEP)
+        trailers = {}
+        for line in body.splitlines():
+            if line.startswith("Epimem-") and ":" in line:
+                k, v = line.split(":", 1)
+                trailers[k.strip()] = v.strip()
+        info = CommitInfo(sha, datetime.fromisoformat(when), subject, trailers)
+        for line in raw.splitlines():
+            # ":100644 100644 <old> <new> M\tbeliefs/x.md" (merges: one more mode and sha)
+            if not line.startswith(":") or "\t" not in line:
+                continue
+            meta, path = line.split("\t", 1)
+            path = path.split("\t")[-1]
+            if not (path.startswith("beliefs/") and path.endswith(".md") and path.count("/") == 1):
+                continue
+            fields = meta.split()
+            blob = fields[-2] if len(fields) >= 2 else _NULL_BLOB
+            changes.append((info, path[len("beliefs/"):-3], "" if blob == _NULL_BLOB else blob))
+    known = known or {}
+    blobs = dict(zip(*_unique_blobs(root, [b for _, _, b in changes if b and b not in known])))
+    histories: dict[str, list[HistoryPoint]] = {}
+    for info, bid, blob in changes:
+        pts = histories.setdefault(bid, [])
+        if pts and pts[-1].sha == info.sha:
+            continue  # a merge lists a path once per parent
+        if blob in known:
+            conf, status = known[blob]
+            pts.append(HistoryPoint(info.sha, info.when, info.subject, info.trailers.get("Epimem-Op", "manual"),
+                                    conf, status))
         else:
-            status = "deleted"
-        points.append(HistoryPoint(c.sha, c.when, c.subject, c.trailers.get("Epimem-Op", "manual"),
-                                   conf, status))
-    return points
+            pts.append(_point(info, blobs.get(blob) if blob else None))
+    return head, histories
+
+
+def index_blobs(root: Path, folder: str) -> dict[str, str]:
+    """{path: blob sha} of the files staged under `folder` (`git ls-files -s`)."""
+    out = run(root, "ls-files", "-s", "-z", "--", folder)
+    blobs = {}
+    for item in out.split("\0"):
+        if "\t" in item:
+            meta, path = item.split("\t", 1)
+            blobs[path] = meta.split()[1]
+    return blobs
+
+
+def _unique_blobs(root: Path, shas: list[str]) -> tuple[list[str], list[str | None]]:
+    uniq = list(dict.fromkeys(shas))
+    return uniq, show_many(root, uniq)
+
+
+def is_ancestor(root: Path, older: str, newer: str) -> bool:
+    try:
+        run(root, "merge-base", "--is-ancestor", older, newer, retries=1)
+        return True
+    except HistoryError:
+        return False
 
 
 def resolve_since(root: Path, since: str) -> str | None:
@@ -540,4 +647,4 @@ def commit_index(root: Path, subject: str, *, op: str, beliefs: Iterable[str] = 
     msg = message(subject, op=op, beliefs=beliefs, body=body, extra=extra)
     with _scratch(root, "message", msg.encode("utf-8")) as msg_file:
         run(root, "commit", "--quiet", "--no-verify", "-F", msg_file, env=dated(when))
-    return head_sha(root)
+    return _committed(root)

@@ -1,0 +1,292 @@
+"""The visual mirror (SPEC §13): one self-contained HTML page of what is believed.
+
+`build(mem)` reads one snapshot, every belief's history from one git walk
+(`api.timeline.histories`, cached by commit), runs the same analyses as the
+text modes (portrait, audit, `diff` since the last review) and renders
+`templates/page/page.html.j2` with Jinja2, autoescaping on: every title,
+statement, evidence line and note is escaped by the engine; the charts are
+inline SVG drawn by `svg.py`, which escapes what it draws itself.
+
+The page needs nothing but itself: CSS and the small filter script are inline,
+no font, image or script is fetched. Static content reads without JavaScript.
+
+A large vault shows the `top` strongest beliefs of each tier as cards with
+their timeline and the rest as rows in pages of `page_size` (`<details>`),
+so a 10,000-belief page stays a few megabytes. The finished page is cached in
+`.epimem/page.html` by a key of everything it is built from (HEAD, today, the
+size and mtime of every vault file, the options), so building it again for an
+unchanged vault only reads that file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections import Counter
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from ..core.model import PERMANENCES, Belief, Snapshot
+
+if TYPE_CHECKING:
+    from ..api.memory import Memory
+    from ..core.params import Params
+    from .views import BeliefView
+
+TOP = 30          # cards with a timeline per tier
+PAGE_SIZE = 200   # rows per page for the rest of a tier
+MAX_CHANGES = 60  # sentences in "what changed"
+BUILD_VERSION = "1"
+LIVE_MARK = "<!--epimem-live-->"
+CACHE_FILE = "page.html"
+CACHE_KEY_FILE = "page.key"
+TEMPLATES = Path(__file__).resolve().parent.parent / "templates" / "page"
+
+
+@dataclass(frozen=True)
+class Built:
+    html: str
+    key: str
+    cached: bool
+    beliefs: int
+
+
+# --- the cache key ---------------------------------------------------------------------
+
+def _fingerprint(mem: Memory, top: int, page_size: int) -> str:
+    from ..store import git
+    from ..store.paths import note_entries
+
+    h = hashlib.sha256()
+    head = git.head_sha(mem.root) or ""
+    h.update(f"{BUILD_VERSION}|{mem.today.isoformat()}|{head}|{top}|{page_size}\n".encode())
+    for folder in ("beliefs", "observations", "tensions", "reviews"):
+        for e in sorted(note_entries(mem.root / folder), key=lambda e: e.name):
+            st = e.stat()
+            h.update(f"{folder}/{e.name}|{st.st_mtime_ns}|{st.st_size}\n".encode())
+    for rel in ("epistemology.md", "state/sessions.json"):
+        try:
+            st = os.stat(mem.root / rel)
+            h.update(f"{rel}|{st.st_mtime_ns}|{st.st_size}\n".encode())
+        except OSError:
+            h.update(f"{rel}|-\n".encode())
+    for t in sorted(TEMPLATES.iterdir()):  # a changed template is a changed page
+        h.update(f"{t.name}|{t.stat().st_mtime_ns}\n".encode())
+    return h.hexdigest()
+
+
+def _read_cache(mem: Memory, key: str) -> str | None:
+    try:
+        if (mem.vault.internal / CACHE_KEY_FILE).read_text(encoding="utf-8").strip() == key:
+            return (mem.vault.internal / CACHE_FILE).read_text(encoding="utf-8")
+    except OSError:
+        pass
+    return None
+
+
+def _write_cache(mem: Memory, key: str, html: str) -> None:
+    from ..store.files import write_cache
+
+    try:
+        mem.vault.internal.mkdir(parents=True, exist_ok=True)
+        write_cache(mem.vault.internal / CACHE_FILE, html)
+        write_cache(mem.vault.internal / CACHE_KEY_FILE, key)
+    except OSError:
+        pass  # a read-only sidecar: the page is built, only not kept
+
+
+# --- building ----------------------------------------------------------------------------
+
+def build(mem: Memory, *, top: int = TOP, page_size: int = PAGE_SIZE, live: str = "",
+          use_cache: bool = True) -> Built:
+    """The page's HTML. `live` is a script for `serve` (inserted after the cache)."""
+    mem.vault.require()
+    key = _fingerprint(mem, top, page_size)
+    html = _read_cache(mem, key) if use_cache else None
+    cached = html is not None
+    n = 0
+    if html is None:
+        html, n = render_page(mem, top=top, page_size=page_size)
+        _write_cache(mem, key, html)
+    if live:
+        html = html.replace(LIVE_MARK, live, 1)
+    return Built(html, key, cached, n)
+
+
+def _histories(mem: Memory, snap: Snapshot) -> dict[str, list]:
+    from ..api import timeline
+    from ..store import git
+
+    if not git.is_repo_root(mem.root):
+        return {}
+    return timeline.histories(mem, snapshot=snap)
+
+
+def _changes(mem: Memory, snap: Snapshot) -> dict[str, Any]:
+    """"What changed since the last review": sentences for the first beliefs and tensions
+    (as `epimem diff` words them), counts for the rest, observations counted by their date."""
+    from ..api import timeline
+    from ..store import git
+
+    out: dict[str, Any] = {"since": "", "sentences": [], "more": 0, "observations": 0, "counts": {}}
+    if not git.is_repo_root(mem.root) or not git.has_commits(mem.root):
+        return out
+    last = snap.sessions.last_review
+    if last is not None:
+        since = last.isoformat()
+        out["since"] = f"since the last review, {since}"
+        out["observations"] = sum(1 for o in snap.observations if o.date >= last)
+    else:
+        first = git.run(mem.root, "rev-list", "--max-parents=0", "HEAD").split()
+        since = first[-1]
+        out["since"] = "since the vault's first commit (no review recorded yet)"
+        out["observations"] = len(snap.observations)
+    changes, counts = timeline.diff_summary(mem, since, MAX_CHANGES)
+    out["sentences"] = [c.sentence() for c in changes]
+    noted = sum(n for folder, n in counts.items() if folder in ("beliefs", "tensions", "reviews"))
+    out["more"] = max(0, noted - len(changes))
+    out["counts"] = counts
+    return out
+
+
+def _obs_index(snap: Snapshot) -> dict[str, Any]:
+    return {o.id: o for o in snap.observations}
+
+
+def _obs_id(link: str) -> str:
+    return link.rsplit("#", 1)[-1] if "#" in link else ""
+
+
+def _card(b: Belief, v: BeliefView, points, snap_obs: dict[str, Any], today: date, params: Params) -> dict:
+    from . import history as hist
+    from . import svg
+
+    t = hist.timeline(b, points, today, params)
+    evidence = []
+    for anchor, ev in hist.evidence_items(b):
+        o = snap_obs.get(_obs_id(ev.link))
+        evidence.append({"anchor": anchor, "date": ev.date.isoformat() if ev.date else "", "kind": ev.kind,
+                         "marker": hist.MARKER_KINDS.get(ev.kind, "note"), "note": ev.note, "link": ev.link,
+                         "observation": o.evidence if o else "", "suggests": o.suggests if o else ""})
+    return {**_row(b, v)._asdict(), "statement": b.statement, "basis": b.basis, "pinned": b.pinned,
+            "first": b.first.isoformat(), "challenged": b.challenged.isoformat() if b.challenged else "",
+            "chart": svg.timeline_svg(t, b.title, params.tiers), "timeline": t, "evidence": evidence}
+
+
+class Row(NamedTuple):
+    """A belief as a row (and the head of a card): attributes, because the template
+    reads them millions of times on a large vault and Jinja looks attributes up first."""
+
+    id: str
+    title: str
+    kind: str
+    permanence: str
+    scope: str
+    tags: tuple[str, ...]
+    tags_attr: str
+    confidence: str
+    effective: str
+    tier: str
+    certainty: str
+    confirmed: str
+
+
+def _row(b: Belief, v: BeliefView) -> Row:
+    return Row(b.id, b.title, b.kind, b.permanence, b.scope, b.tags, "|" + "|".join(b.tags) + "|",
+               f"{b.confidence:.2f}", f"{v.effective_confidence:.3f}", v.tier, v.certainty,
+               b.confirmed.isoformat() if b.confirmed else "")
+
+
+def _portrait_html(snap: Snapshot, params: Params, today: date) -> str:
+    import mistune
+
+    from .portrait import portrait_brief
+    from .render import portrait_markdown
+
+    md = portrait_markdown(portrait_brief(snap, params, today))
+    body = md.split("\n", 1)[1] if md.startswith("# Portrait") else md
+    # escape=True: raw HTML in a belief's title is shown as text, like everywhere on the page.
+    html = mistune.create_markdown(escape=True)(body)
+    return str(html).replace("<h2>", "<h3>").replace("</h2>", "</h3>")
+
+
+def _tensions(snap: Snapshot, obs: dict[str, Any], today: date) -> list[dict]:
+    titles = {b.id: b.title for b in snap.beliefs if b.status == "active"}  # what has a card or row to link to
+    order = {"unresolved": 0, "watching": 1, "resolved": 2}
+    out = []
+    for t in sorted(snap.tensions, key=lambda t: (order.get(t.status, 3), t.date, t.id)):
+        ev = []
+        for link in t.evidence:
+            o = obs.get(_obs_id(link))
+            ev.append({"link": link, "text": o.evidence if o else "", "date": o.date.isoformat() if o else ""})
+        out.append({"id": t.id, "title": t.title, "status": t.status, "belief": t.belief,
+                    "belief_title": titles.get(t.belief, ""), "date": t.date.isoformat(),
+                    "days_open": (today - t.date).days, "what_happened": t.what_happened,
+                    "suggests": t.suggests, "resolution": t.resolution, "evidence": ev})
+    return out
+
+
+def _environment():
+    from jinja2 import Environment, FileSystemLoader, StrictUndefined
+
+    # autoescape=True for every template: no title, statement or note reaches the page unescaped.
+    env = Environment(loader=FileSystemLoader(str(TEMPLATES)), autoescape=True, undefined=StrictUndefined,
+                      trim_blocks=True, lstrip_blocks=True)
+    return env
+
+
+def render_page(mem: Memory, *, top: int = TOP, page_size: int = PAGE_SIZE) -> tuple[str, int]:
+    from markupsafe import Markup
+
+    from . import svg
+    from .audit import count_totals
+    from .views import active_views, certainty_words
+
+    params = mem.params
+    today = mem.today
+    snap = mem.snapshot()
+    views = {v.id: v for v in active_views(snap, today, params)}
+    beliefs = {b.id: b for b in snap.beliefs if b.id in views}
+    histories = _histories(mem, snap)
+    obs = _obs_index(snap)
+
+    tiers = []
+    by_tier: dict[str, list[BeliefView]] = {name: [] for name, _ in params.tiers}
+    for v in views.values():
+        by_tier.setdefault(v.tier, []).append(v)
+    words = certainty_words(params)
+    matrix = []
+    for name, low in params.tiers:
+        vs = sorted(by_tier.get(name, []), key=lambda v: (-v.effective_confidence, -v.confidence, v.id))
+        cards = [_card(beliefs[v.id], v, histories.get(v.id, []), obs, today, params) for v in vs[:top]]
+        for c in cards:
+            c["chart"] = Markup(c["chart"])  # drawn by svg.py, which escapes every text it draws
+        rest = [_row(beliefs[v.id], v) for v in vs[top:]]
+        pages = [rest[i:i + page_size] for i in range(0, len(rest), page_size)]
+        tiers.append({"name": name, "low": low, "certainty": words.get(name, ""), "total": len(vs),
+                      "cards": cards, "pages": pages, "offset": len(cards)})
+        counts = Counter(v.permanence for v in vs)
+        matrix.append((name, {p: counts.get(p, 0) for p in PERMANENCES}))
+
+    changed = _changes(mem, snap)
+    kinds = sorted({b.kind for b in beliefs.values()})
+    tags = sorted({t for b in beliefs.values() for t in b.tags})
+    scopes = sorted({b.scope for b in beliefs.values()})
+    ctx = {
+        "today": today.isoformat(), "vault": mem.root.name, "portrait": Markup(_portrait_html(snap, params, today)),
+        "totals": count_totals(snap), "permanences": PERMANENCES, "matrix": matrix,
+        "bars": Markup(svg.bars_svg(matrix, PERMANENCES, "Active beliefs by tier and permanence")),
+        "tiers": tiers, "tensions": _tensions(snap, obs, today), "changed": changed,
+        "problems": [str(p) for p in snap.problems],
+        "kinds": kinds, "tags": tags, "scopes": scopes, "n_beliefs": len(views), "top": top,
+        "legend": [(label, Markup(key)) for label, key in svg.legend_keys()], "live_mark": Markup(LIVE_MARK),
+        "css": Markup(_asset("page.css")), "js": Markup(_asset("page.js")),
+    }
+    return _environment().get_template("page.html.j2").render(**ctx), len(views)
+
+
+def _asset(name: str) -> str:
+    # Inlined verbatim: ours, and neither may contain "</style>" or "</script>".
+    return (TEMPLATES / name).read_text(encoding="utf-8")

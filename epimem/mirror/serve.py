@@ -1,0 +1,190 @@
+"""`epimem mirror serve`: the visual mirror, live, on 127.0.0.1 (SPEC §13).
+
+Read-only by construction: the server answers GET and HEAD for two paths, the
+page (`/`) and its version (`/version`, what the page polls to know it is
+stale); every other method gets 405 and no handler writes anything but the
+rebuildable page cache under `.epimem/`.
+
+Every request must carry the token printed with the address (`?token=`):
+the page shows everything believed about a person, so another local user, or
+a web page the browser visits, must not read it. The Host header must name
+the address the server is bound to, which stops DNS rebinding.
+
+A watcher thread (watchfiles) rebuilds the page when a vault file changes or
+git moves (a commit, an undo); the page polls `/version` twice a second and
+reloads itself when the version changed.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import secrets
+import threading
+from collections.abc import Callable
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import TYPE_CHECKING
+from urllib.parse import parse_qs, urlsplit
+
+from .page import build
+
+if TYPE_CHECKING:
+    from ..api.memory import Memory
+
+LOOPBACK = "127.0.0.1"
+POLL_MS = 500
+
+_LIVE = """<script>
+// epimem mirror serve: reload when the vault changed. Asks only this server, never another.
+(function () {
+  var version = %(version)s, token = %(token)s;
+  function poll() {
+    fetch("/version?token=" + encodeURIComponent(token), {cache: "no-store"})
+      .then(function (r) { return r.ok ? r.json() : null; })
+      .then(function (v) { if (v && v.version !== version) { location.reload(); } else { setTimeout(poll, %(ms)d); } })
+      .catch(function () { setTimeout(poll, %(ms)d * 4); });
+  }
+  setTimeout(poll, %(ms)d);
+})();
+</script>"""
+
+
+class Live:
+    """The current page and its version, rebuilt on demand; safe across threads."""
+
+    def __init__(self, mem: Memory, token: str, **options):
+        self.mem, self.token, self.options = mem, token, options
+        self._lock = threading.Lock()
+        self.version = ""
+        self.html = ""
+        self.error = ""
+        self.rebuild()
+
+    def rebuild(self) -> bool:
+        """Build again; False (and the last good page kept) when the build failed."""
+        with self._lock:
+            try:
+                built = build(self.mem, **self.options)
+            except Exception as e:  # a half-saved file, git busy: keep serving the last good page
+                self.error = f"{type(e).__name__}: {e}"
+                return False
+            self.error = ""
+            if built.key != self.version:
+                live = _LIVE % {"version": json.dumps(built.key), "token": json.dumps(self.token), "ms": POLL_MS}
+                self.version, self.html = built.key, built.html.replace("<!--epimem-live-->", live, 1)
+            return True
+
+
+def _watch_filter(root: Path) -> Callable[[object, str], bool]:
+    internal = str(root / ".epimem")
+    objects = str(root / ".git" / "objects")
+    index = str(root / ".git" / "index")
+
+    def keep(_change: object, path: str) -> bool:
+        # Our own cache writes must not wake us, nor the index `git status` refreshes while
+        # a build reads it; git's object store changes with every commit, but HEAD and the
+        # refs (which move with it) are enough to notice one.
+        return not (path.startswith(internal) or path.startswith(objects) or path == index
+                    or path.endswith(".lock"))
+
+    return keep
+
+
+def watch(live: Live, stop: threading.Event) -> None:
+    import watchfiles
+
+    for _changes in watchfiles.watch(live.mem.root, watch_filter=_watch_filter(live.mem.root),
+                                     stop_event=stop, debounce=150, step=50, yield_on_timeout=False):
+        live.rebuild()
+
+
+def handler(live: Live, host: str, port: int) -> type[BaseHTTPRequestHandler]:
+    allowed_hosts = {f"{host}:{port}", f"localhost:{port}" if host == LOOPBACK else f"{host}:{port}"}
+
+    class Handler(BaseHTTPRequestHandler):
+        server_version = "epimem-mirror"
+        sys_version = ""
+
+        def log_message(self, format: str, *args) -> None:  # noqa: A002 - the stdlib's name
+            pass  # the terminal shows the address, not every poll
+
+        def _send(self, status: HTTPStatus, body: bytes, ctype: str, head: bool = False) -> None:
+            self.send_response(status)
+            self.send_header("Content-Type", ctype)
+            self.send_header("Content-Length", str(len(body)))
+            self.send_header("Cache-Control", "no-store")
+            self.send_header("X-Content-Type-Options", "nosniff")
+            self.send_header("Referrer-Policy", "no-referrer")
+            self.end_headers()
+            if not head:
+                self.wfile.write(body)
+
+        def _deny(self, status: HTTPStatus, why: str, head: bool = False) -> None:
+            self._send(status, (why + "\n").encode(), "text/plain; charset=utf-8", head)
+
+        def _serve(self, head: bool) -> None:
+            if self.headers.get("Host", "") not in allowed_hosts:
+                return self._deny(HTTPStatus.FORBIDDEN, "wrong Host header", head)
+            url = urlsplit(self.path)
+            token = parse_qs(url.query).get("token", [""])[0]
+            if not hmac.compare_digest(token.encode(), live.token.encode()):
+                return self._deny(HTTPStatus.FORBIDDEN, "a token is required: use the address "
+                                  "`epimem mirror serve` printed", head)
+            if url.path == "/":
+                self._send(HTTPStatus.OK, live.html.encode("utf-8"), "text/html; charset=utf-8", head)
+            elif url.path == "/version":
+                body = json.dumps({"version": live.version, "error": live.error}).encode()
+                self._send(HTTPStatus.OK, body, "application/json", head)
+            else:
+                self._deny(HTTPStatus.NOT_FOUND, "not found", head)
+
+        def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
+            self._serve(head=False)
+
+        def do_HEAD(self) -> None:  # noqa: N802
+            self._serve(head=True)
+
+        def _read_only(self) -> None:
+            self.send_response(HTTPStatus.METHOD_NOT_ALLOWED)
+            self.send_header("Allow", "GET, HEAD")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        do_POST = do_PUT = do_DELETE = do_PATCH = _read_only  # noqa: N815
+
+    return Handler
+
+
+class Server:
+    """The page server and its watcher; `start()` returns at once, `close()` stops both."""
+
+    def __init__(self, mem: Memory, *, host: str = LOOPBACK, port: int = 0, token: str | None = None,
+                 **options):
+        self.token = token or secrets.token_urlsafe(18)
+        self.live = Live(mem, self.token, **options)
+        self.httpd = ThreadingHTTPServer((host, port), handler(self.live, host, port))
+        self.host, self.port = host, self.httpd.server_address[1]
+        if port == 0:  # the handler checks the Host header against the port really bound
+            self.httpd.RequestHandlerClass = handler(self.live, host, self.port)
+        self._stop = threading.Event()
+        self._threads: list[threading.Thread] = []
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}/?token={self.token}"
+
+    def start(self) -> Server:
+        for target in (self.httpd.serve_forever, lambda: watch(self.live, self._stop)):
+            t = threading.Thread(target=target, daemon=True)
+            t.start()
+            self._threads.append(t)
+        return self
+
+    def close(self) -> None:
+        self._stop.set()
+        self.httpd.shutdown()
+        self.httpd.server_close()
+        for t in self._threads:
+            t.join(timeout=2)
