@@ -515,9 +515,9 @@ def validate(ctx: typer.Context, as_json: bool = JSON):
 # --- feature areas ------------------------------------------------------------------------------
 
 def _register_areas() -> None:
-    from . import claude, mirror, recall
+    from . import claude, mirror, portability, recall
 
-    for mod in (mirror, recall, claude):
+    for mod in (mirror, recall, claude, portability):
         mod.register(app)
 
 
