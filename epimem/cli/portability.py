@@ -135,12 +135,61 @@ def import_claude_memory(ctx: typer.Context,
                    "`epimem belief edit ID --confidence 0.40`, retire the rest with `epimem belief retire ID`.")
 
 
+# --- export and import jsonl ------------------------------------------------------------------
+
+def export_cmd(ctx: typer.Context,
+               out: Path | None = typer.Option(None, "--out", metavar="FILE", help="Default: standard output.")):
+    """Write the whole vault as JSON Lines (one typed record a line, schema version first)."""
+    import sys
+
+    from ..api import portability
+
+    mem = memory(ctx)
+    if out is None:
+        portability.export(mem, sys.stdout)
+        return
+    tmp = out.with_name(f".{out.name}.epimem-tmp")
+    with tmp.open("w", encoding="utf-8") as f:
+        n = portability.export(mem, f)
+    tmp.replace(out)  # a failed export never leaves half a file where a whole one was
+    typer.echo(f"Exported {n} records to {out}", err=True)
+
+
+def import_jsonl(ctx: typer.Context, file: Path = typer.Argument(..., metavar="FILE", help="An `epimem export`."),
+                 dry_run: bool = DRY_RUN, as_json: bool = IMPORT_JSON):
+    """Recreate an export in this vault (created when missing); files it has already are merged."""
+    from ..api import portability
+
+    rep = portability.import_jsonl(memory(ctx), file, dry_run=dry_run)
+    if as_json:
+        emit_json({"commit": rep.commit, "files": rep.files, "totals": rep.counts, "dry_run": dry_run,
+                   "unmapped": rep.unmapped, "notes": rep.notes})
+        return
+    verb = "Would import" if dry_run else "Imported"
+    typer.echo(f"{verb} {', '.join(f'{n} {k}' for k, n in rep.counts.items()) or 'nothing'}.")
+    made = {}
+    for v in rep.files.values():
+        made[v] = made.get(v, 0) + 1
+    if made:
+        typer.echo("Files: " + ", ".join(f"{n} {k}" for k, n in sorted(made.items())))
+    if rep.commit:
+        typer.echo(f"One commit: {rep.commit[:10]}")
+    for n in rep.notes:
+        typer.echo(f"Note: {n}")
+    if rep.unmapped:
+        typer.echo(f"\nCould not map ({len(rep.unmapped)}):")
+        for u in rep.unmapped:
+            typer.echo(f"  - {u}")
+
+
 def register(app: typer.Typer) -> None:
     app.command("sync")(sync_cmd)
     app.command("clone")(clone_cmd)
     app.command("merge-driver", hidden=True)(merge_driver_cmd)
+    app.command("export")(export_cmd)
 
     import_app = typer.Typer(no_args_is_help=True, help="Bring beliefs in from another memory.")
     import_app.command("epistemic-memory")(import_epistemic_memory)
     import_app.command("claude-memory")(import_claude_memory)
+    import_app.command("jsonl")(import_jsonl)
     app.add_typer(import_app, name="import")
