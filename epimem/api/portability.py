@@ -27,8 +27,16 @@ from ..core import merge
 from ..core.errors import InputError
 from ..core.ids import check_id, check_tension_id
 from ..core.model import Belief, Evidence, Observation
-from ..core.notes import NoteError, belief_fields, parse_belief, parse_observations, parse_tension, render_belief
-from ..core.notes import render_observation, render_tension
+from ..core.notes import (
+    NoteError,
+    belief_fields,
+    parse_belief,
+    parse_observations,
+    parse_tension,
+    render_belief,
+    render_observation,
+    render_tension,
+)
 from ..core.vocabulary import date_of
 from ..store import sessions as sessions_file
 from ..store import transaction as tx
@@ -60,7 +68,7 @@ def records(mem: Memory) -> Iterator[dict]:
     yield {"type": "header", "schema": SCHEMA, "generator": f"epimem {__version__}"}
     ep = root / "epistemology.md"
     if ep.exists():
-        yield {"type": "epistemology", "text": mem.vault.read_text("epistemology.md")}
+        yield {"type": "epistemology", "text": ep.read_text(encoding="utf-8")}  # exported as text, not read as rules
     sp = root / sessions_file.PATH
     if sp.exists():
         text = sp.read_text(encoding="utf-8")

@@ -135,6 +135,38 @@ def import_claude_memory(ctx: typer.Context,
                    "`epimem belief edit ID --confidence 0.40`, retire the rest with `epimem belief retire ID`.")
 
 
+def import_mcp_memory(ctx: typer.Context,
+                      file: Path = typer.Argument(..., metavar="FILE",
+                                                  help="The MCP memory server's memory.jsonl."),
+                      dry_run: bool = DRY_RUN, as_json: bool = IMPORT_JSON):
+    """Import the MCP reference memory server's entities and relations, each a speculative belief."""
+    from ..importers.other_memories import import_mcp_memory as run_import
+
+    _import(ctx, run_import, file, dry_run, as_json)
+
+
+def import_claude_auto_memory(ctx: typer.Context,
+                              folder: Path = typer.Argument(..., metavar="DIR",
+                                                            help="~/.claude/projects/<project>/memory"),
+                              project: str | None = typer.Option(None, "--project",
+                                                                 help="The scope (default: the project the "
+                                                                      "folder is named after)."),
+                              dry_run: bool = DRY_RUN, as_json: bool = IMPORT_JSON):
+    """Import Claude Code's auto memory (MEMORY.md and topic files), scoped to its project."""
+    from ..importers.other_memories import import_claude_auto_memory as run
+
+    _import(ctx, lambda mem, src, dry_run: run(mem, src, dry_run=dry_run, project=project), folder, dry_run, as_json)
+
+
+def import_mem0(ctx: typer.Context,
+                file: Path = typer.Argument(..., metavar="FILE", help="A mem0 export (a JSON list of memories)."),
+                dry_run: bool = DRY_RUN, as_json: bool = IMPORT_JSON):
+    """Import a mem0 export: each memory a speculative belief, first seen when mem0 made it."""
+    from ..importers.other_memories import import_mem0 as run_import
+
+    _import(ctx, run_import, file, dry_run, as_json)
+
+
 # --- export and import jsonl ------------------------------------------------------------------
 
 def export_cmd(ctx: typer.Context,
@@ -166,7 +198,7 @@ def import_jsonl(ctx: typer.Context, file: Path = typer.Argument(..., metavar="F
                    "unmapped": rep.unmapped, "notes": rep.notes})
         return
     verb = "Would import" if dry_run else "Imported"
-    typer.echo(f"{verb} {', '.join(f'{n} {k}' for k, n in rep.counts.items()) or 'nothing'}.")
+    typer.echo(f"{verb} {', '.join(f'{n} × {k}' for k, n in rep.counts.items()) or 'nothing'}.")
     made = {}
     for v in rep.files.values():
         made[v] = made.get(v, 0) + 1
@@ -192,4 +224,7 @@ def register(app: typer.Typer) -> None:
     import_app.command("epistemic-memory")(import_epistemic_memory)
     import_app.command("claude-memory")(import_claude_memory)
     import_app.command("jsonl")(import_jsonl)
+    import_app.command("mcp-memory")(import_mcp_memory)
+    import_app.command("claude-auto-memory")(import_claude_auto_memory)
+    import_app.command("mem0")(import_mem0)
     app.add_typer(import_app, name="import")
