@@ -166,7 +166,7 @@ def sync(mem: Memory, remote: str | None = None, *, index: bool = True) -> SyncR
         rep.notes += [f"{p} (left out of the commit)" for p in problems]
         for attempt in (1, 2):
             _fetch(g, remote, branch)
-            _merge(g, rep, remote, branch)
+            _merge(mem, g, rep, remote, branch)
             rep.outgoing = _count(g, f"{remote}/{branch}..HEAD") if _has_ref(g, f"{remote}/{branch}") else \
                 _count(g, "HEAD")
             if rep.outgoing == 0:
@@ -214,7 +214,7 @@ def _fetch(g: _Git, remote: str, branch: str) -> None:
                            "nothing was merged or pushed — your changes are committed here")
 
 
-def _merge(g: _Git, rep: SyncReport, remote: str, branch: str) -> None:
+def _merge(mem: Memory, g: _Git, rep: SyncReport, remote: str, branch: str) -> None:
     theirs = f"{remote}/{branch}"
     if not _has_ref(g, theirs):
         rep.merged = "pushed only" if g.ok("rev-parse", "--verify", "--quiet", "HEAD") else rep.merged
@@ -231,15 +231,64 @@ def _merge(g: _Git, rep: SyncReport, remote: str, branch: str) -> None:
         raise Conflict(f"{remote}/{branch} shares no history with this vault (another vault, or one "
                        f"created again on the other machine); nothing was merged. To bring its files in, "
                        f"export it there (`epimem export`) and import it here (`epimem import jsonl`)")
-    p = g.run("merge", "--no-edit", "--no-ff", "-m", f"sync: merge {theirs}", theirs, check=False)
-    if p.returncode != 0:
-        conflicted = g.out("diff", "--name-only", "--diff-filter=U").split()
+    base = g.out("merge-base", "HEAD", theirs)
+    both = _changed_on_both(g, base, theirs)
+    # git merges what one side changed; the files both changed are merged here, in this
+    # process, by the same rules the driver applies (`core.merge`): one process for all of
+    # them instead of one per file. The driver `true` keeps ours for now.
+    p = g.run("-c", f"merge.{drivers.DRIVER}.driver=true", "merge", "--no-commit", "--no-ff", theirs, check=False)
+    if p.returncode != 0 and not g.ok("rev-parse", "--verify", "--quiet", "MERGE_HEAD"):
+        raise StorageError(f"git merge failed: {_first_lines(p.stderr + p.stdout)}; nothing was merged")
+    conflicted = g.out("diff", "--name-only", "--diff-filter=U").split()
+    if p.returncode != 0 or conflicted:
         g.run("merge", "--abort", check=False)
         files = ", ".join(conflicted) or _first_lines(p.stdout + p.stderr)
         raise Conflict(f"{theirs} changed files epimem has no rule to merge ({files}); nothing was merged. "
                        f"Merge by hand (`git -C {g.root} merge {theirs}`, edit those files, commit), then "
                        "`epimem sync` again")
+    try:
+        rep.notes += _merge_both(mem, g, base, theirs, both)
+        g.run("commit", "--quiet", "--no-verify", "-m", f"sync: merge {theirs}")
+    except BaseException:
+        g.run("merge", "--abort", check=False)
+        raise
     rep.merged = "merged"
+
+
+def _changed_on_both(g: _Git, base: str, theirs: str) -> list[str]:
+    from ..core.merge import kind_of
+
+    ours_changed = set(g.out("diff", "--name-only", "--no-renames", base, "HEAD").split("\n"))
+    theirs_changed = g.out("diff", "--name-only", "--no-renames", base, theirs).split("\n")
+    return [p for p in theirs_changed if p and p in ours_changed and kind_of(p) is not None]
+
+
+def _merge_both(mem: Memory, g: _Git, base: str, theirs: str, paths: list[str]) -> list[str]:
+    """Merge the files both sides changed (git holds the merge open) and stage them."""
+    if not paths:
+        return []
+    from ..core import merge
+    from ..store import sessions as sessions_file
+    from ..store import transaction as tx
+    from ..store.git import show_many
+
+    blobs = show_many(mem.root, [f"{rev}:{p}" for p in paths for rev in (base, "HEAD", theirs)])
+    writes, notes = [], []
+    params = mem.params
+    for i, path in enumerate(paths):
+        b, o, t = (x or "" for x in blobs[3 * i:3 * i + 3])
+        if blobs[3 * i + 1] is None or blobs[3 * i + 2] is None:
+            continue  # deleted on one side: git decided (or stopped) already
+        result = merge.merge_file(path, b, o, t, params=params, load_sessions=sessions_file.loads,
+                                  dump_sessions=sessions_file.dump)
+        if result is None:
+            continue
+        writes.append(tx.upsert(path, result.text))
+        notes += [f"{path}: {n}" for n in result.notes]
+    # written under the vault lock sync holds; committed below as the merge, not by the transaction
+    tx.apply(mem.root, writes, None, lock=mem.vault.lock())
+    g.run("add", "--", *[w.path for w in writes])
+    return notes
 
 
 def _after_merge(mem: Memory, rep: SyncReport, index: bool) -> None:
