@@ -197,3 +197,41 @@ def test_init_adds_the_attributes_to_an_older_vault(tmp_path):
     text = (mem.root / ".gitattributes").read_text()
     assert text.startswith("*.png binary\n") and "beliefs/*.md merge=epimem" in text
     assert git(mem.root, "status", "--porcelain").stdout == ""
+
+
+def test_a_rejected_push_is_retried_once(tmp_path):
+    """Machine A pushes while machine B is between its fetch and its push (a pre-push hook
+    does it), so B's first push is rejected; sync fetches, merges and pushes again."""
+    _, (a, b) = machines(tmp_path, 2, beliefs=(("small-prs", 0.30),))
+    confirm(a, "small-prs", "s1", "Split a refactor into three PRs.", "2026-11-05")
+    confirm(b, "small-prs", "s2", "Asked for two PRs.", "2026-11-06")
+    flag = tmp_path / "raced"
+    hook = b.root / ".git" / "hooks" / "pre-push"
+    hook.write_text(f"#!/bin/sh\nif [ ! -e '{flag}' ]; then touch '{flag}'; "
+                    f"git -C '{a.root}' push -q origin HEAD:main; fi\nexit 0\n")
+    hook.chmod(0o755)
+    rep = sync_api.sync(b, index=False)
+    assert flag.exists() and rep.retried and rep.pushed
+    sync_api.sync(a, index=False)
+    assert vault_files(a.root) == vault_files(b.root)
+    assert a.belief("small-prs").confidence == pytest.approx(0.40)
+
+
+def test_sync_and_clone_through_the_cli_with_the_index(tmp_path, cli):
+    """A second machine from `epimem clone` (index built), then a sync that brings a new belief in:
+    recall on that machine finds it, because the index follows the merge."""
+    remote, (a,) = machines(tmp_path, 1, beliefs=(("small-prs", 0.30),))
+    r = cli("clone", str(remote), str(tmp_path / "b"))
+    assert r.code == 0 and "1 beliefs" in r.out
+    assert (tmp_path / "b" / ".epimem" / "recall").is_dir()
+    a.add_belief(title="Drinks green tea", statement="Drinks green tea while reviewing code.", kind="preference",
+                 basis="behavioral", permanence="durable", belief_id="green-tea")
+    sync_api.sync(a, index=False)
+    Memory(tmp_path / "b").add_belief(title="Uses vim", statement="Edits everything in vim.", kind="preference",
+                                      basis="behavioral", permanence="durable", belief_id="vim")
+    r = cli("--vault", str(tmp_path / "b"), "sync", "--json")
+    assert r.code == 0, r.err
+    out = r.json()
+    assert out["merged"] == "merged" and out["pushed"] and out["incoming"] == 1
+    r = cli("--vault", str(tmp_path / "b"), "recall", "green tea", "--json")
+    assert r.code == 0 and "green-tea" in [h["id"] for h in r.json()["results"]]
