@@ -268,6 +268,8 @@ def merge_belief(base: str, ours: str, theirs: str, params: Params = DEFAULTS) -
     the floor; confirmed/challenged take the later date; a user's retire or supersede wins
     over `active`; tags merge both sides' additions and removals; evidence is the union
     in date order; prose changed on both sides keeps both under `MERGE_HEADING`."""
+    if ours == theirs:
+        return Merged(ours)  # the same change on both sides (one import run twice): git keeps one, so do we
     om, tm = _meta(ours), _meta(theirs)
     if om is None or tm is None:
         return _keep_both(ours, theirs, "the file does not parse on one side")
