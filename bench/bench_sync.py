@@ -101,6 +101,13 @@ def main(argv=None) -> int:
                                     capture_output=True, text=True).stdout.split())
         ours = set(subprocess.run(["git", "diff", "--name-only", "origin/main...HEAD"], cwd=b,
                                   capture_output=True, text=True).stdout.split())
+        # baseline: what git alone spends on the same merge (a copy of machine B; the driver
+        # `true` keeps one side of each file both changed, so git never stops)
+        import shutil
+
+        shutil.copytree(b, tmp / "b-copy", symlinks=True)
+        git_merge_s = sh(["git", "-c", "merge.epimem.driver=true", "merge", "-q", "--no-edit", "origin/main"],
+                         cwd=tmp / "b-copy")
         merge_s = sh(EPIMEM + ["--vault", str(b), "sync", "--no-index"])
         # the synthetic vault has no problems of its own: any problem here is the merge's
         problems = [str(p) for p in Memory(b).validate()]
@@ -113,6 +120,7 @@ def main(argv=None) -> int:
             "noop_overhead_s": round(statistics.median(noop) - statistics.median(base), 3),
             "days": args.days, "observations_recorded": obs, "recording_s": round(recording, 1),
             "files_changed_on_both_sides": len(ours & theirs), "merge_sync_s": round(merge_s, 2),
+            "baseline_git_merge_s": round(git_merge_s, 2),
             "validate_problems_after_merge": problems[:5], "files_with_conflict_markers": markers,
         }
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)

@@ -159,6 +159,7 @@ def sync(mem: Memory, remote: str | None = None, *, index: bool = True) -> SyncR
                          + (f" (it has: {', '.join(known)})" if known else "")
                          + f"; add one with `git -C {root} remote add {remote} URL`", field="remote")
     rep = SyncReport(remote, branch)
+    start = g.run("rev-parse", "--verify", "--quiet", "HEAD", check=False).stdout.strip()
     with mem.vault.lock():
         ensure_attributes(mem)
         sha, _, problems = mem.commit_hand_edits()
@@ -184,7 +185,8 @@ def sync(mem: Memory, remote: str | None = None, *, index: bool = True) -> SyncR
             rep.retried = True  # someone pushed meanwhile: fetch, merge and try once more
         rep.notes += _take_notes(root)
     if rep.incoming:
-        _after_merge(mem, rep, index)
+        changed = g.out("diff", "--name-only", "--no-renames", start, "HEAD").split("\n") if start else None
+        _after_merge(mem, rep, index, changed)
     return rep
 
 
@@ -291,12 +293,12 @@ def _merge_both(mem: Memory, g: _Git, base: str, theirs: str, paths: list[str]) 
     return notes
 
 
-def _after_merge(mem: Memory, rep: SyncReport, index: bool) -> None:
+def _after_merge(mem: Memory, rep: SyncReport, index: bool, changed: list[str] | None) -> None:
     """The caches follow the merged files: the session context, then recall's index (incremental)."""
     from ..store.context_cache import refresh_context
 
     try:
-        refresh_context(mem.root)
+        refresh_context(mem.root, changed=[p for p in changed if p] if changed is not None else None)
     except (OSError, ValueError, VaultError) as e:
         rep.notes.append(f"the session context cache was not refreshed ({e}); the next session rebuilds it")
     if index and (mem.root / ".epimem" / "recall").is_dir():
