@@ -97,9 +97,11 @@ class _Git:
         self.root = root
 
     def run(self, *args: str, check: bool = True) -> subprocess.CompletedProcess:
-        from ..store.git import _env
+        env = {**os.environ, "GIT_TERMINAL_PROMPT": "0"}
+        if "commit" in args or "merge" in args:
+            from ..store.git import _env  # the fallback identity; GitPython is loaded only here
 
-        env = {**os.environ, **_env(self.root), "GIT_TERMINAL_PROMPT": "0"}
+            env.update(_env(self.root))
         p = subprocess.run(["git", *args], cwd=self.root, capture_output=True, text=True, env=env)
         if check and p.returncode != 0:
             raise StorageError(f"git {args[0]} failed: {(p.stderr or p.stdout).strip()}")
@@ -162,15 +164,24 @@ def sync(mem: Memory, remote: str | None = None, *, index: bool = True) -> SyncR
     start = g.run("rev-parse", "--verify", "--quiet", "HEAD", check=False).stdout.strip()
     with mem.vault.lock():
         ensure_attributes(mem)
-        sha, _, problems = mem.commit_hand_edits()
-        rep.committed = sha
-        rep.notes += [f"{p} (left out of the commit)" for p in problems]
+        if g.out("status", "--porcelain", "--untracked-files=all"):  # the common case is clean: no GitPython
+            sha, _, problems = mem.commit_hand_edits()
+            rep.committed = sha
+            rep.notes += [f"{p} (left out of the commit)" for p in problems]
         for attempt in (1, 2):
             _fetch(g, remote, branch)
-            _merge(mem, g, rep, remote, branch)
-            rep.outgoing = _count(g, f"{remote}/{branch}..HEAD") if _has_ref(g, f"{remote}/{branch}") else \
-                _count(g, "HEAD")
-            if rep.outgoing == 0:
+            theirs = f"{remote}/{branch}"
+            if _has_ref(g, theirs):
+                outgoing, incoming = (int(x) for x in g.out("rev-list", "--left-right", "--count",
+                                                            f"HEAD...{theirs}").split())
+                if incoming:
+                    _merge(mem, g, rep, remote, branch, incoming)
+                    outgoing = _count(g, f"{theirs}..HEAD")
+            else:
+                rep.merged = "pushed only"  # an empty remote: the first push makes the branch
+                outgoing = _count(g, "HEAD")
+            rep.outgoing = outgoing
+            if outgoing == 0:
                 break
             push = g.run("push", "--porcelain", remote, f"HEAD:refs/heads/{branch}", check=False)
             if push.returncode == 0:
@@ -216,14 +227,8 @@ def _fetch(g: _Git, remote: str, branch: str) -> None:
                            "nothing was merged or pushed — your changes are committed here")
 
 
-def _merge(mem: Memory, g: _Git, rep: SyncReport, remote: str, branch: str) -> None:
+def _merge(mem: Memory, g: _Git, rep: SyncReport, remote: str, branch: str, incoming: int) -> None:
     theirs = f"{remote}/{branch}"
-    if not _has_ref(g, theirs):
-        rep.merged = "pushed only" if g.ok("rev-parse", "--verify", "--quiet", "HEAD") else rep.merged
-        return  # an empty remote: the first push makes the branch
-    incoming = _count(g, f"HEAD..{theirs}")
-    if incoming == 0:
-        return
     rep.incoming += incoming
     if g.ok("merge-base", "--is-ancestor", "HEAD", theirs):
         g.run("merge", "--quiet", "--ff-only", theirs)
