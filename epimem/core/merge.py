@@ -148,7 +148,7 @@ def merge_observations(base: str, ours: str, theirs: str) -> Merged:
     for pos, oid in enumerate(order):
         ov, tv, bv = o.get(oid), t.get(oid), b.get(oid)
         if ov is None or tv is None:
-            present = ov if ov is not None else tv
+            present = ov if ov is not None else (tv or "")  # an id in `order` is on one side at least
             if bv is not None and present == bv:
                 continue  # removed on one side (an undo), untouched on the other
             chosen.append((_entry_day(oid, present), present, pos))
@@ -378,7 +378,7 @@ def _merge_body(base: str, ours: str, theirs: str, added_twice: bool) -> tuple[s
                 "\n" + "\n".join(_union_lines(bv.split("\n"), (ov or "").split("\n"),
                                               (tv or "").split("\n"))).strip("\n") + "\n"
         elif ov is None or tv is None:
-            present = ov if ov is not None else tv
+            present = ov if ov is not None else (tv or "")
             if h in bs and present == bv:
                 continue  # deleted on one side
             value = present
