@@ -66,6 +66,7 @@ def main(argv=None) -> int:
     ap.add_argument("--beliefs", type=int, default=10000)
     ap.add_argument("--days", type=int, default=60)
     ap.add_argument("--runs", type=int, default=7)
+    ap.add_argument("--merge-runs", type=int, default=3)
     ap.add_argument("--out", default=str(HERE / "out" / "sync.json"))
     args = ap.parse_args(argv)
     os.environ.update(IDENT)
@@ -101,14 +102,23 @@ def main(argv=None) -> int:
                                     capture_output=True, text=True).stdout.split())
         ours = set(subprocess.run(["git", "diff", "--name-only", "origin/main...HEAD"], cwd=b,
                                   capture_output=True, text=True).stdout.split())
-        # baseline: what git alone spends on the same merge (a copy of machine B; the driver
-        # `true` keeps one side of each file both changed, so git never stops)
+        # Each run merges in fresh copies of machine B and of the remote (the merge pushes),
+        # alternating with the baseline: git alone merging the same commits in another copy
+        # (the driver `true` keeps one side of each file both changed, so git never stops).
         import shutil
 
-        shutil.copytree(b, tmp / "b-copy", symlinks=True)
-        git_merge_s = sh(["git", "-c", "merge.epimem.driver=true", "merge", "-q", "--no-edit", "origin/main"],
-                         cwd=tmp / "b-copy")
-        merge_s = sh(EPIMEM + ["--vault", str(b), "sync", "--no-index"])
+        merges, git_merges = [], []
+        for r in range(args.merge_runs):
+            run_dir = tmp / f"run{r}"
+            shutil.copytree(tmp / "remote.git", run_dir / "remote.git", symlinks=True)
+            for name in ("b", "base"):
+                shutil.copytree(b, run_dir / name, symlinks=True)
+                sh(["git", "remote", "set-url", "origin", str(run_dir / "remote.git")], cwd=run_dir / name)
+            git_merges.append(sh(["git", "-c", "merge.epimem.driver=true", "merge", "-q", "--no-edit",
+                                  "origin/main"], cwd=run_dir / "base"))
+            merges.append(sh(EPIMEM + ["--vault", str(run_dir / "b"), "sync", "--no-index"]))
+        b = tmp / "run0" / "b"
+        merge_s, git_merge_s = statistics.median(merges), statistics.median(git_merges)
         # the synthetic vault has no problems of its own: any problem here is the merge's
         problems = [str(p) for p in Memory(b).validate()]
         markers = int(subprocess.run(["git", "grep", "-c", "-E", "^(<<<<<<<|>>>>>>>) "], cwd=b,
@@ -119,8 +129,9 @@ def main(argv=None) -> int:
             "baseline_fetch_merge_median_s": round(statistics.median(base), 3),
             "noop_overhead_s": round(statistics.median(noop) - statistics.median(base), 3),
             "days": args.days, "observations_recorded": obs, "recording_s": round(recording, 1),
-            "files_changed_on_both_sides": len(ours & theirs), "merge_sync_s": round(merge_s, 2),
-            "baseline_git_merge_s": round(git_merge_s, 2),
+            "files_changed_on_both_sides": len(ours & theirs), "merge_sync_median_s": round(merge_s, 2),
+            "merge_sync_runs_s": [round(x, 2) for x in merges],
+            "baseline_git_merge_median_s": round(git_merge_s, 2),
             "validate_problems_after_merge": problems[:5], "files_with_conflict_markers": markers,
         }
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)

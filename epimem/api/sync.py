@@ -176,7 +176,8 @@ def sync(mem: Memory, remote: str | None = None, *, index: bool = True) -> SyncR
                                                             f"HEAD...{theirs}").split())
                 if incoming:
                     _merge(mem, g, rep, remote, branch, incoming)
-                    outgoing = _count(g, f"{theirs}..HEAD")
+                    # a fast-forward leaves nothing to send; a merge sends ours and the merge commit
+                    outgoing = 0 if rep.merged == "fast-forward" else outgoing + 1
             else:
                 rep.merged = "pushed only"  # an empty remote: the first push makes the branch
                 outgoing = _count(g, "HEAD")
@@ -234,11 +235,12 @@ def _merge(mem: Memory, g: _Git, rep: SyncReport, remote: str, branch: str, inco
         g.run("merge", "--quiet", "--ff-only", theirs)
         rep.merged = "fast-forward"
         return
-    if not g.ok("merge-base", "HEAD", theirs):
+    mb = g.run("merge-base", "HEAD", theirs, check=False)
+    if mb.returncode != 0:
         raise Conflict(f"{remote}/{branch} shares no history with this vault (another vault, or one "
                        f"created again on the other machine); nothing was merged. To bring its files in, "
                        f"export it there (`epimem export`) and import it here (`epimem import jsonl`)")
-    base = g.out("merge-base", "HEAD", theirs)
+    base = mb.stdout.strip()
     both = _changed_on_both(g, base, theirs)
     # git merges what one side changed; the files both changed are merged here, in this
     # process, by the same rules the driver applies (`core.merge`): one process for all of
@@ -246,8 +248,8 @@ def _merge(mem: Memory, g: _Git, rep: SyncReport, remote: str, branch: str, inco
     p = g.run("-c", f"merge.{drivers.DRIVER}.driver=true", "merge", "--no-commit", "--no-ff", theirs, check=False)
     if p.returncode != 0 and not g.ok("rev-parse", "--verify", "--quiet", "MERGE_HEAD"):
         raise StorageError(f"git merge failed: {_first_lines(p.stderr + p.stdout)}; nothing was merged")
-    conflicted = g.out("diff", "--name-only", "--diff-filter=U").split()
-    if p.returncode != 0 or conflicted:
+    if p.returncode != 0:
+        conflicted = g.out("diff", "--name-only", "--diff-filter=U").split()
         g.run("merge", "--abort", check=False)
         files = ", ".join(conflicted) or _first_lines(p.stdout + p.stderr)
         raise Conflict(f"{theirs} changed files epimem has no rule to merge ({files}); nothing was merged. "
