@@ -42,10 +42,21 @@ IDENT = {"GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@example.invalid"
          "GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "bench@example.invalid"}
 
 
+CPU: list[float] = []  # CPU seconds (user + system, the command and every git it ran) of each `sh`
+
+
 def sh(cmd: list[str], cwd: Path | None = None) -> float:
+    """Wall seconds of `cmd`; its CPU seconds go to CPU (on a loaded machine wall time
+    is mostly waiting for a core, so both are reported)."""
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
     subprocess.run(cmd, cwd=cwd, check=True, capture_output=True, env={**os.environ, **IDENT})
-    return time.perf_counter() - t
+    wall = time.perf_counter() - t
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    CPU.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+    return wall
 
 
 def work(mem_root: Path, start: date, days: int, pool: list[str], rng: random.Random, tag: str) -> int:
@@ -83,10 +94,11 @@ def main(argv=None) -> int:
         b = tmp / "b"
         setup = time.perf_counter() - t0
 
-        noop, base = [], []
+        noop, base, noop_cpu = [], [], []
         for _ in range(args.runs):
             base.append(sh(["sh", "-c", "git fetch -q origin && git merge -q --ff-only origin/main"], cwd=b))
             noop.append(sh(EPIMEM + ["--vault", str(b), "sync", "--no-index"]))
+            noop_cpu.append(CPU[-1])
 
         pool = sorted(p.stem for p in (a / "beliefs").glob("*.md"))
         rng = random.Random(7)
@@ -107,7 +119,7 @@ def main(argv=None) -> int:
         # (the driver `true` keeps one side of each file both changed, so git never stops).
         import shutil
 
-        merges, git_merges = [], []
+        merges, git_merges, merge_cpu = [], [], []
         for r in range(args.merge_runs):
             run_dir = tmp / f"run{r}"
             shutil.copytree(tmp / "remote.git", run_dir / "remote.git", symlinks=True)
@@ -117,6 +129,7 @@ def main(argv=None) -> int:
             git_merges.append(sh(["git", "-c", "merge.epimem.driver=true", "merge", "-q", "--no-edit",
                                   "origin/main"], cwd=run_dir / "base"))
             merges.append(sh(EPIMEM + ["--vault", str(run_dir / "b"), "sync", "--no-index"]))
+            merge_cpu.append(CPU[-1])
         b = tmp / "run0" / "b"
         merge_s, git_merge_s = statistics.median(merges), statistics.median(git_merges)
         # the synthetic vault has no problems of its own: any problem here is the merge's
@@ -128,9 +141,12 @@ def main(argv=None) -> int:
             "noop_sync_median_s": round(statistics.median(noop), 3),
             "baseline_fetch_merge_median_s": round(statistics.median(base), 3),
             "noop_overhead_s": round(statistics.median(noop) - statistics.median(base), 3),
+            "noop_sync_cpu_median_s": round(statistics.median(noop_cpu), 3),
             "days": args.days, "observations_recorded": obs, "recording_s": round(recording, 1),
             "files_changed_on_both_sides": len(ours & theirs), "merge_sync_median_s": round(merge_s, 2),
             "merge_sync_runs_s": [round(x, 2) for x in merges],
+            "merge_sync_cpu_median_s": round(statistics.median(merge_cpu), 2),
+            "load_average_1min": round(os.getloadavg()[0], 1),
             "baseline_git_merge_median_s": round(git_merge_s, 2),
             "validate_problems_after_merge": problems[:5], "files_with_conflict_markers": markers,
         }
