@@ -174,3 +174,20 @@ def test_a_real_memory_jsonl_written_by_the_npm_server(vault, tmp_path):
     assert {"alex: Reviews code in the morning", "alex: Writes tests before the fix", "alex maintains shop."} \
         <= statements
     assert len(rep.beliefs) == 3 and any("shop" in u for u in rep.unmapped)
+
+
+def test_the_converters_through_the_cli(vault, cli, tmp_path):
+    r = cli("--vault", str(vault.root), "import", "mcp-memory", str(FIX / "memory.jsonl"), "--dry-run")
+    assert r.code == 0 and "Would import 4 beliefs" in r.out and "Could not map" in r.out
+    assert not list((vault.root / "beliefs").glob("*.md"))
+    r = cli("--vault", str(vault.root), "import", "mem0", str(FIX / "mem0.json"), "--json")
+    assert r.code == 0 and r.json()["totals"]["beliefs"] == 2 and r.json()["commit"]
+    r = cli("--vault", str(vault.root), "import", "claude-auto-memory", str(FIX / "auto-memory"),
+            "--project", "shop")
+    assert r.code == 0 and "Imported 5 beliefs" in r.out
+    assert {b.scope for b in vault.beliefs() if "claude-auto-memory" in b.tags} == {"shop"}
+    r = cli("--vault", str(vault.root), "import", "mem0", str(tmp_path / "missing.json"))
+    assert r.code != 0 and "no such file" in r.err
+    r = cli("--vault", str(vault.root), "export")
+    lines = r.out.splitlines()
+    assert r.code == 0 and json.loads(lines[0])["type"] == "header" and len(lines) > 8
