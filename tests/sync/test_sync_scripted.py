@@ -235,3 +235,24 @@ def test_sync_and_clone_through_the_cli_with_the_index(tmp_path, cli):
     assert out["merged"] == "merged" and out["pushed"] and out["incoming"] == 1
     r = cli("--vault", str(tmp_path / "b"), "recall", "green tea", "--json")
     assert r.code == 0 and "green-tea" in [h["id"] for h in r.json()["results"]]
+
+
+def test_git_pull_and_epimem_sync_merge_to_the_same_files(tmp_path):
+    """git's per-file driver (a plain pull) and sync's in-process merge apply one set of rules."""
+    import shutil
+
+    _, (a, b) = machines(tmp_path, 2, beliefs=(("small-prs", 0.30), ("tea", 0.50)))
+    for m, day, s in ((a, "2026-11-07", "s1"), (b, "2026-11-07", "s2")):
+        mem = Memory(m.root, today=day)
+        mem.session_start()
+        mem.observe([{"connects": "small-prs", "strength": "confirming", "evidence": f"{s}: split it",
+                      "basis": "behavioral", "session": s},
+                     {"connects": "tea", "strength": "contradicting", "evidence": f"{s}: coffee today",
+                      "basis": "behavioral", "session": s}])
+        mem.record_review("audit", f"An audit on {s}.")
+    sync_api.sync(a, index=False)
+    shutil.copytree(b.root, tmp_path / "b-pull", symlinks=True)
+    sync_api.sync(b, index=False)
+    git(tmp_path / "b-pull", "pull", "-q", "--no-rebase", "--no-edit", "origin", "main")
+    assert vault_files(tmp_path / "b-pull") == vault_files(b.root)
+    assert b.belief("small-prs").confidence == pytest.approx(0.40) and b.validate() == []
