@@ -107,13 +107,13 @@ SETTINGS = dict(deadline=None, derandomize=True, phases=[Phase.explicit, Phase.g
                                                                          HealthCheck.too_slow])
 
 
-@settings(max_examples=8, **SETTINGS)
-@given(ops=st.lists(op, min_size=4, max_size=14))
+@settings(max_examples=25, **SETTINGS)
+@given(ops=st.lists(op, min_size=4, max_size=18))
 def test_two_machines_converge(tmp_path_factory, ops):
     run(tmp_path_factory.mktemp("two"), 2, ops)
 
 
-@settings(max_examples=6, **SETTINGS)
-@given(ops=st.lists(op, min_size=6, max_size=16))
+@settings(max_examples=18, **SETTINGS)
+@given(ops=st.lists(op, min_size=6, max_size=24))
 def test_three_machines_converge(tmp_path_factory, ops):
     run(tmp_path_factory.mktemp("three"), 3, ops)
