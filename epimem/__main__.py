@@ -1,12 +1,14 @@
 """The `epimem` console script.
 
-Three paths, cheapest first:
+Four paths, cheapest first:
 - `epimem --version` prints the version and imports nothing else;
 - `epimem [--vault PATH] [--today DATE] hook ...` runs before every Claude Code
   session, so it is dispatched here without importing Typer, GitPython or
   Chroma (the global options are recognised here too: a hook installed as
   `epimem --vault X hook session-start` must be as fast as one installed as
   `epimem hook session-start --vault X`);
+- `epimem merge-driver %O %A %B %P`, which git runs for each file both sides of a
+  merge changed, goes straight to `epimem.api.sync.merge_driver`;
 - everything else goes to the Typer CLI. This is the only module that imports
   `epimem.cli`.
 """
@@ -52,6 +54,12 @@ def main(argv: list[str] | None = None) -> int:
             # The hook's own `--vault` (after the event) wins over the global one, as a
             # later option does.
             return hook.main([*rest[1:2], *opts, *rest[2:]])
+        if rest[:1] == ["merge-driver"] and len(rest) == 5:
+            # git runs this once per file both sides changed: a merge of many beliefs must
+            # not pay for Typer each time.
+            from .api.sync import merge_driver
+
+            return merge_driver(*rest[1:5])
     from .cli import run
 
     return run(args)

@@ -7,9 +7,10 @@ from typing import TYPE_CHECKING
 
 from ..core.errors import Conflict, StorageError
 from ..core.model import Sessions
-from ..store import git
+from ..store import drivers, git
 from ..store import sessions as sessions_file
 from ..store import transaction as tx
+from ..store.files import stat_key
 from . import common
 
 if TYPE_CHECKING:
@@ -33,15 +34,22 @@ def init(mem: Memory) -> bool:
     except OSError as e:
         raise StorageError(f"cannot create a vault at {r}: {e.strerror or e}", path=str(r)) from None
     created_repo = git.init(r)
+    drivers.ensure_registered(r)
     with mem.vault.lock():
         writes = [tx.create(f"{d}/.gitkeep", "") for d in FOLDERS
                   if (not (r / d).is_dir() or not any((r / d).iterdir())) and not (r / d / ".gitkeep").exists()]
         files = {
             "epistemology.md": (TEMPLATES / "epistemology.md").read_text(encoding="utf-8"),
             ".gitignore": (TEMPLATES / "gitignore").read_text(encoding="utf-8"),
+            ".gitattributes": drivers.ATTRIBUTES,
             sessions_file.PATH: sessions_file.to_json(Sessions(created=mem.today)),
         }
         writes += [tx.create(rel, text) for rel, text in files.items() if not (r / rel).exists()]
+        attrs = r / ".gitattributes"
+        if attrs.exists() and drivers.attributes_missing(attrs.read_text(encoding="utf-8")):
+            # a vault from before merges by meaning: its clones learn the driver from this file
+            writes.append(tx.replace(".gitattributes", drivers.with_attributes(attrs.read_text(encoding="utf-8")),
+                                     stat_key(attrs)))
         for d in FOLDERS:
             (r / d).mkdir(parents=True, exist_ok=True)  # a folder that has files already keeps no .gitkeep
         if writes or created_repo:

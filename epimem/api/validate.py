@@ -48,4 +48,35 @@ def validate(mem: Memory) -> list[Problem]:
         if t.belief not in ids:
             problems.append(Problem(t.path, key_line(root / t.path, "belief"),
                                     f"tension is about unknown belief '{t.belief}'"))
+    problems += merge_leftovers(root)
     return sorted(problems, key=lambda p: (p.path, p.line))
+
+
+def merge_leftovers(root: Path) -> list[Problem]:
+    """What a merge kept in both versions for the user to settle (SPEC §11), until an edit does."""
+    from ..core import merge
+    from ..store.paths import note_entries
+
+    out = []
+    for folder in ("beliefs", "tensions", "reviews"):
+        for e in note_entries(root / folder):
+            try:
+                text = open(e.path, encoding="utf-8").read()
+            except (OSError, UnicodeDecodeError):
+                continue  # reported by the parser already
+            if merge.MERGE_HEADING in text:
+                out.append(Problem(f"{folder}/{e.name}", line_of(Path(e.path), merge.MERGE_HEADING),
+                                   "a merge kept two machines' versions here; keep what is true and delete "
+                                   f"the section '{merge.MERGE_HEADING[3:]}'"))
+            elif merge.has_conflict_markers(text):
+                out.append(Problem(f"{folder}/{e.name}", line_of(Path(e.path), "<<<<<<<"),
+                                   "git conflict markers: resolve them by hand"))
+    for e in note_entries(root / "observations"):
+        try:
+            text = open(e.path, encoding="utf-8").read()
+        except (OSError, UnicodeDecodeError):
+            continue
+        for oid in merge.duplicate_observation_ids(text):
+            out.append(Problem(f"observations/{e.name}", line_of(Path(e.path), f"## {oid}"),
+                               f"{oid} is there twice with different texts (two machines); keep one"))
+    return out

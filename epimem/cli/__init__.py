@@ -515,9 +515,9 @@ def validate(ctx: typer.Context, as_json: bool = JSON):
 # --- feature areas ------------------------------------------------------------------------------
 
 def _register_areas() -> None:
-    from . import claude, install, mcp, mirror, recall
+    from . import claude, install, mcp, mirror, portability, recall
 
-    for mod in (mirror, recall, install, claude, mcp):
+    for mod in (mirror, recall, install, claude, mcp, portability):
         mod.register(app)
 
 

@@ -1,4 +1,4 @@
-"""Claude Code integration commands: `hook`, `install claude-code`, `import`, `skill`.
+"""Claude Code integration commands: `hook`, `install claude-code`, `skill`.
 
 `epimem hook ...` normally never reaches Typer (`epimem/__main__.py` sends it
 straight to `epimem.claude.hook`); these wrappers serve `epimem --vault X hook ...`
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import typer
 
-from .common import emit_json, fail, import_json, memory, state
+from .common import fail, memory, state
 
 # --- hook ---------------------------------------------------------------------------------
 
@@ -160,63 +160,6 @@ def _mcp_apply(actions) -> list[str]:
     return register.apply(actions) if actions else []
 
 
-# --- import ---------------------------------------------------------------------------------
-
-def _report(report, as_json: bool, dry_run: bool) -> None:
-    if as_json:
-        emit_json(import_json(report, dry_run))
-        return
-    verb = "Would import" if dry_run else "Imported"
-    typer.echo(f"{verb} {len(report.beliefs)} beliefs, {report.observations} observations, "
-               f"{len(report.tensions)} tensions" + (", the session counter" if report.sessions else "") + ".")
-    if report.commit:
-        typer.echo(f"One commit: {report.commit[:10]}")
-    for n in report.notes:
-        typer.echo(f"Note: {n}")
-    if report.unmapped:
-        typer.echo(f"\nCould not map ({len(report.unmapped)}):")
-        for u in report.unmapped:
-            typer.echo(f"  - {u}")
-    if dry_run:
-        typer.echo("\nDry run: nothing was written.")
-
-
-DRY_RUN = typer.Option(False, "--dry-run")
-IMPORT_JSON = typer.Option(False, "--json", help="Machine-readable output (fields in docs/cli.md).")
-
-
-def _import(ctx: typer.Context, run_import, source: Path, dry_run: bool, as_json: bool):
-    """Run an importer on the vault (which must exist unless nothing is written) and report."""
-    mem = memory(ctx)
-    if not dry_run:
-        mem.vault.require()
-    report = run_import(mem, source, dry_run=dry_run)
-    _report(report, as_json, dry_run)
-    return report
-
-
-def import_epistemic_memory(ctx: typer.Context,
-                            directory: Path = typer.Argument(..., metavar="DIR",
-                                                             help="The folder with the profile's .md files."),
-                            dry_run: bool = DRY_RUN, as_json: bool = IMPORT_JSON):
-    """Import a hand-kept profile (conf:/first:/perm: lines, tensions.md, observations.md, session-counter.json)."""
-    from ..importers.epistemic_memory import import_epistemic_memory as run_import
-
-    _import(ctx, run_import, directory, dry_run, as_json)
-
-
-def import_claude_memory(ctx: typer.Context,
-                         file: Path = typer.Argument(..., metavar="FILE", help="A bullet-list memory file."),
-                         dry_run: bool = DRY_RUN, as_json: bool = IMPORT_JSON):
-    """Import each bullet of a memory file as a speculative self-report belief, for you to confirm."""
-    from ..importers.claude_memory import import_claude_memory as run_import
-
-    report = _import(ctx, run_import, file, dry_run, as_json)
-    if report.beliefs and not dry_run and not as_json:
-        typer.echo("\nThey start at 0.20 (speculative): confirm the true ones with "
-                   "`epimem belief edit ID --confidence 0.40`, retire the rest with `epimem belief retire ID`.")
-
-
 # --- the data the skills start from -------------------------------------------------------------
 
 def _never_fail(ctx: typer.Context, produce) -> None:
@@ -315,11 +258,6 @@ def register(app: typer.Typer) -> None:
     from .install import install_app  # the `install` group is cli/install.py's
 
     install_app.command("claude-code")(install_claude_code)
-
-    import_app = typer.Typer(no_args_is_help=True, help="Bring beliefs in from another memory.")
-    import_app.command("epistemic-memory")(import_epistemic_memory)
-    import_app.command("claude-memory")(import_claude_memory)
-    app.add_typer(import_app, name="import")
 
     skill_app = typer.Typer(no_args_is_help=True, help="The fresh data the /observe and /mirror skills start from.")
     # Whatever the user typed after /mirror arrives here: unknown options are words, not errors.

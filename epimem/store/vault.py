@@ -59,6 +59,7 @@ class Vault:
         self.internal = self.root / INTERNAL
         self._lock = VaultLock(lock_path(self.root))
         self._rules: tuple[tuple[int, int] | None, Params, list[Problem], dict[str, Any]] | None = None
+        self._git_checked = False
 
     # paths
     def path(self, rel: str) -> Path:
@@ -77,6 +78,15 @@ class Vault:
         if not self.exists():
             raise VaultError(f"{self.root} is not an epimem vault (no epistemology.md, no beliefs/); "
                              "create one with `epimem init`")
+        if not self._git_checked:
+            self._git_checked = True
+            from . import drivers  # a merge half done reads as an empty vault; a clone lacks the driver
+
+            what = drivers.unfinished(self.root)
+            if what is not None:
+                self._git_checked = False
+                raise VaultError(drivers.unfinished_message(self.root, what))
+            drivers.ensure_registered(self.root)
 
     def lock(self) -> VaultLock:
         return self._lock

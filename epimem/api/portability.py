@@ -1,0 +1,335 @@
+"""A vault that can leave (SPEC §12): the whole vault as JSON Lines, and back.
+
+`export` writes one typed record per line — `header` (the schema version), then
+`epistemology`, `sessions`, every `belief`, `observation`, `tension` and `review` —
+with every field parsed for other programs and the file's own text (`text`), so
+that `import` into an empty vault gives back the files epimem wrote byte for byte
+and a second export gives the same lines. Importing into a vault that already has
+files merges each one by the rules of the merge drivers (`core.merge`), as if the
+export came from a machine that never shared a commit with this one.
+
+A record written by another program may carry fields and no `text`: the file is
+then rendered from the fields, as epimem writes a new one.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
+
+from .. import __version__
+from ..core import merge
+from ..core.errors import InputError
+from ..core.ids import check_id, check_tension_id
+from ..core.model import Belief, Evidence, Observation
+from ..core.notes import (
+    NoteError,
+    belief_fields,
+    parse_belief,
+    parse_observations,
+    parse_tension,
+    render_belief,
+    render_observation,
+    render_tension,
+)
+from ..core.vocabulary import date_of
+from ..store import sessions as sessions_file
+from ..store import transaction as tx
+from ..store.files import stat_key
+from ..store.paths import note_entries
+
+if TYPE_CHECKING:
+    from .memory import Memory
+
+SCHEMA = 1
+TYPES = ("header", "epistemology", "sessions", "belief", "observation", "tension", "review")
+_MONTH = re.compile(r"^\d{4}-\d{2}$")
+
+
+def _iso(v: Any) -> Any:
+    return v.isoformat() if isinstance(v, date) else v
+
+
+def _line(rec: dict) -> str:
+    return json.dumps(rec, ensure_ascii=False, sort_keys=False, default=_iso)
+
+
+# --- export --------------------------------------------------------------------------------
+
+def records(mem: Memory) -> Iterator[dict]:
+    """The vault's records, in a fixed order (so two exports of one vault are identical)."""
+    mem.vault.require()
+    root = mem.root
+    yield {"type": "header", "schema": SCHEMA, "generator": f"epimem {__version__}"}
+    ep = root / "epistemology.md"
+    if ep.exists():
+        yield {"type": "epistemology", "text": ep.read_text(encoding="utf-8")}  # exported as text, not read as rules
+    sp = root / sessions_file.PATH
+    if sp.exists():
+        text = sp.read_text(encoding="utf-8")
+        rec: dict[str, Any] = {"type": "sessions"}
+        try:
+            rec.update({k: _iso(v) for k, v in sessions_file.loads(text).items()})
+        except (ValueError, TypeError):
+            rec["problem"] = "state/sessions.json does not parse"
+        rec["text"] = text
+        yield rec
+    for e in sorted(note_entries(root / "beliefs"), key=lambda e: e.name):
+        bid = e.name[:-3]
+        text = Path(e.path).read_text(encoding="utf-8")
+        rec = {"type": "belief", "id": bid}
+        try:
+            b = parse_belief(text, bid)
+            rec.update({k: _iso(v) for k, v in belief_fields(b).items()})
+            rec["statement"] = b.statement
+            rec["evidence"] = [{"date": _iso(ev.date), "kind": ev.kind, "link": ev.link, "note": ev.note}
+                               for ev in b.evidence]
+        except NoteError as err:
+            rec["problem"] = f"line {err.line}: {err.message}"
+        rec["text"] = text
+        yield rec
+    for e in sorted(note_entries(root / "observations"), key=lambda e: e.name):
+        text = Path(e.path).read_text(encoding="utf-8")
+        pre, entries = merge.split_log(text)
+        parsed = {o.id: o for o in parse_observations(text)[0]}
+        for i, (oid, entry) in enumerate(entries):
+            rec = {"type": "observation", "id": oid, "month": e.name[:-3]}
+            o = parsed.get(oid)
+            if o is not None:
+                rec.update({"date": _iso(o.date), "evidence": o.evidence, "suggests": o.suggests,
+                            "therefore": o.therefore, "connects": o.connects, "strength": o.strength,
+                            "source": o.source, "session": o.session, "basis": o.basis})
+            if i == 0:
+                rec["log_heading"] = pre
+            rec["text"] = entry
+            yield rec
+    for e in sorted(note_entries(root / "tensions"), key=lambda e: e.name):
+        tid = e.name[:-3]
+        text = Path(e.path).read_text(encoding="utf-8")
+        rec = {"type": "tension", "id": tid}
+        try:
+            t = parse_tension(text, tid)
+            rec.update({"date": _iso(t.date), "belief": t.belief, "status": t.status, "title": t.title,
+                        "what_happened": t.what_happened, "evidence": list(t.evidence), "suggests": t.suggests,
+                        "resolution": t.resolution})
+        except NoteError as err:
+            rec["problem"] = f"line {err.line}: {err.message}"
+        rec["text"] = text
+        yield rec
+    for e in sorted(note_entries(root / "reviews"), key=lambda e: e.name):
+        yield {"type": "review", "date": e.name[:-3], "text": Path(e.path).read_text(encoding="utf-8")}
+
+
+def export(mem: Memory, out: IO[str]) -> int:
+    """Write the vault as JSON Lines to `out`; the number of records."""
+    n = 0
+    for rec in records(mem):
+        out.write(_line(rec) + "\n")
+        n += 1
+    return n
+
+
+# --- import --------------------------------------------------------------------------------
+
+@dataclass
+class JsonlReport:
+    files: dict[str, str] = field(default_factory=dict)   # path -> "created" | "merged" | "unchanged"
+    counts: dict[str, int] = field(default_factory=dict)
+    commit: str | None = None
+    unmapped: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def read_records(path: Path) -> Iterator[tuple[int, dict]]:
+    """(line number, record) of a JSONL file; a bad line is an error naming its line."""
+    try:
+        f = path.open(encoding="utf-8")
+    except OSError as e:
+        raise InputError(f"cannot read {path}: {e.strerror or e}", path=str(path)) from None
+    with f:
+        for n, raw in enumerate(f, 1):
+            if not raw.strip():
+                continue
+            try:
+                rec = json.loads(raw)
+            except json.JSONDecodeError as e:
+                raise InputError(f"not JSON: {e.msg} (column {e.colno})", path=str(path), line=n) from None
+            if not isinstance(rec, dict) or not isinstance(rec.get("type"), str):
+                raise InputError("each line must be a JSON object with a 'type'", path=str(path), line=n)
+            yield n, rec
+
+
+def _text(rec: dict, key: str = "text") -> str | None:
+    v = rec.get(key)
+    return v if isinstance(v, str) else None
+
+
+def _belief_text(rec: dict) -> str:
+    text = _text(rec)
+    if text is not None:
+        return text
+    ev = tuple(Evidence(date_of(e.get("date"), "'date'"), str(e.get("kind") or "imported"), str(e.get("link") or ""),
+                        str(e.get("note") or "")) for e in rec.get("evidence") or [])
+    b = Belief(id=rec["id"], title=str(rec.get("title") or ""), kind=str(rec.get("kind") or "fact"),
+               basis=str(rec.get("basis") or "interpretive"), confidence=float(rec.get("confidence") or 0.2),
+               permanence=str(rec.get("permanence") or "unknown"),
+               first=date_of(rec.get("first"), "'first'") or date.today(),
+               confirmed=date_of(rec.get("confirmed"), "'confirmed'"),
+               challenged=date_of(rec.get("challenged"), "'challenged'"), status=str(rec.get("status") or "active"),
+               tags=tuple(rec.get("tags") or ()), scope=str(rec.get("scope") or "global"),
+               pinned=bool(rec.get("pinned")), supersedes=tuple(rec.get("supersedes") or ()),
+               statement=str(rec.get("statement") or ""), evidence=ev,
+               confirmed_session=str(rec.get("confirmed_session") or ""))
+    return render_belief(b)
+
+
+def _observation_text(rec: dict) -> str:
+    text = _text(rec)
+    if text is not None:
+        return text
+    o = Observation(id=rec["id"], date=date_of(rec.get("date"), "'date'") or date.today(),
+                    evidence=str(rec.get("evidence") or ""), strength=str(rec.get("strength") or "single"),
+                    basis=str(rec.get("basis") or "behavioral"), connects=str(rec.get("connects") or "new"),
+                    suggests=str(rec.get("suggests") or ""), therefore=str(rec.get("therefore") or ""),
+                    source=str(rec.get("source") or "import"), session=str(rec.get("session") or ""))
+    return render_observation(o)
+
+
+def plan(path: Path) -> tuple[dict[str, str], JsonlReport]:
+    """The files a JSONL export holds (vault path -> text), and what could not be mapped."""
+    rep = JsonlReport()
+    files: dict[str, str] = {}
+    logs: dict[str, tuple[str, list[str]]] = {}
+    seen_header = False
+    for n, rec in read_records(path):
+        kind = rec["type"]
+        try:
+            if kind == "header":
+                schema = rec.get("schema")
+                if not isinstance(schema, int) or schema > SCHEMA:
+                    raise InputError(f"schema version {schema!r} is newer than this epimem reads ({SCHEMA}); "
+                                     "upgrade epimem", path=str(path), line=n)
+                seen_header = True
+            elif kind == "epistemology" and _text(rec) is not None:
+                files["epistemology.md"] = rec["text"]
+            elif kind == "sessions":
+                text = _text(rec)
+                if text is None:
+                    counter = sessions_file.load(rec)
+                    text = sessions_file.dump(counter)
+                files[sessions_file.PATH] = text
+            elif kind == "belief":
+                files[f"beliefs/{check_id(str(rec.get('id')))}.md"] = _belief_text(rec)
+            elif kind == "observation":
+                month = str(rec.get("month") or str(rec.get("date") or "")[:7])
+                if not _MONTH.match(month):
+                    raise InputError(f"observation {rec.get('id')!r}: 'month' must be YYYY-MM", line=n)
+                if not re.fullmatch(r"obs-[\w\-]+", str(rec.get("id"))):
+                    raise InputError(f"invalid observation id {rec.get('id')!r}", line=n)
+                rel = f"observations/{month}.md"
+                pre, entries = logs.setdefault(rel, (f"# Observations {month}\n", []))
+                if isinstance(rec.get("log_heading"), str):
+                    pre = rec["log_heading"]
+                logs[rel] = (pre, entries + [_observation_text(rec)])
+            elif kind == "tension":
+                tid = check_tension_id(str(rec.get("id")))
+                text = _text(rec)
+                if text is None:
+                    from ..core.model import Tension
+
+                    text = render_tension(Tension(
+                        id=tid, date=date_of(rec.get("date"), "'date'") or date.today(),
+                        belief=check_id(str(rec.get("belief"))), status=str(rec.get("status") or "unresolved"),
+                        title=str(rec.get("title") or ""), what_happened=str(rec.get("what_happened") or ""),
+                        evidence=tuple(rec.get("evidence") or ()), suggests=str(rec.get("suggests") or ""),
+                        resolution=str(rec.get("resolution") or "")))
+                files[f"tensions/{tid}.md"] = text
+            elif kind == "review" and _text(rec) is not None:
+                day = date_of(rec.get("date"), "'date'")
+                if day is None:
+                    raise InputError("a review needs its 'date'", line=n)
+                files[f"reviews/{day.isoformat()}.md"] = rec["text"]
+            else:
+                rep.unmapped.append(f"line {n}: a {kind!r} record" + ("" if kind in TYPES else " (unknown type)"))
+                continue
+        except (ValueError, TypeError, KeyError) as e:
+            raise InputError(f"{kind} record: {e}", path=str(path), line=n) from None
+        except InputError as e:
+            if e.line is None:
+                e.line = n
+            if e.path is None:
+                e.path = str(path)
+            raise
+        rep.counts[kind] = rep.counts.get(kind, 0) + 1
+    if not seen_header:
+        rep.notes.append("no header record: read as schema 1")
+    for rel, (pre, entries) in logs.items():
+        files[rel] = merge.join_log(pre, entries)
+    rep.counts.pop("header", None)
+    return files, rep
+
+
+def import_jsonl(mem: Memory, path: str | Path, *, dry_run: bool = False) -> JsonlReport:
+    """Recreate an export in the vault (created when missing) as one commit; a file the
+    vault already has is merged with the imported one by the merge drivers' rules."""
+    from . import common, setup
+
+    path = Path(path).expanduser()
+    files, rep = plan(path)
+    if not mem.vault.exists() and not dry_run:
+        setup.init(mem)
+    empty = not mem.vault.exists() or _is_fresh(mem)
+    writes: list[tx.Write] = []
+    with (common.lock(mem) if not dry_run else _nolock()):
+        for rel, text in files.items():
+            p = mem.root / rel
+            cur = p.read_text(encoding="utf-8") if p.exists() else None
+            if cur == text:
+                rep.files[rel] = "unchanged"
+                continue
+            if cur is None or (empty and rel in ("epistemology.md", sessions_file.PATH)):
+                new = text
+                rep.files[rel] = "created" if cur is None else "replaced"
+            elif rel == "epistemology.md":
+                rep.notes.append("epistemology.md differs from the vault's; the vault's rules were kept")
+                continue
+            else:
+                m = merge.merge_file(rel, "", cur, text, params=mem.params, load_sessions=sessions_file.loads,
+                                     dump_sessions=sessions_file.dump)
+                if m is None:
+                    continue
+                new = m.text
+                rep.files[rel] = "merged"
+                rep.notes += [f"{rel}: {n}" for n in m.notes]
+            writes.append(tx.replace(rel, new, stat_key(p)))
+        if dry_run or not writes:
+            if not writes:
+                rep.notes.append("nothing new to import")
+            return rep
+        rep.commit = common.commit(mem, writes, f"import: {path.name} ({_summary(rep.counts)})", op="import",
+                                   beliefs=[Path(r).stem for r in files if r.startswith("beliefs/")][:200])
+    return rep
+
+
+def _summary(counts: dict[str, int]) -> str:
+    return ", ".join(f"{n} {k}{'s' if n != 1 and k not in ('sessions', 'epistemology') else ''}"
+                     for k, n in counts.items()) or "nothing"
+
+
+def _is_fresh(mem: Memory) -> bool:
+    """A vault `init` made and nothing wrote to since: its rules and counter are the template's."""
+    root = mem.root
+    return not any(note_entries(root / d) for d in ("beliefs", "observations", "tensions", "reviews"))
+
+
+class _nolock:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *a):
+        return False
