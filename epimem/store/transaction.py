@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
 from ..core.errors import Conflict, EpimemError, StorageError
+from . import journal
 from .files import ConcurrentEdit, VaultLock, atomic_write, contained, lock_path, stat_key
 
 Mode = Literal["create", "replace", "upsert", "delete"]
@@ -120,6 +121,14 @@ def _rank(w: Write) -> tuple[int, int]:
 
 def _check(root: Path, w: Write) -> Path:
     p = contained(root, w.path)
+    if w.text is not None:
+        try:
+            w.text.encode("utf-8")
+        except UnicodeEncodeError as e:
+            from ..core.errors import InputError
+
+            raise InputError(f"{w.path}: the text holds a character that cannot be written "
+                             f"({w.text[e.start]!r}, a lone surrogate); nothing was written", path=w.path) from None
     if w.mode == "create" and p.exists():
         raise Conflict(f"{w.path} already exists; epimem will not overwrite it", path=w.path)
     if w.mode == "replace" and stat_key(p) != w.expect:
@@ -128,7 +137,7 @@ def _check(root: Path, w: Write) -> Path:
     return p
 
 
-def _restore(done: list[tuple[Path, bytes | None]]) -> None:
+def _restore(done: list[tuple[Path, bytes | None]], tmpdir: Path | None = None) -> None:
     # Every file gets its chance to be put back, and the error that stopped the
     # change is the one raised: a disk that filled up may refuse one restore too.
     for p, old in reversed(done):
@@ -136,7 +145,7 @@ def _restore(done: list[tuple[Path, bytes | None]]) -> None:
             if old is None:
                 p.unlink(missing_ok=True)
             else:
-                atomic_write(p, old)
+                atomic_write(p, old, tmpdir=tmpdir)
         except OSError:
             continue
 
@@ -165,34 +174,85 @@ def apply(root: str | os.PathLike, writes: Iterable[Write], commit: Commit | Non
     writes = sorted(writes, key=_rank)
     lock = lock or VaultLock(lock_path(root))
     with lock:
+        journal.recover_if_needed(root, lock)  # a change a killed process left half-made
+        writes = _redacted(root, writes, caches)
+        if commit is not None:
+            commit = _redacted_commit(root, commit, caches)
         sig_before = _signature(root) if commit is not None else None
         targets = [(w, _check(root, w)) for w in writes]  # every precondition before any write
+        olds = [(w, p, p.read_bytes() if p.exists() else None) for w, p in targets]
+        # One file without a commit (the hook's session count, the open gut-check)
+        # is already atomic; anything more is journalled first, so that a kill -9
+        # between two renames, or before the commit, is undone by the next command.
+        journalled = commit is not None or len(writes) > 1
+        tmpdir = journal.tmp_dir(root)
+        if journalled:
+            journal.begin(root, [(w.path, old) for w, _, old in olds],
+                          subject=commit.subject if commit is not None else None, commit=commit is not None)
         done: list[tuple[Path, bytes | None]] = []
         sha = None
         try:
-            for w, p in targets:
-                old = p.read_bytes() if p.exists() else None
+            for w, p, old in olds:
                 if w.text is None:
                     if old is not None:
                         p.unlink()
                         done.append((p, old))
                     continue
-                atomic_write(p, w.text, expect=stat_key(p) if w.mode != "upsert" else None)
+                atomic_write(p, w.text, expect=stat_key(p) if w.mode != "upsert" else None, tmpdir=tmpdir)
                 done.append((p, old))
             if commit is not None:
                 sha = _commit(root, [w.path for w in writes] + list(commit.also), commit)
         except BaseException as e:
-            _restore(done)
+            _restore(done, tmpdir)
+            if journalled:
+                journal.end(root)
             err = _storage_error(e)
             if err is e:
                 raise
             raise err from None
+        if journalled:
+            journal.end(root)
         written = tuple(w.path for w in writes)
         notes: tuple[str, ...] = ()
         if commit is not None:
             texts = {w.path: w.text for w in writes}
             notes = _update_caches(root, written, texts, sig_before, caches or Caches())
     return Result(sha, written, tuple(p for p in written if p.startswith("beliefs/") and p.endswith(".md")), notes)
+
+
+# Texts that hold no free text, or hold the patterns themselves, are not redacted:
+# the session counter (numbers and dates, and the hook must stay fast) and the
+# rules file (its `redact:` patterns must be written as typed).
+_NOT_REDACTED = ("state/sessions.json", "epistemology.md")
+
+
+def _patterns(root: Path, caches: Caches | None):
+    if caches is not None and caches.params is not None:
+        return caches.params.redact
+    return _params(root).redact
+
+
+def _redacted(root: Path, writes: list[Write], caches: Caches | None) -> list[Write]:
+    """The one choke point for secrets on their way to a file: every text written
+    through the transaction, whatever service built it, is redacted here
+    (a note's frontmatter value by value, so the YAML stays valid)."""
+    todo = [w for w in writes if w.text and w.path not in _NOT_REDACTED]
+    if not todo:
+        return writes
+    from ..core.scrub import scrub
+
+    patterns = _patterns(root, caches)
+    return [w._replace(text=scrub(w.path, w.text, patterns)) if w in todo else w for w in writes]
+
+
+def _redacted_commit(root: Path, c: Commit, caches: Caches | None) -> Commit:
+    """A commit message is history that is pushed: its subject, body and trailers are redacted too."""
+    from ..core.redact import redact
+
+    patterns = _patterns(root, caches)
+    r = lambda s: redact(s, patterns) if s else s  # noqa: E731
+    return c._replace(subject=r(c.subject), body=r(c.body), session=r(c.session),
+                      extra=tuple((k, r(v)) for k, v in c.extra))
 
 
 def record(root: str | os.PathLike, prepare: Callable[[], Staged | None], *,
@@ -203,6 +263,7 @@ def record(root: str | os.PathLike, prepare: Callable[[], Staged | None], *,
     root = Path(root).absolute()
     lock = lock or VaultLock(lock_path(root))
     with lock:
+        journal.recover_if_needed(root, lock)
         staged = prepare()
         if staged is None:
             return Result(None)
