@@ -13,6 +13,7 @@ from ..core.notes import NoteError, parse_tension, render_tension, resolve_tensi
 from ..core.redact import redact
 from ..store import transaction as tx
 from ..store.files import NotUTF8, read_text, stat_key
+from ..store.paths import leaves
 from . import common
 
 if TYPE_CHECKING:
@@ -60,6 +61,8 @@ def for_contradiction(mem: Memory, obs: Observation, eff: rules.Effect,
     if tdir.is_dir():
         for p in sorted(tdir.glob("*.md")):
             if p.stem in pending:
+                continue
+            if p.is_symlink() and leaves(mem.root, p):
                 continue
             try:
                 text = read_text(p, f"tensions/{p.name}")

@@ -26,6 +26,7 @@ from typing import Any
 
 from ..core import vocabulary as vocab
 from ..core.model import Problem
+from ..core.redact import redact
 from .bm25 import tokenize, tokens_with_words
 from .config import Config, read_config
 from .errors import Corrupt
@@ -42,6 +43,15 @@ IDS_LIMIT = 3000      # below this many allowed items, Chroma searches exactly t
 MAX_SEMANTIC = 2000   # the most neighbours asked of Chroma in one query
 MAX_QUERY_CHARS = 200_000
 SIMILAR_MIN = 0.3     # cosine similarity a "similar belief" must reach
+
+
+def _redacted(h: Hit, patterns) -> Hit:
+    """What recall hands on goes to a model (the `--budget` markdown, the JSON an
+    assistant reads): redacted whatever its source, a secret typed into a file by hand too."""
+    from dataclasses import replace
+
+    return replace(h, title=redact(h.title, patterns), snippet=redact(h.snippet, patterns),
+                   tags=tuple(redact(t, patterns) for t in h.tags), scope=redact(h.scope, patterns))
 
 
 @dataclass
@@ -231,7 +241,8 @@ class Recaller:
         ranked = fuse(kw, sem, confidence, limit=limit, mode=mode, k=k, conf_weight=conf_weight,
                       flat_at=flat_at)
         texts = self._texts(st, [r.key for r in ranked]) if with_text else {}
-        return [make_hit(r, items[r.key], today, params, _snippet(items[r.key], texts.get(r.key, "")))
+        return [_redacted(make_hit(r, items[r.key], today, params, _snippet(items[r.key], texts.get(r.key, ""))),
+                          params.redact)
                 for r in ranked]
 
     def _semantic(self, st: State, text: str, allowed, depth: int, f: Filters) -> list[tuple[str, float]]:

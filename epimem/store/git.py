@@ -305,11 +305,19 @@ def changed_paths(root: Path, base: str | None, head: str = "HEAD") -> list[tupl
 
 def dirty_paths(root: Path) -> list[tuple[str, str]]:
     """Uncommitted changes in the vault: (status, path), untracked included."""
+    from .files import is_temp
+    from .paths import leaves
+
     out = run(root, "status", "--porcelain", "-z", "--untracked-files=all")
     rows = []
     for item in out.split("\0"):
         if len(item) > 3:
-            rows.append((item[:2].strip() or "?", item[3:]))
+            path = item[3:]
+            # Never offered for a commit: epimem's temp files (an older version left
+            # them beside the notes), and symlinks that leave the vault.
+            if is_temp(os.path.basename(path)) or (os.path.islink(root / path) and leaves(root, root / path)):
+                continue
+            rows.append((item[:2].strip() or "?", path))
     return rows
 
 

@@ -36,7 +36,7 @@ from .files import (
     stat_key,
     write_cache,
 )
-from .paths import is_vault, note_entries
+from .paths import is_vault, leaves, note_entries
 
 INTERNAL = ".epimem"
 CACHE_VERSION = 4  # 4: a belief is `core.record`'s row, not a dict
@@ -123,6 +123,9 @@ class Vault:
         """(text, belief, stat key) of one belief file; VaultError naming path:line if bad."""
         path = self.belief_path(belief_id)
         key = stat_key(path)
+        if key is not None and leaves(self.root, path):
+            raise VaultError(f"beliefs/{belief_id}.md is a symbolic link to outside the vault; epimem does not read it",
+                             path=f"beliefs/{belief_id}.md")
         if key is None:
             raise VaultError(f"no belief '{belief_id}' (beliefs/{belief_id}.md does not exist)")
         try:
