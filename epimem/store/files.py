@@ -113,6 +113,20 @@ def private_dir(path: str | os.PathLike) -> Path:
     return path
 
 
+def current_umask() -> int:
+    """The process's umask, read without changing it where Linux says it (`/proc`)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    old = os.umask(0o022)
+    os.umask(old)
+    return old
+
+
 _tmp_seq = [0]
 
 

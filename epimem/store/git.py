@@ -69,7 +69,8 @@ def run(root: Path, *args: str, retries: int = 3, env: dict[str, str] | None = N
     for attempt in range(retries):
         _wait_index_lock(root)
         try:
-            return _git(root).execute(["git", *args], env={**os.environ, **_env(root), **(env or {})})
+            with narrowed_umask():
+                return _git(root).execute(["git", *args], env={**os.environ, **_env(root), **(env or {})})
         except git.GitCommandError as e:
             if "index.lock" in str(e.stderr) and attempt + 1 < retries:
                 time.sleep(0.2)
@@ -90,8 +91,29 @@ def init(root: Path) -> bool:
         return False
     import git
 
-    git.Repo.init(root, initial_branch="main") if _supports_initial_branch() else git.Repo.init(root)
+    kw = {"initial_branch": "main"} if _supports_initial_branch() else {}
+    with narrowed_umask():
+        git.Repo.init(root, **kw)
     return True
+
+
+class narrowed_umask:
+    """git creates its objects, index and COMMIT_EDITMSG with the umask: under a
+    umask of 000 they would be writable by everyone. For the time git runs, the
+    umask is narrowed to take write away from group and others (never widened:
+    a stricter umask is the user's choice and is kept)."""
+
+    def __enter__(self):
+        from .files import current_umask
+
+        self.old = current_umask()
+        if self.old & 0o022 != 0o022:
+            os.umask(self.old | 0o022)
+        return self
+
+    def __exit__(self, *exc):
+        if self.old & 0o022 != 0o022:
+            os.umask(self.old)
 
 
 def _supports_initial_branch() -> bool:
