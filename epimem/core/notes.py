@@ -190,8 +190,10 @@ def _bad_date_line(fm: str) -> int:
     return 2
 
 
-def yaml_scalar(value: Any) -> str:
-    """One YAML value as Obsidian writes it: plain where safe, quoted where not."""
+def yaml_scalar(value: Any, _flow: bool = False) -> str:
+    """One YAML value as Obsidian writes it: plain where safe, quoted where not.
+    (`_flow`: an item of a `[a, b]` list, where YAML reads some plain text
+    differently, `:0` for one.)"""
     if value is None:
         return ""
     if isinstance(value, bool):
@@ -203,15 +205,23 @@ def yaml_scalar(value: Any) -> str:
     if isinstance(value, (date, datetime)):
         return value.isoformat()[:10]
     if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(yaml_scalar(v) for v in value) + "]"
+        return "[" + ", ".join(yaml_scalar(v, True) for v in value) + "]"
     s = str(value).replace("\n", " ")
     if s and s == s.strip() and not re.search(r"[\[\]{},#&*!|>'\"%@`]", s):
         try:
-            if yaml.load(f"k: {s}", Loader=_Loader) == {"k": s}:
+            probe, want = (f"k: [{s}]", {"k": [s]}) if _flow else (f"k: {s}", {"k": s})
+            if yaml.load(probe, Loader=_Loader) == want:
                 return s
         except (yaml.YAMLError, UnicodeEncodeError):
             pass  # a lone surrogate: quoted, and refused by the write path before any file is touched
-    return json.dumps(s, ensure_ascii=False)
+    return _YAML_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", json.dumps(s, ensure_ascii=False))
+
+
+# Characters YAML refuses in a file (C1 controls, U+FFFE/FFFF) or reads as line
+# breaks (NEL, U+2028/2029): escaped inside the quoted value, so whatever text a
+# title holds, the file reads back to the same value. A lone surrogate is left
+# as it is: the write path refuses it before any file is touched.
+_YAML_UNSAFE = re.compile("[\x7f-\x9f\u2028\u2029\ufffe\uffff]")
 
 
 def edit_frontmatter(text: str, changes: dict[str, Any]) -> str:
