@@ -200,7 +200,10 @@ def run_trials(trials: int, seed: int = 1, ops: list[str] | None = None,
             v = tmp / f"t{i}"
             shutil.copytree(seed_v, v, symlinks=True)
             before = head(v)
-            delay = rng.uniform(0.05, durations[name] * 1.1)
+            # Half the kills anywhere in the run, half in its last 40 %, where the
+            # files and the commit are written (the start is Python importing).
+            d = durations[name]
+            delay = rng.uniform(0.05, d * 1.1) if i % 2 else rng.uniform(d * 0.6, d * 1.05)
             proc = subprocess.Popen([sys.executable, "-m", "epimem", "--vault", str(v),
                                      *operations(tmp, i + 1)[name]], env=_env(),
                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
