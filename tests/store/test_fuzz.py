@@ -56,7 +56,7 @@ Indents with tabs.
 
 ## Evidence
 - 2026-11-01 \xc2\xb7 self-report \xe2\x80\x94 said so
-- 2026-11-10 \xc2\xb7 confirming \xc2\xb7 [[observations/2026-11#obs-20261110-aaaa]] \xe2\x80\x94 tabs again (0.35 \xe2\x86\x92 0.40)
+- 2026-11-10 \xc2\xb7 confirming \xc2\xb7 [[observations/2026-11#obs-20261110-aaaa]] \xe2\x80\x94 tabs again
 """
 OBSERVATIONS = b"""# Observations 2026-11
 

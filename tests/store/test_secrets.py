@@ -65,7 +65,8 @@ def _ok(r):
 
 def test_belief_add_tag_and_scope(v, cli):
     for i, (fam, (text, _)) in enumerate(PROBES.items()):
-        _ok(cli("--vault", v, "belief", "add", "--title", f"Probe {fam}", "--statement", f"statement {fam}", "--kind", "trait",
+        _ok(cli("--vault", v, "belief", "add", "--title", f"Probe {fam}", "--statement", f"statement {fam}",
+                "--kind", "trait",
                 "--basis", "self-report", "--permanence", "stable", "--tag", text, "--tag", "plain",
                 "--scope", text, "--id", f"probe-{i}"))
     assert _leaks(v, [n for _, n in PROBES.values()]) == []
@@ -76,14 +77,15 @@ def test_belief_add_tag_and_scope(v, cli):
 
 
 def test_belief_edit_note_and_tag(v, cli):
-    for fam, (text, _) in PROBES.items():
+    for text, _ in PROBES.values():
         _ok(cli("--vault", v, "belief", "edit", "likes-tabs", "--note", f"because {text}", "--tag", text))
     assert _leaks(v, [n for _, n in PROBES.values()]) == []
 
 
 def test_belief_supersede_note(v, cli):
     for i, (fam, (text, _)) in enumerate(PROBES.items()):
-        _ok(cli("--vault", v, "belief", "add", "--title", f"Old {fam}", "--statement", f"statement {fam}", "--kind", "trait",
+        _ok(cli("--vault", v, "belief", "add", "--title", f"Old {fam}", "--statement", f"statement {fam}",
+                "--kind", "trait",
                 "--basis", "self-report", "--permanence", "stable", "--id", f"old-{i}"))
         _ok(cli("--vault", v, "belief", "supersede", f"old-{i}", "--by", "likes-tabs", "--note", text))
     assert _leaks(v, [n for _, n in PROBES.values()]) == []
@@ -91,7 +93,8 @@ def test_belief_supersede_note(v, cli):
 
 def test_mirror_answer_note_in_the_open_gut_check(v, cli):
     for i in range(3):
-        _ok(cli("--vault", v, "belief", "add", "--title", f"Other {i}", "--statement", f"other statement {i}", "--kind", "trait",
+        _ok(cli("--vault", v, "belief", "add", "--title", f"Other {i}", "--statement", f"other statement {i}",
+                "--kind", "trait",
                 "--basis", "self-report", "--permanence", "stable"))
     _ok(cli("--vault", v, "mirror", "gut-check", "--json"))
     pending = json.loads((v / ".epimem" / "gut-check.json").read_text(encoding="utf-8"))
