@@ -98,6 +98,8 @@ def make_dirs(path: Path) -> None:
             continue
         if private:
             os.chmod(d, PRIVATE_DIR_MODE)  # the umask only narrows; this is the one mode wanted
+    if not path.is_dir():
+        raise FileExistsError(errno.EEXIST, "exists and is not a folder", str(path))
 
 
 def private_dir(path: str | os.PathLike) -> Path:
