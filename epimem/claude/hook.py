@@ -36,8 +36,7 @@ from ..core.errors import EpimemError
 from ..store import sessions as sessions_file
 from ..store.clock import lenient_today
 from ..store.context_cache import FALLBACK_PARAMS, cache_path, effective, read_context_cache, signature, tier
-from ..store.files import VaultLock, lock_path
-from ..store.journal import pending, recover_if_needed
+from ..store.files import VaultLock, journal_pending, lock_path
 from ..store.paths import is_vault, resolve_root
 
 # Budgets are given in tokens, like `recall --budget-tokens`, and converted to
@@ -414,7 +413,9 @@ def session_start(argv: list[str]) -> int:
     if not is_vault(root):
         _log(f"no epimem vault at {root} (`epimem init` creates one); nothing added to the session")
         return 0
-    if pending(root):  # one stat: a change a killed process left half-made
+    if journal_pending(root):  # one stat: a change a killed process left half-made
+        from ..store.journal import recover_if_needed
+
         try:
             note = recover_if_needed(root)
         except (OSError, EpimemError) as e:

@@ -80,6 +80,21 @@ INTERNAL_DIR = ".epimem"
 TMP_SUFFIX = ".epimem-tmp"
 
 
+JOURNAL_NAME = "journal.json"
+
+
+def tmp_dir(root: str | os.PathLike) -> Path:
+    """Where a transaction's temp files live: inside `.epimem/` (never committed,
+    never listed as notes), on the vault's filesystem so a rename is atomic."""
+    return Path(root) / INTERNAL_DIR / "tmp"
+
+
+def journal_pending(root: str | os.PathLike) -> bool:
+    """One stat: did a killed process leave a change half-made (`store.journal`)?
+    Here, not in the journal module, so the hook pays for the module only when it must."""
+    return os.path.exists(os.path.join(root, INTERNAL_DIR, JOURNAL_NAME))
+
+
 def make_dirs(path: Path) -> None:
     """`mkdir -p` with epimem's modes: 0755 (narrowed by the umask), `.epimem` 0700.
     `Path.mkdir(parents=True)` would create the parents with 0777 & ~umask."""

@@ -27,25 +27,27 @@ import os
 import time
 from pathlib import Path
 
-from .files import INTERNAL_DIR, VaultLock, atomic_write, is_temp, lock_path, private_dir
+from .files import (
+    INTERNAL_DIR,
+    JOURNAL_NAME,
+    VaultLock,
+    atomic_write,
+    is_temp,
+    journal_pending,
+    lock_path,
+    private_dir,
+    tmp_dir,
+)
 
-NAME = "journal.json"
-TMP_DIR = "tmp"
+NAME = JOURNAL_NAME
 
 
 def journal_path(root: str | os.PathLike) -> str:
     return os.path.join(root, INTERNAL_DIR, NAME)
 
 
-def tmp_dir(root: str | os.PathLike) -> Path:
-    """Where a transaction's temp files live: inside `.epimem/` (never committed,
-    never listed as notes), on the vault's filesystem so a rename is atomic."""
-    return Path(root) / INTERNAL_DIR / TMP_DIR
 
-
-def pending(root: str | os.PathLike) -> bool:
-    """One stat: is there an interrupted change to recover?"""
-    return os.path.exists(journal_path(root))
+pending = journal_pending
 
 
 def head(root: Path) -> str | None:

@@ -26,8 +26,16 @@ from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
 from ..core.errors import Conflict, EpimemError, StorageError
-from . import journal
-from .files import ConcurrentEdit, VaultLock, atomic_write, contained, lock_path, stat_key
+from .files import (
+    ConcurrentEdit,
+    VaultLock,
+    atomic_write,
+    contained,
+    journal_pending,
+    lock_path,
+    stat_key,
+    tmp_dir,
+)
 
 Mode = Literal["create", "replace", "upsert", "delete"]
 
@@ -119,6 +127,12 @@ def _rank(w: Write) -> tuple[int, int]:
     return top, 0 if w.mode == "create" else 1
 
 
+def _recover(root: Path, lock: VaultLock) -> None:
+    from .journal import recover
+
+    recover(root, lock)
+
+
 def _check(root: Path, w: Write) -> Path:
     p = contained(root, w.path)
     if w.text is not None:
@@ -174,7 +188,8 @@ def apply(root: str | os.PathLike, writes: Iterable[Write], commit: Commit | Non
     writes = sorted(writes, key=_rank)
     lock = lock or VaultLock(lock_path(root))
     with lock:
-        journal.recover_if_needed(root, lock)  # a change a killed process left half-made
+        if journal_pending(root):  # a change a killed process left half-made (one stat)
+            _recover(root, lock)
         writes = _redacted(root, writes, caches)
         if commit is not None:
             commit = _redacted_commit(root, commit, caches)
@@ -185,8 +200,10 @@ def apply(root: str | os.PathLike, writes: Iterable[Write], commit: Commit | Non
         # is already atomic; anything more is journalled first, so that a kill -9
         # between two renames, or before the commit, is undone by the next command.
         journalled = commit is not None or len(writes) > 1
-        tmpdir = journal.tmp_dir(root)
+        tmpdir = tmp_dir(root)
         if journalled:
+            from . import journal  # not on the hook's one-file path
+
             journal.begin(root, [(w.path, old) for w, _, old in olds],
                           subject=commit.subject if commit is not None else None, commit=commit is not None)
         done: list[tuple[Path, bytes | None]] = []
@@ -263,7 +280,8 @@ def record(root: str | os.PathLike, prepare: Callable[[], Staged | None], *,
     root = Path(root).absolute()
     lock = lock or VaultLock(lock_path(root))
     with lock:
-        journal.recover_if_needed(root, lock)
+        if journal_pending(root):
+            _recover(root, lock)
         staged = prepare()
         if staged is None:
             return Result(None)
