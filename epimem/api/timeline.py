@@ -14,7 +14,7 @@ from ..core.model import Problem
 from ..core.notes import NoteError, parse_belief, parse_observations
 from ..store import git
 from ..store import transaction as tx
-from ..store.files import NotUTF8, read_text
+from ..store.files import NotUTF8, read_text, stat_key
 from ..store.git import HistoryError
 from . import common
 
@@ -148,6 +148,28 @@ def _disk_text(fp: Path) -> str | None:
         return None
 
 
+def _redact_hand_edit(mem: Memory, rel: str) -> None:
+    """A secret typed into a note by hand is redacted in the file before it is
+    committed: git history is pushed and kept, the file is the user's to fix.
+    The rewrite goes through the write path (which redacts), uncommitted: the
+    commit that follows records it."""
+    import logging
+
+    from ..core.scrub import scrub
+
+    p = mem.root / rel
+    if not (rel.endswith(".md") and rel.split("/", 1)[0] in ("beliefs", "observations", "tensions", "reviews")
+            and p.is_file() and not p.is_symlink()):
+        return
+    key = stat_key(p)
+    text = read_text(p, rel)
+    if scrub(rel, text, mem.params.redact) == text:
+        return
+    tx.apply(mem.root, [tx.replace(rel, text, key)], None, lock=common.lock(mem), caches=common.caches(mem))
+    logging.getLogger("epimem").warning("epimem: %s held what looks like a secret; it was redacted in the file "
+                                        "before the commit", rel)
+
+
 def commit_hand_edits(mem: Memory) -> tuple[str | None, list[Change], list[Problem]]:
     """Commit what the user changed by hand, with a message naming it.
 
@@ -174,6 +196,7 @@ def commit_hand_edits(mem: Memory) -> tuple[str | None, list[Change], list[Probl
                 except (NoteError, NotUTF8) as e:
                     problems.append(Problem(p, e.line or 1, f"{e.message} (not committed)"))
                     continue
+            _redact_hand_edit(mem, p)
             keep.append((st, p))
         if not keep:
             return None

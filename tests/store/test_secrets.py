@@ -143,7 +143,9 @@ def _hand_typed(v: Path, cli) -> list[str]:
         "confidence: 0.90\npermanence: stable\nfirst: 2026-11-01\nstatus: active\nscope: global\n"
         "pinned: true\ntags: [" + ", ".join(json.dumps(t) for t in texts[:3]) + "]\n---\n"
         "Deploys by hand. " + " ".join(texts) + "\n", encoding="utf-8")
-    _ok(cli("--vault", v, "commit"))
+    from epimem.store.context_cache import refresh_context
+
+    refresh_context(v)  # what the next write, `watch` or the hook's background refresh does
     return [n for _, n in PROBES.values()]
 
 
@@ -170,3 +172,13 @@ def test_recall_budget_output_is_redacted_whatever_the_source(v, cli, clean_reca
     assert [n for n in needles if n in r.out] == []
     r = _ok(cli("--vault", v, "recall", "deploys by hand", "--json"))
     assert [n for n in needles if n in r.out] == []
+
+
+def test_a_hand_typed_secret_is_redacted_before_commit(v, cli, caplog):
+    needles = _hand_typed(v, cli)
+    _ok(cli("--vault", v, "commit"))
+    assert "redacted in the file before the commit" in caplog.text  # stderr, outside pytest
+    text = (v / "beliefs" / "hand-typed.md").read_text(encoding="utf-8")
+    assert "[REDACTED:" in text and "Deploys by hand." in text
+    assert _leaks(v, needles) == []
+    assert _ok(cli("--vault", v, "validate", "--json")).json()["problems"] == []
