@@ -91,9 +91,8 @@ def init(root: Path) -> bool:
         return False
     import git
 
-    kw = {"initial_branch": "main"} if _supports_initial_branch() else {}
     with narrowed_umask():
-        git.Repo.init(root, **kw)
+        git.Repo.init(root, initial_branch="main") if _supports_initial_branch() else git.Repo.init(root)
     return True
 
 

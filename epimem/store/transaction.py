@@ -259,7 +259,7 @@ def _redacted(root: Path, writes: list[Write], caches: Caches | None) -> list[Wr
     from ..core.scrub import scrub
 
     patterns = _patterns(root, caches)
-    return [w._replace(text=scrub(w.path, w.text, patterns)) if w in todo else w for w in writes]
+    return [w._replace(text=scrub(w.path, w.text, patterns)) if w.text and w in todo else w for w in writes]
 
 
 def _redacted_commit(root: Path, c: Commit, caches: Caches | None) -> Commit:
