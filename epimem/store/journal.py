@@ -161,6 +161,8 @@ def recover(root: Path, lock: VaultLock | None = None) -> str | None:
             logging.getLogger("epimem").warning("epimem: %s", note)
             return note
         subject = doc.get("subject") or "a change"
+        if doc.get("commit"):
+            _wait_for_git(root)
         if doc.get("commit") and head(root) != doc.get("head"):
             note = f"an interrupted change ({subject}) had been committed; finished it"
             end(root)
@@ -188,21 +190,39 @@ def recover(root: Path, lock: VaultLock | None = None) -> str | None:
         return note
 
 
+def _git_locks(root: Path) -> list[Path]:
+    gitdir = root / ".git"
+    out = [gitdir / "index.lock", gitdir / "HEAD.lock"]
+    try:
+        ref = (gitdir / "HEAD").read_text(encoding="utf-8").strip()
+        if ref.startswith("ref: "):
+            out.append(gitdir / (ref[5:].strip() + ".lock"))
+    except OSError:
+        pass
+    return out
+
+
+# Killing epimem does not kill the git it started: an orphaned `git commit` may
+# still land the commit after epimem died. Deciding before it has finished would
+# roll back files that git then commits, so recovery waits while git's locks
+# are held (a commit takes well under a second; a lock still there after this
+# is stale).
+GIT_WAIT_S = 5.0
+
+
+def _wait_for_git(root: Path) -> None:
+    deadline = time.monotonic() + GIT_WAIT_S
+    while any(p.exists() for p in _git_locks(root)) and time.monotonic() < deadline:
+        time.sleep(0.02)
+
+
 def _clear_git_locks(root: Path, started: float) -> None:
     """git's lock files that the interrupted change's own git left behind.
 
     Only locks created after the change began, while that process held the
     vault lock, are ours to remove: an older one belongs to someone else (the
     user's own git), and is left for git to report."""
-    gitdir = root / ".git"
-    candidates = [gitdir / "index.lock", gitdir / "HEAD.lock"]
-    try:
-        ref = (gitdir / "HEAD").read_text(encoding="utf-8").strip()
-        if ref.startswith("ref: "):
-            candidates.append(gitdir / (ref[5:].strip() + ".lock"))
-    except OSError:
-        pass
-    for p in candidates:
+    for p in _git_locks(root):
         try:
             if os.stat(p).st_mtime >= started - 1:
                 os.unlink(p)
