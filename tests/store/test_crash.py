@@ -136,7 +136,7 @@ def test_temp_files_are_never_named_like_notes_and_never_committed(v):
 @pytest.mark.soak
 def test_random_kills_leave_every_vault_consistent():
     """~100 real commands killed at random moments (bench/crash.py --trials 200 runs more)."""
-    results = crash.run_trials(int(os.environ.get("EPIMEM_CRASH_TRIALS", "100")), seed=17, budget_s=240)
+    results = crash.run_trials(int(os.environ.get("EPIMEM_CRASH_TRIALS", "100")), seed=17, budget_s=150)
     s = crash.summary(results)
     assert len(results) >= 40, s
     assert s["broken"] == [], s
