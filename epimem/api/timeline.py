@@ -151,8 +151,8 @@ def _disk_text(fp: Path) -> str | None:
 def _redact_hand_edit(mem: Memory, rel: str) -> None:
     """A secret typed into a note by hand is redacted in the file before it is
     committed: git history is pushed and kept, the file is the user's to fix.
-    The rewrite goes through the write path (which redacts), uncommitted: the
-    commit that follows records it."""
+    The rewrite goes through the write path, uncommitted: the commit that
+    follows records it."""
     import logging
 
     from ..core.scrub import scrub
@@ -163,9 +163,10 @@ def _redact_hand_edit(mem: Memory, rel: str) -> None:
         return
     key = stat_key(p)
     text = read_text(p, rel)
-    if scrub(rel, text, mem.params.redact) == text:
+    clean = scrub(rel, text, mem.params.redact)
+    if clean == text:
         return
-    tx.apply(mem.root, [tx.replace(rel, text, key)], None, lock=common.lock(mem), caches=common.caches(mem))
+    tx.apply(mem.root, [tx.replace(rel, clean, key)], None, lock=common.lock(mem), caches=common.caches(mem))
     logging.getLogger("epimem").warning("epimem: %s held what looks like a secret; it was redacted in the file "
                                         "before the commit", rel)
 

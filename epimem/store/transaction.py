@@ -190,12 +190,12 @@ def apply(root: str | os.PathLike, writes: Iterable[Write], commit: Commit | Non
     with lock:
         if journal_pending(root):  # a change a killed process left half-made (one stat)
             _recover(root, lock)
-        writes = _redacted(root, writes, caches)
         if commit is not None:
             commit = _redacted_commit(root, commit, caches)
         sig_before = _signature(root) if commit is not None else None
         targets = [(w, _check(root, w)) for w in writes]  # every precondition before any write
-        olds = [(w, p, p.read_bytes() if p.exists() else None) for w, p in targets]
+        olds = _redacted(root, [(w, p, p.read_bytes() if p.exists() else None) for w, p in targets], caches)
+        writes = [w for w, _, _ in olds]
         # One file without a commit (the hook's session count, the open gut-check)
         # is already atomic; anything more is journalled first, so that a kill -9
         # between two renames, or before the commit, is undone by the next command.
@@ -249,17 +249,30 @@ def _patterns(root: Path, caches: Caches | None):
     return _params(root).redact
 
 
-def _redacted(root: Path, writes: list[Write], caches: Caches | None) -> list[Write]:
+def _redacted(root: Path, olds: list[tuple[Write, Path, bytes | None]],
+              caches: Caches | None) -> list[tuple[Write, Path, bytes | None]]:
     """The one choke point for secrets on their way to a file: every text written
     through the transaction, whatever service built it, is redacted here
-    (a note's frontmatter value by value, so the YAML stays valid)."""
-    todo = [w for w in writes if w.text and w.path not in _NOT_REDACTED]
-    if not todo:
-        return writes
-    from ..core.scrub import scrub
+    (a note's frontmatter value by value, so the YAML stays valid).
+
+    An append (an observation log, a tension's new evidence) redacts only what it
+    adds: the month's log can be large, and what is already there was written."""
+    if not any(w.text and w.path not in _NOT_REDACTED for w, _, _ in olds):
+        return olds
+    from ..core.scrub import lines, scrub
 
     patterns = _patterns(root, caches)
-    return [w._replace(text=scrub(w.path, w.text, patterns)) if w.text and w in todo else w for w in writes]
+    out = []
+    for w, p, old in olds:
+        text = w.text
+        if text and w.path not in _NOT_REDACTED:
+            prev = old.decode("utf-8", "replace") if old is not None else None
+            if prev and not w.path.endswith(".json") and text.startswith(prev) and prev.endswith("\n"):
+                w = w._replace(text=prev + lines(text[len(prev):], patterns))
+            else:
+                w = w._replace(text=scrub(w.path, text, patterns))
+        out.append((w, p, old))
+    return out
 
 
 def _redacted_commit(root: Path, c: Commit, caches: Caches | None) -> Commit:
