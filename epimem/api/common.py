@@ -78,7 +78,7 @@ def line_of(path: Path, needle: str) -> int:
         for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
             if needle in line:
                 return i
-    except OSError:
+    except (OSError, UnicodeDecodeError):
         pass
     return 1
 

@@ -38,6 +38,7 @@ from ..core.errors import EpimemError, VaultError
 from ..core.model import Belief, Problem, Snapshot, Tension
 from ..core.params import Params
 from ..store import clock
+from ..store.journal import recover_if_needed
 from ..store.paths import resolve_root
 from ..store.vault import Vault
 from .filters import Filters
@@ -59,6 +60,9 @@ class Memory:
         self.vault = Vault(root)
         self.root = self.vault.root
         self._today = today
+        # Any command finishes or rolls back a change a killed process left half-made
+        # (one stat when there is none), before it reads or writes anything.
+        recover_if_needed(self.root, self.vault.lock())
 
     # -- basics ------------------------------------------------------------------
     @property

@@ -25,7 +25,7 @@ from ..core.notes import parse_observations, render_belief, render_observation, 
 from ..core.params import Params
 from ..core.redact import redact
 from ..store import transaction as tx
-from ..store.files import stat_key
+from ..store.files import read_text, stat_key
 from . import common, tensions
 from .results import ObservationResult, ObserveReport
 
@@ -51,7 +51,7 @@ def observe(mem: Memory, items: list[dict[str, Any]], *, source: str, session: s
             if rel not in month_texts:
                 p = mem.vault.path(rel)
                 month_keys[rel] = stat_key(p)
-                month_texts[rel] = p.read_text(encoding="utf-8") if p.exists() else ""
+                month_texts[rel] = read_text(p, rel) if p.exists() else ""
             return month_texts[rel]
 
         parsed_months: dict[str, list[Observation]] = {}
@@ -129,6 +129,14 @@ def observe(mem: Memory, items: list[dict[str, Any]], *, source: str, session: s
     return ObserveReport(tuple(dupes + results), sha)
 
 
+def _encodable(s: str) -> bool:
+    try:
+        s.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def check_input(n: int, item: dict, source: str, session: str | None,
                 today: date, params: Params) -> tuple[Observation, dict]:
     if not isinstance(item, dict):
@@ -148,6 +156,11 @@ def check_input(n: int, item: dict, source: str, session: str | None,
             return ""
         if not isinstance(v, str):
             raise InputError(f"observation {n}: '{key}' must be text", field=key)
+        if not _encodable(v):
+            raise InputError(f"observation {n}: '{key}' holds a lone surrogate (\\ud800…), which is not text",
+                             field=key)
+        if key == "connects":
+            return v.strip()  # an id, checked as a slug below: nothing to redact, and maybe 1 MB long
         return redact(" ".join(v.split()), params.redact)
 
     strength = text("strength", True)
@@ -184,7 +197,7 @@ def check_input(n: int, item: dict, source: str, session: str | None,
             raise InputError(f"observation {n}: 'permanence' must be one of {', '.join(PERMANENCES)}",
                              field="permanence")
         tags = item.get("tags") or []
-        if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
+        if not isinstance(tags, list) or not all(isinstance(t, str) and _encodable(t) for t in tags):
             raise InputError(f"observation {n}: 'tags' must be a list of text", field="tags")
         extra["tags"] = tuple(tags)
         extra["scope"] = text("scope") or "global"

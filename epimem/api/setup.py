@@ -10,7 +10,7 @@ from ..core.model import Sessions
 from ..store import drivers, git
 from ..store import sessions as sessions_file
 from ..store import transaction as tx
-from ..store.files import stat_key
+from ..store.files import make_dirs, stat_key
 from . import common
 
 if TYPE_CHECKING:
@@ -30,7 +30,7 @@ def init(mem: Memory) -> bool:
         raise Conflict(f"{r} is not empty and is not an epimem vault (no epistemology.md, no beliefs/); "
                        "choose an empty or new folder", path=str(r))
     try:
-        r.mkdir(parents=True, exist_ok=True)
+        make_dirs(r)
     except OSError as e:
         raise StorageError(f"cannot create a vault at {r}: {e.strerror or e}", path=str(r)) from None
     created_repo = git.init(r)
@@ -51,7 +51,7 @@ def init(mem: Memory) -> bool:
             writes.append(tx.replace(".gitattributes", drivers.with_attributes(attrs.read_text(encoding="utf-8")),
                                      stat_key(attrs)))
         for d in FOLDERS:
-            (r / d).mkdir(parents=True, exist_ok=True)  # a folder that has files already keeps no .gitkeep
+            make_dirs(r / d)  # a folder that has files already keeps no .gitkeep
         if writes or created_repo:
             # A folder of existing notes (a copied vault) becomes the first commit whole.
             commit = tx.Commit("init: new epimem vault", "init", also=("." ,) if created_repo else (),

@@ -12,7 +12,8 @@ from ..core.model import Observation, Tension
 from ..core.notes import NoteError, parse_tension, render_tension, resolve_tension_text
 from ..core.redact import redact
 from ..store import transaction as tx
-from ..store.files import stat_key
+from ..store.files import NotUTF8, read_text, stat_key
+from ..store.paths import leaves
 from . import common
 
 if TYPE_CHECKING:
@@ -34,7 +35,7 @@ def resolve(mem: Memory, tension_id: str, note: str) -> Tension:
         if not p.exists():
             raise NotFound(f"no tension '{tension_id}' ({rel} does not exist)", path=rel)
         key = stat_key(p)
-        text = p.read_text(encoding="utf-8")
+        text = read_text(p, rel)
         try:
             t = parse_tension(text, tension_id, rel)
         except NoteError as e:
@@ -61,7 +62,12 @@ def for_contradiction(mem: Memory, obs: Observation, eff: rules.Effect,
         for p in sorted(tdir.glob("*.md")):
             if p.stem in pending:
                 continue
-            text = p.read_text(encoding="utf-8")
+            if p.is_symlink() and leaves(mem.root, p):
+                continue
+            try:
+                text = read_text(p, f"tensions/{p.name}")
+            except NotUTF8:
+                continue  # reported by validate; a new tension file is opened instead
             if f"belief: {bid}" in text:  # cheap filter before parsing
                 candidates.append((p.stem, text, stat_key(p)))
     for tid, text, key in candidates:

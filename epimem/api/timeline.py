@@ -14,6 +14,7 @@ from ..core.model import Problem, Snapshot
 from ..core.notes import NoteError, parse_belief, parse_observations
 from ..store import git
 from ..store import transaction as tx
+from ..store.files import NotUTF8, read_text, stat_key
 from ..store.git import HistoryError
 from . import common
 
@@ -77,7 +78,7 @@ def describe(mem: Memory, rows, old_spec, new_spec, new_from_disk: bool = False)
         old = next(blobs) if old_spec else None
         if new_from_disk:
             fp = mem.root / p
-            new = fp.read_text(encoding="utf-8") if fp.exists() else None
+            new = _disk_text(fp) if fp.exists() else None
         else:
             new = next(blobs)
         stem = Path(p).stem
@@ -139,6 +140,37 @@ def undo(mem: Memory) -> tuple[str, str]:
     return res.commit, res.value
 
 
+def _disk_text(fp: Path) -> str | None:
+    # A file that is not UTF-8 is described as unreadable (None), like a malformed one.
+    try:
+        return read_text(fp)
+    except NotUTF8:
+        return None
+
+
+def _redact_hand_edit(mem: Memory, rel: str) -> None:
+    """A secret typed into a note by hand is redacted in the file before it is
+    committed: git history is pushed and kept, the file is the user's to fix.
+    The rewrite goes through the write path, uncommitted: the commit that
+    follows records it."""
+    import logging
+
+    from ..core.scrub import scrub
+
+    p = mem.root / rel
+    if not (rel.endswith(".md") and rel.split("/", 1)[0] in ("beliefs", "observations", "tensions", "reviews")
+            and p.is_file() and not p.is_symlink()):
+        return
+    key = stat_key(p)
+    text = read_text(p, rel)
+    clean = scrub(rel, text, mem.params.redact)
+    if clean == text:
+        return
+    tx.apply(mem.root, [tx.replace(rel, clean, key)], None, lock=common.lock(mem), caches=common.caches(mem))
+    logging.getLogger("epimem").warning("epimem: %s held what looks like a secret; it was redacted in the file "
+                                        "before the commit", rel)
+
+
 def commit_hand_edits(mem: Memory) -> tuple[str | None, list[Change], list[Problem]]:
     """Commit what the user changed by hand, with a message naming it.
 
@@ -153,12 +185,19 @@ def commit_hand_edits(mem: Memory) -> tuple[str | None, list[Change], list[Probl
         rows = [(st, p) for st, p in git.dirty_paths(mem.root) if not p.startswith(".epimem/")]
         keep = []
         for st, p in rows:
-            if p.startswith("beliefs/") and p.endswith(".md") and (mem.root / p).exists():
+            if p.endswith(".md") and (mem.root / p).is_file() and not p.startswith("beliefs/"):
                 try:
-                    parse_belief((mem.root / p).read_text(encoding="utf-8"), Path(p).stem)
-                except NoteError as e:
+                    read_text(mem.root / p, p)
+                except NotUTF8 as e:
                     problems.append(Problem(p, e.line or 1, f"{e.message} (not committed)"))
                     continue
+            if p.startswith("beliefs/") and p.endswith(".md") and (mem.root / p).exists():
+                try:
+                    parse_belief(read_text(mem.root / p, p), Path(p).stem)
+                except (NoteError, NotUTF8) as e:
+                    problems.append(Problem(p, e.line or 1, f"{e.message} (not committed)"))
+                    continue
+            _redact_hand_edit(mem, p)
             keep.append((st, p))
         if not keep:
             return None

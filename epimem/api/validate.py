@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from ..core import rules
 from ..core.model import Problem
+from ..store.paths import escaping_links
 from .common import key_line, line_of
 
 if TYPE_CHECKING:
@@ -22,6 +23,9 @@ def validate(mem: Memory) -> list[Problem]:
     mem.vault.require()
     snap = mem.vault.snapshot(mem.today)
     problems = list(snap.problems)
+    for rel, target in escaping_links(mem.root):
+        problems.append(Problem(rel, 1, f"a symbolic link to {target}, outside the vault: epimem does not read, "
+                                        "index, send or commit it"))
     params = mem.params
     root = mem.root
     # A malformed belief is reported once, as itself, not again by everything that links to it.

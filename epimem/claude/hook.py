@@ -36,7 +36,7 @@ from ..core.errors import EpimemError
 from ..store import sessions as sessions_file
 from ..store.clock import lenient_today
 from ..store.context_cache import FALLBACK_PARAMS, cache_path, effective, read_context_cache, signature, tier
-from ..store.files import VaultLock, lock_path
+from ..store.files import VaultLock, journal_pending, lock_path
 from ..store.paths import is_vault, resolve_root
 
 # Budgets are given in tokens, like `recall --budget-tokens`, and converted to
@@ -64,7 +64,7 @@ def _log(message: str) -> None:
     if _log_root and os.path.isdir(_log_root):
         try:
             d = os.path.join(_log_root, ".epimem")
-            os.makedirs(d, exist_ok=True)
+            os.makedirs(d, 0o700, exist_ok=True)
             path = os.path.join(d, "hook.log")
             try:
                 if os.path.getsize(path) > LOG_LIMIT:
@@ -413,6 +413,15 @@ def session_start(argv: list[str]) -> int:
     if not is_vault(root):
         _log(f"no epimem vault at {root} (`epimem init` creates one); nothing added to the session")
         return 0
+    if journal_pending(root):  # one stat: a change a killed process left half-made
+        from ..store.journal import recover_if_needed
+
+        try:
+            note = recover_if_needed(root)
+        except (OSError, EpimemError) as e:
+            note = f"an interrupted change could not be recovered: {e}"
+        if note:
+            _log(note)
     budget = _budget(opts)
     today = _today(opts.get("today"))
     source = _text(payload, "source")

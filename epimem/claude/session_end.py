@@ -263,7 +263,7 @@ def session_observation_count(memory, session: str) -> int:
     n = 0
     for p in memory.vault.observation_files():
         if p.name in months:
-            obs, _ = parse_observations(p.read_text(encoding="utf-8"))
+            obs, _ = parse_observations(p.read_text(encoding="utf-8", errors="replace"))
             n += sum(1 for o in obs if o.session == session)
     return n
 

@@ -67,7 +67,7 @@ def parse_lines(lines: Iterable[str]) -> Transcript:
             continue
         try:
             rec = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: JSON nested thousands deep
             skip("malformed")
             continue
         if not isinstance(rec, dict):
@@ -87,6 +87,9 @@ def parse_lines(lines: Iterable[str]) -> Transcript:
             skip("malformed")
             continue
         text, tool = _blocks_text(msg.get("content"))
+        # A lone surrogate (`"\ud800"` in the JSON) is not text: it could be neither
+        # written to a file nor sent; it becomes U+FFFD like any undecodable byte.
+        text = text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
         uuid = rec.get("uuid") if isinstance(rec.get("uuid"), str) else ""
         ts = rec.get("timestamp") if isinstance(rec.get("timestamp"), str) else ""
         if kind == "user":

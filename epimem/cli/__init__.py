@@ -321,14 +321,22 @@ def observe(ctx: typer.Context,
         _observe_transcript(mem, from_transcript, llm, session, as_json)
         return
     if batch is not None:
+        where = "stdin" if batch == "-" else batch
         try:
-            raw = sys.stdin.read() if batch == "-" else Path(batch).read_text(encoding="utf-8")
+            data = sys.stdin.buffer.read() if batch == "-" and hasattr(sys.stdin, "buffer") else (
+                sys.stdin.read().encode("utf-8", "surrogateescape") if batch == "-" else Path(batch).read_bytes())
+            raw = data.decode("utf-8")
         except OSError as e:
             fail(f"cannot read {batch}: {e}")
+        except UnicodeDecodeError as e:
+            line = data.count(b"\n", 0, e.start) + 1
+            fail(f"{where}:{line}: not valid UTF-8 (byte {e.start})")
         try:
             items = json.loads(raw) if raw.strip() else []
         except json.JSONDecodeError as e:
-            fail(f"{'stdin' if batch == '-' else batch}:{e.lineno}: invalid JSON: {e.msg}")
+            fail(f"{where}:{e.lineno}: invalid JSON: {e.msg}")
+        except RecursionError:
+            fail(f"{where}: invalid JSON: nested too deeply")
         if isinstance(items, dict):
             items = items.get("observations", [items])
         if not isinstance(items, list):

@@ -72,6 +72,8 @@ def belief_change(ident: str, old: Belief | None, new: Belief | None) -> Change 
 
 
 def tension_change(ident: str, old: Tension | None, new: Tension | None) -> Change | None:
+    if old is None and new is None:
+        return None  # unreadable before and after (a `!!python/…` tag, bad bytes): nothing to name
     if old is None and new is not None:
         return Change("tension", ident, "added", (f"on {new.belief}", new.status))
     if new is None and old is not None:

@@ -146,12 +146,15 @@ def parse_note(text: str) -> Note:
     try:
         meta = fast_meta(fm)
         if meta is None:
+            _refuse_aliases(fm)
             meta = yaml.load(fm, Loader=_Loader)
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None) or getattr(e, "context_mark", None)
         line = (mark.line + 2) if mark is not None else 2
         problem = getattr(e, "problem", None) or str(e).splitlines()[0]
         raise NoteError(line, f"invalid YAML in frontmatter: {problem}") from None
+    except RecursionError:
+        raise NoteError(2, "invalid YAML in frontmatter: nested too deeply") from None
     except (ValueError, TypeError, OverflowError) as e:
         # PyYAML builds `2026-02-30` into a date and lets the ValueError escape
         # unmarked: find the impossible date's line ourselves.
@@ -161,6 +164,19 @@ def parse_note(text: str) -> Note:
     if not isinstance(meta, dict):
         raise NoteError(2, "frontmatter must be a mapping of keys to values")
     return Note(meta, body, _key_lines(fm), body_line)
+
+
+def _refuse_aliases(fm: str) -> None:
+    """Frontmatter with YAML aliases is refused: nothing epimem or Obsidian writes
+    uses them, and nine nested aliases ("billion laughs") expand to 10⁹ values
+    that every later walk over the value (comparison, hashing, JSON) would take
+    minutes on. The event parser finds them without building anything."""
+    if "*" not in fm:
+        return
+    for ev in yaml.parse(fm, Loader=_Loader):
+        if isinstance(ev, yaml.AliasEvent):
+            line = ev.start_mark.line + 2 if ev.start_mark is not None else 2
+            raise NoteError(line, "YAML aliases (*name) are not allowed in frontmatter")
 
 
 def _bad_date_line(fm: str) -> int:
@@ -174,8 +190,10 @@ def _bad_date_line(fm: str) -> int:
     return 2
 
 
-def yaml_scalar(value: Any) -> str:
-    """One YAML value as Obsidian writes it: plain where safe, quoted where not."""
+def yaml_scalar(value: Any, _flow: bool = False) -> str:
+    """One YAML value as Obsidian writes it: plain where safe, quoted where not.
+    (`_flow`: an item of a `[a, b]` list, where YAML reads some plain text
+    differently, `:0` for one.)"""
     if value is None:
         return ""
     if isinstance(value, bool):
@@ -187,15 +205,23 @@ def yaml_scalar(value: Any) -> str:
     if isinstance(value, (date, datetime)):
         return value.isoformat()[:10]
     if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(yaml_scalar(v) for v in value) + "]"
+        return "[" + ", ".join(yaml_scalar(v, True) for v in value) + "]"
     s = str(value).replace("\n", " ")
     if s and s == s.strip() and not re.search(r"[\[\]{},#&*!|>'\"%@`]", s):
         try:
-            if yaml.load(f"k: {s}", Loader=_Loader) == {"k": s}:
+            probe, want = (f"k: [{s}]", {"k": [s]}) if _flow else (f"k: {s}", {"k": s})
+            if yaml.load(probe, Loader=_Loader) == want:
                 return s
-        except yaml.YAMLError:
-            pass
-    return json.dumps(s, ensure_ascii=False)
+        except (yaml.YAMLError, UnicodeEncodeError):
+            pass  # a lone surrogate: quoted, and refused by the write path before any file is touched
+    return _YAML_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", json.dumps(s, ensure_ascii=False))
+
+
+# Characters YAML refuses in a file (C1 controls, U+FFFE/FFFF) or reads as line
+# breaks (NEL, U+2028/2029): escaped inside the quoted value, so whatever text a
+# title holds, the file reads back to the same value. A lone surrogate is left
+# as it is: the write path refuses it before any file is touched.
+_YAML_UNSAFE = re.compile("[\x7f-\x9f\u2028\u2029\ufffe\uffff]")
 
 
 def edit_frontmatter(text: str, changes: dict[str, Any]) -> str:
@@ -268,8 +294,10 @@ _EVIDENCE_LINE = re.compile(
     r"(?:·[ \t]*\[\[(?P<link>[^\]]+)\]\][ \t]*)?(?:[—–-][ \t]*(?P<note>.*))?$")
 
 
-def parse_evidence(body: str) -> tuple[str, tuple[Evidence, ...]]:
-    """(statement, evidence): the prose before `## Evidence` and its lines."""
+def parse_evidence(body: str, body_line: int = 1) -> tuple[str, tuple[Evidence, ...]]:
+    """(statement, evidence): the prose before `## Evidence` and its lines.
+    An evidence line dated with an impossible day (`9999-99-99`) is a NoteError
+    on its line (`body_line` is where the body starts in the file)."""
     m = _EVIDENCE_HEADING.search(body)
     if m is None:
         return body.strip(), ()
@@ -278,11 +306,15 @@ def parse_evidence(body: str) -> tuple[str, tuple[Evidence, ...]]:
     nxt = re.search(r"^#{1,2}[ \t]", rest, re.M)
     section = rest[:nxt.start()] if nxt else rest
     out = []
-    for line in section.splitlines():
+    for i, line in enumerate(section.splitlines()):
         em = _EVIDENCE_LINE.match(line.strip())
         if em:
-            out.append(Evidence(date.fromisoformat(em["date"]), em["kind"].strip(),
-                                em["link"] or "", (em["note"] or "").strip()))
+            try:
+                day = date.fromisoformat(em["date"])
+            except ValueError:
+                at = body_line + body.count("\n", 0, m.end()) + i
+                raise NoteError(at, f"evidence line dated {em['date']!r}, which is not a day (YYYY-MM-DD)") from None
+            out.append(Evidence(day, em["kind"].strip(), em["link"] or "", (em["note"] or "").strip()))
     return statement, tuple(out)
 
 
@@ -311,7 +343,7 @@ def parse_belief(text: str, belief_id: str, path: str = "") -> Belief:
     scope = meta.get("scope") or "global"
     if not isinstance(scope, str):
         raise NoteError(kl.get("scope", 2), "'scope' must be text ('global' or a project)")
-    statement, evidence = parse_evidence(note.body)
+    statement, evidence = parse_evidence(note.body, note.body_line)
     return Belief(
         id=belief_id, title=title.strip(), kind=kind.strip(), basis=basis,
         confidence=float(conf), permanence=permanence,

@@ -26,6 +26,7 @@ from typing import Any
 
 from ..core import vocabulary as vocab
 from ..core.model import Problem
+from ..core.redact import redact
 from . import subject
 from .bm25 import tokenize, tokens_with_words
 from .config import Config, read_config
@@ -52,6 +53,15 @@ from .rank import (
 DEPTH = 100
 MAX_QUERY_CHARS = 200_000
 SIMILAR_MIN = 0.3     # cosine similarity a "similar belief" must reach
+
+
+def _redacted(h: Hit, patterns) -> Hit:
+    """What recall hands on goes to a model (the `--budget` markdown, the JSON an
+    assistant reads): redacted whatever its source, a secret typed into a file by hand too."""
+    from dataclasses import replace
+
+    return replace(h, title=redact(h.title, patterns), snippet=redact(h.snippet, patterns),
+                   tags=tuple(redact(t, patterns) for t in h.tags), scope=redact(h.scope, patterns))
 
 
 @dataclass
@@ -234,8 +244,10 @@ class Recaller:
                       subject=c.subject if subject else None, kw_coverage=c.coverage)
         st = c.state
         texts = self._texts(st, [r.key for r in ranked]) if with_text else {}
-        return [make_hit(r, c.items[r.key], self.today, self.params,
-                         _snippet(c.items[r.key], texts.get(r.key, ""))) for r in ranked]
+        # What recall returns may go to a model: redacted whatever its source (a secret typed by hand).
+        return [_redacted(make_hit(r, c.items[r.key], self.today, self.params,
+                                   _snippet(c.items[r.key], texts.get(r.key, ""))), self.params.redact)
+                for r in ranked]
 
     def candidates(self, text: str, f: Filters, *, depth: int = DEPTH, mode: str = "fused") -> Candidates | None:
         """Each ranker's filtered candidates for `text`, their confidence and

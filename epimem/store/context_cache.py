@@ -170,9 +170,37 @@ def build_context_cache(beliefs, params, today: date, *, sig: dict | None = None
 
 # --- I/O -------------------------------------------------------------------------------
 
-def write_context_cache(root: str | os.PathLike, cache: dict) -> None:
-    """Atomic: the hook reads the old cache or the new one, never half of one."""
-    write_cache(cache_path(root), compact_json(cache))
+def write_context_cache(root: str | os.PathLike, cache: dict, patterns=None) -> None:
+    """Atomic: the hook reads the old cache or the new one, never half of one.
+
+    The context goes to a model at every session start, so its texts are
+    redacted here, whatever their source (a secret typed into a belief by hand
+    too); `patterns` are the vault's (`Params.redact`), else the defaults."""
+    write_cache(cache_path(root), compact_json(redact_records(cache, patterns)))
+
+
+_TEXT_FIELDS = ("title", "gist", "scope")
+
+
+def redact_records(cache: dict, patterns=None) -> dict:
+    from ..core.params import DEFAULTS
+    from ..core.redact import redact
+
+    pats = DEFAULTS.redact if patterns is None else patterns
+
+    def one(r: dict) -> dict:
+        r = dict(r)
+        for k in _TEXT_FIELDS:
+            if isinstance(r.get(k), str):
+                r[k] = redact(r[k], pats)
+        if isinstance(r.get("tags"), list):
+            r["tags"] = [redact(t, pats) if isinstance(t, str) else t for t in r["tags"]]
+        return r
+
+    out = dict(cache)
+    out["global"] = [one(r) for r in cache.get("global", [])]
+    out["scopes"] = {s: [one(r) for r in recs] for s, recs in (cache.get("scopes") or {}).items()}
+    return out
 
 
 INDEX_NAME = "context-index.json"
@@ -240,7 +268,7 @@ def refresh_context(root: str | os.PathLike, today: date | None = None,
     rows = [v[2] for v in files.values() if v[2]]
     problems = sum(1 for v in files.values() if v[2] is None)
     cache = rank_records(rows, params_record(params), today, sig=sig, total=len(files), problems=problems)
-    write_context_cache(root_s, cache)
+    write_context_cache(root_s, cache, params.redact)
     return cache
 
 
@@ -280,7 +308,7 @@ def update_context(root: str | os.PathLike, changed, params, today: date,
     cache["global"] = groups.pop("global")
     cache["scopes"] = groups
     cache["signature"] = signature(root)
-    write_context_cache(root, cache)
+    write_context_cache(root, cache, params.redact)
     return cache
 
 

@@ -13,7 +13,7 @@ import threading
 import time
 from pathlib import Path
 
-from ..core.errors import Busy, StorageError
+from ..core.errors import Busy, StorageError, VaultError
 
 
 class FileError(StorageError):
@@ -26,6 +26,22 @@ class ConcurrentEdit(FileError, Busy):
 
 class LockTimeout(FileError, Busy, TimeoutError):
     """Another process held the vault lock for too long."""
+
+
+class NotUTF8(VaultError, ValueError):
+    """A vault file whose bytes are not UTF-8: reported with its line, never rewritten."""
+
+
+def read_text(path: str | os.PathLike, rel: str | None = None) -> str:
+    """A vault file's text. Bytes that are not UTF-8 are a NotUTF8 naming the
+    line, so every reader reports the file instead of raising UnicodeDecodeError."""
+    data = Path(path).read_bytes()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        raise NotUTF8(f"not valid UTF-8 at line {line} (byte {e.start}); re-save the file as UTF-8",
+                      path=rel, line=line) from None
 
 
 def stat_key(path: str | os.PathLike) -> tuple[int, int] | None:
@@ -67,32 +83,141 @@ def keep_line_endings(text: str, old: bytes | None) -> str:
     return text.replace("\r\n", "\n").replace("\n", "\r\n")
 
 
-def _tmp_for(path: Path) -> Path:
-    # Hidden and named after its target, so watchers and editors can ignore it.
-    return path.parent / f".{path.name}.epimem-{os.getpid()}-{threading.get_ident()}.tmp"
+# Files epimem creates are readable by others at most (0644), and the user's
+# umask can only narrow that: a umask of 000 must not make a description of a
+# person world-writable. `.epimem/` (caches of the vault, the lock, soon a
+# token) is the owner's alone. Decided in docs/decisions.md (issue 17/19).
+FILE_MODE = 0o644
+DIR_MODE = 0o755
+PRIVATE_DIR_MODE = 0o700
+INTERNAL_DIR = ".epimem"
+TMP_SUFFIX = ".epimem-tmp"
+
+
+JOURNAL_NAME = "journal.json"
+
+
+def tmp_dir(root: str | os.PathLike) -> Path:
+    """Where a transaction's temp files live: inside `.epimem/` (never committed,
+    never listed as notes), on the vault's filesystem so a rename is atomic."""
+    return Path(root) / INTERNAL_DIR / "tmp"
+
+
+def journal_pending(root: str | os.PathLike) -> bool:
+    """One stat: did a killed process leave a change half-made (`store.journal`)?
+    Here, not in the journal module, so the hook pays for the module only when it must."""
+    return os.path.exists(os.path.join(root, INTERNAL_DIR, JOURNAL_NAME))
+
+
+def make_dirs(path: Path) -> None:
+    """`mkdir -p` with epimem's modes: 0755 (narrowed by the umask), `.epimem` 0700.
+    `Path.mkdir(parents=True)` would create the parents with 0777 & ~umask."""
+    missing = []
+    p = path
+    while not p.exists():
+        missing.append(p)
+        if p.parent == p:
+            break
+        p = p.parent
+    for d in reversed(missing):
+        private = d.name == INTERNAL_DIR
+        try:
+            os.mkdir(d, PRIVATE_DIR_MODE if private else DIR_MODE)
+        except FileExistsError:
+            continue
+        if private:
+            os.chmod(d, PRIVATE_DIR_MODE)  # the umask only narrows; this is the one mode wanted
+    if not path.is_dir():
+        raise FileExistsError(errno.EEXIST, "exists and is not a folder", str(path))
+
+
+def private_dir(path: str | os.PathLike) -> Path:
+    """`.epimem/` created 0700, and narrowed to 0700 when an older epimem left it wider."""
+    path = Path(path)
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        make_dirs(path)
+        return path
+    if st.st_mode & 0o077:
+        os.chmod(path, PRIVATE_DIR_MODE)
+    return path
+
+
+def current_umask() -> int:
+    """The process's umask, read without changing it where Linux says it (`/proc`)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    old = os.umask(0o022)
+    os.umask(old)
+    return old
+
+
+_tmp_seq = [0]
+
+
+def _tmp_for(path: Path, tmpdir: Path | None) -> Path:
+    # Never named like the file it replaces: no `.md` in the name, and within a
+    # transaction not even in the same folder (`.epimem/tmp/`, which git ignores),
+    # so neither the vault reader, a watcher nor `git add` can mistake it for a note.
+    _tmp_seq[0] += 1
+    name = f".{os.getpid()}-{threading.get_ident()}-{_tmp_seq[0]}{TMP_SUFFIX}"
+    return (tmpdir or path.parent) / name
+
+
+def is_temp(name: str) -> bool:
+    """A temp file of epimem's (this version's or an older one's `.x.md.epimem-….tmp`)."""
+    return name.endswith(TMP_SUFFIX) or (name.startswith(".") and ".epimem-" in name and name.endswith(".tmp"))
 
 
 def atomic_write(path: str | os.PathLike, data: str | bytes,
-                 expect: tuple[int, int] | None = None, *, sync: bool = True) -> None:
+                 expect: tuple[int, int] | None = None, *, sync: bool = True,
+                 tmpdir: str | os.PathLike | None = None) -> None:
     """Write so that readers see the old file or the new one, never half of either.
 
     `expect` is the (mtime_ns, size) the caller read: if the file changed since
     (an editor saved while epimem computed), raise ConcurrentEdit instead of
     overwriting the user's edit. `sync=False` skips the fsync, for caches that
-    can always be rebuilt.
+    can always be rebuilt. `tmpdir` (on the same filesystem) holds the temp file
+    instead of the target's folder.
+
+    A new file is created 0644 narrowed by the umask; a replaced one keeps its
+    mode, narrowed to 0644.
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = _tmp_for(path)
+    make_dirs(path.parent)
+    tdir = Path(tmpdir) if tmpdir is not None else None
+    if tdir is not None:
+        make_dirs(tdir)
+    tmp = _tmp_for(path, tdir)
     try:
-        with open(tmp, "wb") as fh:
+        old_mode = os.stat(path).st_mode & 0o7777
+    except FileNotFoundError:
+        old_mode = None
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
+        with open(fd, "wb") as fh:
+            if old_mode is not None:
+                os.fchmod(fh.fileno(), old_mode & FILE_MODE)
             fh.write(data.encode("utf-8") if isinstance(data, str) else data)
             if sync:
                 fh.flush()
                 os.fsync(fh.fileno())
         if expect is not None and stat_key(path) != expect:
             raise ConcurrentEdit(f"{path.name} changed on disk while epimem was updating it")
-        os.replace(tmp, path)
+        try:
+            os.replace(tmp, path)
+        except OSError as e:
+            if tdir is None or e.errno != errno.EXDEV:
+                raise
+            # `.epimem/` on another filesystem (a symlinked sidecar): fall back to the folder itself.
+            tmp.unlink()
+            atomic_write(path, data, expect, sync=sync)
     finally:
         if tmp.exists():
             tmp.unlink()
@@ -154,7 +279,7 @@ class VaultLock:
 
     def _open(self) -> int:
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            private_dir(self.path.parent)
             return os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
         except OSError as e:
             # A read-only mount, a vault of another user, a full disk: say which, not a traceback.

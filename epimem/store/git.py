@@ -145,7 +145,8 @@ def run(root: Path, *args: str, retries: int = 3, env: dict[str, str] | None = N
     for attempt in range(retries):
         _wait_index_lock(root)
         try:
-            return _git(root).execute(["git", *args], env={**os.environ, **_env(root), **(env or {})})
+            with narrowed_umask():
+                return _git(root).execute(["git", *args], env={**os.environ, **_env(root), **(env or {})})
         except git.GitCommandError as e:
             if "index.lock" in str(e.stderr) and attempt + 1 < retries:
                 time.sleep(0.2)
@@ -165,8 +166,28 @@ def init(root: Path) -> bool:
     if is_repo_root(root):
         return False
     git = _gitpython()
-    git.Repo.init(root, initial_branch="main") if _supports_initial_branch() else git.Repo.init(root)
+    with narrowed_umask():
+        git.Repo.init(root, initial_branch="main") if _supports_initial_branch() else git.Repo.init(root)
     return True
+
+
+class narrowed_umask:
+    """git creates its objects, index and COMMIT_EDITMSG with the umask: under a
+    umask of 000 they would be writable by everyone. For the time git runs, the
+    umask is narrowed to take write away from group and others (never widened:
+    a stricter umask is the user's choice and is kept)."""
+
+    def __enter__(self):
+        from .files import current_umask
+
+        self.old = current_umask()
+        if self.old & 0o022 != 0o022:
+            os.umask(self.old | 0o022)
+        return self
+
+    def __exit__(self, *exc):
+        if self.old & 0o022 != 0o022:
+            os.umask(self.old)
 
 
 def _supports_initial_branch() -> bool:
@@ -585,11 +606,19 @@ def changed_paths(root: Path, base: str | None, head: str = "HEAD") -> list[tupl
 
 def dirty_paths(root: Path) -> list[tuple[str, str]]:
     """Uncommitted changes in the vault: (status, path), untracked included."""
+    from .files import is_temp
+    from .paths import leaves
+
     out = run(root, "status", "--porcelain", "-z", "--untracked-files=all")
     rows = []
     for item in out.split("\0"):
         if len(item) > 3:
-            rows.append((item[:2].strip() or "?", item[3:]))
+            path = item[3:]
+            # Never offered for a commit: epimem's temp files (an older version left
+            # them beside the notes), and symlinks that leave the vault.
+            if is_temp(os.path.basename(path)) or (os.path.islink(root / path) and leaves(root, root / path)):
+                continue
+            rows.append((item[:2].strip() or "?", path))
     return rows
 
 

@@ -35,11 +35,45 @@ def is_note(name: str) -> bool:
     return name.endswith(".md") and not name.startswith(".")
 
 
+def _inside(real: str, real_root: str) -> bool:
+    return real == real_root or real.startswith(real_root.rstrip(os.sep) + os.sep)
+
+
+def leaves(root: str | os.PathLike[str], path: str | os.PathLike[str]) -> bool:
+    """Whether `path` (in the vault) resolves outside the vault: a symlink out, or under one."""
+    return not _inside(os.path.realpath(path), os.path.realpath(root))
+
+
 def note_entries(folder: str | os.PathLike[str]) -> list[os.DirEntry[str]]:
     """The notes of one vault folder (`beliefs/`, `observations/`, `tensions/`), unordered;
-    [] when the folder is missing. One listing for the vault's caches, the context cache and recall."""
+    [] when the folder is missing. One listing for the vault's caches, the context cache and recall.
+
+    A symlink that leaves the vault (the folder itself, or one note) is not a
+    note: an outside file is never read, listed, indexed or sent
+    (`escaping_links` reports it)."""
+    folder = os.fspath(folder)
+    root = os.path.dirname(os.path.abspath(folder))
     try:
+        if os.path.islink(folder) and leaves(root, folder):
+            return []
         with os.scandir(folder) as it:
-            return [e for e in it if is_note(e.name) and e.is_file()]
+            return [e for e in it if is_note(e.name) and (not e.is_symlink() or not leaves(root, e.path))
+                    and e.is_file()]
     except (FileNotFoundError, NotADirectoryError):
         return []
+
+
+def escaping_links(root: str | os.PathLike[str]) -> list[tuple[str, str]]:
+    """(vault-relative path, target) of every symlink in the vault that resolves
+    outside it (`.git/` and `.epimem/` aside), for `validate` to report."""
+    root = os.path.abspath(root)
+    real_root = os.path.realpath(root)
+    out = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        if dirpath == root:
+            dirnames[:] = [d for d in dirnames if d not in (".git", ".epimem")]
+        for name in dirnames + filenames:
+            p = os.path.join(dirpath, name)
+            if os.path.islink(p) and not _inside(os.path.realpath(p), real_root):
+                out.append((os.path.relpath(p, root), os.readlink(p)))
+    return sorted(out)

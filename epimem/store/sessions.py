@@ -27,6 +27,21 @@ def _date(v, key: str) -> date | None:
     return vocab.date_of(v, f"'{key}'")
 
 
+# A counter beyond this is not a count of sessions but a damaged file (1e400,
+# 99999999999999999999): refused, so no later arithmetic meets an infinity.
+MAX_COUNT = 10**9
+
+
+def _count(v, key: str, default: int = 0) -> int:
+    if v is None:
+        return default
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or (isinstance(v, float) and not v.is_integer()):
+        raise ValueError(f"'{key}' must be a whole number, not {v!r}")
+    if not 0 <= v <= MAX_COUNT:
+        raise ValueError(f"'{key}' must be between 0 and {MAX_COUNT}, not {v!r}")
+    return int(v)
+
+
 def load(raw) -> dict:
     """The parsed JSON as a counter; ValueError (or TypeError) when it is not one."""
     if not isinstance(raw, dict):
@@ -34,19 +49,23 @@ def load(raw) -> dict:
     days = raw.get("days") or {}
     if not isinstance(days, dict):
         raise ValueError("'days' must be an object of date → count")
-    nra = raw.get("next_review_at")
     return {
-        "count": int(raw.get("count") or 0),
+        "count": _count(raw.get("count"), "count"),
         "last_session": _date(raw.get("last_session"), "last_session"),
         "last_review": _date(raw.get("last_review"), "last_review"),
-        "next_review_at": int(nra if nra is not None else kernel.REVIEW_EVERY_SESSIONS),
+        "next_review_at": _count(raw.get("next_review_at"), "next_review_at", kernel.REVIEW_EVERY_SESSIONS),
         "created": _date(raw.get("created"), "created"),
-        "days": {str(k): int(v) for k, v in sorted(days.items())},
+        "days": {str(k): _count(v, f"days.{k}") for k, v in sorted(days.items())},
     }
 
 
 def loads(text: str) -> dict:
-    return load(json.loads(text))
+    """ValueError for anything that is not a counter (JSON nested too deeply included)."""
+    try:
+        raw = json.loads(text)
+    except RecursionError:
+        raise ValueError("invalid JSON: nested too deeply") from None
+    return load(raw)
 
 
 def dump(s: dict) -> str:

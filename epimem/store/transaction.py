@@ -26,7 +26,17 @@ from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
 from ..core.errors import Conflict, EpimemError, StorageError
-from .files import ConcurrentEdit, VaultLock, atomic_write, contained, keep_line_endings, lock_path, stat_key
+from .files import (
+    ConcurrentEdit,
+    VaultLock,
+    atomic_write,
+    contained,
+    journal_pending,
+    keep_line_endings,
+    lock_path,
+    stat_key,
+    tmp_dir,
+)
 
 Mode = Literal["create", "replace", "upsert", "delete"]
 
@@ -118,8 +128,22 @@ def _rank(w: Write) -> tuple[int, int]:
     return top, 0 if w.mode == "create" else 1
 
 
+def _recover(root: Path, lock: VaultLock) -> None:
+    from .journal import recover
+
+    recover(root, lock)
+
+
 def _check(root: Path, w: Write) -> Path:
     p = contained(root, w.path)
+    if w.text is not None:
+        try:
+            w.text.encode("utf-8")
+        except UnicodeEncodeError as e:
+            from ..core.errors import InputError
+
+            raise InputError(f"{w.path}: the text holds a character that cannot be written "
+                             f"({w.text[e.start]!r}, a lone surrogate); nothing was written", path=w.path) from None
     if w.mode == "create" and p.exists():
         raise Conflict(f"{w.path} already exists; epimem will not overwrite it", path=w.path)
     if w.mode == "replace" and stat_key(p) != w.expect:
@@ -128,7 +152,7 @@ def _check(root: Path, w: Write) -> Path:
     return p
 
 
-def _restore(done: list[tuple[Path, bytes | None]]) -> None:
+def _restore(done: list[tuple[Path, bytes | None]], tmpdir: Path | None = None) -> None:
     # Every file gets its chance to be put back, and the error that stopped the
     # change is the one raised: a disk that filled up may refuse one restore too.
     for p, old in reversed(done):
@@ -136,7 +160,7 @@ def _restore(done: list[tuple[Path, bytes | None]]) -> None:
             if old is None:
                 p.unlink(missing_ok=True)
             else:
-                atomic_write(p, old)
+                atomic_write(p, old, tmpdir=tmpdir)
         except OSError:
             continue
 
@@ -165,19 +189,35 @@ def apply(root: str | os.PathLike, writes: Iterable[Write], commit: Commit | Non
     writes = sorted(writes, key=_rank)
     lock = lock or VaultLock(lock_path(root))
     with lock:
+        if journal_pending(root):  # a change a killed process left half-made (one stat)
+            _recover(root, lock)
+        if commit is not None:
+            commit = _redacted_commit(root, commit, caches)
         sig_before = _signature(root) if commit is not None else None
         targets = [(w, _check(root, w)) for w in writes]  # every precondition before any write
+        olds = _redacted(root, [(w, p, p.read_bytes() if p.exists() else None) for w, p in targets], caches)
+        writes = [w for w, _, _ in olds]
+        # One file without a commit (the hook's session count, the open gut-check)
+        # is already atomic; anything more is journalled first, so that a kill -9
+        # between two renames, or before the commit, is undone by the next command.
+        journalled = commit is not None or len(writes) > 1
+        tmpdir = tmp_dir(root)
+        if journalled:
+            from . import journal  # not on the hook's one-file path
+
+            journal.begin(root, [(w.path, old) for w, _, old in olds],
+                          subject=commit.subject if commit is not None else None, commit=commit is not None)
         done: list[tuple[Path, bytes | None]] = []
         sha = None
         try:
-            for w, p in targets:
-                old = p.read_bytes() if p.exists() else None
+            for w, p, old in olds:
                 if w.text is None:
                     if old is not None:
                         p.unlink()
                         done.append((p, old))
                     continue
-                atomic_write(p, keep_line_endings(w.text, old), expect=stat_key(p) if w.mode != "upsert" else None)
+                atomic_write(p, keep_line_endings(w.text, old), expect=stat_key(p) if w.mode != "upsert" else None,
+                             tmpdir=tmpdir)
                 done.append((p, old))
             if commit is not None:
                 # Created (or upserted) files, and what rides along, may be new to git; replaced and
@@ -185,17 +225,69 @@ def apply(root: str | os.PathLike, writes: Iterable[Write], commit: Commit | Non
                 new = [w.path for w in writes if w.mode in ("create", "upsert")] + list(commit.also)
                 sha = _commit(root, [w.path for w in writes] + list(commit.also), commit, new=new)
         except BaseException as e:
-            _restore(done)
+            _restore(done, tmpdir)
+            if journalled:
+                journal.end(root)
             err = _storage_error(e)
             if err is e:
                 raise
             raise err from None
+        if journalled:
+            journal.end(root)
         written = tuple(w.path for w in writes)
         notes: tuple[str, ...] = ()
         if commit is not None:
             texts = {w.path: w.text for w in writes}
             notes = _update_caches(root, written, texts, sig_before, caches or Caches())
     return Result(sha, written, tuple(p for p in written if p.startswith("beliefs/") and p.endswith(".md")), notes)
+
+
+# Texts that hold no free text, or hold the patterns themselves, are not redacted:
+# the session counter (numbers and dates, and the hook must stay fast) and the
+# rules file (its `redact:` patterns must be written as typed).
+_NOT_REDACTED = ("state/sessions.json", "epistemology.md")
+
+
+def _patterns(root: Path, caches: Caches | None):
+    if caches is not None and caches.params is not None:
+        return caches.params.redact
+    return _params(root).redact
+
+
+def _redacted(root: Path, olds: list[tuple[Write, Path, bytes | None]],
+              caches: Caches | None) -> list[tuple[Write, Path, bytes | None]]:
+    """The one choke point for secrets on their way to a file: every text written
+    through the transaction, whatever service built it, is redacted here
+    (a note's frontmatter value by value, so the YAML stays valid).
+
+    An append (an observation log, a tension's new evidence) redacts only what it
+    adds: the month's log can be large, and what is already there was written."""
+    if not any(w.text and w.path not in _NOT_REDACTED for w, _, _ in olds):
+        return olds
+    from ..core.scrub import lines, scrub
+
+    patterns = _patterns(root, caches)
+    out = []
+    for w, p, old in olds:
+        text = w.text
+        if text and w.path not in _NOT_REDACTED:
+            prev = old.decode("utf-8", "replace") if old is not None else None
+            if prev and not w.path.endswith(".json") and text.startswith(prev) and prev.endswith("\n"):
+                w = w._replace(text=prev + lines(text[len(prev):], patterns))
+            else:
+                w = w._replace(text=scrub(w.path, text, patterns))
+        out.append((w, p, old))
+    return out
+
+
+def _redacted_commit(root: Path, c: Commit, caches: Caches | None) -> Commit:
+    """A commit message is history that is pushed: its subject, body and trailers are redacted too."""
+    from ..core.redact import redact
+
+    patterns = _patterns(root, caches)
+    r = lambda s: redact(s, patterns) if s else s  # noqa: E731
+    return c._replace(subject=r(c.subject), body=r(c.body), session=r(c.session),
+                      extra=tuple((k, r(v)) for k, v in c.extra))
 
 
 def record(root: str | os.PathLike, prepare: Callable[[], Staged | None], *,
@@ -206,6 +298,8 @@ def record(root: str | os.PathLike, prepare: Callable[[], Staged | None], *,
     root = Path(root).absolute()
     lock = lock or VaultLock(lock_path(root))
     with lock:
+        if journal_pending(root):
+            _recover(root, lock)
         staged = prepare()
         if staged is None:
             return Result(None)

@@ -27,14 +27,16 @@ from ..core.notes import NoteError, parse_belief, parse_note, parse_observations
 from ..core.params import DEFAULTS, Params, params_from_meta
 from . import sessions as sessions_file
 from .files import (
+    NotUTF8,
     VaultLock,
     compact_json,
     contained,
     lock_path,
+    read_text,
     stat_key,
     write_cache,
 )
-from .paths import is_vault, note_entries
+from .paths import is_vault, leaves, note_entries
 
 INTERNAL = ".epimem"
 CACHE_VERSION = 4  # 4: a belief is `core.record`'s row, not a dict
@@ -95,7 +97,7 @@ class Vault:
     # Writing is not here: every change goes through `store.transaction` (the one write path).
 
     def read_text(self, rel: str) -> str:
-        return self.path(rel).read_text(encoding="utf-8")
+        return read_text(self.path(rel), rel)
 
     # epistemology.md: the one reader, parsed once per change of the file
     def _read_rules(self) -> tuple[Params, list[Problem], dict[str, Any]]:
@@ -108,10 +110,10 @@ class Vault:
         params, problems, meta = DEFAULTS, [], {}
         if key is not None:
             try:
-                note = parse_note(p.read_text(encoding="utf-8"))
+                note = parse_note(read_text(p, "epistemology.md"))
                 params, problems = params_from_meta(note.meta, "epistemology.md", note.key_lines)
                 meta = dict(note.meta)
-            except NoteError as e:
+            except (NoteError, NotUTF8) as e:
                 problems = [Problem("epistemology.md", e.line or 1, f"{e.message}; using the default parameters")]
         self._rules = (key, params, list(problems), meta)
         return params, problems, meta
@@ -131,12 +133,15 @@ class Vault:
         """(text, belief, stat key) of one belief file; VaultError naming path:line if bad."""
         path = self.belief_path(belief_id)
         key = stat_key(path)
+        if key is not None and leaves(self.root, path):
+            raise VaultError(f"beliefs/{belief_id}.md is a symbolic link to outside the vault; epimem does not read it",
+                             path=f"beliefs/{belief_id}.md")
         if key is None:
             raise VaultError(f"no belief '{belief_id}' (beliefs/{belief_id}.md does not exist)")
-        text = path.read_text(encoding="utf-8")
         try:
+            text = read_text(path, f"beliefs/{belief_id}.md")
             return text, parse_belief(text, belief_id), key
-        except NoteError as e:
+        except (NoteError, NotUTF8) as e:
             raise VaultError(f"beliefs/{belief_id}.md:{e.line}: {e.message} "
                              "(fix the file; epimem will not rewrite it)") from None
 
@@ -194,10 +199,10 @@ class Vault:
         except IdError as e:
             return {"problem": [1, str(e)]}
         try:
-            text = Path(path).read_text(encoding="utf-8")
+            text = read_text(path, rel)
             return {"belief": belief_to_record(parse_belief(text, belief_id, rel))}
-        except NoteError as e:
-            return {"problem": [e.line, e.message]}
+        except (NoteError, NotUTF8) as e:
+            return {"problem": [e.line or 1, e.message]}
         except (OSError, UnicodeDecodeError) as e:
             return {"problem": [1, f"cannot read: {e}"]}
 
@@ -234,11 +239,14 @@ class Vault:
                 if hit is not None and hit[0] == st.st_mtime_ns and hit[1] == st.st_size and hit[2]:
                     entry = hit
                 else:
-                    obs, bad = parse_observations(p.read_text(encoding="utf-8"), rel)
+                    obs, bad = parse_observations(read_text(p, rel), rel)
                     entry = (st.st_mtime_ns, st.st_size, st.st_mtime_ns < settle_ns,
                              tuple(_obs_row(o) for o in obs), tuple(bad))
                     changed = True
-            except (OSError, UnicodeDecodeError) as e:
+            except NotUTF8 as e:
+                problems.append(Problem(rel, e.line or 1, e.message))
+                continue
+            except OSError as e:
                 problems.append(Problem(rel, 1, f"cannot read: {e}"))
                 continue
             fresh[rel] = entry
@@ -260,8 +268,8 @@ class Vault:
         for p in sorted(Path(e.path) for e in note_entries(self.root / "tensions")):
             rel = f"tensions/{p.name}"
             try:
-                out.append(parse_tension(p.read_text(encoding="utf-8"), p.stem, rel))
-            except NoteError as e:
+                out.append(parse_tension(read_text(p, rel), p.stem, rel))
+            except (NoteError, NotUTF8) as e:
                 problems.append(Problem(rel, e.line or 1, e.message))
             except (OSError, UnicodeDecodeError) as e:
                 problems.append(Problem(rel, 1, f"cannot read: {e}"))
@@ -275,15 +283,19 @@ class Vault:
     def read_sessions_checked(self) -> tuple[Sessions, list[Problem]]:
         p = self.root / sessions_file.PATH
         try:
-            raw = json.loads(p.read_text(encoding="utf-8"))
+            raw = json.loads(read_text(p, sessions_file.PATH))
         except FileNotFoundError:
             return Sessions(), []
+        except NotUTF8 as e:
+            return Sessions(), [Problem(sessions_file.PATH, e.line or 1, e.message)]
+        except RecursionError:
+            return Sessions(), [Problem(sessions_file.PATH, 1, "invalid JSON: nested too deeply")]
         except (OSError, ValueError) as e:
             line = getattr(e, "lineno", 1)
             return Sessions(), [Problem(sessions_file.PATH, line, f"invalid JSON: {e}")]
         try:
             return sessions_file.from_raw(raw), []
-        except (TypeError, ValueError, AttributeError) as e:
+        except (TypeError, ValueError, AttributeError, OverflowError) as e:
             return Sessions(), [Problem(sessions_file.PATH, 1, f"invalid session counter: {e}")]
 
     # everything

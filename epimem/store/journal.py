@@ -1,0 +1,243 @@
+"""The intent journal: a change to several files is whole or absent, even after kill -9.
+
+Before the first file of a change is written, `.epimem/journal.json` records
+what every file held before (its bytes, or that it did not exist), the commit
+the change means to make and where HEAD stood. It is fsynced and renamed into
+place, so it exists whole or not at all, and it is removed once the change is
+committed. A journal found later means a process died in the middle:
+
+- HEAD moved past the recorded commit: the commit landed and only the clean-up
+  was lost; the journal is dropped (the change is *finished*);
+- otherwise every file is put back as it was and the paths are taken out of the
+  index (the change is *rolled back*), and git's lock files that the dead
+  process left are removed.
+
+Either way the next command says so on stderr. Checking costs one `stat`, so
+every command can do it, the session-start hook included; the work of recovery
+(and GitPython) is paid only when there is something to recover.
+
+Standard library only at import time.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import time
+from pathlib import Path
+
+from .files import (
+    INTERNAL_DIR,
+    JOURNAL_NAME,
+    VaultLock,
+    atomic_write,
+    is_temp,
+    journal_pending,
+    lock_path,
+    private_dir,
+    tmp_dir,
+)
+
+NAME = JOURNAL_NAME
+
+
+def journal_path(root: str | os.PathLike) -> str:
+    return os.path.join(root, INTERNAL_DIR, NAME)
+
+
+
+pending = journal_pending
+
+
+def head(root: Path) -> str | None:
+    """The commit HEAD names, read from `.git` without running git (a few µs).
+    None when there is no commit yet or the layout is not one we read."""
+    gitdir = root / ".git"
+    try:
+        ref = (gitdir / "HEAD").read_text(encoding="utf-8").strip()
+    except OSError:
+        return None
+    if not ref.startswith("ref: "):
+        return ref or None
+    name = ref[5:].strip()
+    try:
+        return (gitdir / name).read_text(encoding="utf-8").strip() or None
+    except FileNotFoundError:
+        pass
+    except OSError:
+        return None
+    try:
+        for line in (gitdir / "packed-refs").read_text(encoding="utf-8").splitlines():
+            parts = line.split(" ", 1)
+            if len(parts) == 2 and parts[1].strip() == name:
+                return parts[0]
+    except OSError:
+        pass
+    return None
+
+
+def _fsync_dir(path: Path) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def begin(root: Path, files: list[tuple[str, bytes | None]], *, subject: str | None, commit: bool) -> None:
+    """Record the change about to be made (fsynced) before any file of it is written."""
+    internal = private_dir(root / INTERNAL_DIR)
+    sweep(root)
+    doc = {
+        "version": 1,
+        "pid": os.getpid(),
+        "started": time.time(),
+        "subject": subject,
+        "commit": commit,
+        "head": head(root) if commit else None,
+        "files": [{"path": rel, "old": None if old is None else base64.b64encode(old).decode("ascii")}
+                  for rel, old in files],
+    }
+    atomic_write(internal / NAME, json.dumps(doc), tmpdir=tmp_dir(root))
+    _fsync_dir(internal)
+
+
+def end(root: Path) -> None:
+    """The change is recorded: drop the journal (and with it any way back)."""
+    try:
+        os.unlink(journal_path(root))
+    except FileNotFoundError:
+        pass
+
+
+def sweep(root: Path) -> None:
+    """Remove temp files a killed transaction left (only ever called under the vault lock)."""
+    try:
+        with os.scandir(tmp_dir(root)) as it:
+            for e in it:
+                if is_temp(e.name):
+                    try:
+                        os.unlink(e.path)
+                    except OSError:
+                        pass
+    except (FileNotFoundError, NotADirectoryError):
+        pass
+
+
+def recover_if_needed(root: str | os.PathLike, lock: VaultLock | None = None) -> str | None:
+    """Finish or roll back an interrupted change; one stat when there is none.
+    Returns what was done (and logs it), or None."""
+    if not pending(root):
+        return None
+    return recover(Path(root).absolute(), lock)
+
+
+def recover(root: Path, lock: VaultLock | None = None) -> str | None:
+    import logging
+
+    lock = lock or VaultLock(lock_path(root))
+    with lock:
+        # A live writer holds the lock while its journal exists: having the lock,
+        # whatever journal is left belongs to a process that is gone.
+        try:
+            with open(journal_path(root), encoding="utf-8") as fh:
+                doc = json.load(fh)
+            files = [(str(f["path"]), None if f["old"] is None else base64.b64decode(f["old"]))
+                     for f in doc["files"]]
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            # A journal we cannot read cannot be acted on; keeping it would block
+            # nothing (it is only ever read here), so it is set aside for a person.
+            bad = journal_path(root) + ".unreadable"
+            os.replace(journal_path(root), bad)
+            note = f"an interrupted change's journal could not be read ({e}); it was kept as {bad}"
+            logging.getLogger("epimem").warning("epimem: %s", note)
+            return note
+        subject = doc.get("subject") or "a change"
+        if doc.get("commit"):
+            _wait_for_git(root)
+        if doc.get("commit") and head(root) != doc.get("head"):
+            note = f"an interrupted change ({subject}) had been committed; finished it"
+            end(root)
+            sweep(root)
+            _refresh_caches(root)
+        else:
+            _clear_git_locks(root, float(doc.get("started") or 0))
+            for rel, old in reversed(files):
+                p = root / rel
+                if old is None:
+                    try:
+                        p.unlink()
+                    except (FileNotFoundError, IsADirectoryError):
+                        pass
+                else:
+                    atomic_write(p, old, tmpdir=tmp_dir(root))
+            if doc.get("commit"):
+                from . import git
+
+                git.unstage(root, [rel for rel, _ in files])
+            end(root)
+            sweep(root)
+            note = f"an interrupted change ({subject}) was rolled back; nothing of it was kept"
+        logging.getLogger("epimem").warning("epimem: %s", note)
+        return note
+
+
+def _git_locks(root: Path) -> list[Path]:
+    gitdir = root / ".git"
+    out = [gitdir / "index.lock", gitdir / "HEAD.lock"]
+    try:
+        ref = (gitdir / "HEAD").read_text(encoding="utf-8").strip()
+        if ref.startswith("ref: "):
+            out.append(gitdir / (ref[5:].strip() + ".lock"))
+    except OSError:
+        pass
+    return out
+
+
+# Killing epimem does not kill the git it started: an orphaned `git commit` may
+# still land the commit after epimem died. Deciding before it has finished would
+# roll back files that git then commits, so recovery waits while git's locks
+# are held (a commit takes well under a second; a lock still there after this
+# is stale).
+GIT_WAIT_S = 5.0
+
+
+def _wait_for_git(root: Path) -> None:
+    deadline = time.monotonic() + GIT_WAIT_S
+    while any(p.exists() for p in _git_locks(root)) and time.monotonic() < deadline:
+        time.sleep(0.02)
+
+
+def _clear_git_locks(root: Path, started: float) -> None:
+    """git's lock files that the interrupted change's own git left behind.
+
+    Only locks created after the change began, while that process held the
+    vault lock, are ours to remove: an older one belongs to someone else (the
+    user's own git), and is left for git to report."""
+    for p in _git_locks(root):
+        try:
+            if os.stat(p).st_mtime >= started - 1:
+                os.unlink(p)
+        except OSError:
+            continue
+
+
+def _refresh_caches(root: Path) -> None:
+    # The change landed but its cache update did not run; the context cache is
+    # rebuilt so the next session sees it.
+    try:
+        from .context_cache import refresh_context
+
+        refresh_context(root, None, changed=None)
+    except Exception as e:  # a cache must never stop recovery; it is rebuilt at the next write
+        import logging
+
+        logging.getLogger("epimem").warning("epimem: the context cache could not be rebuilt (%s)", e)
