@@ -48,7 +48,7 @@ class CodexRollout:
                 continue
             try:
                 rec = json.loads(line)
-            except ValueError:
+            except (ValueError, RecursionError):  # RecursionError: JSON nested thousands deep
                 skip("malformed")
                 continue
             payload = rec.get("payload") if isinstance(rec, dict) else None

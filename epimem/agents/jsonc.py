@@ -144,6 +144,8 @@ def parse_spans(text: str, *, comments: bool = False) -> Node:
             json.loads(text)  # the standard parser's messages are the ones users know
         except json.JSONDecodeError as e:
             raise JsonSyntaxError(f"line {e.lineno}, column {e.colno}: {e.msg}") from None
+        except RecursionError:
+            raise JsonSyntaxError("nested too deeply to be a settings file") from None
     p = _Parser(text, comments)
     root = p.parse(0)
     rest = p.skip(root.end)

@@ -51,7 +51,7 @@ def pick(lines: Sequence[str], formats: Sequence[Format], sniff: int = 20) -> Fo
     for line in lines[:sniff]:
         try:
             rec = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: JSON nested thousands deep
             continue
         if isinstance(rec, dict):
             for f in formats:
