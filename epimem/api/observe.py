@@ -157,6 +157,10 @@ def check_input(n: int, item: dict, source: str, session: str | None,
     basis = text("basis") or "behavioral"
     if basis not in BASES:
         raise InputError(f"observation {n}: 'basis' must be one of {', '.join(BASES)}, not {basis!r}", field="basis")
+    try:
+        rules.check_observation_basis(basis)
+    except rules.RuleError as e:
+        raise InputError(f"observation {n}: {e}", field="basis") from None
     connects = text("connects", True)
     if connects != "new":
         try:

@@ -55,6 +55,21 @@ def check_confidence(confidence: float, basis: str, params: Params = DEFAULTS) -
             "only a verified fact may exceed 0.90 (rule 2)")
 
 
+# --- rule 14: facts come from the user ---------------------------------------
+
+OBSERVATION_BASES = ("behavioral", "self-report", "interpretive")
+
+
+def check_observation_basis(basis: str) -> None:
+    """Rule 14: an observation never claims `fact`. A fact starts at 0.95 (rule 1)
+    and is exempt from softening: only the user may make one (adding or editing a
+    belief, a gut-check answer, an import), never an assistant from what it saw."""
+    if basis == "fact":
+        raise RuleError("an observation cannot claim basis 'fact': only the user records a fact "
+                        "(by adding or editing the belief), an assistant cannot mint a 0.95 belief "
+                        "from what it saw (rule 14); use behavioral, self-report or interpretive")
+
+
 # --- rule 7: decay as a view ------------------------------------------------
 
 def days_since_confirmed(belief: Belief, today: date) -> int:
