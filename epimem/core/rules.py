@@ -113,9 +113,15 @@ def challenges_since_confirmation(belief: Belief) -> int:
     for ev in belief.evidence:
         if ev.kind == "confirming":
             n = 0
-        elif ev.kind == "contradicting":
+        elif ev.kind in CHALLENGES:
             n += 1
     return n
+
+
+# Evidence kinds that count as a challenge (rule 4). A divergence (rule 6) is a
+# challenge too: rule 15 says no basis is exempt, so a self-report contradicted by
+# behaviour again and again goes down as it would go up.
+CHALLENGES = frozenset({"contradicting", "diverging"})
 
 
 def _self_vs_behaviour(belief: Belief, obs: Observation) -> bool:
@@ -150,17 +156,20 @@ def apply_observation(belief: Belief, obs: Observation, params: Params = DEFAULT
 
     if obs.strength == "contradicting":
         alert = conf >= 0.70
-        if _self_vs_behaviour(belief, obs):
-            after = replace(belief, challenged=obs.date)
-            return done("diverging", after,
-                        "self-report and behaviour diverge: both kept, tension opened (rule 6)",
-                        open_tension=True, divergence=True, alert=alert)
+        # Rule 15: a divergence (rule 6) opens its tension and is counted like any
+        # other challenge (rule 4); it never exempts a basis from being lowered.
+        diverging = _self_vs_behaviour(belief, obs)
         prior = challenges_since_confirmation(belief)
         new = conf
         if prior >= params.free_challenges:
             new = max(params.confidence_floor, _round(conf - params.challenge_step))
             new = min(new, conf)  # a hand-set value below the floor is not raised
         after = replace(belief, confidence=new, challenged=obs.date)
+        if diverging:
+            why = "self-report and behaviour diverge: both kept, tension opened (rule 6)"
+            if new != conf:
+                why += f"; challenged again with no confirmation between ({conf:.2f} → {new:.2f}, rule 15)"
+            return done("diverging", after, why, open_tension=True, divergence=True, alert=alert)
         why = (f"challenged again with no confirmation between ({conf:.2f} → {new:.2f})"
                if new != conf else "challenged: tension opened, confidence unchanged (rule 4)")
         return done("contradicting", after, why, open_tension=True, alert=alert)
@@ -286,7 +295,7 @@ def permanence_suggestion(belief: Belief, sessions: Sessions, today: date,
     if belief.status != "active":
         return None
     if belief.permanence == "stable":
-        n = sum(1 for e in belief.evidence if e.kind == "contradicting")
+        n = sum(1 for e in belief.evidence if e.kind in CHALLENGES)
         if n >= params.stable_challenges:
             return Suggestion(belief.id, "stable", "durable", f"challenged {n} times")
     if belief.permanence == "situational":
