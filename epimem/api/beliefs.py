@@ -147,6 +147,8 @@ def edit(mem: Memory, belief_id: str, note: str, changes: dict[str, Any]) -> Bel
         ch = belief_change(belief_id, before, after)
         if ch is None:
             raise Conflict(f"{belief_id} already has those values", path=before.path)
+        if any(getattr(after, k) != getattr(before, k) for k in rules.WORD_FIELDS):
+            after = rules.user_word(after, mem.today)  # rule 16: decay counts from the user's word
         ev = Evidence(mem.today, "edited", "", (note or "edited by the user") + ": " + "; ".join(ch.details))
         common.commit(mem, [tx.replace(before.path, update_belief_text(text, before, after, (ev,)), key)],
                       f"edit: {belief_id} " + ", ".join(ch.details[:2]), op="edit", beliefs=[belief_id])
@@ -169,14 +171,19 @@ def reject(mem: Memory, belief_id: str, *, retire: bool, note: str) -> Belief:
     return after
 
 
-def reinforce(mem: Memory, belief_id: str, note: str, kind: str) -> Belief:
-    """The user restating a belief: recorded as evidence, no number changes (rule 3)."""
+def reinforce(mem: Memory, belief_id: str, note: str, kind: str, affirm: bool = False) -> Belief:
+    """The user restating a belief: recorded as evidence, no number changes (rule 3).
+
+    `affirm`: the user confirmed it when asked (a gut-check): decay counts from
+    today (rule 16), the confidence still does not move."""
     with common.lock(mem):
         text, b, key = common.read(mem, belief_id)
         ev = Evidence(mem.today, kind, "", redact(note, mem.params.redact) or "the user said this is still true")
-        common.commit(mem, [tx.replace(b.path, append_evidence(text, (ev,)), key)],
-                      f"{kind}: {belief_id} (no change)", op=kind, beliefs=[belief_id])
-    return replace(b, evidence=b.evidence + (ev,))
+        after = rules.user_word(b, mem.today) if affirm else b
+        new_text = update_belief_text(text, b, after, (ev,)) if after is not b else append_evidence(text, (ev,))
+        subject = f"{kind}: {belief_id} (" + ("decay counts from today)" if after is not b else "no change)")
+        common.commit(mem, [tx.replace(b.path, new_text, key)], subject, op=kind, beliefs=[belief_id])
+    return replace(after, evidence=b.evidence + (ev,))
 
 
 def set_pinned(mem: Memory, belief_id: str, pinned: bool) -> Belief:

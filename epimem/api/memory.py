@@ -130,10 +130,11 @@ class Memory:
     def retire(self, belief_id: str, note: str = "") -> Belief:
         return self.reject(belief_id, retire=True, note=note)
 
-    def reinforce(self, belief_id: str, note: str = "", kind: str = "reinforcing") -> Belief:
-        """The user restating a belief: recorded as evidence, no number changes (rule 3)."""
+    def reinforce(self, belief_id: str, note: str = "", kind: str = "reinforcing", affirm: bool = False) -> Belief:
+        """The user restating a belief: recorded as evidence, no number changes (rule 3);
+        `affirm` (a gut-check's "still true") also makes decay count from today (rule 16)."""
         from . import beliefs as _beliefs
-        return _beliefs.reinforce(self, belief_id, note, kind)
+        return _beliefs.reinforce(self, belief_id, note, kind, affirm)
 
     def set_pinned(self, belief_id: str, pinned: bool) -> Belief:
         from . import beliefs as _beliefs

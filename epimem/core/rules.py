@@ -216,6 +216,25 @@ def reject(belief: Belief, today: date, params: Params = DEFAULTS, *, retire: bo
     return replace(belief, confidence=new, challenged=today, evidence=belief.evidence + (ev,))
 
 
+# --- rule 16: the user's word resets the clock ----------------------------------
+
+# What a user's edit must change to count as their word on the belief: a retitle or
+# a new tag says nothing about whether it still holds.
+WORD_FIELDS = frozenset({"confidence", "statement", "basis"})
+
+
+def user_word(belief: Belief, today: date) -> Belief:
+    """Rule 16: the user set the confidence, confirmed the belief in a gut-check or
+    edited it by hand: decay counts from today, as from a confirmation.
+
+    Only the date moves (the anchor of rule 7); `confirmed_session` stays, so the
+    next behavioural confirmation in another session is still a confirmation (rule 3).
+    """
+    if belief.confirmed is not None and belief.confirmed >= today:
+        return belief
+    return replace(belief, confirmed=today)
+
+
 # --- rules 8 and 10: sessions, dormancy, reviews ----------------------------
 
 @dataclass(frozen=True)
