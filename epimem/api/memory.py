@@ -182,8 +182,8 @@ class Memory:
 
     def commit_hand_edits(self) -> tuple[str | None, list[Change], list[Problem]]:
         """Commit what the user changed by hand, with a message naming it."""
-        from . import timeline as _timeline
-        return _timeline.commit_hand_edits(self)
+        from . import hand_edits as _hand_edits
+        return _hand_edits.commit_hand_edits(self)
 
     # -- validation ------------------------------------------------------------------------------
     def validate(self) -> list[Problem]:

@@ -8,10 +8,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..core.changes import Change, belief_change, headline, tension_change
+from ..core.changes import Change, belief_change, tension_change
 from ..core.errors import Conflict, NotFound, StorageError
-from ..core.model import Problem
-from ..core.notes import NoteError, parse_belief, parse_observations
+from ..core.notes import parse_observations
 from ..store import git
 from ..store import transaction as tx
 from ..store.git import HistoryError
@@ -137,39 +136,3 @@ def undo(mem: Memory) -> tuple[str, str]:
     res = tx.record(mem.root, prepare, lock=common.lock(mem), caches=common.caches(mem))
     assert res.commit is not None
     return res.commit, res.value
-
-
-def commit_hand_edits(mem: Memory) -> tuple[str | None, list[Change], list[Problem]]:
-    """Commit what the user changed by hand, with a message naming it.
-
-    Malformed belief files are reported and left out of the commit, so a
-    half-finished edit is never recorded as the vault's state.
-    """
-    common.require_repo(mem)
-    problems: list[Problem] = []
-    changes: list[Change] = []
-
-    def prepare() -> tx.Staged | None:
-        rows = [(st, p) for st, p in git.dirty_paths(mem.root) if not p.startswith(".epimem/")]
-        keep = []
-        for st, p in rows:
-            if p.startswith("beliefs/") and p.endswith(".md") and (mem.root / p).exists():
-                try:
-                    parse_belief((mem.root / p).read_text(encoding="utf-8"), Path(p).stem)
-                except NoteError as e:
-                    problems.append(Problem(p, e.line or 1, f"{e.message} (not committed)"))
-                    continue
-            keep.append((st, p))
-        if not keep:
-            return None
-        tracked = git.has_commits(mem.root)
-        changes.extend(describe(mem, [("A" if st == "??" else st[0], p) for st, p in keep],
-                                (lambda p: f"HEAD:{p}") if tracked else None, None, new_from_disk=True))
-        subject = "edit: " + headline(changes) if changes else "edit: files changed by hand"
-        body = "\n".join(f"- {c.sentence()}" for c in changes)
-        commit = tx.Commit(subject, "edit", beliefs=tuple(c.ident for c in changes if c.what == "belief"),
-                           body=body, when=mem.replayed)
-        return tx.Staged(commit, tuple(p for _, p in keep))
-
-    res = tx.record(mem.root, prepare, lock=common.lock(mem), caches=common.caches(mem))
-    return res.commit, changes, problems

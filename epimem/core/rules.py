@@ -235,6 +235,32 @@ def user_word(belief: Belief, today: date) -> Belief:
     return replace(belief, confirmed=today)
 
 
+# --- rule 18: hand edits obey the rules too --------------------------------------
+
+def rule_problems(belief: Belief, params: Params = DEFAULTS) -> list[tuple[str, str]]:
+    """(field, message) for each rule a belief's file breaks, whoever wrote it.
+
+    A file that does not parse is the parser's to report (an unknown status is
+    one); these are the rules a well-formed file can still break. `validate`
+    reports them and `epimem commit` leaves such a file out (rule 18).
+    """
+    out = []
+    try:
+        check_confidence(belief.confidence, belief.basis, params)
+    except RuleError as e:
+        out.append(("confidence", str(e)))
+    if belief.id in belief.supersedes:
+        out.append(("supersedes", "a belief cannot supersede itself"))
+    return out
+
+
+def hand_edit_evidence(details: tuple[str, ...], today: date, added: bool = False) -> Evidence:
+    """Rule 12 for a hand edit: the evidence line naming what the user changed."""
+    if added:
+        return Evidence(today, "added", "", "added by hand")
+    return Evidence(today, "edited", "", "edited by hand: " + "; ".join(details))
+
+
 # --- rules 8 and 10: sessions, dormancy, reviews ----------------------------
 
 @dataclass(frozen=True)

@@ -1,0 +1,107 @@
+"""Committing what the user changed by hand (Obsidian, an editor): `epimem commit`, `watch --commit`.
+
+A hand edit is legitimate and is never lost, but it obeys the rules like any
+other change (rule 18): a belief file that does not parse, or that breaks a
+rule (a confidence above its basis's cap), is reported and left out of the
+commit, untouched on disk, so the user can fix it. A belief changed within the
+rules gets an `edited` evidence line naming the change (rule 12), and decay
+counts from that day when the user changed what it claims or how sure it is
+(rule 16). The evidence lines are written and committed in one change: the
+vault lock is held throughout, and a failed commit puts the files back.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..core import rules
+from ..core.changes import Change, belief_field_changes, headline
+from ..core.model import Belief, Problem
+from ..core.notes import NoteError, key_lines, parse_belief, update_belief_text
+from ..store import git
+from ..store import transaction as tx
+from ..store.files import stat_key
+from . import common, timeline
+
+if TYPE_CHECKING:
+    from .memory import Memory
+
+
+def commit_hand_edits(mem: Memory) -> tuple[str | None, list[Change], list[Problem]]:
+    """Commit what the user changed by hand, with a message naming it."""
+    common.require_repo(mem)
+    problems: list[Problem] = []
+    changes: list[Change] = []
+    lock = mem.vault.lock()
+    params, today = mem.params, mem.today
+
+    def prepare() -> tx.Staged | None:
+        rows = [(st, p) for st, p in git.dirty_paths(mem.root) if not p.startswith(".epimem/")]
+        tracked = git.has_commits(mem.root)
+        keep: list[tuple[str, str]] = []
+        rewrites: list[tuple[str, str, str]] = []  # (path, text as the user left it, text with provenance)
+        for st, p in rows:
+            fp = mem.root / p
+            if p.startswith("beliefs/") and p.endswith(".md") and fp.exists():
+                text = fp.read_text(encoding="utf-8")
+                try:
+                    new = parse_belief(text, Path(p).stem, p)
+                except NoteError as e:
+                    problems.append(Problem(p, e.line or 1, f"{e.message} (not committed)"))
+                    continue
+                broken = rules.rule_problems(new, params)
+                if broken:
+                    lines = key_lines(text)
+                    problems.extend(Problem(p, lines.get(f, 1), f"{msg} (not committed: rule 18)")
+                                    for f, msg in broken)
+                    continue
+                old = git.parse_belief_blob(git.show_many(mem.root, [f"HEAD:{p}"])[0], Path(p).stem) \
+                    if tracked and st != "??" else None
+                marked = _with_provenance(text, old, new, today)
+                if marked is not None:
+                    rewrites.append((p, text, marked))
+            keep.append((st, p))
+        if not keep:
+            return None
+        changes.extend(timeline.describe(mem, [("A" if st == "??" else st[0], p) for st, p in keep],
+                                         (lambda p: f"HEAD:{p}") if tracked else None, None, new_from_disk=True))
+        if rewrites:
+            # Written without a commit first, then committed with the rest below: one
+            # commit, and `abort` restores the user's own text if that commit fails.
+            tx.apply(mem.root, [tx.replace(p, marked, stat_key(mem.root / p)) for p, _, marked in rewrites],
+                     None, lock=lock)
+        subject = "edit: " + headline(changes) if changes else "edit: files changed by hand"
+        body = "\n".join(f"- {c.sentence()}" for c in changes)
+        commit = tx.Commit(subject, "edit", beliefs=tuple(c.ident for c in changes if c.what == "belief"),
+                           body=body, when=mem.replayed)
+
+        def abort() -> None:
+            tx.apply(mem.root, [tx.upsert(p, original) for p, original, _ in rewrites], None, lock=lock)
+
+        return tx.Staged(commit, tuple(p for _, p in keep), abort=abort if rewrites else None)
+
+    res = tx.record(mem.root, prepare, lock=common.lock(mem), caches=common.caches(mem))
+    return res.commit, changes, problems
+
+
+_EVIDENCE_ADDED = re.compile(r"\d+ evidence lines? added")
+
+
+def _with_provenance(text: str, old: Belief | None, new: Belief, today) -> str | None:
+    """The file with the evidence line a hand edit owes (rule 12), or None when it owes none."""
+    if old is None:
+        if new.evidence:
+            return None
+        return update_belief_text(text, new, new, (rules.hand_edit_evidence((), today, added=True),))
+    details = tuple(d for d in belief_field_changes(old, new) if not _EVIDENCE_ADDED.fullmatch(d))
+    if not details:
+        return None  # only evidence lines added (the user's own provenance), or nothing a person would name
+    after = new
+    if new.confirmed == old.confirmed and any(getattr(new, k) != getattr(old, k) for k in rules.WORD_FIELDS):
+        after = rules.user_word(new, today)
+    return update_belief_text(text, new, after, (rules.hand_edit_evidence(details, today),))
+
+
+__all__ = ["commit_hand_edits"]
