@@ -151,6 +151,11 @@ class Memory:
         from . import observe as _observe
         return _observe.observe(self, items, source=source, session=session)
 
+    def similar(self, title: str, statement: str = "") -> list[dict]:
+        """Rule 17: active beliefs close to a would-be new one ([{id, title, similarity}])."""
+        from . import similar as _similar
+        return _similar.similar(self, title, statement)
+
     # -- tensions ------------------------------------------------------------------------
     def resolve_tension(self, tension_id: str, note: str) -> Tension:
         from . import tensions as _tensions

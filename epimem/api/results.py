@@ -18,6 +18,9 @@ class ObservationResult:
     reason: str = ""
     tension: str | None = None
     alert: bool = False
+    # Rule 17: active beliefs close to the one this observation would create
+    # ([{id, title, similarity}]); when any observation has some, nothing was written.
+    similar: tuple[dict, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -28,6 +31,11 @@ class ObserveReport:
     @property
     def alerts(self) -> list[ObservationResult]:
         return [r for r in self.results if r.alert]
+
+    @property
+    def held(self) -> bool:
+        """Rule 17 held the batch back: a new belief was close to an active one."""
+        return any(r.similar for r in self.results)
 
 
 @dataclass(frozen=True)

@@ -284,5 +284,29 @@ def record_from_transcript(memory, path, use_llm: bool = False, *, session: str 
     if not items:
         notes.append("nothing worth recording in this session")
         return None, notes
+    items = connect_similar(memory, items, notes)
     report = memory.observe(items, source=SOURCE, session=sess or None)
     return report, notes
+
+
+NEW_ONLY = ("title", "kind", "permanence", "scope", "tags")
+
+
+def connect_similar(memory, items: list[dict], notes: list[str]) -> list[dict]:
+    """Rule 17 for the transcript pass: a would-be new belief close to an active one is
+    recorded against that belief instead, changing no number (the two may even
+    contradict each other; the user decides, not the pass): a self-report is
+    reinforcement (rule 3), anything else another first sighting."""
+    out = []
+    for item in items:
+        if item.get("connects") == "new" and item.get("title"):
+            near = memory.similar(item["title"], item.get("suggests") or item.get("evidence") or "")
+            if near:
+                top = near[0]
+                item = {k: v for k, v in item.items() if k not in NEW_ONLY}
+                item.update(connects=top["id"],
+                            strength="confirming" if item.get("basis") == "self-report" else "single")
+                notes.append(f"connected to {top['id']} (similarity {top['similarity']:.2f}) instead of "
+                             "creating a near-duplicate (rule 17)")
+        out.append(item)
+    return out

@@ -299,6 +299,9 @@ def observe(ctx: typer.Context,
             title: str | None = typer.Option(None, "--title", help="With --connects new: create a belief."),
             kind: str | None = typer.Option(None, "--kind"),
             permanence: str | None = typer.Option(None, "--permanence"),
+            new_despite_similar: bool = typer.Option(
+                False, "--new-despite-similar",
+                help="With --connects new: create the belief even when a similar one is active (rule 17)."),
             batch: str | None = typer.Option(None, "--input", metavar="FILE|-",
                                              help="A JSON array of observations from FILE, or - for stdin."),
             from_transcript: str | None = typer.Option(None, "--from-transcript",
@@ -339,13 +342,16 @@ def observe(ctx: typer.Context,
             fail("give --connects, --strength and --evidence, or a batch with --input FILE|-")
         item = {"connects": connects, "strength": strength, "evidence": evidence, "suggests": suggests,
                 "therefore": therefore, "basis": basis, "session": session, "date": date,
-                "title": title, "kind": kind, "permanence": permanence}
+                "title": title, "kind": kind, "permanence": permanence,
+                "new_despite_similar": new_despite_similar or None}
         items = [{k: v for k, v in item.items() if v is not None}]
     report = mem.observe(items, source=source, session=session)
     if as_json:
         emit_json(observe_json(report))
-        return
-    _print_observe(report)
+    else:
+        _print_observe(report)
+    if report.held:
+        raise typer.Exit(1)  # nothing was written: a script must notice
 
 
 def _observe_transcript(mem, path: str, llm: bool, session: str | None, as_json: bool) -> None:
@@ -380,6 +386,11 @@ def _print_observe(report) -> None:
         typer.echo(f"{r.observation.id} → {where}{change}: {r.reason}")
         if r.tension:
             typer.echo(f"  tension opened: {r.tension}")
+        for s in r.similar:
+            typer.echo(f"  similar: {s['id']} — {s['title']} (similarity {s['similarity']:.2f})")
+    if report.held:
+        typer.echo("Nothing was written. Connect the observation to one of the similar beliefs, or "
+                   "create it anyway with --new-despite-similar (\"new_despite_similar\": true in a batch).")
     for r in report.alerts:
         typer.echo(f"ALERT: {r.belief} was held at {r.before:.2f} and has just been contradicted; "
                    "tell the user.")
