@@ -18,20 +18,26 @@ import sys
 import time
 
 PARAPHRASES = [
-    ("Prefers SQL over an ORM. Writes queries by hand.", "Prefers hand-written SQL over an ORM. Avoids ORMs, writes SQL."),
-    ("Keeps pull requests small and reviewable. Splits work into small PRs.", "Prefers small PRs. Opens small pull requests."),
+    ("Prefers SQL over an ORM. Writes queries by hand.",
+     "Prefers hand-written SQL over an ORM. Avoids ORMs, writes SQL."),
+    ("Keeps pull requests small and reviewable. Splits work into small PRs.",
+     "Prefers small PRs. Opens small pull requests."),
     ("Wants terse answers. Short replies without preamble.", "Likes short, direct answers. No long explanations."),
     ("Writes a failing test first. Starts from a red test.", "Does test-driven development. Test before code."),
-    ("Deep work in the mornings. Does focused work before noon.", "Most productive early in the day. Focus time in the morning."),
+    ("Deep work in the mornings. Does focused work before noon.",
+     "Most productive early in the day. Focus time in the morning."),
     ("Uses tabs for indentation.", "Indents with tabs, not spaces."),
-    ("Asks why before how. Wants the reason before the plan.", "Wants to understand the motivation first. Asks for the why."),
+    ("Asks why before how. Wants the reason before the plan.",
+     "Wants to understand the motivation first. Asks for the why."),
     ("Values boring technology. Picks proven tools.", "Prefers proven, unexciting tools over new ones."),
     ("Plans before large changes. Writes a plan first.", "Makes a plan before big refactors."),
-    ("Uses conventional commits. Commit messages follow Conventional Commits.", "Writes commit messages in the conventional commits format."),
+    ("Uses conventional commits. Commit messages follow Conventional Commits.",
+     "Writes commit messages in the conventional commits format."),
 ]
 CONTRADICTIONS = [
     ("Prefers SQL over an ORM. Writes queries by hand.", "Prefers an ORM over raw SQL. Avoids writing SQL by hand."),
-    ("Keeps pull requests small and reviewable. Splits work into small PRs.", "Ships large pull requests. One big PR per feature."),
+    ("Keeps pull requests small and reviewable. Splits work into small PRs.",
+     "Ships large pull requests. One big PR per feature."),
     ("Wants terse answers. Short replies without preamble.", "Wants long, detailed answers. Thorough explanations."),
     ("Writes a failing test first. Starts from a red test.", "Writes tests after the code, if at all."),
     ("Deep work in the mornings. Does focused work before noon.", "Does focused work late at night."),

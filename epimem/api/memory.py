@@ -180,10 +180,16 @@ class Memory:
         from . import timeline as _timeline
         return _timeline.diff(self, since)
 
-    def undo(self) -> tuple[str, str]:
-        """Revert the last epimem commit with a new commit; returns (new sha, undone subject)."""
+    def undo(self, commit: str | None = None) -> tuple[str, str]:
+        """Revert `commit` (an epimem commit), or the last one not yet undone that changed a
+        belief, an observation or a tension, with a new commit; returns (new sha, undone subject)."""
         from . import timeline as _timeline
-        return _timeline.undo(self)
+        return _timeline.undo(self, commit)
+
+    def redo(self) -> tuple[str, str]:
+        """Re-apply what the last undo took back; returns (new sha, redone subject)."""
+        from . import timeline as _timeline
+        return _timeline.redo(self)
 
     def commit_hand_edits(self) -> tuple[str | None, list[Change], list[Problem]]:
         """Commit what the user changed by hand, with a message naming it."""

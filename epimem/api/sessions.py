@@ -9,6 +9,7 @@ from ..core import rules
 from ..core.errors import InputError, VaultError
 from ..core.model import Sessions
 from ..core.redact import redact
+from ..store import git
 from ..store import sessions as sessions_file
 from ..store import transaction as tx
 from ..store.files import stat_key
@@ -32,8 +33,12 @@ def start(mem: Memory, source: str) -> SessionReport:
         res = rules.start_session(s, source, mem.today, mem.params)
         sha = None
         if res.counted:
-            sha = common.commit(mem, [tx.replace(SESSIONS, sessions_file.to_json(res.sessions), key)],
-                                f"session: start #{res.sessions.count}", op="session")
+            # No commit of its own (SPEC §4): the count rides along with the next
+            # commit, or is committed alone at most once a day.
+            tx.apply(mem.root, [tx.replace(SESSIONS, sessions_file.to_json(res.sessions), key)], None,
+                     lock=mem.vault.lock())
+            if git.is_repo_root(mem.root):
+                sha = sessions_file.commit_counted(mem.root, lock=mem.vault.lock())
     return SessionReport(res.counted, res.sessions.count, res.dormant_days, res.review_due, sha)
 
 

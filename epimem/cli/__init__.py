@@ -481,14 +481,28 @@ def diff(ctx: typer.Context, since: str = typer.Option(..., "--since", help="A d
 
 
 @app.command()
-def undo(ctx: typer.Context, as_json: bool = JSON):
-    """Revert the last epimem commit (with a new commit; history is never rewritten)."""
+def undo(ctx: typer.Context,
+         commit: str | None = typer.Argument(None, metavar="[COMMIT]",
+                                             help="An epimem commit (default: the last change not yet undone)."),
+         as_json: bool = JSON):
+    """Take back an epimem change with a new commit; again goes one further back (history is never rewritten)."""
     mem = memory(ctx)
-    sha, subject = mem.undo()
+    sha, subject = mem.undo(commit)
     if as_json:
         emit_json({"commit": sha, "undone": subject})
     else:
         typer.echo(f"Undid: {subject}")
+
+
+@app.command()
+def redo(ctx: typer.Context, as_json: bool = JSON):
+    """Re-apply what the last undo took back."""
+    mem = memory(ctx)
+    sha, subject = mem.redo()
+    if as_json:
+        emit_json({"commit": sha, "redone": subject})
+    else:
+        typer.echo(f"Redid: {subject}")
 
 
 @app.command()
@@ -512,6 +526,7 @@ def commit(ctx: typer.Context, as_json: bool = JSON):
 def validate(ctx: typer.Context, as_json: bool = JSON):
     """Check every file; problems as path:line: message; exit 1 when any."""
     mem = memory(ctx)
+    mem.vault.on_rules_problems = None  # listed below with the rest, not twice
     problems = mem.validate()
     if as_json:
         emit_json({"ok": not problems, "problems": problems_json(problems)})

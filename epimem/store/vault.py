@@ -59,6 +59,10 @@ class Vault:
         self.internal = self.root / INTERNAL
         self._lock = VaultLock(lock_path(self.root))
         self._rules: tuple[tuple[int, int] | None, Params, list[Problem], dict[str, Any]] | None = None
+        # A front end that wants every reader of `epistemology.md` to report its invalid
+        # values (SPEC §3: "reported with the file and key") sets this; it is called once
+        # per parse of the file, with the problems, whichever command read it.
+        self.on_rules_problems: Any = None
 
     # paths
     def path(self, rel: str) -> Path:
@@ -104,6 +108,8 @@ class Vault:
             except NoteError as e:
                 problems = [Problem("epistemology.md", e.line or 1, f"{e.message}; using the default parameters")]
         self._rules = (key, params, list(problems), meta)
+        if problems and self.on_rules_problems is not None:
+            self.on_rules_problems(list(problems))
         return params, problems, meta
 
     def params(self) -> tuple[Params, list[Problem]]:

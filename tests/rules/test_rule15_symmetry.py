@@ -50,7 +50,8 @@ def test_cli_self_report_goes_down_too(cli, tmp_path):
         "--kind", "trait", "--basis", "self-report", "--permanence", "unknown")
     outs = []
     for i in range(4):
-        r = cli("--vault", v, "observe", "--input", "-", "--json", stdin=json.dumps(_batch("contradicting", i, f"c{i}")))
+        batch = json.dumps(_batch("contradicting", i, f"c{i}"))
+        r = cli("--vault", v, "observe", "--input", "-", "--json", stdin=batch)
         assert r.code == 0, r.err
         outs.append(r.json()["observations"][0])
     assert [o["confidence_after"] for o in outs] == [0.40, 0.30, 0.20, 0.10]

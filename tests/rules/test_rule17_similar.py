@@ -28,7 +28,8 @@ def test_api_holds_back_a_near_duplicate_and_writes_nothing(sample_vault):
     held = r.results[1]
     assert held.similar[0]["id"] == "sql-over-orm" and held.similar[0]["similarity"] == 1.0  # same title
     assert "rule 17" in held.reason and "not recorded" in r.results[0].reason
-    assert _head(sample_vault) == head and not (sample_vault / "beliefs" / "prefers-hand-written-sql-over-an-orm.md").exists()
+    assert _head(sample_vault) == head
+    assert not (sample_vault / "beliefs" / "prefers-hand-written-sql-over-an-orm.md").exists()
     assert mem.belief("sql-over-orm").confidence == 0.35  # the other observation was not applied either
     # a paraphrase, not the same words, is caught by similarity
     para = dict(NEAR, title="Writes raw SQL instead of using an ORM", session="n2")
