@@ -20,7 +20,7 @@ from ..core.model import BASES, PERMANENCES, STATUSES, Belief, Evidence
 from ..core.notes import append_evidence, render_belief, update_belief_text
 from ..core.redact import redact
 from ..store import transaction as tx
-from . import common
+from . import common, tensions
 from .filters import Filters
 
 if TYPE_CHECKING:
@@ -112,6 +112,7 @@ def add(mem: Memory, *, title: str, statement: str, kind: str, basis: str, perma
             after = replace(old, status="superseded")
             ev = Evidence(today, "superseded", f"beliefs/{bid}", f"replaced by {title}")
             writes.append(tx.replace(old.path, update_belief_text(text, old, after, (ev,)), key))
+            writes += tensions.closing_writes(mem, old_id, f"closed: {old_id} was superseded by {bid}")
         subject = f"belief: add {bid} ({conf:.2f}, {basis}, {permanence})"
         if supersedes:
             subject += f", superseding {', '.join(supersedes)}"
@@ -166,7 +167,10 @@ def reject(mem: Memory, belief_id: str, *, retire: bool, note: str) -> Belief:
         new_text = update_belief_text(text, before, replace(after, evidence=before.evidence), ev)
         subject = (f"retire: {belief_id}" if retire else
                    f"reject: {belief_id} ({before.confidence:.2f} → {after.confidence:.2f})")
-        common.commit(mem, [tx.replace(before.path, new_text, key)], subject,
+        writes = [tx.replace(before.path, new_text, key)]
+        if retire:
+            writes += tensions.closing_writes(mem, belief_id, f"closed: {belief_id} was retired")
+        common.commit(mem, writes, subject,
                       op="retire" if retire else "reject", beliefs=[belief_id])
     return after
 
@@ -211,8 +215,48 @@ def supersede(mem: Memory, old_ids: Iterable[str], by: str, note: str) -> Belief
             after = replace(old, status="superseded")
             ev = Evidence(mem.today, "superseded", f"beliefs/{by}", note or f"replaced by {new.title}")
             writes.append(tx.replace(old.path, update_belief_text(otext, old, after, (ev,)), okey))
+            writes += tensions.closing_writes(mem, oid, f"closed: {oid} was superseded by {by}")
         merged = tuple(dict.fromkeys(new.supersedes + tuple(old_ids)))
         writes.append(tx.replace(new.path, update_belief_text(text, new, replace(new, supersedes=merged)), key))
         common.commit(mem, writes, f"supersede: {', '.join(old_ids)} → {by}", op="supersede",
                       beliefs=[by, *old_ids])
     return replace(new, supersedes=merged)
+
+
+def merge(mem: Memory, keep: str, other: str, note: str = "") -> Belief:
+    """Two beliefs the user says are one: `other`'s evidence is united into `keep`,
+    `other` is superseded by `keep` (its file and history stay), and its open tensions
+    move to `keep`. Rule 17 never merges by itself; this is the user's word.
+
+    The kept belief's numbers stay its own (the user chose which one to keep);
+    its dates span both, and an evidence line records the merge and both values.
+    """
+    if keep == other:
+        raise InputError("a belief cannot be merged with itself", field="other")
+    with common.lock(mem):
+        ktext, kb, kkey = common.read(mem, keep)
+        otext, ob, okey = common.read(mem, other)
+        for b in (kb, ob):
+            if b.status != "active":
+                raise Conflict(f"{b.id} is {b.status}; only active beliefs are merged", path=b.path)
+        seen = set(kb.evidence)
+        united = tuple(e for e in ob.evidence if e not in seen)
+        dates = lambda *ds: [d for d in ds if d]  # noqa: E731
+        after = replace(kb, first=min(kb.first, ob.first),
+                        confirmed=max(dates(kb.confirmed, ob.confirmed), default=None),
+                        challenged=max(dates(kb.challenged, ob.challenged), default=None),
+                        tags=tuple(dict.fromkeys(kb.tags + ob.tags)),
+                        supersedes=tuple(dict.fromkeys(kb.supersedes + (other,))))
+        why = redact(note, mem.params.redact) or "the user said these are one belief"
+        ev = Evidence(mem.today, "merged", f"beliefs/{other}",
+                      f"{why}: {other} ({ob.confidence:.2f}) merged into this one ({kb.confidence:.2f}); "
+                      f"{len(united)} evidence line{'s' if len(united) != 1 else ''} united")
+        moved = tuple(sorted(united, key=lambda e: (e.date is None, e.date)))
+        writes = [tx.replace(kb.path, update_belief_text(ktext, kb, after, moved + (ev,)), kkey)]
+        oafter = replace(ob, status="superseded")
+        oev = Evidence(mem.today, "superseded", f"beliefs/{keep}", f"merged into {kb.title}")
+        writes.append(tx.replace(ob.path, update_belief_text(otext, ob, oafter, (oev,)), okey))
+        writes += tensions.moving_writes(mem, other, keep)
+        common.commit(mem, writes, f"merge: {other} → {keep} ({len(united)} evidence lines united)",
+                      op="merge", beliefs=[keep, other])
+    return replace(after, evidence=after.evidence + moved + (ev,))

@@ -144,6 +144,11 @@ class Memory:
         from . import beliefs as _beliefs
         return _beliefs.supersede(self, old_ids, by, note)
 
+    def merge(self, keep: str, other: str, note: str = "") -> Belief:
+        """Two beliefs the user says are one: `other`'s evidence joins `keep`, which supersedes it."""
+        from . import beliefs as _beliefs
+        return _beliefs.merge(self, keep, other, note)
+
     # -- observing -------------------------------------------------------------------
     def observe(self, items: list[dict[str, Any]], *, source: str = "cli",
                 session: str | None = None) -> ObserveReport:
@@ -160,6 +165,21 @@ class Memory:
     def resolve_tension(self, tension_id: str, note: str) -> Tension:
         from . import tensions as _tensions
         return _tensions.resolve(self, tension_id, note)
+
+    def open_tension(self, belief_id: str, note: str, title: str = "") -> Tension:
+        """The user opens a tension on a belief (`status: unresolved`)."""
+        from . import tensions as _tensions
+        return _tensions.open_tension(self, belief_id, note, title)
+
+    def reopen_tension(self, tension_id: str, note: str) -> Tension:
+        """A resolved tension is open again (`unresolved`), with the user's note."""
+        from . import tensions as _tensions
+        return _tensions.set_status(self, tension_id, "unresolved", note)
+
+    def watch_tension(self, tension_id: str, note: str = "") -> Tension:
+        """Keep an eye on a tension (`watching`)."""
+        from . import tensions as _tensions
+        return _tensions.set_status(self, tension_id, "watching", note)
 
     # -- sessions and reviews --------------------------------------------------------------
     def session_start(self, source: str = "startup") -> SessionReport:

@@ -37,7 +37,7 @@ app = typer.Typer(
     help="A personal epistemic memory: what the assistant believes about you, "
          "as markdown files in a Git-versioned vault.")
 belief_app = typer.Typer(no_args_is_help=True, help="Add, show, list and change beliefs.")
-tension_app = typer.Typer(no_args_is_help=True, help="Resolve tensions.")
+tension_app = typer.Typer(no_args_is_help=True, help="Open, watch, resolve and reopen tensions.")
 session_app = typer.Typer(no_args_is_help=True, help="Count sessions.")
 app.add_typer(belief_app, name="belief")
 app.add_typer(tension_app, name="tension")
@@ -254,6 +254,15 @@ def belief_supersede(ctx: typer.Context, old: list[str] = typer.Argument(..., me
     _done(mem, mem.supersede(old, by, note=note), as_json, f"{', '.join(old)} superseded by {by}")
 
 
+@belief_app.command("merge")
+def belief_merge(ctx: typer.Context, keep: str = typer.Argument(..., metavar="KEEP"),
+                 other: str = typer.Argument(..., metavar="OTHER"),
+                 note: str = typer.Option("", "--note"), as_json: bool = JSON):
+    """Merge two beliefs you say are one: OTHER's evidence joins KEEP, which supersedes it."""
+    mem = memory(ctx)
+    _done(mem, mem.merge(keep, other, note=note), as_json, f"Merged {other} into {keep}")
+
+
 @belief_app.command("pin")
 def belief_pin(ctx: typer.Context, belief_id: str = typer.Argument(..., metavar="ID"), as_json: bool = JSON):
     """Exempt a belief from decay."""
@@ -429,6 +438,43 @@ def tension_resolve(ctx: typer.Context, tension_id: str = typer.Argument(..., me
         emit_json(tension_json(t))
     else:
         typer.echo(f"Resolved {t.id}")
+
+
+@tension_app.command("open")
+def tension_open(ctx: typer.Context, belief_id: str = typer.Argument(..., metavar="BELIEF"),
+                 note: str = typer.Option(..., "--note", help="What does not fit."),
+                 title: str = typer.Option("", "--title"), as_json: bool = JSON):
+    """Open a tension on a belief yourself (status unresolved)."""
+    mem = memory(ctx)
+    t = mem.open_tension(belief_id, note, title)
+    if as_json:
+        emit_json(tension_json(t))
+    else:
+        typer.echo(f"Opened {t.id} on {t.belief}")
+
+
+@tension_app.command("reopen")
+def tension_reopen(ctx: typer.Context, tension_id: str = typer.Argument(..., metavar="ID"),
+                   note: str = typer.Option(..., "--note", help="Why it is open again."), as_json: bool = JSON):
+    """Reopen a resolved tension (status unresolved)."""
+    mem = memory(ctx)
+    t = mem.reopen_tension(tension_id, note)
+    if as_json:
+        emit_json(tension_json(t))
+    else:
+        typer.echo(f"Reopened {t.id}")
+
+
+@tension_app.command("watch")
+def tension_watch(ctx: typer.Context, tension_id: str = typer.Argument(..., metavar="ID"),
+                  note: str = typer.Option("", "--note"), as_json: bool = JSON):
+    """Keep watching a tension (status watching)."""
+    mem = memory(ctx)
+    t = mem.watch_tension(tension_id, note)
+    if as_json:
+        emit_json(tension_json(t))
+    else:
+        typer.echo(f"Watching {t.id}")
 
 
 # --- sessions --------------------------------------------------------------------------------
