@@ -260,3 +260,31 @@ def merge(mem: Memory, keep: str, other: str, note: str = "") -> Belief:
         common.commit(mem, writes, f"merge: {other} → {keep} ({len(united)} evidence lines united)",
                       op="merge", beliefs=[keep, other])
     return replace(after, evidence=after.evidence + moved + (ev,))
+
+
+def apply_review(mem: Memory, changes: list[tuple[str, dict[str, Any], str]], subject: str) -> tuple[str, list[Belief]]:
+    """The user accepts a review's proposals: each (belief id, fields, why) becomes a
+    change with a `reviewed` evidence line, all in one commit. Returns (sha, beliefs after)."""
+    if not changes:
+        raise InputError("nothing to apply: the review proposes no change", field="proposals")
+    params = mem.params
+    with common.lock(mem):
+        writes, out, ids = [], [], []
+        for bid, fields, why in changes:
+            text, before, key = common.read(mem, bid)
+            if before.status != "active":
+                raise Conflict(f"{bid} is {before.status}; the review's proposal no longer applies", path=before.path)
+            after = replace(before, **fields)
+            _check_confidence(after.confidence, after.basis, params)
+            ch = belief_change(bid, before, after)
+            if ch is None:
+                continue
+            ev = Evidence(mem.today, "reviewed", "", f"{why}: " + "; ".join(ch.details))
+            writes.append(tx.replace(before.path, update_belief_text(text, before, after, (ev,)), key))
+            out.append(replace(after, evidence=after.evidence + (ev,)))
+            ids.append(bid)
+        if not writes:
+            raise Conflict("nothing to apply: every proposal is already in place")
+        sha = common.commit(mem, writes, subject, op="review", beliefs=ids,
+                            body="\n".join(f"- {b.id}: {b.evidence[-1].note}" for b in out))
+    return sha, out

@@ -149,6 +149,11 @@ class Memory:
         from . import beliefs as _beliefs
         return _beliefs.merge(self, keep, other, note)
 
+    def apply_review(self, changes: list[tuple[str, dict[str, Any], str]], subject: str) -> tuple[str, list[Belief]]:
+        """The user accepts a review's proposals (belief id, fields, why): one commit."""
+        from . import beliefs as _beliefs
+        return _beliefs.apply_review(self, changes, subject)
+
     # -- observing -------------------------------------------------------------------
     def observe(self, items: list[dict[str, Any]], *, source: str = "cli",
                 session: str | None = None) -> ObserveReport:
