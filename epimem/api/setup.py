@@ -10,6 +10,8 @@ from ..core.model import Sessions
 from ..store import git
 from ..store import sessions as sessions_file
 from ..store import transaction as tx
+from ..store.files import stat_key
+from ..store.paths import committable_files
 from . import common
 
 if TYPE_CHECKING:
@@ -42,11 +44,21 @@ def init(mem: Memory) -> bool:
             sessions_file.PATH: sessions_file.to_json(Sessions(created=mem.today)),
         }
         writes += [tx.create(rel, text) for rel, text in files.items() if not (r / rel).exists()]
+        gi = r / ".gitignore"
+        if gi.exists() and not any(w.path == ".gitignore" for w in writes):
+            # A copied vault keeps its own .gitignore, with epimem's lines added when missing.
+            have = gi.read_text(encoding="utf-8")
+            missing = [ln for ln in files[".gitignore"].splitlines()
+                       if ln and not ln.startswith("#") and ln not in have.splitlines()]
+            if missing:
+                text = have.rstrip("\n") + "\n# added by epimem\n" + "\n".join(missing) + "\n"
+                writes.append(tx.replace(".gitignore", text, stat_key(gi)))
         for d in FOLDERS:
             (r / d).mkdir(parents=True, exist_ok=True)  # a folder that has files already keeps no .gitkeep
         if writes or created_repo:
             # A folder of existing notes (a copied vault) becomes the first commit whole.
-            commit = tx.Commit("init: new epimem vault", "init", also=("." ,) if created_repo else (),
-                               when=mem.replayed)
+            also = tuple(p for p in committable_files(r) if p not in {w.path for w in writes}) \
+                if created_repo else ()
+            commit = tx.Commit("init: new epimem vault", "init", also=also, when=mem.replayed)
             tx.apply(r, writes, commit, lock=mem.vault.lock(), caches=common.caches(mem))
     return bool(writes) or created_repo
