@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from ..core import rules
 from ..core.errors import InputError, VaultError
 from ..core.model import Sessions
+from ..core.notes import wikilink
 from ..core.redact import redact
 from ..store import git
 from ..store import sessions as sessions_file
@@ -52,10 +53,19 @@ def record_review(mem: Memory, kind: str, markdown: str, beliefs: Iterable[str])
     with common.lock(mem):
         p = mem.vault.path(rel)
         key = stat_key(p)
+        ids = list(dict.fromkeys(beliefs))
+        # The review's beliefs are wikilinks, so Obsidian's graph links the review to them (SPEC §1).
+        links = ("beliefs: [" + ", ".join(f'"{wikilink(b)}"' for b in ids) + "]\n") if ids else ""
+        # A rendered review brings its own heading: one heading, not two.
+        own = body.startswith("# ")
         if p.exists():
-            text = p.read_text(encoding="utf-8").rstrip("\n") + f"\n\n## {kind}\n\n{body}\n"
+            part = body.replace("# ", "## ", 1) if own else f"## {kind}\n\n{body}"
+            text = p.read_text(encoding="utf-8").rstrip("\n") + f"\n\n{part}\n"
+            if ids:
+                text = _with_beliefs(text, ids)
         else:
-            text = f"---\ndate: {today}\nkind: {kind}\n---\n# {kind.capitalize()} {today}\n\n{body}\n"
+            head = "" if own else f"# {kind.capitalize()} {today}\n\n"
+            text = f"---\ndate: {today}\nkind: {kind}\n{links}---\n{head}{body}\n"
         s, skey = _for_write(mem)
         s = rules.record_review(s, mem.today, mem.params)
         return common.commit(mem, [tx.replace(rel, text, key), tx.replace(SESSIONS, sessions_file.to_json(s), skey)],
@@ -71,3 +81,18 @@ def _for_write(mem: Memory) -> tuple[Sessions, tuple[int, int] | None]:
         raise VaultError(f"{problems[0]} (fix it by hand; epimem will not overwrite it)",
                          path=problems[0].path, line=problems[0].line)
     return s, key
+
+
+def _with_beliefs(text: str, ids: list[str]) -> str:
+    """A review file's `beliefs` list with these ids added (as wikilinks)."""
+    from ..core.notes import NoteError, edit_frontmatter, link_target, parse_note
+
+    try:
+        have = parse_note(text).meta.get("beliefs") or []
+    except NoteError:
+        return text
+    if not isinstance(have, list):
+        return text
+    known = [link_target(str(x)) for x in have]
+    merged = known + [b for b in ids if b not in known]
+    return edit_frontmatter(text, {"beliefs": [wikilink(b) for b in merged]})

@@ -9,7 +9,7 @@ from ..core import rules
 from ..core.errors import Conflict, InputError, NotFound, VaultError
 from ..core.ids import check_tension_id, unique_id
 from ..core.model import Observation, Tension
-from ..core.notes import NoteError, edit_frontmatter, parse_tension, render_tension, resolve_tension_text
+from ..core.notes import NoteError, edit_frontmatter, parse_tension, render_tension, resolve_tension_text, wikilink
 from ..core.redact import redact
 from ..store import transaction as tx
 from ..store.files import stat_key
@@ -120,7 +120,7 @@ def for_contradiction(mem: Memory, obs: Observation, eff: rules.Effect,
             if p.stem in pending:
                 continue
             text = p.read_text(encoding="utf-8")
-            if f"belief: {bid}" in text:  # cheap filter before parsing
+            if bid in text:  # cheap filter before parsing
                 candidates.append((p.stem, text, stat_key(p)))
     for tid, text, key in candidates:
         try:
@@ -170,7 +170,7 @@ def moving_writes(mem: Memory, from_id: str, to_id: str) -> list[tx.Write]:
     """Open tensions of a belief merged into another now question that one."""
     out = []
     for p, text in _open_on(mem, from_id):
-        new = edit_frontmatter(text, {"belief": to_id}).rstrip("\n")
+        new = edit_frontmatter(text, {"belief": wikilink(to_id)}).rstrip("\n")
         new += f"\n- moved: {mem.today.isoformat()} — {from_id} was merged into {to_id}\n"
         out.append(tx.replace(f"tensions/{p.name}", new, stat_key(p)))
     return out
