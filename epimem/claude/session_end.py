@@ -213,9 +213,23 @@ def llm_observations(transcript: Transcript, candidates: list[dict], beliefs, pa
     req = build_request(transcript, candidates, beliefs, params, today,
                         model=model or os.environ.get("EPIMEM_MODEL") or DEFAULT_MODEL, limit=limit)
     message = client.messages.create(**req)
-    project = os.path.basename(transcript.cwd.rstrip("/")) if transcript.cwd else ""
-    return parse_answer(message.model_dump(), {b.id for b in beliefs if b.status == "active"},
-                        limit=limit, session=session, project=project, patterns=params.redact)
+    items = parse_answer(message.model_dump(), {b.id for b in beliefs if b.status == "active"},
+                         limit=limit, session=session, project=project_of(transcript), patterns=params.redact)
+    day = session_day(transcript)
+    return [dict(i, date=day) if day else i for i in items]
+
+
+def project_of(transcript: Transcript) -> str:
+    """The project a transcript's session ran in: the last part of its recorded `cwd`."""
+    return os.path.basename(transcript.cwd.rstrip("/")) if transcript.cwd else ""
+
+
+def session_day(transcript: Transcript) -> str:
+    """The day the session ended, from the transcript's own timestamps (UTC), or ""."""
+    for t in reversed(transcript.turns):
+        if re.match(r"^\d{4}-\d{2}-\d{2}", t.timestamp or ""):
+            return t.timestamp[:10]
+    return ""
 
 
 def observe_from_transcript(memory, path, use_llm: bool = False, *, session: str | None = None,
@@ -234,7 +248,7 @@ def observe_from_transcript(memory, path, use_llm: bool = False, *, session: str
     params = memory.params
     limit = params.observations_per_session
     beliefs = memory.beliefs(status=None)
-    candidates = statement_items(find_statements(t), session=sess, beliefs=beliefs)
+    candidates = statement_items(find_statements(t), session=sess, beliefs=beliefs, project=project_of(t))
     if not use_llm:
         return candidates[:limit]
     if client is None and not os.environ.get("ANTHROPIC_API_KEY"):

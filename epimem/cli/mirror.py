@@ -100,6 +100,9 @@ def audit_cmd(ctx: typer.Context, as_json: bool = JSON_OPT, as_md: bool = MD_OPT
     from ..mirror import render
     from ..mirror.audit import audit
 
+    # Called as a function by `skill mirror` too, where the options keep Typer's defaults.
+    apply = apply if isinstance(apply, bool) else False
+    apply_only = apply_only if isinstance(apply_only, list) else []
     mem, a, md = _analyse(ctx, as_json, as_md, audit, render.audit_markdown)
     applied = None
     if apply or apply_only:
