@@ -53,5 +53,6 @@ class SessionReport:
             out.append(f"Returning from dormancy: the last session was {self.dormant_days} days ago; "
                        "confidences shown are decayed.")
         if self.review_due:
-            out.append(f"A review is due ({self.review_due}): run `epimem mirror audit`.")
+            out.append(f"A review is due ({self.review_due}): "
+                       "run `epimem mirror audit --record` (or a gut-check) to record it.")
         return out
