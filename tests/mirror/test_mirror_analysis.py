@@ -359,10 +359,11 @@ def test_portrait_brief():
     assert [v.effective_confidence for v in p.person] == [EFF["thinks-aloud"], EFF["values-craft"]]
     assert p.person[0].why == "confirmed once, challenged once: drafted two plans"
     # workflow: one belief, and it is speculative (tests-first, 0.20).
-    assert [s.beliefs for s in p.blind_spots] == [0, 0, 1, 0, 0, 0]
+    # The verified convention (basis fact) is a fact of the situation: "fact" is not blind (issue 9).
+    assert [s.beliefs for s in p.blind_spots] == [0, 0, 1, 0, 0]
     assert [(s.kind, s.reason) for s in p.blind_spots] == [
         ("motivation", "none"), ("identity", "none"), ("workflow", "guesses only"),
-        ("decision", "none"), ("antipattern", "none"), ("fact", "none")]
+        ("decision", "none"), ("antipattern", "none")]
     assert [t.id for t in p.contradictions] == ["2026-11-01-thinks-aloud", "2026-09-15-tests-first"]
     # No open tension on an established belief, so the first missing core kind.
     assert (p.hungriest.kind, p.hungriest.question) == ("motivation", BLIND_QUESTIONS["motivation"])
