@@ -20,7 +20,7 @@ from ..core.model import BASES, PERMANENCES, STATUSES, Belief, Evidence
 from ..core.notes import append_evidence, render_belief, update_belief_text
 from ..core.redact import redact
 from ..store import transaction as tx
-from . import common
+from . import common, tensions
 from .filters import Filters
 
 if TYPE_CHECKING:
@@ -112,6 +112,7 @@ def add(mem: Memory, *, title: str, statement: str, kind: str, basis: str, perma
             after = replace(old, status="superseded")
             ev = Evidence(today, "superseded", f"beliefs/{bid}", f"replaced by {title}")
             writes.append(tx.replace(old.path, update_belief_text(text, old, after, (ev,)), key))
+            writes += tensions.closing_writes(mem, old_id, f"closed: {old_id} was superseded by {bid}")
         subject = f"belief: add {bid} ({conf:.2f}, {basis}, {permanence})"
         if supersedes:
             subject += f", superseding {', '.join(supersedes)}"
@@ -147,6 +148,8 @@ def edit(mem: Memory, belief_id: str, note: str, changes: dict[str, Any]) -> Bel
         ch = belief_change(belief_id, before, after)
         if ch is None:
             raise Conflict(f"{belief_id} already has those values", path=before.path)
+        if any(getattr(after, k) != getattr(before, k) for k in rules.WORD_FIELDS):
+            after = rules.user_word(after, mem.today)  # rule 16: decay counts from the user's word
         ev = Evidence(mem.today, "edited", "", (note or "edited by the user") + ": " + "; ".join(ch.details))
         common.commit(mem, [tx.replace(before.path, update_belief_text(text, before, after, (ev,)), key)],
                       f"edit: {belief_id} " + ", ".join(ch.details[:2]), op="edit", beliefs=[belief_id])
@@ -164,19 +167,27 @@ def reject(mem: Memory, belief_id: str, *, retire: bool, note: str) -> Belief:
         new_text = update_belief_text(text, before, replace(after, evidence=before.evidence), ev)
         subject = (f"retire: {belief_id}" if retire else
                    f"reject: {belief_id} ({before.confidence:.2f} → {after.confidence:.2f})")
-        common.commit(mem, [tx.replace(before.path, new_text, key)], subject,
+        writes = [tx.replace(before.path, new_text, key)]
+        if retire:
+            writes += tensions.closing_writes(mem, belief_id, f"closed: {belief_id} was retired")
+        common.commit(mem, writes, subject,
                       op="retire" if retire else "reject", beliefs=[belief_id])
     return after
 
 
-def reinforce(mem: Memory, belief_id: str, note: str, kind: str) -> Belief:
-    """The user restating a belief: recorded as evidence, no number changes (rule 3)."""
+def reinforce(mem: Memory, belief_id: str, note: str, kind: str, affirm: bool = False) -> Belief:
+    """The user restating a belief: recorded as evidence, no number changes (rule 3).
+
+    `affirm`: the user confirmed it when asked (a gut-check): decay counts from
+    today (rule 16), the confidence still does not move."""
     with common.lock(mem):
         text, b, key = common.read(mem, belief_id)
         ev = Evidence(mem.today, kind, "", redact(note, mem.params.redact) or "the user said this is still true")
-        common.commit(mem, [tx.replace(b.path, append_evidence(text, (ev,)), key)],
-                      f"{kind}: {belief_id} (no change)", op=kind, beliefs=[belief_id])
-    return replace(b, evidence=b.evidence + (ev,))
+        after = rules.user_word(b, mem.today) if affirm else b
+        new_text = update_belief_text(text, b, after, (ev,)) if after is not b else append_evidence(text, (ev,))
+        subject = f"{kind}: {belief_id} (" + ("decay counts from today)" if after is not b else "no change)")
+        common.commit(mem, [tx.replace(b.path, new_text, key)], subject, op=kind, beliefs=[belief_id])
+    return replace(after, evidence=b.evidence + (ev,))
 
 
 def set_pinned(mem: Memory, belief_id: str, pinned: bool) -> Belief:
@@ -204,8 +215,76 @@ def supersede(mem: Memory, old_ids: Iterable[str], by: str, note: str) -> Belief
             after = replace(old, status="superseded")
             ev = Evidence(mem.today, "superseded", f"beliefs/{by}", note or f"replaced by {new.title}")
             writes.append(tx.replace(old.path, update_belief_text(otext, old, after, (ev,)), okey))
+            writes += tensions.closing_writes(mem, oid, f"closed: {oid} was superseded by {by}")
         merged = tuple(dict.fromkeys(new.supersedes + tuple(old_ids)))
         writes.append(tx.replace(new.path, update_belief_text(text, new, replace(new, supersedes=merged)), key))
         common.commit(mem, writes, f"supersede: {', '.join(old_ids)} → {by}", op="supersede",
                       beliefs=[by, *old_ids])
     return replace(new, supersedes=merged)
+
+
+def merge(mem: Memory, keep: str, other: str, note: str = "") -> Belief:
+    """Two beliefs the user says are one: `other`'s evidence is united into `keep`,
+    `other` is superseded by `keep` (its file and history stay), and its open tensions
+    move to `keep`. Rule 17 never merges by itself; this is the user's word.
+
+    The kept belief's numbers stay its own (the user chose which one to keep);
+    its dates span both, and an evidence line records the merge and both values.
+    """
+    if keep == other:
+        raise InputError("a belief cannot be merged with itself", field="other")
+    with common.lock(mem):
+        ktext, kb, kkey = common.read(mem, keep)
+        otext, ob, okey = common.read(mem, other)
+        for b in (kb, ob):
+            if b.status != "active":
+                raise Conflict(f"{b.id} is {b.status}; only active beliefs are merged", path=b.path)
+        seen = set(kb.evidence)
+        united = tuple(e for e in ob.evidence if e not in seen)
+        dates = lambda *ds: [d for d in ds if d]  # noqa: E731
+        after = replace(kb, first=min(kb.first, ob.first),
+                        confirmed=max(dates(kb.confirmed, ob.confirmed), default=None),
+                        challenged=max(dates(kb.challenged, ob.challenged), default=None),
+                        tags=tuple(dict.fromkeys(kb.tags + ob.tags)),
+                        supersedes=tuple(dict.fromkeys(kb.supersedes + (other,))))
+        why = redact(note, mem.params.redact) or "the user said these are one belief"
+        ev = Evidence(mem.today, "merged", f"beliefs/{other}",
+                      f"{why}: {other} ({ob.confidence:.2f}) merged into this one ({kb.confidence:.2f}); "
+                      f"{len(united)} evidence line{'s' if len(united) != 1 else ''} united")
+        moved = tuple(sorted(united, key=lambda e: (e.date is None, e.date)))
+        writes = [tx.replace(kb.path, update_belief_text(ktext, kb, after, moved + (ev,)), kkey)]
+        oafter = replace(ob, status="superseded")
+        oev = Evidence(mem.today, "superseded", f"beliefs/{keep}", f"merged into {kb.title}")
+        writes.append(tx.replace(ob.path, update_belief_text(otext, ob, oafter, (oev,)), okey))
+        writes += tensions.moving_writes(mem, other, keep)
+        common.commit(mem, writes, f"merge: {other} → {keep} ({len(united)} evidence lines united)",
+                      op="merge", beliefs=[keep, other])
+    return replace(after, evidence=after.evidence + moved + (ev,))
+
+
+def apply_review(mem: Memory, changes: list[tuple[str, dict[str, Any], str]], subject: str) -> tuple[str, list[Belief]]:
+    """The user accepts a review's proposals: each (belief id, fields, why) becomes a
+    change with a `reviewed` evidence line, all in one commit. Returns (sha, beliefs after)."""
+    if not changes:
+        raise InputError("nothing to apply: the review proposes no change", field="proposals")
+    params = mem.params
+    with common.lock(mem):
+        writes, out, ids = [], [], []
+        for bid, fields, why in changes:
+            text, before, key = common.read(mem, bid)
+            if before.status != "active":
+                raise Conflict(f"{bid} is {before.status}; the review's proposal no longer applies", path=before.path)
+            after = replace(before, **fields)
+            _check_confidence(after.confidence, after.basis, params)
+            ch = belief_change(bid, before, after)
+            if ch is None:
+                continue
+            ev = Evidence(mem.today, "reviewed", "", f"{why}: " + "; ".join(ch.details))
+            writes.append(tx.replace(before.path, update_belief_text(text, before, after, (ev,)), key))
+            out.append(replace(after, evidence=after.evidence + (ev,)))
+            ids.append(bid)
+        if not writes:
+            raise Conflict("nothing to apply: every proposal is already in place")
+        sha = common.commit(mem, writes, subject, op="review", beliefs=ids,
+                            body="\n".join(f"- {b.id}: {b.evidence[-1].note}" for b in out))
+    return sha, out

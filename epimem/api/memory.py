@@ -139,10 +139,11 @@ class Memory:
     def retire(self, belief_id: str, note: str = "") -> Belief:
         return self.reject(belief_id, retire=True, note=note)
 
-    def reinforce(self, belief_id: str, note: str = "", kind: str = "reinforcing") -> Belief:
-        """The user restating a belief: recorded as evidence, no number changes (rule 3)."""
+    def reinforce(self, belief_id: str, note: str = "", kind: str = "reinforcing", affirm: bool = False) -> Belief:
+        """The user restating a belief: recorded as evidence, no number changes (rule 3);
+        `affirm` (a gut-check's "still true") also makes decay count from today (rule 16)."""
         from . import beliefs as _beliefs
-        return _beliefs.reinforce(self, belief_id, note, kind)
+        return _beliefs.reinforce(self, belief_id, note, kind, affirm)
 
     def set_pinned(self, belief_id: str, pinned: bool) -> Belief:
         from . import beliefs as _beliefs
@@ -152,6 +153,16 @@ class Memory:
         from . import beliefs as _beliefs
         return _beliefs.supersede(self, old_ids, by, note)
 
+    def merge(self, keep: str, other: str, note: str = "") -> Belief:
+        """Two beliefs the user says are one: `other`'s evidence joins `keep`, which supersedes it."""
+        from . import beliefs as _beliefs
+        return _beliefs.merge(self, keep, other, note)
+
+    def apply_review(self, changes: list[tuple[str, dict[str, Any], str]], subject: str) -> tuple[str, list[Belief]]:
+        """The user accepts a review's proposals (belief id, fields, why): one commit."""
+        from . import beliefs as _beliefs
+        return _beliefs.apply_review(self, changes, subject)
+
     # -- observing -------------------------------------------------------------------
     def observe(self, items: list[dict[str, Any]], *, source: str = "cli",
                 session: str | None = None) -> ObserveReport:
@@ -159,10 +170,30 @@ class Memory:
         from . import observe as _observe
         return _observe.observe(self, items, source=source, session=session)
 
+    def similar(self, title: str, statement: str = "") -> list[dict]:
+        """Rule 17: active beliefs close to a would-be new one ([{id, title, similarity}])."""
+        from . import similar as _similar
+        return _similar.similar(self, title, statement)
+
     # -- tensions ------------------------------------------------------------------------
     def resolve_tension(self, tension_id: str, note: str) -> Tension:
         from . import tensions as _tensions
         return _tensions.resolve(self, tension_id, note)
+
+    def open_tension(self, belief_id: str, note: str, title: str = "") -> Tension:
+        """The user opens a tension on a belief (`status: unresolved`)."""
+        from . import tensions as _tensions
+        return _tensions.open_tension(self, belief_id, note, title)
+
+    def reopen_tension(self, tension_id: str, note: str) -> Tension:
+        """A resolved tension is open again (`unresolved`), with the user's note."""
+        from . import tensions as _tensions
+        return _tensions.set_status(self, tension_id, "unresolved", note)
+
+    def watch_tension(self, tension_id: str, note: str = "") -> Tension:
+        """Keep an eye on a tension (`watching`)."""
+        from . import tensions as _tensions
+        return _tensions.set_status(self, tension_id, "watching", note)
 
     # -- sessions and reviews --------------------------------------------------------------
     def session_start(self, source: str = "startup") -> SessionReport:
@@ -183,15 +214,21 @@ class Memory:
         from . import timeline as _timeline
         return _timeline.diff(self, since)
 
-    def undo(self) -> tuple[str, str]:
-        """Revert the last epimem commit with a new commit; returns (new sha, undone subject)."""
+    def undo(self, commit: str | None = None) -> tuple[str, str]:
+        """Revert `commit` (an epimem commit), or the last one not yet undone that changed a
+        belief, an observation or a tension, with a new commit; returns (new sha, undone subject)."""
         from . import timeline as _timeline
-        return _timeline.undo(self)
+        return _timeline.undo(self, commit)
+
+    def redo(self) -> tuple[str, str]:
+        """Re-apply what the last undo took back; returns (new sha, redone subject)."""
+        from . import timeline as _timeline
+        return _timeline.redo(self)
 
     def commit_hand_edits(self) -> tuple[str | None, list[Change], list[Problem]]:
         """Commit what the user changed by hand, with a message naming it."""
-        from . import timeline as _timeline
-        return _timeline.commit_hand_edits(self)
+        from . import hand_edits as _hand_edits
+        return _hand_edits.commit_hand_edits(self)
 
     # -- validation ------------------------------------------------------------------------------
     def validate(self) -> list[Problem]:

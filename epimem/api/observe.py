@@ -33,7 +33,8 @@ if TYPE_CHECKING:
     from .memory import Memory
 
 OBSERVATION_KEYS = frozenset({"connects", "strength", "evidence", "suggests", "therefore", "basis", "session",
-                              "source", "date", "title", "kind", "permanence", "tags", "scope"})
+                              "source", "date", "title", "kind", "permanence", "tags", "scope",
+                              "new_despite_similar"})
 
 
 def observe(mem: Memory, items: list[dict[str, Any]], *, source: str, session: str | None) -> ObserveReport:
@@ -63,6 +64,9 @@ def observe(mem: Memory, items: list[dict[str, Any]], *, source: str, session: s
 
         fresh, dupes = without_duplicates(parsed, month_obs)
         check_session_limit(fresh, today, month_obs, params)
+        held = held_back(mem, fresh)
+        if held is not None:
+            return ObserveReport(tuple(dupes + held), None)
         writes: list[tx.Write] = []
         beliefs: dict[str, tuple[str, Belief, Belief, Any, list[Evidence]]] = {}
         known: set[str] = set()
@@ -137,6 +141,31 @@ def _encodable(s: str) -> bool:
     return True
 
 
+def held_back(mem: Memory, fresh: list[tuple[Observation, dict]]) -> list[ObservationResult] | None:
+    """Rule 17: when a new belief would sit beside a similar active one, the whole
+    batch is held back (nothing written) and each such observation lists them."""
+    from . import similar
+
+    found = {}
+    for i, (obs, extra) in enumerate(fresh):
+        if obs.connects == "new" and extra.get("title") and not extra.get("new_despite_similar"):
+            s = similar.similar(mem, extra["title"], obs.suggests or obs.evidence)
+            if s:
+                found[i] = s
+    if not found:
+        return None
+    out = []
+    for i, (obs, _) in enumerate(fresh):
+        if i in found:
+            names = ", ".join(f"{s['id']} ({s['similarity']:.2f})" for s in found[i])
+            out.append(ObservationResult(obs, None, similar=tuple(found[i]), reason=(
+                f"not created: close to {names} (rule 17); connect the observation to one of them, "
+                "or set 'new_despite_similar' to create it anyway")))
+        else:
+            out.append(ObservationResult(obs, None, reason="not recorded: the batch was held back (rule 17)"))
+    return out
+
+
 def check_input(n: int, item: dict, source: str, session: str | None,
                 today: date, params: Params) -> tuple[Observation, dict]:
     if not isinstance(item, dict):
@@ -170,6 +199,10 @@ def check_input(n: int, item: dict, source: str, session: str | None,
     basis = text("basis") or "behavioral"
     if basis not in BASES:
         raise InputError(f"observation {n}: 'basis' must be one of {', '.join(BASES)}, not {basis!r}", field="basis")
+    try:
+        rules.check_observation_basis(basis)
+    except rules.RuleError as e:
+        raise InputError(f"observation {n}: {e}", field="basis") from None
     connects = text("connects", True)
     if connects != "new":
         try:
@@ -201,6 +234,11 @@ def check_input(n: int, item: dict, source: str, session: str | None,
             raise InputError(f"observation {n}: 'tags' must be a list of text", field="tags")
         extra["tags"] = tuple(tags)
         extra["scope"] = text("scope") or "global"
+        despite = item.get("new_despite_similar", False)
+        if not isinstance(despite, bool):
+            raise InputError(f"observation {n}: 'new_despite_similar' must be true or false",
+                             field="new_despite_similar")
+        extra["new_despite_similar"] = despite
     obs = Observation(id="", date=d, evidence=text("evidence", True), strength=strength, basis=basis,
                       connects=connects, suggests=text("suggests"), therefore=text("therefore"),
                       source=text("source") or source, session=sess)

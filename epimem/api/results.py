@@ -18,6 +18,9 @@ class ObservationResult:
     reason: str = ""
     tension: str | None = None
     alert: bool = False
+    # Rule 17: active beliefs close to the one this observation would create
+    # ([{id, title, similarity}]); when any observation has some, nothing was written.
+    similar: tuple[dict, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -28,6 +31,11 @@ class ObserveReport:
     @property
     def alerts(self) -> list[ObservationResult]:
         return [r for r in self.results if r.alert]
+
+    @property
+    def held(self) -> bool:
+        """Rule 17 held the batch back: a new belief was close to an active one."""
+        return any(r.similar for r in self.results)
 
 
 @dataclass(frozen=True)
@@ -45,5 +53,6 @@ class SessionReport:
             out.append(f"Returning from dormancy: the last session was {self.dormant_days} days ago; "
                        "confidences shown are decayed.")
         if self.review_due:
-            out.append(f"A review is due ({self.review_due}): run `epimem mirror audit`.")
+            out.append(f"A review is due ({self.review_due}): "
+                       "run `epimem mirror audit --record` (or a gut-check) to record it.")
         return out

@@ -8,7 +8,9 @@ from typing import TYPE_CHECKING
 from ..core import rules
 from ..core.errors import InputError, VaultError
 from ..core.model import Sessions
+from ..core.notes import wikilink
 from ..core.redact import redact
+from ..store import git
 from ..store import sessions as sessions_file
 from ..store import transaction as tx
 from ..store.files import stat_key
@@ -32,8 +34,12 @@ def start(mem: Memory, source: str) -> SessionReport:
         res = rules.start_session(s, source, mem.today, mem.params)
         sha = None
         if res.counted:
-            sha = common.commit(mem, [tx.replace(SESSIONS, sessions_file.to_json(res.sessions), key)],
-                                f"session: start #{res.sessions.count}", op="session")
+            # No commit of its own (SPEC §4): the count rides along with the next
+            # commit, or is committed alone at most once a day.
+            tx.apply(mem.root, [tx.replace(SESSIONS, sessions_file.to_json(res.sessions), key)], None,
+                     lock=mem.vault.lock())
+            if git.is_repo_root(mem.root):
+                sha = sessions_file.commit_counted(mem.root, lock=mem.vault.lock())
     return SessionReport(res.counted, res.sessions.count, res.dormant_days, res.review_due, sha)
 
 
@@ -47,10 +53,19 @@ def record_review(mem: Memory, kind: str, markdown: str, beliefs: Iterable[str])
     with common.lock(mem):
         p = mem.vault.path(rel)
         key = stat_key(p)
+        ids = list(dict.fromkeys(beliefs))
+        # The review's beliefs are wikilinks, so Obsidian's graph links the review to them (SPEC §1).
+        links = ("beliefs: [" + ", ".join(f'"{wikilink(b)}"' for b in ids) + "]\n") if ids else ""
+        # A rendered review brings its own heading: one heading, not two.
+        own = body.startswith("# ")
         if p.exists():
-            text = p.read_text(encoding="utf-8").rstrip("\n") + f"\n\n## {kind}\n\n{body}\n"
+            part = body.replace("# ", "## ", 1) if own else f"## {kind}\n\n{body}"
+            text = p.read_text(encoding="utf-8").rstrip("\n") + f"\n\n{part}\n"
+            if ids:
+                text = _with_beliefs(text, ids)
         else:
-            text = f"---\ndate: {today}\nkind: {kind}\n---\n# {kind.capitalize()} {today}\n\n{body}\n"
+            head = "" if own else f"# {kind.capitalize()} {today}\n\n"
+            text = f"---\ndate: {today}\nkind: {kind}\n{links}---\n{head}{body}\n"
         s, skey = _for_write(mem)
         s = rules.record_review(s, mem.today, mem.params)
         return common.commit(mem, [tx.replace(rel, text, key), tx.replace(SESSIONS, sessions_file.to_json(s), skey)],
@@ -66,3 +81,18 @@ def _for_write(mem: Memory) -> tuple[Sessions, tuple[int, int] | None]:
         raise VaultError(f"{problems[0]} (fix it by hand; epimem will not overwrite it)",
                          path=problems[0].path, line=problems[0].line)
     return s, key
+
+
+def _with_beliefs(text: str, ids: list[str]) -> str:
+    """A review file's `beliefs` list with these ids added (as wikilinks)."""
+    from ..core.notes import NoteError, edit_frontmatter, link_target, parse_note
+
+    try:
+        have = parse_note(text).meta.get("beliefs") or []
+    except NoteError:
+        return text
+    if not isinstance(have, list):
+        return text
+    known = [link_target(str(x)) for x in have]
+    merged = known + [b for b in ids if b not in known]
+    return edit_frontmatter(text, {"beliefs": [wikilink(b) for b in merged]})

@@ -11,6 +11,7 @@ from ..store import drivers, git
 from ..store import sessions as sessions_file
 from ..store import transaction as tx
 from ..store.files import make_dirs, stat_key
+from ..store.paths import committable_files
 from . import common
 
 if TYPE_CHECKING:
@@ -50,11 +51,21 @@ def init(mem: Memory) -> bool:
             # a vault from before merges by meaning: its clones learn the driver from this file
             writes.append(tx.replace(".gitattributes", drivers.with_attributes(attrs.read_text(encoding="utf-8")),
                                      stat_key(attrs)))
+        gi = r / ".gitignore"
+        if gi.exists() and not any(w.path == ".gitignore" for w in writes):
+            # A copied vault keeps its own .gitignore, with epimem's lines added when missing.
+            have = gi.read_text(encoding="utf-8")
+            missing = [ln for ln in files[".gitignore"].splitlines()
+                       if ln and not ln.startswith("#") and ln not in have.splitlines()]
+            if missing:
+                text = have.rstrip("\n") + "\n# added by epimem\n" + "\n".join(missing) + "\n"
+                writes.append(tx.replace(".gitignore", text, stat_key(gi)))
         for d in FOLDERS:
             make_dirs(r / d)  # a folder that has files already keeps no .gitkeep
         if writes or created_repo:
             # A folder of existing notes (a copied vault) becomes the first commit whole.
-            commit = tx.Commit("init: new epimem vault", "init", also=("." ,) if created_repo else (),
-                               when=mem.replayed)
+            also = tuple(p for p in committable_files(r) if p not in {w.path for w in writes}) \
+                if created_repo else ()
+            commit = tx.Commit("init: new epimem vault", "init", also=also, when=mem.replayed)
             tx.apply(r, writes, commit, lock=mem.vault.lock(), caches=common.caches(mem))
     return bool(writes) or created_repo

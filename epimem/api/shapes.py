@@ -26,13 +26,15 @@ def observe_json(report) -> dict[str, Any]:
             "id": r.observation.id, "belief": r.belief, "strength": r.observation.strength,
             "duplicate": r.duplicate, "created": r.created, **vocab.confidence_change(r.before, r.after),
             "reason": r.reason, "tension": r.tension, "alert": r.alert,
+            "similar": [dict(x) for x in r.similar],
         } for r in report.results],
+        "held": report.held,
         "alerts": [{"belief": r.belief, "observation": r.observation.id,
                     "message": f"a belief held at {r.before:.2f} was contradicted"} for r in report.alerts],
     }
 
 
-NOTHING_OBSERVED: dict[str, Any] = {"commit": None, "observations": [], "alerts": []}
+NOTHING_OBSERVED: dict[str, Any] = {"commit": None, "observations": [], "held": False, "alerts": []}
 
 
 def session_json(r) -> dict[str, Any]:

@@ -9,7 +9,7 @@ from ..core import rules
 from ..core.errors import Conflict, InputError, NotFound, VaultError
 from ..core.ids import check_tension_id, unique_id
 from ..core.model import Observation, Tension
-from ..core.notes import NoteError, parse_tension, render_tension, resolve_tension_text
+from ..core.notes import NoteError, edit_frontmatter, parse_tension, render_tension, resolve_tension_text, wikilink
 from ..core.redact import redact
 from ..store import transaction as tx
 from ..store.files import NotUTF8, read_text, stat_key
@@ -25,27 +25,85 @@ def select(mem: Memory, status: str | None) -> list[Tension]:
     return [t for t in ts if status is None or t.status == status]
 
 
-def resolve(mem: Memory, tension_id: str, note: str) -> Tension:
+def _read(mem: Memory, tension_id: str) -> tuple[str, Tension, Any]:
     check_tension_id(tension_id, field="tension_id")
-    if not note or not note.strip():
-        raise InputError("'note' is required: a tension is resolved with a note saying how", field="note")
     rel = f"tensions/{tension_id}.md"
+    p = mem.vault.path(rel)
+    if not p.exists():
+        raise NotFound(f"no tension '{tension_id}' ({rel} does not exist)", path=rel)
+    key = stat_key(p)
+    text = read_text(p, rel)
+    try:
+        return text, parse_tension(text, tension_id, rel), key
+    except NoteError as e:
+        raise VaultError(f"{rel}:{e.line}: {e.message}", path=rel, line=e.line) from None
+
+
+def _note(note: str, what: str) -> str:
+    if not note or not note.strip():
+        raise InputError(f"'note' is required: {what}", field="note")
+    return note.strip()
+
+
+def resolve(mem: Memory, tension_id: str, note: str) -> Tension:
+    note = _note(note, "a tension is resolved with a note saying how")
     with common.lock(mem):
-        p = mem.vault.path(rel)
-        if not p.exists():
-            raise NotFound(f"no tension '{tension_id}' ({rel} does not exist)", path=rel)
-        key = stat_key(p)
-        text = read_text(p, rel)
-        try:
-            t = parse_tension(text, tension_id, rel)
-        except NoteError as e:
-            raise VaultError(f"{rel}:{e.line}: {e.message}", path=rel, line=e.line) from None
+        text, t, key = _read(mem, tension_id)
         if t.status == "resolved":
-            raise Conflict(f"tension {tension_id} is already resolved", path=rel)
+            raise Conflict(f"tension {tension_id} is already resolved", path=t.path)
         new = resolve_tension_text(text, mem.today, redact(note, mem.params.redact))
-        common.commit(mem, [tx.replace(rel, new, key)], f"tension: resolve {tension_id} ({t.status} → resolved)",
+        common.commit(mem, [tx.replace(t.path, new, key)], f"tension: resolve {tension_id} ({t.status} → resolved)",
                       op="resolve", beliefs=[t.belief])
     return replace(t, status="resolved", resolution=note)
+
+
+def open_tension(mem: Memory, belief_id: str, note: str, title: str = "") -> Tension:
+    """The user names a tension on a belief themselves (`status: unresolved`)."""
+    note = redact(_note(note, "say what does not fit"), mem.params.redact)
+    title = redact(" ".join((title or "").split()), mem.params.redact)
+    with common.lock(mem):
+        _, b, _ = common.read(mem, belief_id)
+        if b.status != "active":
+            raise Conflict(f"{belief_id} is {b.status}; a tension is opened on an active belief", path=b.path)
+        existing = {p.stem for p in (mem.root / "tensions").glob("*.md")}
+        tid = unique_id(f"{mem.today.isoformat()}-{belief_id}", existing)
+        t = Tension(id=tid, date=mem.today, belief=belief_id, status="unresolved",
+                    title=title or f"Does “{b.title}” hold?", what_happened=note,
+                    suggests="Opened by the user; held lightly until it is resolved.", path=f"tensions/{tid}.md")
+        common.commit(mem, [tx.create(t.path, render_tension(t))], f"tension: open {tid} on {belief_id}",
+                      op="tension", beliefs=[belief_id])
+    return t
+
+
+STATUS_VERBS = {"unresolved": "reopened", "watching": "watching"}
+
+
+def set_status(mem: Memory, tension_id: str, status: str, note: str = "") -> Tension:
+    """Reopen a resolved tension (`unresolved`) or watch one (`watching`), with a dated line."""
+    common.check_choice("status", status, tuple(STATUS_VERBS))
+    if status == "unresolved":
+        note = _note(note, "say why the tension is open again")
+    with common.lock(mem):
+        text, t, key = _read(mem, tension_id)
+        if t.status == status:
+            raise Conflict(f"tension {tension_id} is already {status}", path=t.path)
+        if status == "watching" and t.status == "resolved":
+            raise Conflict(f"tension {tension_id} is resolved; reopen it first", path=t.path)
+        verb = STATUS_VERBS[status]
+        line = f"- {verb}: {mem.today.isoformat()}" + (f" — {' '.join(redact(note, mem.params.redact).split())}"
+                                                        if note else "")
+        new = edit_frontmatter(text, {"status": status}).rstrip("\n") + "\n" + line + "\n"
+        common.commit(mem, [tx.replace(t.path, new, key)],
+                      f"tension: {'reopen' if status == 'unresolved' else 'watch'} {tension_id} "
+                      f"({t.status} → {status})", op="tension", beliefs=[t.belief])
+    return replace(t, status=status)
+
+
+def closing_writes(mem: Memory, belief_id: str, reason: str) -> list[tx.Write]:
+    """Writes that resolve every open tension on a belief that is retired or superseded:
+    a question about a belief no longer held is closed with that reason, not left open."""
+    return [tx.replace(f"tensions/{p.name}", resolve_tension_text(text, mem.today, reason), stat_key(p))
+            for p, text in _open_on(mem, belief_id)]
 
 
 def for_contradiction(mem: Memory, obs: Observation, eff: rules.Effect,
@@ -68,7 +126,7 @@ def for_contradiction(mem: Memory, obs: Observation, eff: rules.Effect,
                 text = read_text(p, f"tensions/{p.name}")
             except NotUTF8:
                 continue  # reported by validate; a new tension file is opened instead
-            if f"belief: {bid}" in text:  # cheap filter before parsing
+            if bid in text:  # cheap filter before parsing (a bare id or a wikilink)
                 candidates.append((p.stem, text, stat_key(p)))
     for tid, text, key in candidates:
         try:
@@ -95,3 +153,30 @@ def _new(mem: Memory, obs: Observation, eff: rules.Effect, pending: set[str]) ->
     t = Tension(id=tid, date=obs.date, belief=eff.before.id, status="watching", title=title,
                 what_happened=obs.evidence, evidence=(rules.observation_link(obs),), suggests=suggests)
     return tid, render_tension(t)
+
+
+
+def _open_on(mem: Memory, belief_id: str):
+    tdir = mem.root / "tensions"
+    if not tdir.is_dir():
+        return
+    for p in sorted(tdir.glob("*.md")):
+        text = p.read_text(encoding="utf-8")
+        if belief_id not in text:  # cheap filter before parsing
+            continue
+        try:
+            t = parse_tension(text, p.stem)
+        except NoteError:
+            continue  # a malformed tension is never rewritten
+        if t.belief == belief_id and t.status != "resolved":
+            yield p, text
+
+
+def moving_writes(mem: Memory, from_id: str, to_id: str) -> list[tx.Write]:
+    """Open tensions of a belief merged into another now question that one."""
+    out = []
+    for p, text in _open_on(mem, from_id):
+        new = edit_frontmatter(text, {"belief": wikilink(to_id)}).rstrip("\n")
+        new += f"\n- moved: {mem.today.isoformat()} — {from_id} was merged into {to_id}\n"
+        out.append(tx.replace(f"tensions/{p.name}", new, stat_key(p)))
+    return out

@@ -8,13 +8,14 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..core.changes import Change, belief_change, headline, tension_change
-from ..core.errors import Conflict, NotFound, StorageError
-from ..core.model import Problem, Snapshot
-from ..core.notes import NoteError, parse_belief, parse_observations
+from ..core.changes import Change, belief_change, mapping_changes, sessions_changes, tension_change
+from ..core.errors import Conflict, InputError, NotFound, StorageError
+from ..core.model import Snapshot
+from ..core.notes import NoteError, parse_note, parse_observations
+from ..core.record import FIELDS
 from ..store import git
 from ..store import transaction as tx
-from ..store.files import NotUTF8, read_text, stat_key
+from ..store.files import NotUTF8, read_text
 from ..store.git import HistoryError
 from . import common
 
@@ -85,6 +86,11 @@ def describe(mem: Memory, rows, old_spec, new_spec, new_from_disk: bool = False)
         c: Change | None
         if p.startswith("beliefs/") and p.endswith(".md"):
             c = belief_change(stem, git.parse_belief_blob(old, stem), git.parse_belief_blob(new, stem))
+            if old is not None and new is not None:
+                # keys epimem does not know (Obsidian's `aliases`, a user's own) are named too
+                extra = mapping_changes(_meta(old), _meta(new), skip=BELIEF_KEYS)
+                if extra:
+                    c = Change("belief", stem, "changed", (c.details if c else ()) + tuple(extra))
         elif p.startswith("tensions/") and p.endswith(".md"):
             c = tension_change(stem, git.parse_tension_blob(old, stem), git.parse_tension_blob(new, stem))
         elif p.startswith("observations/"):
@@ -101,6 +107,10 @@ def describe(mem: Memory, rows, old_spec, new_spec, new_from_disk: bool = False)
             c = None
         elif p.startswith("reviews/"):
             c = Change("review", stem, "added" if old is None else "changed")
+        elif p == "epistemology.md":
+            c = _file_change(p, _meta(old), _meta(new), mapping_changes)
+        elif p == SESSIONS:
+            c = _file_change(p, _json(old), _json(new), sessions_changes)
         else:
             c = Change("file", p, {"A": "added", "D": "removed"}.get(st, "changed"))
         if c:
@@ -110,30 +120,116 @@ def describe(mem: Memory, rows, old_spec, new_spec, new_from_disk: bool = False)
     return changes
 
 
-def _undo_subject(subject: str) -> str:
-    # Undoing an undo is a redo: say so, rather than "undo: undo: …".
-    if subject.startswith("undo: "):
-        return "redo: " + subject[len("undo: "):]
-    if subject.startswith("redo: "):
-        return "undo: " + subject[len("redo: "):]
-    return f"undo: {subject}"
+BELIEF_KEYS = frozenset(FIELDS)
 
 
-def undo(mem: Memory) -> tuple[str, str]:
-    """Revert the last epimem commit with a new commit; returns (new sha, undone subject)."""
+def _meta(text: str | None) -> dict:
+    if text is None:
+        return {}
+    try:
+        return parse_note(text).meta
+    except NoteError:
+        return {}
+
+
+def _json(text: str | None) -> dict:
+    import json
+
+    try:
+        v = json.loads(text) if text else {}
+    except ValueError:
+        return {}
+    return v if isinstance(v, dict) else {}
+
+
+def _file_change(path: str, old: dict, new: dict, how) -> Change:
+    details = tuple(how(old, new))
+    return Change("file", path, "changed" if details else "edited", details)
+
+
+# What undo walks back through (SPEC §4): epimem's commits that changed what was
+# learned. A session count, the vault's creation, and undo/redo themselves are not.
+CONTENT = ("beliefs/", "observations/", "tensions/")
+NOT_UNDONE = frozenset({"init", "session", "undo", "redo"})
+SESSIONS = "state/sessions.json"
+
+
+def _learned(c: git.EpimemCommit) -> bool:
+    return c.op not in NOT_UNDONE and any(p.startswith(CONTENT) for p in c.paths)
+
+
+def undo_state(log: list[git.EpimemCommit]) -> tuple[dict[str, str], list[git.EpimemCommit]]:
+    """(undone: target sha → the undo commit's sha, redoable: the undo commits since
+    the last change, oldest first), from epimem's log (newest first). Pure.
+
+    An undo made by an earlier epimem that reverted an undo is read as a redo.
+    """
+    by_sha = {c.info.sha: c for c in log}
+    undone: dict[str, str] = {}
+    stack: list[git.EpimemCommit] = []
+
+    def redone(target: str) -> None:
+        undone.pop(target, None)
+        stack[:] = [u for u in stack if u.info.trailers.get("Epimem-Reverts") != target]
+
+    for c in reversed(log):
+        t = c.info.trailers
+        if c.op == "undo":
+            target = t.get("Epimem-Reverts", "")
+            inner = by_sha.get(target)
+            if inner is not None and inner.op == "undo":  # the old "undo of an undo"
+                redone(inner.info.trailers.get("Epimem-Reverts", ""))
+                continue
+            undone[target] = c.info.sha
+            stack.append(c)
+        elif c.op == "redo":
+            redone(t.get("Epimem-Redoes", ""))
+        elif _learned(c):
+            stack = []
+    return undone, stack
+
+
+def _target(mem: Memory, log: list[git.EpimemCommit], undone: dict[str, str], commit: str | None) -> git.EpimemCommit:
+    if commit is None:
+        for c in log:
+            if _learned(c) and c.info.sha not in undone:
+                return c
+        raise Conflict("nothing to undo: no epimem commit that changed a belief, an observation or a tension "
+                       "is left to take back")
+    try:
+        sha = git.run(mem.root, "rev-parse", "--verify", "--quiet", f"{commit}^{{commit}}", retries=1)
+    except git.HistoryError:
+        raise InputError(f"'commit': {commit!r} is not a commit of this vault", field="commit") from None
+    found = next((c for c in log if c.info.sha == sha), None)
+    if found is None:
+        raise InputError(f"'commit': {sha[:8]} is not an epimem commit; undo takes back only epimem's own",
+                         field="commit")
+    if found.op in ("undo", "redo"):
+        raise Conflict(f"{sha[:8]} is an {found.op}; `redo` re-applies what was undone")
+    if found.op == "session":
+        raise Conflict(f"{sha[:8]} only counted sessions; a session count is never what undo reverts")
+    if found.op == "init":
+        raise Conflict("that commit created the vault; there is nothing before it to return to")
+    if sha in undone:
+        raise Conflict(f"{sha[:8]} is already undone (by {undone[sha][:8]}); `redo` re-applies it")
+    return found
+
+
+def undo(mem: Memory, commit: str | None = None) -> tuple[str, str]:
+    """Revert the given epimem commit, or the last one not yet undone that changed a
+    belief, an observation or a tension; a new commit. Returns (new sha, undone subject)."""
     common.require_repo(mem)
 
     def prepare() -> tx.Staged:
-        last = git.last_epimem_commit(mem.root)
-        if last is None:
-            raise Conflict("nothing to undo: no epimem commit in this vault")
-        if last.trailers.get("Epimem-Op") == "init":
-            raise Conflict("the last epimem commit created the vault; there is nothing before it to return to")
-        git.revert(mem.root, last.sha)
-        beliefs = tuple(b.strip() for b in last.trailers.get("Epimem-Beliefs", "").split(",") if b.strip())
-        commit = tx.Commit(_undo_subject(last.subject), "undo", beliefs=beliefs,
-                           extra=(("Epimem-Reverts", last.sha),), when=mem.replayed)
-        return tx.Staged(commit, None, abort=lambda: git.abort_revert(mem.root), value=last.subject)
+        log = git.epimem_log(mem.root)
+        undone, _ = undo_state(log)
+        target = _target(mem, log, undone, commit)
+        git.revert(mem.root, target.info.sha, keep=(SESSIONS,))
+        t = target.info.trailers
+        beliefs = tuple(b.strip() for b in t.get("Epimem-Beliefs", "").split(",") if b.strip())
+        c = tx.Commit(f"undo: {target.info.subject}", "undo", beliefs=beliefs,
+                      extra=(("Epimem-Reverts", target.info.sha),), when=mem.replayed)
+        return tx.Staged(c, None, abort=lambda: git.abort_revert(mem.root), value=target.info.subject)
 
     res = tx.record(mem.root, prepare, lock=common.lock(mem), caches=common.caches(mem))
     assert res.commit is not None
@@ -148,70 +244,27 @@ def _disk_text(fp: Path) -> str | None:
         return None
 
 
-def _redact_hand_edit(mem: Memory, rel: str) -> None:
-    """A secret typed into a note by hand is redacted in the file before it is
-    committed: git history is pushed and kept, the file is the user's to fix.
-    The rewrite goes through the write path, uncommitted: the commit that
-    follows records it."""
-    import logging
-
-    from ..core.scrub import scrub
-
-    p = mem.root / rel
-    if not (rel.endswith(".md") and rel.split("/", 1)[0] in ("beliefs", "observations", "tensions", "reviews")
-            and p.is_file() and not p.is_symlink()):
-        return
-    key = stat_key(p)
-    text = read_text(p, rel)
-    clean = scrub(rel, text, mem.params.redact)
-    if clean == text:
-        return
-    tx.apply(mem.root, [tx.replace(rel, clean, key)], None, lock=common.lock(mem), caches=common.caches(mem))
-    logging.getLogger("epimem").warning("epimem: %s held what looks like a secret; it was redacted in the file "
-                                        "before the commit", rel)
-
-
-def commit_hand_edits(mem: Memory) -> tuple[str | None, list[Change], list[Problem]]:
-    """Commit what the user changed by hand, with a message naming it.
-
-    Malformed belief files are reported and left out of the commit, so a
-    half-finished edit is never recorded as the vault's state.
-    """
+def redo(mem: Memory) -> tuple[str, str]:
+    """Re-apply the last undo's change (the undos since the last change, newest first)."""
     common.require_repo(mem)
-    problems: list[Problem] = []
-    changes: list[Change] = []
 
-    def prepare() -> tx.Staged | None:
-        rows = [(st, p) for st, p in git.dirty_paths(mem.root) if not p.startswith(".epimem/")]
-        keep = []
-        for st, p in rows:
-            if p.endswith(".md") and (mem.root / p).is_file() and not p.startswith("beliefs/"):
-                try:
-                    read_text(mem.root / p, p)
-                except NotUTF8 as e:
-                    problems.append(Problem(p, e.line or 1, f"{e.message} (not committed)"))
-                    continue
-            if p.startswith("beliefs/") and p.endswith(".md") and (mem.root / p).exists():
-                try:
-                    parse_belief(read_text(mem.root / p, p), Path(p).stem)
-                except (NoteError, NotUTF8) as e:
-                    problems.append(Problem(p, e.line or 1, f"{e.message} (not committed)"))
-                    continue
-            _redact_hand_edit(mem, p)
-            keep.append((st, p))
-        if not keep:
-            return None
-        tracked = git.has_commits(mem.root)
-        changes.extend(describe(mem, [("A" if st == "??" else st[0], p) for st, p in keep],
-                                (lambda p: f"HEAD:{p}") if tracked else None, None, new_from_disk=True))
-        subject = "edit: " + headline(changes) if changes else "edit: files changed by hand"
-        body = "\n".join(f"- {c.sentence()}" for c in changes)
-        commit = tx.Commit(subject, "edit", beliefs=tuple(c.ident for c in changes if c.what == "belief"),
-                           body=body, when=mem.replayed)
-        return tx.Staged(commit, tuple(p for _, p in keep))
+    def prepare() -> tx.Staged:
+        log = git.epimem_log(mem.root)
+        _, stack = undo_state(log)
+        if not stack:
+            raise Conflict("nothing to redo: no undo since the last change")
+        u = stack[-1]
+        target = u.info.trailers.get("Epimem-Reverts", "")
+        subject = u.info.subject[len("undo: "):] if u.info.subject.startswith("undo: ") else u.info.subject
+        git.revert(mem.root, u.info.sha, keep=(SESSIONS,))
+        c = tx.Commit(f"redo: {subject}", "redo", beliefs=tuple(
+            b.strip() for b in u.info.trailers.get("Epimem-Beliefs", "").split(",") if b.strip()),
+            extra=(("Epimem-Reverts", u.info.sha), ("Epimem-Redoes", target)), when=mem.replayed)
+        return tx.Staged(c, None, abort=lambda: git.abort_revert(mem.root), value=subject)
 
     res = tx.record(mem.root, prepare, lock=common.lock(mem), caches=common.caches(mem))
-    return res.commit, changes, problems
+    assert res.commit is not None
+    return res.commit, res.value
 
 
 # --- every belief's history at once (the visual mirror) -------------------------------

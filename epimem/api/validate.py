@@ -32,10 +32,8 @@ def validate(mem: Memory) -> list[Problem]:
     ids = {b.id for b in snap.beliefs} | {Path(p.path).stem for p in snap.problems if p.path.startswith("beliefs/")}
     obs_ids = {o.id for o in snap.observations}
     for b in snap.beliefs:
-        try:
-            rules.check_confidence(b.confidence, b.basis, params)
-        except rules.RuleError as e:
-            problems.append(Problem(b.path, key_line(root / b.path, "confidence"), str(e)))
+        for fld, msg in rules.rule_problems(b, params):
+            problems.append(Problem(b.path, key_line(root / b.path, fld), msg))
         for s in b.supersedes:
             if s not in ids:
                 problems.append(Problem(b.path, key_line(root / b.path, "supersedes"),

@@ -483,24 +483,15 @@ def session_end(argv: list[str]) -> int:
 # --- background workers ---------------------------------------------------------------
 
 def commit_session(root: str, session: str = "") -> int:
-    """Commit `state/sessions.json` after the hook counted a session (detached)."""
+    """Commit `state/sessions.json` after the hook counted a session (detached), at most once a day."""
     from pathlib import Path
 
-    from ..store import git, transaction
+    from ..store import git
 
     root_p = Path(root).absolute()
     if not git.is_repo_root(root_p):
         return 0
-
-    def prepare() -> transaction.Staged | None:
-        # Under the lock: another background commit may already have taken this change.
-        if not git.run(root_p, "status", "--porcelain", "--", sessions_file.PATH).strip():
-            return None
-        count = sessions_file.loads((root_p / sessions_file.PATH).read_text(encoding="utf-8"))["count"]
-        return transaction.Staged(transaction.Commit(f"session: start #{count}", op="session",
-                                                     session=session or None), paths=(sessions_file.PATH,))
-
-    transaction.record(root_p, prepare)
+    sessions_file.commit_counted(root_p, session)
     return 0
 
 

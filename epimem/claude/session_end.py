@@ -213,10 +213,24 @@ def llm_observations(transcript: Transcript, candidates: list[dict], beliefs, pa
     req = build_request(transcript, candidates, beliefs, params, today,
                         model=model or os.environ.get("EPIMEM_MODEL") or DEFAULT_MODEL, limit=limit)
     message = client.messages.create(**req)
-    project = os.path.basename(transcript.cwd.rstrip("/")) if transcript.cwd else ""
-    return parse_answer(message.model_dump(), {b.id for b in beliefs if b.status == "active"},
-                        limit=limit, session=session, project=project, patterns=params.redact,
-                        source=f"{transcript.agent}/transcript")
+    items = parse_answer(message.model_dump(), {b.id for b in beliefs if b.status == "active"},
+                         limit=limit, session=session, project=project_of(transcript), patterns=params.redact,
+                         source=f"{transcript.agent}/transcript")
+    day = session_day(transcript)
+    return [dict(i, date=day) if day else i for i in items]
+
+
+def project_of(transcript: Transcript) -> str:
+    """The project a transcript's session ran in: the last part of its recorded `cwd`."""
+    return os.path.basename(transcript.cwd.rstrip("/")) if transcript.cwd else ""
+
+
+def session_day(transcript: Transcript) -> str:
+    """The day the session ended, from the transcript's own timestamps (UTC), or ""."""
+    for t in reversed(transcript.turns):
+        if re.match(r"^\d{4}-\d{2}-\d{2}", t.timestamp or ""):
+            return t.timestamp[:10]
+    return ""
 
 
 def observe_from_transcript(memory, path, use_llm: bool = False, *, session: str | None = None,
@@ -236,7 +250,7 @@ def observe_from_transcript(memory, path, use_llm: bool = False, *, session: str
     limit = params.observations_per_session
     beliefs = memory.beliefs(status=None)
     candidates = statement_items(find_statements(t), session=sess, beliefs=beliefs, source=f"{t.agent}/transcript",
-                                 agent=LABELS.get(t.agent, t.agent))
+                                 agent=LABELS.get(t.agent, t.agent), project=project_of(t))
     if not use_llm:
         return candidates[:limit]
     if client is None and not os.environ.get("ANTHROPIC_API_KEY"):
@@ -287,5 +301,29 @@ def record_from_transcript(memory, path, use_llm: bool = False, *, session: str 
     if not items:
         notes.append("nothing worth recording in this session")
         return None, notes
+    items = connect_similar(memory, items, notes)
     report = memory.observe(items, source=f"{t.agent}/transcript", session=sess or None)
     return report, notes
+
+
+NEW_ONLY = ("title", "kind", "permanence", "scope", "tags")
+
+
+def connect_similar(memory, items: list[dict], notes: list[str]) -> list[dict]:
+    """Rule 17 for the transcript pass: a would-be new belief close to an active one is
+    recorded against that belief instead, changing no number (the two may even
+    contradict each other; the user decides, not the pass): a self-report is
+    reinforcement (rule 3), anything else another first sighting."""
+    out = []
+    for item in items:
+        if item.get("connects") == "new" and item.get("title"):
+            near = memory.similar(item["title"], item.get("suggests") or item.get("evidence") or "")
+            if near:
+                top = near[0]
+                item = {k: v for k, v in item.items() if k not in NEW_ONLY}
+                item.update(connects=top["id"],
+                            strength="confirming" if item.get("basis") == "self-report" else "single")
+                notes.append(f"connected to {top['id']} (similarity {top['similarity']:.2f}) instead of "
+                             "creating a near-duplicate (rule 17)")
+        out.append(item)
+    return out

@@ -159,6 +159,7 @@ class Statement:
     kind: str  # "preference" or "convention"
     form: str  # "prefer", "always", "never", "dont"
     turn: int  # line of the transcript
+    when: str = ""  # the turn's timestamp (ISO, UTC), as the transcript records it
 
 
 _LEAD = r"^(?:(?:no|nope|ok|okay|also|and|but|so|oh|please|pls|hey|actually|again|just)[,!.:]?\s+)*"
@@ -184,6 +185,8 @@ _DEICTIC = re.compile(r"\b(?:this|that|these|those|it|its|here|there|now|yet|aga
                       r"above|below)\b", re.I)
 _NOT_ADVICE = re.compile(r"^(?:worry|know|think|understand|see|get|mind|forget|bother|panic|apologi[sz]e|"
                          r"care|have|need|want|like|remember|be sorry)\b", re.I)
+_DAY = re.compile(r"^\d{4}-\d{2}-\d{2}")
+_YOU = re.compile(r"\b(?:you|your|yours|you're|you've|you'll|you'd)\b", re.I)
 _FENCE = re.compile(r"```.*?(?:```|$)", re.S)
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+")
 
@@ -216,6 +219,11 @@ def match_statement(sentence: str) -> tuple[str, str, str] | None:
             return None
         lead = _SELF_TITLE[form] if m.groupdict().get("subj") else _TITLE[form]
         title = f"{lead} {rest}"
+        if _YOU.search(rest):
+            # "before you commit" is the user talking to the assistant; under a title
+            # about the user, "you" would read as the user. Keep their words, quoted.
+            said = re.sub(_LEAD, "", re.sub(r",?\s*please$", "", s.rstrip(".!;:"), flags=re.I), flags=re.I)
+            title = f"Asks: “{said[0].upper() + said[1:]}”"
         if len(title) > 80:
             title = title[:80].rsplit(" ", 1)[0] + "…"
         return form, kind, title
@@ -233,13 +241,14 @@ def find_statements(transcript: Transcript, limit: int | None = None) -> list[St
             form, kind, title = m
             key = text_key(title)
             if key not in found:
-                found[key] = Statement(s, title, kind, form, turn.index)
+                found[key] = Statement(s, title, kind, form, turn.index, turn.timestamp)
     ranked = sorted(found.values(), key=lambda st: (_RANK[st.form], -st.turn))
     return ranked[:limit] if limit is not None else ranked
 
 
 def statement_items(statements: list[Statement], *, session: str = "", beliefs=(),
-                    source: str = "claude-code/transcript", agent: str = "Claude Code") -> list[dict]:
+                    source: str = "claude-code/transcript", agent: str = "Claude Code",
+                    project: str = "") -> list[dict]:
     """Observation items for `Memory.observe`: basis self-report, nothing interpreted.
 
     A statement whose title matches an active belief's title is the user
@@ -259,12 +268,18 @@ def statement_items(statements: list[Statement], *, session: str = "", beliefs=(
         }
         if session:
             item["session"] = session
+        if _DAY.match(st.when):
+            item["date"] = st.when[:10]  # when it was said, not when the pass ran
         bid = by_title.get(text_key(st.title))
         if bid:
             item.update(connects=bid, strength="confirming")
         else:
             item.update(connects="new", strength="single", title=st.title, kind=st.kind,
                         permanence="unknown")
+            if project and st.kind == "convention":
+                # "Always run make check" said in a project is that project's convention
+                # until seen elsewhere; a stated preference is about the person.
+                item["scope"] = project
         items.append(item)
     return items
 

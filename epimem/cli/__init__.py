@@ -37,7 +37,7 @@ app = typer.Typer(
     help="A personal epistemic memory: what the assistant believes about you, "
          "as markdown files in a Git-versioned vault.")
 belief_app = typer.Typer(no_args_is_help=True, help="Add, show, list and change beliefs.")
-tension_app = typer.Typer(no_args_is_help=True, help="Resolve tensions.")
+tension_app = typer.Typer(no_args_is_help=True, help="Open, watch, resolve and reopen tensions.")
 session_app = typer.Typer(no_args_is_help=True, help="Count sessions.")
 app.add_typer(belief_app, name="belief")
 app.add_typer(tension_app, name="tension")
@@ -254,6 +254,15 @@ def belief_supersede(ctx: typer.Context, old: list[str] = typer.Argument(..., me
     _done(mem, mem.supersede(old, by, note=note), as_json, f"{', '.join(old)} superseded by {by}")
 
 
+@belief_app.command("merge")
+def belief_merge(ctx: typer.Context, keep: str = typer.Argument(..., metavar="KEEP"),
+                 other: str = typer.Argument(..., metavar="OTHER"),
+                 note: str = typer.Option("", "--note"), as_json: bool = JSON):
+    """Merge two beliefs you say are one: OTHER's evidence joins KEEP, which supersedes it."""
+    mem = memory(ctx)
+    _done(mem, mem.merge(keep, other, note=note), as_json, f"Merged {other} into {keep}")
+
+
 @belief_app.command("pin")
 def belief_pin(ctx: typer.Context, belief_id: str = typer.Argument(..., metavar="ID"), as_json: bool = JSON):
     """Exempt a belief from decay."""
@@ -291,13 +300,17 @@ def observe(ctx: typer.Context,
             evidence: str | None = typer.Option(None, "--evidence", help="What happened, concretely."),
             suggests: str = typer.Option("", "--suggests"),
             therefore: str = typer.Option("", "--therefore"),
-            basis: str = typer.Option("behavioral", "--basis"),
+            basis: str = typer.Option("behavioral", "--basis",
+                                      help="behavioral, self-report or interpretive (never fact: rule 14)."),
             session: str | None = typer.Option(None, "--session"),
             source: str = typer.Option("cli", "--source"),
             date: str | None = typer.Option(None, "--date"),
             title: str | None = typer.Option(None, "--title", help="With --connects new: create a belief."),
             kind: str | None = typer.Option(None, "--kind"),
             permanence: str | None = typer.Option(None, "--permanence"),
+            new_despite_similar: bool = typer.Option(
+                False, "--new-despite-similar",
+                help="With --connects new: create the belief even when a similar one is active (rule 17)."),
             batch: str | None = typer.Option(None, "--input", metavar="FILE|-",
                                              help="A JSON array of observations from FILE, or - for stdin."),
             from_transcript: str | None = typer.Option(None, "--from-transcript",
@@ -346,13 +359,16 @@ def observe(ctx: typer.Context,
             fail("give --connects, --strength and --evidence, or a batch with --input FILE|-")
         item = {"connects": connects, "strength": strength, "evidence": evidence, "suggests": suggests,
                 "therefore": therefore, "basis": basis, "session": session, "date": date,
-                "title": title, "kind": kind, "permanence": permanence}
+                "title": title, "kind": kind, "permanence": permanence,
+                "new_despite_similar": new_despite_similar or None}
         items = [{k: v for k, v in item.items() if v is not None}]
     report = mem.observe(items, source=source, session=session)
     if as_json:
         emit_json(observe_json(report))
-        return
-    _print_observe(report)
+    else:
+        _print_observe(report)
+    if report.held:
+        raise typer.Exit(1)  # nothing was written: a script must notice
 
 
 def _observe_transcript(mem, path: str, llm: bool, session: str | None, as_json: bool) -> None:
@@ -387,6 +403,11 @@ def _print_observe(report) -> None:
         typer.echo(f"{r.observation.id} → {where}{change}: {r.reason}")
         if r.tension:
             typer.echo(f"  tension opened: {r.tension}")
+        for s in r.similar:
+            typer.echo(f"  similar: {s['id']} — {s['title']} (similarity {s['similarity']:.2f})")
+    if report.held:
+        typer.echo("Nothing was written. Connect the observation to one of the similar beliefs, or "
+                   "create it anyway with --new-despite-similar (\"new_despite_similar\": true in a batch).")
     for r in report.alerts:
         typer.echo(f"ALERT: {r.belief} was held at {r.before:.2f} and has just been contradicted; "
                    "tell the user.")
@@ -425,6 +446,43 @@ def tension_resolve(ctx: typer.Context, tension_id: str = typer.Argument(..., me
         emit_json(tension_json(t))
     else:
         typer.echo(f"Resolved {t.id}")
+
+
+@tension_app.command("open")
+def tension_open(ctx: typer.Context, belief_id: str = typer.Argument(..., metavar="BELIEF"),
+                 note: str = typer.Option(..., "--note", help="What does not fit."),
+                 title: str = typer.Option("", "--title"), as_json: bool = JSON):
+    """Open a tension on a belief yourself (status unresolved)."""
+    mem = memory(ctx)
+    t = mem.open_tension(belief_id, note, title)
+    if as_json:
+        emit_json(tension_json(t))
+    else:
+        typer.echo(f"Opened {t.id} on {t.belief}")
+
+
+@tension_app.command("reopen")
+def tension_reopen(ctx: typer.Context, tension_id: str = typer.Argument(..., metavar="ID"),
+                   note: str = typer.Option(..., "--note", help="Why it is open again."), as_json: bool = JSON):
+    """Reopen a resolved tension (status unresolved)."""
+    mem = memory(ctx)
+    t = mem.reopen_tension(tension_id, note)
+    if as_json:
+        emit_json(tension_json(t))
+    else:
+        typer.echo(f"Reopened {t.id}")
+
+
+@tension_app.command("watch")
+def tension_watch(ctx: typer.Context, tension_id: str = typer.Argument(..., metavar="ID"),
+                  note: str = typer.Option("", "--note"), as_json: bool = JSON):
+    """Keep watching a tension (status watching)."""
+    mem = memory(ctx)
+    t = mem.watch_tension(tension_id, note)
+    if as_json:
+        emit_json(tension_json(t))
+    else:
+        typer.echo(f"Watching {t.id}")
 
 
 # --- sessions --------------------------------------------------------------------------------
@@ -477,14 +535,28 @@ def diff(ctx: typer.Context, since: str = typer.Option(..., "--since", help="A d
 
 
 @app.command()
-def undo(ctx: typer.Context, as_json: bool = JSON):
-    """Revert the last epimem commit (with a new commit; history is never rewritten)."""
+def undo(ctx: typer.Context,
+         commit: str | None = typer.Argument(None, metavar="[COMMIT]",
+                                             help="An epimem commit (default: the last change not yet undone)."),
+         as_json: bool = JSON):
+    """Take back an epimem change with a new commit; again goes one further back (history is never rewritten)."""
     mem = memory(ctx)
-    sha, subject = mem.undo()
+    sha, subject = mem.undo(commit)
     if as_json:
         emit_json({"commit": sha, "undone": subject})
     else:
         typer.echo(f"Undid: {subject}")
+
+
+@app.command()
+def redo(ctx: typer.Context, as_json: bool = JSON):
+    """Re-apply what the last undo took back."""
+    mem = memory(ctx)
+    sha, subject = mem.redo()
+    if as_json:
+        emit_json({"commit": sha, "redone": subject})
+    else:
+        typer.echo(f"Redid: {subject}")
 
 
 @app.command()
@@ -508,6 +580,7 @@ def commit(ctx: typer.Context, as_json: bool = JSON):
 def validate(ctx: typer.Context, as_json: bool = JSON):
     """Check every file; problems as path:line: message; exit 1 when any."""
     mem = memory(ctx)
+    mem.vault.on_rules_problems = None  # listed below with the rest, not twice
     problems = mem.validate()
     if as_json:
         emit_json({"ok": not problems, "problems": problems_json(problems)})

@@ -42,7 +42,11 @@ def memory(ctx: typer.Context):
     from ..store.paths import resolve_root
 
     st = state(ctx)
-    return Memory(resolve_root(st.vault), today=st.today)
+    mem = Memory(resolve_root(st.vault), today=st.today)
+    # Every command that reads the rules says what in them is invalid (key and line),
+    # not only `validate`; the default is used meanwhile (SPEC §3).
+    mem.vault.on_rules_problems = lambda problems: [warn(str(p)) for p in problems]
+    return mem
 
 
 def _default(o: Any) -> Any:

@@ -91,14 +91,35 @@ def _output_review(data: Any, markdown: str, as_json: bool, rec: dict[str, Any] 
 
 def audit_cmd(ctx: typer.Context, as_json: bool = JSON_OPT, as_md: bool = MD_OPT,
               record: bool = typer.Option(False, "--record",
-                                          help="Write reviews/<date>.md, reset the review counter, commit.")):
+                                          help="Write reviews/<date>.md, reset the review counter, commit."),
+              apply: bool = typer.Option(False, "--apply",
+                                         help="Accept every proposal (soften, raise, re-class) in one commit."),
+              apply_only: list[str] = typer.Option([], "--apply-only", metavar="ID",
+                                                   help="Accept the proposals for this belief (repeatable).")):
     """The dashboard: counts, strongest and weakest, dormancy, tensions, drift, coherence."""
     from ..mirror import render
     from ..mirror.audit import audit
 
+    # Called as a function by `skill mirror` too, where the options keep Typer's defaults.
+    apply = apply if isinstance(apply, bool) else False
+    apply_only = apply_only if isinstance(apply_only, list) else []
     mem, a, md = _analyse(ctx, as_json, as_md, audit, render.audit_markdown)
+    applied = None
+    if apply or apply_only:
+        from ..mirror.apply import apply as apply_audit
+
+        sha, planned = apply_audit(mem, a, tuple(apply_only))
+        applied = {"commit": sha, "changes": [{"belief": p.belief, "action": p.action, "fields": p.fields,
+                                               "why": p.why} for p in planned]}
     rec = _recorded(mem, "audit", md) if record else None
-    _output_review(a, md, as_json, rec)
+    if as_json:
+        _output(a, md, True, {"recorded": rec, "applied": applied})
+        return
+    _output_review(a, md, False, rec)
+    if applied:
+        typer.echo(f"\nApplied in {applied['commit'][:8]}:")
+        for c in applied["changes"]:
+            typer.echo(f"- {c['belief']}: {c['why']}")
 
 
 def gut_check_cmd(ctx: typer.Context, as_json: bool = JSON_OPT, as_md: bool = MD_OPT,

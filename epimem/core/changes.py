@@ -92,9 +92,52 @@ def headline(changes: list[Change], limit: int = 3) -> str:
         return "no change"
     parts = []
     for c in changes[:limit]:
-        if c.what == "belief" and c.action == "changed":
+        if c.what in ("belief", "file") and c.action == "changed" and c.details:
             parts.append(f"{c.ident} " + ", ".join(c.details[:2]))
         else:
             parts.append(f"{c.what} {c.ident} {c.action}")
     more = len(changes) - limit
     return "; ".join(parts) + (f"; and {more} more" if more > 0 else "")
+
+
+def _plain(v) -> str:
+    if isinstance(v, dict):
+        return "{" + ", ".join(f"{k}: {_plain(x)}" for k, x in v.items()) + "}"
+    if isinstance(v, list):
+        return "[" + ", ".join(_plain(x) for x in v) + "]"
+    return "—" if v is None else str(v)
+
+
+def mapping_changes(old: dict, new: dict, *, skip: frozenset[str] = frozenset(), limit: int = 80) -> list[str]:
+    """Keys added, removed or changed between two mappings, old → new, in words.
+
+    A value too long to read in a line (the redaction patterns) is named, not quoted."""
+    out = []
+    for k in list(old) + [k for k in new if k not in old]:
+        if k in skip:
+            continue
+        if k not in new:
+            out.append(f"{k} removed")
+        elif k not in old:
+            text = _plain(new[k])
+            out.append(f"{k} added" + (f" ({text})" if len(text) <= limit else ""))
+        elif old[k] != new[k]:
+            if isinstance(old[k], dict) and isinstance(new[k], dict):
+                out.extend(f"{k}.{d}" for d in mapping_changes(old[k], new[k], limit=limit))
+                continue
+            a, b = _plain(old[k]), _plain(new[k])
+            out.append(f"{k} {a} → {b}" if len(a) + len(b) <= limit else f"{k} changed")
+    return out
+
+
+# The counter's keys a person reads; `days` is the per-day tally rule 10 counts from.
+def sessions_changes(old: dict, new: dict) -> list[str]:
+    out = [d for d in mapping_changes(old, new, skip=frozenset({"days"}))]
+    od, nd = old.get("days") or {}, new.get("days") or {}
+    if od != nd:
+        added = sum(int(v) for v in nd.values()) - sum(int(v) for v in od.values())
+        if added > 0:
+            out.append(f"{added} session{'s' if added > 1 else ''} counted")
+        else:
+            out.append("days changed")
+    return out

@@ -22,7 +22,11 @@ def slugify(text: str, max_len: int = 60) -> str:
     text = re.sub(r"(\w)['’](\w)", r"\1\2", text)
     norm = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
     s = re.sub(r"[^a-z0-9]+", "-", norm.lower()).strip("-")
-    s = s[:max_len].rstrip("-")
+    if len(s) > max_len:
+        # Cut at a word boundary: "…-we-run-a-rea" reads as a typo in every link to it.
+        cut = s[:max_len + 1]
+        s = cut.rsplit("-", 1)[0] if "-" in cut else s[:max_len]
+    s = s.rstrip("-")
     return s or "belief"
 
 

@@ -350,10 +350,27 @@ def parse_belief(text: str, belief_id: str, path: str = "") -> Belief:
         first=_required_date(meta, "first", kl),
         confirmed=_date(meta, "confirmed", kl), challenged=_date(meta, "challenged", kl),
         status=status, tags=_text_list(meta, "tags", kl), scope=scope, pinned=pinned,
-        supersedes=_text_list(meta, "supersedes", kl), statement=statement,
+        supersedes=tuple(link_target(x) for x in _text_list(meta, "supersedes", kl)), statement=statement,
         evidence=evidence, confirmed_session=str(meta.get("confirmed_session") or ""),
         path=path or f"beliefs/{belief_id}.md",
     )
+
+
+def link_target(value: str) -> str:
+    """The note a reference names, written as an id or as Obsidian's `[[id]]` /
+    `[[beliefs/id|alias]]`: every reference between notes is a wikilink on disk
+    (SPEC §1) so Obsidian's graph follows it, and an id everywhere else."""
+    v = value.strip()
+    if v.startswith("[[") and v.endswith("]]"):
+        v = v[2:-2].split("|", 1)[0].split("#", 1)[0].strip()
+        v = v.rsplit("/", 1)[-1]
+        if v.endswith(".md"):
+            v = v[:-3]
+    return v
+
+
+def wikilink(belief_id: str) -> str:
+    return f"[[{belief_id}]]"
 
 
 def belief_fields(b: Belief) -> dict[str, Any]:
@@ -361,7 +378,7 @@ def belief_fields(b: Belief) -> dict[str, Any]:
         "title": b.title, "kind": b.kind, "basis": b.basis, "confidence": b.confidence,
         "permanence": b.permanence, "first": b.first, "confirmed": b.confirmed,
         "challenged": b.challenged, "status": b.status, "tags": list(b.tags),
-        "scope": b.scope, "pinned": b.pinned, "supersedes": list(b.supersedes),
+        "scope": b.scope, "pinned": b.pinned, "supersedes": [wikilink(x) for x in b.supersedes],
         "confirmed_session": b.confirmed_session or None,
     }
 
@@ -497,8 +514,11 @@ def parse_tension(text: str, tension_id: str, path: str = "") -> Tension:
     meta, kl = note.meta, note.key_lines
     d = _required_date(meta, "date", kl)
     belief = meta.get("belief")
-    if not isinstance(belief, str) or not belief:
-        raise NoteError(kl.get("belief", 2), "'belief' is required (a belief id)")
+    if isinstance(belief, list) and len(belief) == 1 and isinstance(belief[0], list) and len(belief[0]) == 1:
+        belief = f"[[{belief[0][0]}]]"  # `belief: [[id]]` unquoted, as a person may type it: YAML's nested list
+    if not isinstance(belief, str) or not link_target(belief):
+        raise NoteError(kl.get("belief", 2), "'belief' is required (a belief id or [[wikilink]])")
+    belief = link_target(belief)
     status = _choice(meta, "status", kl, TENSION_STATUSES, default="unresolved")
     title, fields, links = "", {}, []
     for ln in note.body.splitlines():
@@ -525,7 +545,7 @@ def render_tension(t: Tension) -> str:
             f"- what this suggests: {_one_line(t.suggests)}"]
     if t.resolution:
         rows.append(f"- resolution: {_one_line(t.resolution)}")
-    return (f"---\ndate: {t.date.isoformat()}\nbelief: {t.belief}\nstatus: {t.status}\n---\n"
+    return (f"---\ndate: {t.date.isoformat()}\nbelief: \"{wikilink(t.belief)}\"\nstatus: {t.status}\n---\n"
             f"# {_one_line(t.title)}\n" + "\n".join(r.rstrip() for r in rows) + "\n")
 
 

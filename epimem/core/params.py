@@ -59,6 +59,9 @@ class Params:
         "stable": 182, "durable": 61, "situational": 21,
     })
     dormancy_drop: float = 0.10         # audit: effective fell this far below stored
+    # Rule 17: a new belief this similar (cosine, recall's embedder) to an active one
+    # is not created silently. Measured on paraphrases and contradictions: docs/recall.md.
+    similar_threshold: float = 0.45
     kinds: tuple[str, ...] = DEFAULT_KINDS
     # Patterns of secrets added to the built-in ones of core/redact.py (which always apply).
     redact: tuple[tuple[str, str], ...] = ()

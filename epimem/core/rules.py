@@ -55,6 +55,21 @@ def check_confidence(confidence: float, basis: str, params: Params = DEFAULTS) -
             "only a verified fact may exceed 0.90 (rule 2)")
 
 
+# --- rule 14: facts come from the user ---------------------------------------
+
+OBSERVATION_BASES = ("behavioral", "self-report", "interpretive")
+
+
+def check_observation_basis(basis: str) -> None:
+    """Rule 14: an observation never claims `fact`. A fact starts at 0.95 (rule 1)
+    and is exempt from softening: only the user may make one (adding or editing a
+    belief, a gut-check answer, an import), never an assistant from what it saw."""
+    if basis == "fact":
+        raise RuleError("an observation cannot claim basis 'fact': only the user records a fact "
+                        "(by adding or editing the belief), an assistant cannot mint a 0.95 belief "
+                        "from what it saw (rule 14); use behavioral, self-report or interpretive")
+
+
 # --- rule 7: decay as a view ------------------------------------------------
 
 def days_since_confirmed(belief: Belief, today: date) -> int:
@@ -98,9 +113,15 @@ def challenges_since_confirmation(belief: Belief) -> int:
     for ev in belief.evidence:
         if ev.kind == "confirming":
             n = 0
-        elif ev.kind == "contradicting":
+        elif ev.kind in CHALLENGES:
             n += 1
     return n
+
+
+# Evidence kinds that count as a challenge (rule 4). A divergence (rule 6) is a
+# challenge too: rule 15 says no basis is exempt, so a self-report contradicted by
+# behaviour again and again goes down as it would go up.
+CHALLENGES = frozenset({"contradicting", "diverging"})
 
 
 def _self_vs_behaviour(belief: Belief, obs: Observation) -> bool:
@@ -135,17 +156,20 @@ def apply_observation(belief: Belief, obs: Observation, params: Params = DEFAULT
 
     if obs.strength == "contradicting":
         alert = conf >= 0.70
-        if _self_vs_behaviour(belief, obs):
-            after = replace(belief, challenged=obs.date)
-            return done("diverging", after,
-                        "self-report and behaviour diverge: both kept, tension opened (rule 6)",
-                        open_tension=True, divergence=True, alert=alert)
+        # Rule 15: a divergence (rule 6) opens its tension and is counted like any
+        # other challenge (rule 4); it never exempts a basis from being lowered.
+        diverging = _self_vs_behaviour(belief, obs)
         prior = challenges_since_confirmation(belief)
         new = conf
         if prior >= params.free_challenges:
             new = max(params.confidence_floor, _round(conf - params.challenge_step))
             new = min(new, conf)  # a hand-set value below the floor is not raised
         after = replace(belief, confidence=new, challenged=obs.date)
+        if diverging:
+            why = "self-report and behaviour diverge: both kept, tension opened (rule 6)"
+            if new != conf:
+                why += f"; challenged again with no confirmation between ({conf:.2f} → {new:.2f}, rule 15)"
+            return done("diverging", after, why, open_tension=True, divergence=True, alert=alert)
         why = (f"challenged again with no confirmation between ({conf:.2f} → {new:.2f})"
                if new != conf else "challenged: tension opened, confidence unchanged (rule 4)")
         return done("contradicting", after, why, open_tension=True, alert=alert)
@@ -190,6 +214,51 @@ def reject(belief: Belief, today: date, params: Params = DEFAULTS, *, retire: bo
     text = (note or "the user said this is no longer true") + f" ({belief.confidence:.2f} → {new:.2f})"
     ev = Evidence(today, "rejected", "", text)
     return replace(belief, confidence=new, challenged=today, evidence=belief.evidence + (ev,))
+
+
+# --- rule 16: the user's word resets the clock ----------------------------------
+
+# What a user's edit must change to count as their word on the belief: a retitle or
+# a new tag says nothing about whether it still holds.
+WORD_FIELDS = frozenset({"confidence", "statement", "basis"})
+
+
+def user_word(belief: Belief, today: date) -> Belief:
+    """Rule 16: the user set the confidence, confirmed the belief in a gut-check or
+    edited it by hand: decay counts from today, as from a confirmation.
+
+    Only the date moves (the anchor of rule 7); `confirmed_session` stays, so the
+    next behavioural confirmation in another session is still a confirmation (rule 3).
+    """
+    if belief.confirmed is not None and belief.confirmed >= today:
+        return belief
+    return replace(belief, confirmed=today)
+
+
+# --- rule 18: hand edits obey the rules too --------------------------------------
+
+def rule_problems(belief: Belief, params: Params = DEFAULTS) -> list[tuple[str, str]]:
+    """(field, message) for each rule a belief's file breaks, whoever wrote it.
+
+    A file that does not parse is the parser's to report (an unknown status is
+    one); these are the rules a well-formed file can still break. `validate`
+    reports them and `epimem commit` leaves such a file out (rule 18).
+    """
+    out = []
+    try:
+        check_confidence(belief.confidence, belief.basis, params)
+    except RuleError as e:
+        out.append(("confidence", str(e)))
+    if belief.id in belief.supersedes:
+        out.append(("supersedes", "a belief cannot supersede itself"))
+    return out
+
+
+def hand_edit_evidence(details: tuple[str, ...], today: date, added: bool = False) -> Evidence:
+    """Rule 12 for a hand edit: the evidence line naming what the user changed."""
+    if added:
+        return Evidence(today, "added", "", "added by hand")
+    return Evidence(today, "edited", "", "edited by hand: " + "; ".join(details))
 
 
 # --- rules 8 and 10: sessions, dormancy, reviews ----------------------------
@@ -271,7 +340,7 @@ def permanence_suggestion(belief: Belief, sessions: Sessions, today: date,
     if belief.status != "active":
         return None
     if belief.permanence == "stable":
-        n = sum(1 for e in belief.evidence if e.kind == "contradicting")
+        n = sum(1 for e in belief.evidence if e.kind in CHALLENGES)
         if n >= params.stable_challenges:
             return Suggestion(belief.id, "stable", "durable", f"challenged {n} times")
     if belief.permanence == "situational":

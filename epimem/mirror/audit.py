@@ -197,7 +197,8 @@ def dormancy_flags(beliefs: list[Belief], views: dict[str, BeliefView], today: d
         drop = round(v.confidence - v.effective_confidence, 3)
         if drop > params.dormancy_drop + 1e-9:
             decayed.append(flagged)
-        if b.confirmed is None:
+        if b.confirmed is None and b.basis != "fact" and not b.pinned:
+            # A verified fact or a pinned belief is not waiting for behaviour to confirm it.
             never.append(flagged)
         if b.permanence == "unknown":
             age = max(0, (today - b.first).days)

@@ -92,8 +92,9 @@ def answer(mem, belief_id: str, verdict: str, note: str = "", retire: bool = Fal
     before = mem.belief(belief_id)
     text = f"gut-check: {verdict}" + (f"; {note}" if note else "")
     if verdict == "true":
-        after = mem.reinforce(belief_id, note=text, kind="reinforcing")
-        said = f"Recorded: {belief_id} is still true, in your words (no number changes)."
+        after = mem.reinforce(belief_id, note=text, kind="reinforcing", affirm=True)
+        said = (f"Recorded: {belief_id} is still true, in your words "
+                "(no number changes; decay counts from today).")
     elif verdict == "false":
         after = mem.reject(belief_id, retire=retire, note=text)
         said = (f"Retired {belief_id}." if retire else

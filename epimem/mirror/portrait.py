@@ -106,6 +106,10 @@ def blind_spots(views: list[BeliefView], params: Params = DEFAULTS) -> tuple[Bli
     by_kind: dict[str, list[BeliefView]] = defaultdict(list)
     for v in views:
         by_kind[v.kind].append(v)
+        if v.basis == "fact" and v.kind != "fact":
+            # A verified fact of any kind (the role, the team) is a fact of the situation:
+            # the portrait must not call the role clear and then the situation unseen.
+            by_kind["fact"].append(v)
     order = [k for k in BLIND_PRIORITY if k in params.kinds] + \
             [k for k in params.kinds if k not in BLIND_PRIORITY]
     out = []

@@ -91,6 +91,10 @@ def challenge_count(b: Belief) -> int:
     return sum(1 for e in b.evidence if e.kind in ("contradicting", "diverging"))
 
 
+_AGAINST = {"complicating": "lately complicated", "contradicting": "lately contradicted",
+            "diverging": "lately contradicted by what was done"}
+
+
 def _why(b: Belief) -> str:
     n_conf = rules.confirmations(b)
     n_chal = challenge_count(b)
@@ -105,7 +109,11 @@ def _why(b: Belief) -> str:
         head += ", challenged once" if n_chal == 1 else f", challenged {n_chal} times"
     if b.pinned:
         head += ", pinned"
-    latest = next((tx.strip_change(e.note) for e in reversed(b.evidence) if e.note.strip()), "")
+    last = next((e for e in reversed(b.evidence) if e.note.strip()), None)
+    latest = tx.strip_change(last.note) if last else ""
+    if latest and last.kind in _AGAINST:
+        # Never quote what complicates a belief as if it were what it rests on.
+        latest = f"{_AGAINST[last.kind]}: {latest}"
     tail = latest or _distinct(b.statement, b.title)
     return tx.one_line(f"{head}: {tx.first_sentence(tail, 200)}" if tail else head, 110)
 

@@ -645,20 +645,94 @@ def last_epimem_commit(root: Path) -> CommitInfo | None:
     return commits[0] if commits else None
 
 
-def revert(root: Path, sha: str) -> None:
-    """Apply the inverse of `sha` to the index and work tree (no commit)."""
+def revert(root: Path, sha: str, keep: Iterable[str] = ()) -> None:
+    """Apply the inverse of `sha` to the index and work tree (no commit).
+
+    Paths in `keep` are left as they are: a session count that rode along with
+    a commit is never what an undo takes back (SPEC §4), and an uncommitted
+    count in the work tree survives the revert.
+    """
     # The revert is committed from the index, so anything the user staged by
     # hand would ride along in epimem's commit: refuse instead.
     if run(root, "diff", "--cached", "--name-only").strip():
         raise HistoryError("there are staged changes in the vault; commit them (`epimem commit`) "
                            "or unstage them before undoing")
+    touched = set(run(root, "show", "--format=", "--name-only", sha).splitlines())
+    kept = [p for p in keep if p in touched]
+    saved: dict[str, bytes] = {}
+    for p in kept:
+        if run(root, "status", "--porcelain", "--", p).strip():
+            saved[p] = (root / p).read_bytes()
+            run(root, "checkout", "--", p)
     try:
         run(root, "revert", "--no-commit", "--no-edit", sha, retries=1)
     except HistoryError as e:
         abort_revert(root)
+        _put_back(root, saved)
         raise HistoryError(
             f"cannot undo {sha[:8]}: later changes touch the same lines, or there are "
             f"uncommitted edits (commit them with `epimem commit` first). git said: {e}") from None
+    for p in kept:
+        run(root, "checkout", "HEAD", "--", p)
+    _put_back(root, saved)
+
+
+def uncommitted_sessions(root: Path, path: str = "state/sessions.json") -> str | None:
+    """"sessions: …" naming an uncommitted change to the session counter, or None when
+    there is none (or the file is not a counter: a broken one is not carried along)."""
+    import json
+
+    from ..core.changes import sessions_changes
+
+    if not run(root, "status", "--porcelain", "--", path).strip():
+        return None
+    try:
+        new = json.loads((root / path).read_text(encoding="utf-8"))
+        old_text = show_many(root, [f"HEAD:{path}"])[0] if has_commits(root) else None
+        old = json.loads(old_text) if old_text else {}
+    except (OSError, ValueError):
+        return None
+    if not isinstance(new, dict) or not isinstance(old, dict):
+        return None
+    return "sessions: " + ("; ".join(sessions_changes(old, new)) or "counter rewritten")
+
+
+def _put_back(root: Path, saved: dict[str, bytes]) -> None:
+    from .files import atomic_write
+
+    for p, data in saved.items():
+        atomic_write(root / p, data)
+
+
+@dataclass(frozen=True)
+class EpimemCommit:
+    info: CommitInfo
+    paths: tuple[str, ...]
+
+    @property
+    def op(self) -> str:
+        return self.info.trailers.get("Epimem-Op", "")
+
+
+def epimem_log(root: Path) -> list[EpimemCommit]:
+    """epimem's commits, newest first, each with the paths it changed (one git process)."""
+    if not has_commits(root):
+        return []
+    out = run(root, "log", "--grep=^Epimem-Op:", f"--format={_END}%H{_SEP}%aI{_SEP}%s{_SEP}%b{_SEP}",
+              "--name-only")
+    commits = []
+    for rec in out.split(_END):
+        if not rec.strip():
+            continue
+        sha, when, subject, body, names = rec.split(_SEP, 4)
+        trailers = {}
+        for line in body.splitlines():
+            if line.startswith("Epimem-") and ":" in line:
+                k, v = line.split(":", 1)
+                trailers[k.strip()] = v.strip()
+        commits.append(EpimemCommit(CommitInfo(sha.strip(), datetime.fromisoformat(when), subject, trailers),
+                                    tuple(n for n in names.splitlines() if n.strip())))
+    return commits
 
 
 def abort_revert(root: Path) -> None:

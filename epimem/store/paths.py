@@ -77,3 +77,40 @@ def escaping_links(root: str | os.PathLike[str]) -> list[tuple[str, str]]:
             if os.path.islink(p) and not _inside(os.path.realpath(p), real_root):
                 out.append((os.path.relpath(p, root), os.readlink(p)))
     return sorted(out)
+
+
+# What belongs in a vault's history (SPEC §1). The vault's own folders and rules do;
+# Obsidian's per-device state (`workspace*.json`, its caches, its trash) and loose files at
+# the root (a note Obsidian created there, an editor's scratch file) never do, whether
+# the vault was made here or copied in.
+ROOT_FILES = frozenset({"epistemology.md", ".gitignore", ".gitattributes"})
+
+
+def committable(rel: str) -> bool:
+    """Whether a vault-relative path belongs in the vault's git history."""
+    from fnmatch import fnmatch
+
+    rel = rel.replace(os.sep, "/").strip("/")
+    if "/" not in rel:
+        return rel in ROOT_FILES
+    top = rel.split("/", 1)[0]
+    if top in (".epimem", ".git", ".trash"):
+        return False
+    if top == ".obsidian":
+        name = rel.rsplit("/", 1)[-1]
+        return not (fnmatch(name, "workspace*.json") or "/cache" in rel or name == "cache")
+    return True
+
+
+def committable_files(root: str | os.PathLike) -> list[str]:
+    """Every file under `root` that belongs in its history (a copied vault's first commit)."""
+    out = []
+    base = Path(root)
+    for dirpath, dirnames, filenames in os.walk(base):
+        rel_dir = Path(dirpath).relative_to(base).as_posix()
+        dirnames[:] = [d for d in dirnames if d not in (".git", ".epimem")]
+        for f in filenames:
+            rel = f if rel_dir == "." else f"{rel_dir}/{f}"
+            if committable(rel):
+                out.append(rel)
+    return sorted(out)

@@ -95,3 +95,39 @@ def to_json(s: Sessions) -> str:
     """The file's text for a `core.model.Sessions`."""
     return dump({"count": s.count, "last_session": s.last_session, "last_review": s.last_review,
                  "next_review_at": s.next_review_at, "created": s.created, "days": dict(s.days)})
+
+
+def commit_counted(root, session: str = "", lock=None) -> str | None:
+    """Commit an uncommitted session count on its own, at most once a day (SPEC §4).
+
+    A session start is not a commit of its own: the count rides along with the
+    next epimem commit (`transaction`). Only the first session of a day that finds
+    the count still uncommitted commits it, so a day's sessions never make more
+    than one commit, and a vault used without any other change still records them.
+    Returns the new commit's sha, or None.
+    """
+    from pathlib import Path
+
+    from . import git, transaction
+
+    root = Path(root)
+
+    def prepare():
+        # Under the lock: another commit may already have taken this change along.
+        if not git.run(root, "status", "--porcelain", "--", PATH).strip():
+            return None
+        now = loads((root / PATH).read_text(encoding="utf-8"))
+        committed = git.show_many(root, [f"HEAD:{PATH}"])[0] if git.has_commits(root) else None
+        try:
+            before = loads(committed) if committed else kernel.empty_sessions()
+        except (ValueError, TypeError):
+            before = kernel.empty_sessions()
+        if before["last_session"] is not None and before["last_session"] == now["last_session"]:
+            return None
+        first, last = before["count"] + 1, now["count"]
+        what = f"#{last} counted" if first >= last else f"#{first}–#{last} counted"
+        return transaction.Staged(transaction.Commit(f"session: {what}", op="session",
+                                                     body=git.uncommitted_sessions(root) or "",
+                                                     session=session or None), paths=(PATH,))
+
+    return transaction.record(root, prepare, lock=lock).commit

@@ -324,9 +324,20 @@ def record(root: str | os.PathLike, prepare: Callable[[], Staged | None], *,
     return Result(sha, paths or (), (), notes, staged.value)
 
 
+SESSIONS = "state/sessions.json"
+
+
 def _commit(root: Path, paths: list[str], c: Commit, new: list[str] | None = None) -> str:
     from . import git
 
+    if SESSIONS not in paths and (root / SESSIONS).is_file():
+        # The session-start hook counts without committing (SPEC §4): its change
+        # rides along with the next commit, named in the body, so the history is
+        # what was learned rather than a list of sessions.
+        note = git.uncommitted_sessions(root)
+        if note:
+            paths = [*paths, SESSIONS]
+            c = c._replace(body=(c.body + "\n\n" if c.body else "") + note)
     try:
         return git.commit(root, paths, c.subject, op=c.op, beliefs=c.beliefs, session=c.session, body=c.body,
                           extra=dict(c.extra), when=c.when, new=new)

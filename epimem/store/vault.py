@@ -62,6 +62,10 @@ class Vault:
         self._lock = VaultLock(lock_path(self.root))
         self._rules: tuple[tuple[int, int] | None, Params, list[Problem], dict[str, Any]] | None = None
         self._git_checked = False
+        # A front end that wants every reader of `epistemology.md` to report its invalid
+        # values (SPEC §3: "reported with the file and key") sets this; it is called once
+        # per parse of the file, with the problems, whichever command read it.
+        self.on_rules_problems: Any = None
 
     # paths
     def path(self, rel: str) -> Path:
@@ -116,6 +120,8 @@ class Vault:
             except (NoteError, NotUTF8) as e:
                 problems = [Problem("epistemology.md", e.line or 1, f"{e.message}; using the default parameters")]
         self._rules = (key, params, list(problems), meta)
+        if problems and self.on_rules_problems is not None:
+            self.on_rules_problems(list(problems))
         return params, problems, meta
 
     def params(self) -> tuple[Params, list[Problem]]:

@@ -184,14 +184,16 @@ def test_confidence_replays_from_evidence(beliefs, observations):
                 assert o.basis == "behavioral" and o.session != last_session, (b.id, e)
                 assert after == pytest.approx(min(0.90 if b.basis != "fact" else 1.0, conf + 0.05)), (b.id, e)
                 last_session, challenges, last_confirmed = o.session, 0, e.date
-            elif e.kind == "contradicting":
+            elif e.kind in ("contradicting", "diverging"):  # rule 15: a divergence is a challenge too
                 expected = conf if challenges == 0 else max(0.05, round(conf - 0.10, 2))
                 assert after == pytest.approx(expected), (b.id, e)
                 challenges += 1
             elif e.kind == "rejected":
                 assert after == pytest.approx(max(0.05, round(conf - 0.20, 2))), (b.id, e)
             elif e.kind == "edited":
-                pass  # the user may set any value; the line records it
+                # the user may set any value; the line records it, and decay counts from it (rule 16)
+                if m:
+                    last_confirmed = e.date
             else:
                 assert after == pytest.approx(conf), (b.id, e)
             conf = after

@@ -99,7 +99,7 @@ def test_startup_counts_and_injects_project_context(filled, project):
     s = json.loads((root / "state" / "sessions.json").read_text())
     assert s["count"] == 1 and s["last_session"] == TODAY
     # the commit happens in the background, with the trailers of every epimem commit
-    assert wait_for(lambda: "session: start #1" in git_subjects(root))
+    assert wait_for(lambda: "session: #1 counted" in git_subjects(root))
     body = subprocess.run(["git", "log", "-1", "--format=%B"], cwd=root, capture_output=True, text=True).stdout
     assert "Epimem-Op: session" in body and "Epimem-Session: s-1" in body
 

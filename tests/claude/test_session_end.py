@@ -134,7 +134,7 @@ def test_bad_answers_are_refused(mem, transcript, answer, why):
     # the keyword pass stands instead
     assert [i.get("title") for i in items] == [
         "Prefers small commits, one concern each",
-        "Asks to always run the full test suite before you commit",
+        "Asks: “Always run the full test suite before you commit”",
         "Asks not to use mocks for the database in tests, we run a real Postgres in CI"]
 
 

@@ -67,7 +67,7 @@ def test_statements_found_in_human_turns_only(t):
     found = find_statements(t)
     assert [s.title for s in found] == [
         "Prefers small commits, one concern each",
-        "Asks to always run the full test suite before you commit",
+        "Asks: “Always run the full test suite before you commit”",
         "Asks not to use mocks for the database in tests, we run a real Postgres in CI",
     ]
     assert [s.kind for s in found] == ["preference", "convention", "convention"]
@@ -102,11 +102,11 @@ def test_items_for_observe(t):
     assert items[0]["connects"] == "small-commits" and items[0]["strength"] == "confirming"
     assert "title" not in items[0]
     assert items[1]["connects"] == "new" and items[1]["strength"] == "single"
-    assert items[1]["title"] == "Asks to always run the full test suite before you commit"
+    assert items[1]["title"] == "Asks: “Always run the full test suite before you commit”"
     assert items[1]["kind"] == "convention" and items[1]["permanence"] == "unknown"
     assert all(i["basis"] == "self-report" and i["session"] == t.session for i in items)
     assert items[0]["evidence"] == 'Said in a Claude Code session: "I prefer small commits, one concern each."'
-    assert items[1]["suggests"] == ("Asks to always run the full test suite before you commit, "
+    assert items[1]["suggests"] == ("Asks: “Always run the full test suite before you commit”, "
                                     "said as a standing rule rather than about one task.")
 
 

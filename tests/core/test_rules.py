@@ -150,11 +150,15 @@ def test_explicit_rejection_lowers_by_020_or_retires():
 
 # rule 6
 def test_self_report_against_behaviour_keeps_both_and_opens_tension():
-    evs = (Evidence(D, "contradicting"),)  # even after a prior challenge, nothing is lowered
-    e = rules.apply_observation(belief(basis="behavioral", confidence=0.60, evidence=evs),
+    e = rules.apply_observation(belief(basis="behavioral", confidence=0.60),
                                 obs("contradicting", basis="self-report"))
     assert e.after.confidence == 0.60 and e.open_tension and e.divergence
     assert e.evidence.kind == "diverging"
+    # rule 15: after a prior challenge a divergence lowers like any challenge (rule 4 still holds)
+    evs = (Evidence(D, "contradicting"),)
+    e = rules.apply_observation(belief(basis="behavioral", confidence=0.60, evidence=evs),
+                                obs("contradicting", basis="self-report"))
+    assert e.after.confidence == 0.50 and e.open_tension and e.divergence
     e = rules.apply_observation(belief(basis="self-report", confidence=0.60), obs("contradicting"))
     assert e.divergence and e.after.confidence == 0.60
 

@@ -166,7 +166,8 @@ def test_top_and_bottom_split_a_small_vault(data):
     first = data["top"][1]
     assert (first["confidence"], first["permanence"], first["confirmed"]) == (0.8, "stable", "2026-05-01")
     assert first["confirmations"] == 0 and first["challenges"] == 2
-    assert first["why"] == "not yet confirmed, challenged 2 times: another big one"
+    # the latest evidence is a contradiction: said so, never quoted as what the belief rests on
+    assert first["why"] == "not yet confirmed, challenged 2 times: lately contradicted: another big one"
     assert data["top"][0]["why"] == "a verified fact, pinned"
     assert data["top"][2]["why"] == "confirmed once, challenged once: drafted two plans"
     assert data["top"][2]["tier"] == "developing" and data["top"][2]["certainty"] == "it seems"
@@ -186,11 +187,12 @@ def test_dormancy_flags(data):
     assert [f["id"] for f in d["decayed"]] == ["tests-first", "small-prs", "thinks-aloud"]
     assert [(f["confidence"], f["effective_confidence"], f["days"]) for f in d["decayed"]] == [
         (0.45, 0.2, 121), (0.8, 0.647, 213), (0.75, 0.646, 30)]
+    # a pinned fact is not waiting to be confirmed by behaviour (issue 9)
     assert [(f["id"], f["days"]) for f in d["never_confirmed"]] == [
-        ("conventional-commits", 333), ("tests-first", 121), ("night-owl", 60), ("values-craft", 10)]
+        ("tests-first", 121), ("night-owl", 60), ("values-craft", 10)]
     assert [(f["id"], f["days"]) for f in d["unknown_too_long"]] == [("night-owl", 60)]
     assert [(f["id"], f["days"]) for f in d["situational_unconfirmed"]] == [("tests-first", 121)]
-    assert d["total"] == 6
+    assert d["total"] == 5
 
 
 def test_tensions(data):
@@ -357,10 +359,11 @@ def test_portrait_brief():
     assert [v.effective_confidence for v in p.person] == [EFF["thinks-aloud"], EFF["values-craft"]]
     assert p.person[0].why == "confirmed once, challenged once: drafted two plans"
     # workflow: one belief, and it is speculative (tests-first, 0.20).
-    assert [s.beliefs for s in p.blind_spots] == [0, 0, 1, 0, 0, 0]
+    # The verified convention (basis fact) is a fact of the situation: "fact" is not blind (issue 9).
+    assert [s.beliefs for s in p.blind_spots] == [0, 0, 1, 0, 0]
     assert [(s.kind, s.reason) for s in p.blind_spots] == [
         ("motivation", "none"), ("identity", "none"), ("workflow", "guesses only"),
-        ("decision", "none"), ("antipattern", "none"), ("fact", "none")]
+        ("decision", "none"), ("antipattern", "none")]
     assert [t.id for t in p.contradictions] == ["2026-11-01-thinks-aloud", "2026-09-15-tests-first"]
     # No open tension on an established belief, so the first missing core kind.
     assert (p.hungriest.kind, p.hungriest.question) == ("motivation", BLIND_QUESTIONS["motivation"])

@@ -67,7 +67,7 @@ def test_interview_and_gut_check_record(cli, sample_vault):
     r = cli("--vault", sample_vault, "mirror", "gut-check", "--record", "--json")
     assert r.code == 0 and r.json()["recorded"]["review"] == f"reviews/{TODAY}.md"
     text = (sample_vault / "reviews" / f"{TODAY}.md").read_text()
-    assert "## gut-check" in text and "Interview plan" in text
+    assert "## gut-check" in text.lower() and "Interview plan" in text
 
 
 def test_gut_check_answers_complete_a_review(cli, sample_vault):
@@ -94,8 +94,10 @@ def test_gut_check_answers_complete_a_review(cli, sample_vault):
             assert b1.confidence == max(0.05, round(b0.confidence - 0.20, 2))
             assert last.kind == "rejected"
         else:
-            # True is self-report reinforcement (§2.3): recorded, no number changes.
-            assert b1.confidence == b0.confidence and b1.confirmed == b0.confirmed
+            # True is self-report reinforcement (§2.3): recorded, no number changes;
+            # "still true" is the user's word, so decay counts from today (rule 16).
+            assert b1.confidence == b0.confidence
+            assert b1.confirmed == (mem.today if verdict == "true" else b0.confirmed)
             assert last.kind == ("reinforcing" if verdict == "true" else "unsure")
         assert last.note.startswith(f"gut-check: {verdict}; answer {n}")
         assert d["gut_check"]["complete"] is (n == 6)

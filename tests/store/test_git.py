@@ -117,16 +117,24 @@ def test_commits_work_without_a_git_identity(tmp_path, monkeypatch):
     assert "epimem" in git(mem, "log", "-1", "--format=%an")
 
 
-def test_undo_of_an_undo_is_named_a_redo(tmp_path):
+def test_undo_again_goes_further_back_and_redo_reapplies(tmp_path):
+    # SPEC §4: a second undo is not a redo of the first; `redo` is.
     mem = setup(tmp_path)
     mem.observe([{"connects": "prefers-small-prs", "strength": "confirming", "evidence": "e", "session": "a"}])
     mem.undo()
+    assert mem.belief("prefers-small-prs").confidence == 0.30
     mem.undo()
+    assert git(mem, "log", "-1", "--format=%s").strip() == \
+        "undo: belief: add prefers-small-prs (0.30, behavioral, durable)"
+    assert not (mem.root / "beliefs/prefers-small-prs.md").exists()
+    sha, subject = mem.redo()
+    assert subject == "belief: add prefers-small-prs (0.30, behavioral, durable)"
+    assert mem.belief("prefers-small-prs").confidence == 0.30
+    mem.redo()
     assert git(mem, "log", "-1", "--format=%s").strip() == "redo: observe: confirming → prefers-small-prs (0.30 → 0.35)"
     assert mem.belief("prefers-small-prs").confidence == 0.35
-    mem.undo()
-    assert git(mem, "log", "-1", "--format=%s").strip() == "undo: observe: confirming → prefers-small-prs (0.30 → 0.35)"
-    assert mem.belief("prefers-small-prs").confidence == 0.30
+    with pytest.raises(EpimemError, match="nothing to redo"):
+        mem.redo()
 
 
 def test_undo_refuses_while_the_user_has_staged_changes(tmp_path):

@@ -1,0 +1,200 @@
+"""Committing what the user changed by hand (Obsidian, an editor): `epimem commit`, `watch --commit`.
+
+A hand edit is legitimate and is never lost, but it obeys the rules like any
+other change (rule 18): a belief file that does not parse, or that breaks a
+rule (a confidence above its basis's cap), is reported and left out of the
+commit, untouched on disk, so the user can fix it. A belief changed within the
+rules gets an `edited` evidence line naming the change (rule 12), and decay
+counts from that day when the user changed what it claims or how sure it is
+(rule 16). The evidence lines are written and committed in one change: the
+vault lock is held throughout, and a failed commit puts the files back.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..core import rules
+from ..core.changes import Change, belief_change, belief_field_changes, headline
+from ..core.ids import SLUG, slugify, unique_id
+from ..core.model import Belief, Problem
+from ..core.notes import (
+    NoteError,
+    edit_frontmatter,
+    key_lines,
+    parse_belief,
+    parse_note,
+    update_belief_text,
+    yaml_scalar,
+)
+from ..store import git
+from ..store import transaction as tx
+from ..store.files import NotUTF8, read_text, stat_key
+from ..store.paths import committable
+from . import common, timeline
+
+if TYPE_CHECKING:
+    from .memory import Memory
+
+
+def _redact_hand_edit(mem: Memory, rel: str) -> None:
+    """A secret typed into a note by hand is redacted in the file before it is
+    committed: git history is pushed and kept, the file is the user's to fix.
+    The rewrite goes through the write path, uncommitted: the commit that
+    follows records it."""
+    import logging
+
+    from ..core.scrub import scrub
+
+    p = mem.root / rel
+    if not (rel.endswith(".md") and rel.split("/", 1)[0] in ("beliefs", "observations", "tensions", "reviews")
+            and p.is_file() and not p.is_symlink()):
+        return
+    key = stat_key(p)
+    text = read_text(p, rel)
+    clean = scrub(rel, text, mem.params.redact)
+    if clean == text:
+        return
+    tx.apply(mem.root, [tx.replace(rel, clean, key)], None, lock=common.lock(mem), caches=common.caches(mem))
+    logging.getLogger("epimem").warning("epimem: %s held what looks like a secret; it was redacted in the file "
+                                        "before the commit", rel)
+
+
+def commit_hand_edits(mem: Memory) -> tuple[str | None, list[Change], list[Problem]]:
+    """Commit what the user changed by hand, with a message naming it."""
+    common.require_repo(mem)
+    problems: list[Problem] = []
+    changes: list[Change] = []
+    lock = mem.vault.lock()
+    params, today = mem.params, mem.today
+
+    def prepare() -> tx.Staged | None:
+        rows = []
+        for st, p in git.dirty_paths(mem.root):
+            if committable(p):
+                rows.append((st, p))
+            elif "/" not in p and p.endswith(".md"):
+                # Obsidian makes new notes at the vault root by default: say where they go.
+                problems.append(Problem(p, 1, "a file at the vault root is not part of the vault "
+                                        "(not committed); move a belief into beliefs/"))
+        tracked = git.has_commits(mem.root)
+        keep: list[tuple[str, str]] = []
+        rewrites: list[tuple[str, str, str]] = []  # (path, text as the user left it, text with provenance)
+        renames: list[tuple[str, str, str]] = []   # (Obsidian's path, text as left, the slug path)
+        born: dict[str, Belief] = {}
+        taken = {n[:-3] for n in os.listdir(mem.root / "beliefs") if n.endswith(".md")} \
+            if (mem.root / "beliefs").is_dir() else set()
+        for st, p in rows:
+            fp = mem.root / p
+            if p.endswith(".md") and fp.is_file():
+                try:
+                    read_text(fp, p)
+                except NotUTF8 as e:
+                    problems.append(Problem(p, e.line or 1, f"{e.message} (not committed)"))
+                    continue
+                _redact_hand_edit(mem, p)
+            if p.startswith("beliefs/") and p.endswith(".md") and fp.exists():
+                text = read_text(fp, p)
+                stem = Path(p).stem
+                named = SLUG.match(stem) is not None
+                if not named and "title" not in parse_meta(text):
+                    text = _titled(text, stem)  # a note named after its title (SPEC §1)
+                try:
+                    new = parse_belief(text, stem, p)
+                except NoteError as e:
+                    problems.append(Problem(p, e.line or 1, f"{e.message} (not committed)"))
+                    continue
+                broken = rules.rule_problems(new, params)
+                if broken:
+                    lines = key_lines(text)
+                    problems.extend(Problem(p, lines.get(f, 1), f"{msg} (not committed: rule 18)")
+                                    for f, msg in broken)
+                    continue
+                if not named:
+                    if st != "??":
+                        problems.append(Problem(p, 1, "a belief file's name must be its id (a lowercase slug); "
+                                                "rename it back (not committed)"))
+                        continue
+                    bid = unique_id(slugify(new.title) or "belief", taken)
+                    taken.add(bid)
+                    rel = f"beliefs/{bid}.md"
+                    marked = _with_provenance(text, None, new, today) or text
+                    renames.append((p, read_text(fp, p), rel))
+                    born[rel] = new
+                    rewrites.append((rel, "", marked))
+                    keep.append(("??", rel))
+                    continue
+                old = git.parse_belief_blob(git.show_many(mem.root, [f"HEAD:{p}"])[0], stem) \
+                    if tracked and st != "??" else None
+                marked = _with_provenance(text, old, new, today)
+                if marked is not None:
+                    rewrites.append((p, text, marked))
+            keep.append((st, p))
+        if not keep:
+            return None
+        moved = {new for _, _, new in renames}
+        # Named as the user left the files, before epimem adds its provenance lines.
+        changes.extend(timeline.describe(mem, [("A" if st == "??" else st[0], p) for st, p in keep if p not in moved],
+                                         (lambda p: f"HEAD:{p}") if tracked else None, None, new_from_disk=True))
+        for old_path, _, new_path in renames:
+            c = belief_change(Path(new_path).stem, None, born[new_path])
+            assert c is not None
+            changes.append(Change(c.what, c.ident, c.action, c.details + (f"renamed from {old_path}",)))
+        if rewrites or renames:
+            # Written without a commit first, then committed with the rest below: one
+            # commit, and `abort` restores the user's own files if that commit fails.
+            tx.apply(mem.root, [tx.create(p, marked) if p in moved else tx.replace(p, marked, stat_key(mem.root / p))
+                                for p, _, marked in rewrites] + [tx.delete(old) for old, _, _ in renames],
+                     None, lock=lock)
+        subject = "edit: " + headline(changes) if changes else "edit: files changed by hand"
+        body = "\n".join(f"- {c.sentence()}" for c in changes)
+        commit = tx.Commit(subject, "edit", beliefs=tuple(c.ident for c in changes if c.what == "belief"),
+                           body=body, when=mem.replayed)
+
+        def abort() -> None:
+            tx.apply(mem.root, [tx.upsert(p, original) for p, original, _ in rewrites if p not in moved]
+                     + [tx.delete(p) for p in moved] + [tx.upsert(old, original) for old, original, _ in renames],
+                     None, lock=lock)
+
+        return tx.Staged(commit, tuple(p for _, p in keep), abort=abort if (rewrites or renames) else None)
+
+    res = tx.record(mem.root, prepare, lock=common.lock(mem), caches=common.caches(mem))
+    return res.commit, changes, problems
+
+
+def parse_meta(text: str) -> dict:
+    try:
+        return parse_note(text).meta
+    except NoteError:
+        return {}
+
+
+def _titled(text: str, stem: str) -> str:
+    """A note with no `title`: its file name is its title, as Obsidian shows it."""
+    if not text.startswith("---"):
+        return f"---\ntitle: {yaml_scalar(stem)}\n---\n{text}"
+    return edit_frontmatter(text, {"title": stem})
+
+
+_EVIDENCE_ADDED = re.compile(r"\d+ evidence lines? added")
+
+
+def _with_provenance(text: str, old: Belief | None, new: Belief, today) -> str | None:
+    """The file with the evidence line a hand edit owes (rule 12), or None when it owes none."""
+    if old is None:
+        if new.evidence:
+            return None
+        return update_belief_text(text, new, new, (rules.hand_edit_evidence((), today, added=True),))
+    details = tuple(d for d in belief_field_changes(old, new) if not _EVIDENCE_ADDED.fullmatch(d))
+    if not details:
+        return None  # only evidence lines added (the user's own provenance), or nothing a person would name
+    after = new
+    if new.confirmed == old.confirmed and any(getattr(new, k) != getattr(old, k) for k in rules.WORD_FIELDS):
+        after = rules.user_word(new, today)
+    return update_belief_text(text, new, after, (rules.hand_edit_evidence(details, today),))
+
+
+__all__ = ["commit_hand_edits"]
