@@ -137,7 +137,7 @@ def _json(text: str | None) -> dict:
 
     try:
         v = json.loads(text) if text else {}
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: JSON nested thousands deep
         return {}
     return v if isinstance(v, dict) else {}
 

@@ -33,11 +33,14 @@ class NotUTF8(VaultError, ValueError):
 
 
 def read_text(path: str | os.PathLike, rel: str | None = None) -> str:
-    """A vault file's text. Bytes that are not UTF-8 are a NotUTF8 naming the
-    line, so every reader reports the file instead of raising UnicodeDecodeError."""
+    """A vault file's text, with universal newlines as `open()` reads it: CRLF and CR become
+    "\n" (Obsidian on Windows saves CRLF; the writer puts the file's own endings back, see
+    `keep_line_endings`). Bytes that are not UTF-8 are a NotUTF8 naming the line, so every
+    reader reports the file instead of raising UnicodeDecodeError."""
     data = Path(path).read_bytes()
     try:
-        return data.decode("utf-8")
+        text = data.decode("utf-8")
+        return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
     except UnicodeDecodeError as e:
         line = data.count(b"\n", 0, e.start) + 1
         raise NotUTF8(f"not valid UTF-8 at line {line} (byte {e.start}); re-save the file as UTF-8",

@@ -690,7 +690,7 @@ def uncommitted_sessions(root: Path, path: str = "state/sessions.json") -> str |
         new = json.loads((root / path).read_text(encoding="utf-8"))
         old_text = show_many(root, [f"HEAD:{path}"])[0] if has_commits(root) else None
         old = json.loads(old_text) if old_text else {}
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):  # RecursionError: JSON nested thousands deep
         return None
     if not isinstance(new, dict) or not isinstance(old, dict):
         return None

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable
+from contextlib import suppress
 from datetime import date
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
@@ -36,6 +37,7 @@ from .files import (
     lock_path,
     stat_key,
     tmp_dir,
+    write_cache,
 )
 
 Mode = Literal["create", "replace", "upsert", "delete"]
@@ -205,8 +207,11 @@ def apply(root: str | os.PathLike, writes: Iterable[Write], commit: Commit | Non
         if journalled:
             from . import journal  # not on the hook's one-file path
 
-            journal.begin(root, [(w.path, old) for w, _, old in olds],
-                          subject=commit.subject if commit is not None else None, commit=commit is not None)
+            try:
+                journal.begin(root, [(w.path, old) for w, _, old in olds],
+                              subject=commit.subject if commit is not None else None, commit=commit is not None)
+            except OSError as e:  # a full disk meets the journal first: nothing is written yet
+                raise _storage_error(e) from None
         done: list[tuple[Path, bytes | None]] = []
         sha = None
         try:
@@ -327,23 +332,50 @@ def record(root: str | os.PathLike, prepare: Callable[[], Staged | None], *,
 SESSIONS = "state/sessions.json"
 
 
+# The digest of the session counter as last committed. Asking git whether the counter changed
+# costs two git processes, under the vault lock, on every commit; the digest answers without one
+# in the common case (nothing counted since), and a missing or stale digest just asks git.
+SESSIONS_COMMITTED = ".epimem/sessions-committed"
+
+
+def _digest(root: Path, rel: str) -> str | None:
+    import hashlib
+
+    try:
+        return hashlib.sha256((root / rel).read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
 def _commit(root: Path, paths: list[str], c: Commit, new: list[str] | None = None) -> str:
     from . import git
 
-    if SESSIONS not in paths and (root / SESSIONS).is_file():
+    counter = _digest(root, SESSIONS)
+    settled = SESSIONS in paths  # after this commit, is the counter on disk the committed one?
+    if SESSIONS not in paths and counter is not None:
+        try:
+            known = (root / SESSIONS_COMMITTED).read_text(encoding="ascii").strip()
+        except (OSError, UnicodeDecodeError):
+            known = ""
         # The session-start hook counts without committing (SPEC §4): its change
         # rides along with the next commit, named in the body, so the history is
         # what was learned rather than a list of sessions.
-        note = git.uncommitted_sessions(root)
+        note = git.uncommitted_sessions(root) if known != counter else None
+        settled = True  # committed already (git saw no change), or carried along below
         if note:
             paths = [*paths, SESSIONS]
+            new = None if new is None else [*new, SESSIONS]
             c = c._replace(body=(c.body + "\n\n" if c.body else "") + note)
     try:
-        return git.commit(root, paths, c.subject, op=c.op, beliefs=c.beliefs, session=c.session, body=c.body,
-                          extra=dict(c.extra), when=c.when, new=new)
+        sha = git.commit(root, paths, c.subject, op=c.op, beliefs=c.beliefs, session=c.session, body=c.body,
+                         extra=dict(c.extra), when=c.when, new=new)
     except BaseException:
         git.unstage(root, paths)
         raise
+    if counter is not None and settled:
+        with suppress(OSError):
+            write_cache(root / SESSIONS_COMMITTED, counter + "\n")
+    return sha
 
 
 # --- the caches, after the commit --------------------------------------------------------

@@ -91,10 +91,11 @@ async def every_tool(c, root) -> None:
     sup = ok(await c.call_tool("supersede", {"old": ["writes-sql-by-hand"], "by": "prefers-small-pull-requests",
                                              "note": "the user said the SQL one was about one project"}))
     assert "writes-sql-by-hand" in sup["supersedes"]
-    ret = ok(await c.call_tool("retire", {"id": "thinks-out-loud-before-deciding", "note": "user: drop it"}))
-    assert ret["status"] == "retired"
+    # Resolved before the retirement: retiring a belief closes its open tensions itself (issue 9).
     res = ok(await c.call_tool("resolve_tension", {"id": ts[0]["id"], "note": "The user explained it."}))
     assert res["status"] == "resolved"
+    ret = ok(await c.call_tool("retire", {"id": "thinks-out-loud-before-deciding", "note": "user: drop it"}))
+    assert ret["status"] == "retired"
     assert git(root, "status", "--porcelain") == ""
 
     # Resources and prompts.

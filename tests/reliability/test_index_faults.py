@@ -1,6 +1,7 @@
 """Faults of the sidecar index (SPEC §8): deleted or corrupted under a running vault, or a Chroma
 server that goes away. The files are the truth, so recall rebuilds what it lost; it never answers
-from a half-empty index, and a server that is gone is a clear error that loses nothing."""
+from a half-empty index; a server that is gone does not stop a query (the sidecar answers) and is a
+clear error for what must write to it, losing nothing."""
 
 from __future__ import annotations
 
@@ -80,7 +81,10 @@ def test_a_chroma_server_that_goes_away_is_a_clear_error_and_loses_nothing(tmp_p
         assert top(root, "tabs", "--chroma-url", url)[0] == "prefers-tabs-over-spaces"
     finally:
         stop(proc)
-    p = epimem(root, "recall", "tabs", "--chroma-url", url)
+    # A query needs no server: it reads the sidecar's own table and vectors (docs/recall.md).
+    assert top(root, "tabs", "--chroma-url", url, "--no-sync")[0] == "prefers-tabs-over-spaces"
+    # Writing the index does, and says so plainly.
+    p = epimem(root, "index", "rebuild", "--chroma-url", url)
     assert p.returncode == 1
     assert "Chroma server" in p.stderr and "Traceback" not in p.stderr
     # Writing does not need the index: the observation lands, and the files hold it.
