@@ -30,6 +30,7 @@ import os
 import sys
 import time
 from datetime import date
+from pathlib import Path
 
 from ..core import kernel
 from ..core.errors import EpimemError
@@ -430,7 +431,14 @@ def session_start(argv: list[str]) -> int:
         return 0
     cache = read_context_cache(root)
     prm = (cache or {}).get("params") or FALLBACK_PARAMS
-    info = update_sessions(root, source, today, prm)
+    from ..store.drivers import unfinished  # three stats: a merge or rebase left half done
+
+    pending = unfinished(Path(root))
+    # Half-merged files are not counted into (state/sessions.json may hold both sides); the
+    # session is told, so the assistant does not record evidence into a vault in that state.
+    info = None if pending else update_sessions(root, source, today, prm)
+    if pending:
+        _log(f"a git {pending} is unfinished in the vault; the session was not counted")
     if info is not None and info["counted"]:
         try:
             _spawn(root, ["-m", "epimem.claude.hook", "--commit-session", root, _text(payload, "session_id") or ""])
@@ -438,6 +446,10 @@ def session_start(argv: list[str]) -> int:
             _log(f"could not start the background commit: {e}")
     _maybe_refresh(root, cache)
     text = render_context(cache, info, cwd=cwd, today=today, budget=budget, vault_label=_label(root))
+    if pending:
+        text = (f"epimem: a git {pending} is unfinished in the user's vault ({_label(root)}): its files are half "
+                "merged, so record nothing now; `epimem sync` (or any epimem command) says how to finish it.\n"
+                + (text or ""))
     if text:
         sys.stdout.write(json.dumps({"hookSpecificOutput": {
             "hookEventName": "SessionStart", "additionalContext": text}}, ensure_ascii=False))

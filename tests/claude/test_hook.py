@@ -316,3 +316,17 @@ def test_main_never_raises(monkeypatch, capsys):
     assert hook.main(["session-start"]) == 0
     assert hook.main(["no-such-event"]) == 0
     assert "ZeroDivisionError" in capsys.readouterr().err
+
+
+def test_an_unfinished_merge_is_said_and_the_session_not_counted(filled, project):
+    # A `git pull` that stopped half way leaves MERGE_HEAD: the files may hold both sides.
+    root = filled.root
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True).stdout
+    (root / ".git" / "MERGE_HEAD").write_text(head, encoding="utf-8")
+    counter = root / "state" / "sessions.json"
+    before = counter.read_bytes() if counter.exists() else None
+    r = run_hook({"session_id": "s-merge", "source": "startup", "cwd": str(project)}, root)
+    assert r.returncode == 0
+    text = json.loads(r.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "a git merge is unfinished" in text and "record nothing now" in text
+    assert (counter.read_bytes() if counter.exists() else None) == before
