@@ -115,3 +115,52 @@ def test_every_reader_lists_the_same_notes(tmp_path):
     assert [e.name for e in note_entries(b)] == ["tea.md"]
     assert list(scan(tmp_path)) == ["beliefs/tea.md"]
     assert note_entries(tmp_path / "missing") == []
+
+
+def test_a_reader_never_sees_half_of_a_change(tmp_path):
+    """validate while another process is between two files of one change: it waits for the
+    change and sees it whole (the soak saw an observation linking to a belief not yet written)."""
+    import subprocess as _sp
+    import sys as _sys
+    import time as _time
+
+    from epimem.api.memory import Memory
+
+    mem, _ = Memory.init(tmp_path / "v", today="2026-11-01")
+    root = mem.root
+    # Another process makes a change: journal first, the observation log, then (0.8 s later)
+    # the belief it links to, then the commit, then the journal goes.
+    code = r'''
+import os, sys, time, subprocess
+from pathlib import Path
+from epimem.store import journal
+from epimem.store.files import VaultLock, lock_path
+root = Path(sys.argv[1])
+lock = VaultLock(lock_path(root))
+lock.acquire()  # as the write path does: the whole change under the vault lock
+journal.begin(root, [("observations/2026-11.md", None), ("beliefs/likes-tea.md", None)], subject="x", commit=True)
+(root / "observations").mkdir(exist_ok=True)
+(root / "observations" / "2026-11.md").write_text(
+    "# Observations 2026-11\n\n## obs-20261101-aaaa\n- date: 2026-11-01\n- connects: likes-tea\n"
+    "- strength: single\n- evidence: drank tea\n- suggests: likes tea\n- therefore: new belief\n", encoding="utf-8")
+print("half", flush=True)
+time.sleep(0.8)
+(root / "beliefs" / "likes-tea.md").write_text(
+    "---\ntitle: Likes tea\nkind: preference\nbasis: behavioral\nconfidence: 0.3\npermanence: durable\n"
+    "first: 2026-11-01\nconfirmed:\nchallenged:\nstatus: active\ntags: []\nscope: global\npinned: false\n"
+    "supersedes: []\n---\nDrinks tea.\n\n## Evidence\n- 2026-11-01 · single — drank tea "
+    "[[observations/2026-11#obs-20261101-aaaa]] (0.30)\n", encoding="utf-8")
+subprocess.run(["git", "add", "-A"], cwd=root, check=True)
+subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-qm", "x"], cwd=root, check=True)
+journal.end(root)
+lock.release()
+'''
+    p = _sp.Popen([_sys.executable, "-c", code, str(root)], stdout=_sp.PIPE, text=True)
+    assert p.stdout.readline().strip() == "half"
+    t = _time.monotonic()
+    problems = mem.validate()  # a Memory made before the change began (a long-lived server, say)
+    waited = _time.monotonic() - t
+    p.wait(timeout=30)
+    assert p.returncode == 0
+    assert [str(x) for x in problems] == []  # whole: the belief and its observation, or neither
+    assert waited > 0.3
