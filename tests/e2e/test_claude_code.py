@@ -66,6 +66,9 @@ def taught_command(skill_text: str, title: str, suffix: str = "") -> str:
     cmd = re.sub(rf"--title {value}", lambda _: f"--title {sq(title)}", cmd)
     # (the same evidence twice would be one observation: epimem keeps no duplicates)
     cmd = re.sub(rf"--evidence {value}", lambda _: f"--evidence {sq(EVIDENCE + suffix)}", cmd)
+    # What it suggests is the model's own words for each belief; the skill's example, sent three
+    # times, would be three copies of one statement, which rule 17 rightly holds back.
+    cmd = re.sub(rf"--suggests {value}", lambda _: f"--suggests {sq('The user: ' + title.lower() + '.')}", cmd)
     assert title in cmd and "café" in cmd, cmd
     return cmd
 
@@ -99,7 +102,8 @@ def test_hook_context_reaches_the_model_and_sessions_count_once(claude_code):
     sent = first_request(cc.api)
     assert "SessionStart hook additional context" in sent
     assert "Splits large changes into reviewable steps" in sent and "session 1" in sent
-    wait_for(lambda: any(s.startswith("session: start #1") for s, _ in commits(cc, vault)), what="the count's commit")
+    # The first count of a day is committed alone; later ones ride along with the next change (SPEC §4).
+    wait_for(lambda: any(s.startswith("session: #1 counted") for s, _ in commits(cc, vault)), what="the count's commit")
     # resume and compact give the context again (compact) or not at all (resume), but never count
     resumed = cc.claude("-p", "again", "--resume", run.session_id)
     assert resumed.returncode == 0, resumed.explain()
@@ -109,7 +113,7 @@ def test_hook_context_reaches_the_model_and_sessions_count_once(claude_code):
     assert all(h.status == 0 for h in resumed.hook_runs() + compacted.hook_runs())
     assert session_count(vault) == 1
     time.sleep(1)
-    assert [s for s, _ in commits(cc, vault) if s.startswith("session:")] == ["session: start #1"]
+    assert [s for s, _ in commits(cc, vault) if s.startswith("session:")] == ["session: #1 counted"]
     only_claude_called(cc.api)
 
 
@@ -165,7 +169,9 @@ def test_the_command_observe_teaches_records_observations(claude_code, n):
     cc = claude_code
     install(cc)
     vault = cc.default_vault
-    titles = [f"Wants a rollback plan before shipping {i}" for i in range(1, n + 1)]
+    # Three different beliefs: near-duplicate titles would be held back by rule 17, as they should.
+    titles = ["Wants a rollback plan before shipping", "Reads the changelog of every dependency bump",
+              "Names branches after the ticket"][:n]
     cc.api.add(*[lambda body, i=i, t=t: bash(taught_command(request_text(body), t, f" (#{i})"), "Record")
                  for i, t in enumerate(titles, 1)], text("Recorded."))
     run = cc.claude("-p", "/observe")
