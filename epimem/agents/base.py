@@ -60,13 +60,18 @@ def change(path: Path, old: str | None, new: str | None, detail: str, *, same: s
     return Action(path, "create" if old is None else "update", detail, new)
 
 
+BACKUP = ".epimem-backup-"
+
+
 def backup(path: Path) -> Path:
+    """A copy beside the file, named for the moment (`settings.json.epimem-backup-20261201-1200`);
+    copy2 keeps the mode, so a backup of a 0600 file is 0600. Every installer backs up this way."""
     stamp = time.strftime("%Y%m%d-%H%M%S")
-    dst = path.with_name(f"{path.name}.epimem-backup-{stamp}")
+    dst = path.with_name(f"{path.name}{BACKUP}{stamp}")
     n = 1
     while dst.exists():
         n += 1
-        dst = path.with_name(f"{path.name}.epimem-backup-{stamp}-{n}")
+        dst = path.with_name(f"{path.name}{BACKUP}{stamp}-{n}")
     shutil.copy2(path, dst)
     return dst
 

@@ -11,6 +11,7 @@ upgrade leaves no stale copy. A handler is ours when its command runs
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,8 +32,9 @@ class HookSpec:
     handler: dict
 
 
-def _ours(root: Node) -> list[tuple[str, int, int, dict]]:
-    """(event, group index, handler index, handler) of every epimem handler."""
+def find_ours(root: Node, ours: Callable[[Any], bool] = is_ours) -> list[tuple[str, int, int, dict]]:
+    """(event, group index, handler index, handler) of every epimem handler (`ours` tells which:
+    Claude Code's installer knows its handlers by role, the other agents' by command)."""
     out = []
     hooks = root.get("hooks") if root.kind == "object" else None
     if hooks is None or hooks.kind != "object":
@@ -46,12 +48,12 @@ def _ours(root: Node) -> list[tuple[str, int, int, dict]]:
                 continue
             for hi, h in enumerate(hs.items):
                 v = value_of(h)
-                if is_ours(v):
+                if ours(v):
                     out.append((event, gi, hi, v))
     return out
 
 
-def _matcher(group: Node) -> str | None:
+def matcher(group: Node) -> str | None:
     m = group.get("matcher")
     return m.value if m is not None and m.kind == "value" else None
 
@@ -98,8 +100,8 @@ def merge_hooks(text: str, specs: list[HookSpec], *, comments: bool = False) -> 
     while True:
         root = parse_spans(text, comments=comments)
         stale = None
-        for event, gi, hi, h in _ours(root):
-            key = (event, _matcher(root.get("hooks").get(event).items[gi]))
+        for event, gi, hi, h in find_ours(root):
+            key = (event, matcher(root.get("hooks").get(event).items[gi]))
             if key not in wanted or wanted[key].handler != h:
                 stale = (event, gi, hi)
                 break
@@ -108,7 +110,7 @@ def merge_hooks(text: str, specs: list[HookSpec], *, comments: bool = False) -> 
         text = _remove_handler(text, *stale, comments)
     for s in specs:
         root = parse_spans(text, comments=comments)
-        present = {(e, _matcher(root.get("hooks").get(e).items[gi])) for e, gi, _, _ in _ours(root)}
+        present = {(e, matcher(root.get("hooks").get(e).items[gi])) for e, gi, _, _ in find_ours(root)}
         if (s.event, s.matcher) in present:
             continue
         group: dict = {"matcher": s.matcher} if s.matcher is not None else {}
@@ -129,6 +131,6 @@ def has_ours(text: str | None, *, comments: bool = False) -> bool:
     if not text or not text.strip():
         return False
     try:
-        return bool(_ours(parse_spans(text, comments=comments)))
+        return bool(find_ours(parse_spans(text, comments=comments)))
     except ValueError:
         return False

@@ -25,11 +25,19 @@ import re
 import shlex
 import shutil
 import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..agents.base import (  # the marker block: one home for every agent
+    BACKUP,
+    BEGIN,
+    END,
+    add_block,
+    backup,
+    remove_block,
+)
+from ..agents.hooks import find_ours, matcher
 from ..agents.jsonc import Node, _insert, _remove, indent_unit, parse_spans
 from ..core.errors import EpimemError
 from ..store.files import atomic_write
@@ -38,7 +46,6 @@ from . import wiring
 TEMPLATES = Path(__file__).parent.parent / "templates" / "claude"
 SKILLS_DIR = TEMPLATES / "plugin" / "skills"  # one copy: the plugin's, which the settings install uses too
 SKILLS = ("observe", "mirror")
-BEGIN, END = "<!-- epimem:begin -->", "<!-- epimem:end -->"
 HOOK_TIMEOUT = 10
 
 
@@ -89,39 +96,6 @@ def hook_specs(command: str, *, auto_observe: bool = False, llm: bool = False) -
     return specs
 
 
-def _find_ours(root: Node) -> list[tuple[str, int, int, dict]]:
-    """(event, group index, handler index, handler) of every epimem handler."""
-    out = []
-    hooks = root.get("hooks") if root.kind == "object" else None
-    if hooks is None or hooks.kind != "object":
-        return out
-    for event, _, arr in hooks.members:
-        if arr.kind != "array":
-            continue
-        for gi, group in enumerate(arr.items):
-            hs = group.get("hooks") if group.kind == "object" else None
-            if hs is None or hs.kind != "array":
-                continue
-            for hi, h in enumerate(hs.items):
-                value = _value(h)
-                if is_ours(value):
-                    out.append((event, gi, hi, value))
-    return out
-
-
-def _value(node: Node) -> Any:
-    if node.kind == "object":
-        return {k: _value(n) for k, _, n in node.members}
-    if node.kind == "array":
-        return [_value(n) for n in node.items]
-    return node.value
-
-
-def _matcher(group: Node) -> str | None:
-    m = group.get("matcher")
-    return m.value if m is not None and m.kind == "value" else None
-
-
 def _check_shape(root: Node, path: Path) -> None:
     if root.kind != "object":
         raise InstallError(f"{path}: the file must hold a JSON object; nothing was changed")
@@ -155,9 +129,9 @@ def merge_hooks(text: str, specs: list[HookSpec], path: Path = Path("settings.js
     while True:
         root = parse_spans(text)
         stale = None
-        for event, gi, hi, h in _find_ours(root):
+        for event, gi, hi, h in find_ours(root, is_ours):
             group = root.get("hooks").get(event).items[gi]
-            key = (event, _matcher(group), _role(h))
+            key = (event, matcher(group), _role(h))
             if key not in wanted or wanted[key].handler != h:
                 stale = (event, gi, hi)
                 break
@@ -167,8 +141,8 @@ def merge_hooks(text: str, specs: list[HookSpec], path: Path = Path("settings.js
     # 2. what is missing: added
     for s in specs:
         root = parse_spans(text)
-        present = {(e, _matcher(root.get("hooks").get(e).items[gi]), _role(h))
-                   for e, gi, _, h in _find_ours(root)}
+        present = {(e, matcher(root.get("hooks").get(e).items[gi]), _role(h))
+                   for e, gi, _, h in find_ours(root, is_ours)}
         if (s.event, s.matcher, s.role) in present:
             continue
         group: dict = {"matcher": s.matcher} if s.matcher is not None else {}
@@ -256,28 +230,6 @@ def claude_md_block() -> str:
     text = (TEMPLATES / "CLAUDE.md.example").read_text(encoding="utf-8")
     start, end = text.index(BEGIN), text.index(END) + len(END)
     return text[start:end]
-
-
-def add_block(text: str, block: str) -> str:
-    """The block replaced between its markers, or appended after a blank line."""
-    if BEGIN in text and END in text:
-        start, end = text.index(BEGIN), text.index(END) + len(END)
-        return text[:start] + block + text[end:]
-    if not text:
-        return block + "\n"
-    return (text if text.endswith("\n") else text + "\n") + "\n" + block + "\n"
-
-
-def remove_block(text: str) -> str:
-    if BEGIN not in text or END not in text:
-        return text
-    start, end = text.index(BEGIN), text.index(END) + len(END)
-    before, after = text[:start], text[end:]
-    if after.startswith("\n"):
-        after = after[1:]
-    if not after and before.endswith("\n\n"):
-        before = before[:-1]
-    return before + after
 
 
 # --- skills ----------------------------------------------------------------------------------
@@ -452,18 +404,6 @@ def notes(scope: str, command: str | None = None) -> list[str]:
     return out
 
 
-BACKUP = ".epimem-backup-"
-
-
-def _backup(path: Path) -> Path:
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    dst = path.with_name(f"{path.name}{BACKUP}{stamp}")
-    n = 1
-    while dst.exists():
-        n += 1
-        dst = path.with_name(f"{path.name}{BACKUP}{stamp}-{n}")
-    shutil.copy2(path, dst)
-    return dst
 
 
 def _backups(path: Path) -> list[Path]:
@@ -482,7 +422,7 @@ def apply(actions: list[Action], *, uninstall: bool = False) -> list[str]:
         if a.what in ("unchanged", "refused"):
             continue
         if _is_settings(a.path) and a.path.exists() and a.backup and not uninstall:
-            notes.append(f"backup of {a.path} in {_backup(a.path)}")
+            notes.append(f"backup of {a.path} in {backup(a.path)}")
         if a.new is None:
             a.path.unlink(missing_ok=True)
             # What the install made and is now empty: a skill's folder, then `skills/`, then

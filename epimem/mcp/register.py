@@ -17,11 +17,10 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import tempfile
-import time
 from pathlib import Path
 
+from ..agents.base import backup
 from ..claude.install import Action, claude_dir, default_command
 
 NAME = "epimem"
@@ -109,17 +108,6 @@ def plan(scope: str, *, project: Path | None = None, command: str | None = None,
                    f"the epimem MCP server ({' '.join([want['command'], *want['args']])})", _dump(new))]
 
 
-def _backup(path: Path) -> Path:
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    dst = path.with_name(f"{path.name}.epimem-backup-{stamp}")
-    n = 1
-    while dst.exists():
-        n += 1
-        dst = path.with_name(f"{path.name}.epimem-backup-{stamp}-{n}")
-    shutil.copy2(path, dst)  # copy2 keeps the mode: a backup of a 0600 file is 0600
-    return dst
-
-
 def apply(actions: list[Action]) -> list[str]:
     """Write the plan: backup first, then an atomic replace that keeps the file's mode."""
     notes = []
@@ -127,7 +115,7 @@ def apply(actions: list[Action]) -> list[str]:
         if a.what in ("unchanged", "refused"):
             continue
         if a.new is not None and a.path.exists():
-            notes.append(f"backup of {a.path} in {_backup(a.path)}")
+            notes.append(f"backup of {a.path} in {backup(a.path)}")
         if a.new is None:  # only a file that held nothing but our entry is removed: nothing to keep
             a.path.unlink(missing_ok=True)
             continue

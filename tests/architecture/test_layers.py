@@ -25,7 +25,7 @@ FRONT_ENDS = {
     "mcp": {"__main__.py", "cli"},
     # the installers' shared editors and the transcript formats: the Claude Code installer and
     # session-end pass use them too
-    "agents": {"__main__.py", "cli", "claude"},
+    "agents": {"__main__.py", "cli", "claude", "mcp"},
 }
 
 
