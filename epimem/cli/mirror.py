@@ -111,7 +111,8 @@ def audit_cmd(ctx: typer.Context, as_json: bool = JSON_OPT, as_md: bool = MD_OPT
         sha, planned = apply_audit(mem, a, tuple(apply_only))
         applied = {"commit": sha, "changes": [{"belief": p.belief, "action": p.action, "fields": p.fields,
                                                "why": p.why} for p in planned]}
-    rec = _recorded(mem, "audit", md) if record else None
+    # The recorded review is a file read later: titles whole, not cut to a screen's width.
+    rec = _recorded(mem, "audit", render.audit_markdown(a, whole=True)) if record else None
     if as_json:
         _output(a, md, True, {"recorded": rec, "applied": applied})
         return

@@ -317,7 +317,7 @@ def build(root: str | Path, *, today: str | None = None) -> MCPServer:
             md = render.audit_markdown(data)
             if record:
                 from ..mirror.gutcheck import record as record_review
-                recorded = record_review(m, "audit", md)
+                recorded = record_review(m, "audit", render.audit_markdown(data, whole=True))
         elif mode == "gut-check":
             from ..mirror.gutcheck import close_gut_check, gut_check, open_gut_check
             from ..mirror.gutcheck import record as record_review

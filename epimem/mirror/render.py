@@ -99,19 +99,22 @@ def _fit(lines: list[str], why: list[str]) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
-def _cell(s: str, width: int = 44) -> str:
-    return tx.one_line(s, width).replace("|", "/")
+def _cell(s: str, width: int | None = 44) -> str:
+    """A table cell: one line, cut to `width` for a screen; whole (`None`) for a recorded review,
+    which is a file the user reads later, where a cut title is a title lost."""
+    return (tx.one_line(s, width) if width else " ".join((s or "").split())).replace("|", "/")
 
 
 # --- audit ------------------------------------------------------------------------
 
-def _belief_table(views: tuple[BeliefView, ...]) -> list[str]:
+def _belief_table(views: tuple[BeliefView, ...], whole: bool = False) -> list[str]:
     rows = ["| belief | stored → eff. | permanence | confirmed | why |",
             "|---|---|---|---|---|"]
+    width = None if whole else 34
     for v in views:
-        # Pinned shows in `why`; the row stays under ~110 columns.
-        rows.append(f"| {_cell(v.title, 34)} | {v.confidence:.2f} → {v.effective_confidence:.2f} | "
-                    f"{v.permanence} | {_when(v.confirmed)} | {_cell(v.why, 34)} |")
+        # Pinned shows in `why`; on a screen the row stays under ~110 columns.
+        rows.append(f"| {_cell(v.title, width)} | {v.confidence:.2f} → {v.effective_confidence:.2f} | "
+                    f"{v.permanence} | {_when(v.confirmed)} | {_cell(v.why, width)} |")
     return rows
 
 
@@ -130,7 +133,7 @@ def _id_line(label: str, items, width: int = WIDTH) -> str:
     return head + ", ".join(ids) + (f", and {rest} more" if rest else "")
 
 
-def audit_markdown(a: Audit) -> str:
+def audit_markdown(a: Audit, whole: bool = False) -> str:
     s = a.sessions
     t = a.totals
     out = [f"# Audit · {a.today.isoformat()}", ""]
@@ -162,9 +165,9 @@ def audit_markdown(a: Audit) -> str:
     out.append("Tier (effective): " + " · ".join(f"{k} {v}" for k, v in a.by_tier.items()))
 
     if a.top:
-        out += ["", "## Strongest", *_belief_table(a.top)]
+        out += ["", "## Strongest", *_belief_table(a.top, whole)]
     if a.bottom:
-        out += ["", "## Weakest", *_belief_table(a.bottom)]
+        out += ["", "## Weakest", *_belief_table(a.bottom, whole)]
 
     d, dr = a.dormancy, a.drift
     attention = [

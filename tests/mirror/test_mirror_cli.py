@@ -165,3 +165,16 @@ def test_empty_vault_is_an_honest_mirror(cli, vault):
 def test_not_a_vault_is_a_clear_error(cli, tmp_path):
     r = cli("--vault", tmp_path / "nowhere", "mirror", "audit")
     assert r.code == 1 and "epimem init" in r.err
+
+
+def test_a_recorded_audit_keeps_every_title_whole(cli, sample_vault):
+    # On screen a long title is cut to fit the table; the review file keeps it whole.
+    long_title = "Prefers to read the whole design document before writing any code at all, every time"
+    r = cli("--vault", sample_vault, "belief", "add", "--title", long_title, "--statement", "Reads designs first.",
+            "--kind", "workflow", "--basis", "self-report", "--permanence", "durable", "--confidence", "0.85")
+    assert r.code == 0, r.err
+    shown = cli("--vault", sample_vault, "mirror", "audit").out
+    assert long_title not in shown and long_title[:20] in shown
+    assert cli("--vault", sample_vault, "mirror", "audit", "--record").code == 0
+    text = (sample_vault / "reviews" / f"{TODAY}.md").read_text()
+    assert long_title in text
