@@ -29,17 +29,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..agents.base import (  # the marker block: one home for every agent
+# What every agent's installer shares (the marker block, backups, reading, the error) has one home.
+from ..agents.base import (
     BACKUP,
     BEGIN,
     END,
+    InstallError,
     add_block,
     backup,
+    read,
     remove_block,
 )
 from ..agents.hooks import find_ours, matcher
 from ..agents.jsonc import Node, _insert, _remove, indent_unit, parse_spans
-from ..core.errors import EpimemError
 from ..store.files import atomic_write
 from . import wiring
 
@@ -47,10 +49,6 @@ TEMPLATES = Path(__file__).parent.parent / "templates" / "claude"
 SKILLS_DIR = TEMPLATES / "plugin" / "skills"  # one copy: the plugin's, which the settings install uses too
 SKILLS = ("observe", "mirror")
 HOOK_TIMEOUT = 10
-
-
-class InstallError(EpimemError):
-    """Something the user must fix first; nothing has been changed."""
 
 
 # --- hooks in settings.json ------------------------------------------------------------------
@@ -289,15 +287,6 @@ def targets(scope: str, project: Path | None = None) -> dict[str, Any]:
     raise InstallError(f"--scope must be user or project, not {scope!r}")
 
 
-def _read(path: Path) -> str | None:
-    try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return None
-    except OSError as e:
-        raise InstallError(f"cannot read {path}: {e}") from None
-
-
 def default_command() -> str:
     """`epimem` when that is what the PATH finds, else this installation's script by path."""
     here = Path(sys.executable).parent / "epimem"
@@ -337,7 +326,7 @@ def plan(scope: str = "user", *, project: Path | None = None, auto_observe: bool
     actions: list[Action] = []
     # settings: hooks, then "env"
     path = t["settings"]
-    old = _read(path)
+    old = read(path)
     if uninstall:
         new = None if old is None else merge_env(remove_hooks(old, path), {}, path)
         detail = "removed epimem's hooks and settings"
@@ -349,7 +338,7 @@ def plan(scope: str = "user", *, project: Path | None = None, auto_observe: bool
     actions.append(_settings_action(path, old, new, detail, uninstall))
     legacy = t["legacy"]
     if legacy is not None:
-        old = _read(legacy)
+        old = read(legacy)
         if old is not None:
             new = merge_env(remove_hooks(old, legacy), {}, legacy)
             if new != old:
@@ -362,7 +351,7 @@ def plan(scope: str = "user", *, project: Path | None = None, auto_observe: bool
     for name in SKILLS:
         src = render_skill((SKILLS_DIR / name / "SKILL.md").read_text(encoding="utf-8"), skill_command)
         dst = t["skills"] / name / "SKILL.md"
-        cur = _read(dst)
+        cur = read(dst)
         if uninstall:
             if cur is None:
                 continue
@@ -379,7 +368,7 @@ def plan(scope: str = "user", *, project: Path | None = None, auto_observe: bool
             actions.append(Action(dst, "create" if cur is None else "update", f"the /{name} skill", src))
     # CLAUDE.md
     path = t["claude_md"]
-    old = _read(path)
+    old = read(path)
     if uninstall:
         if old is not None and BEGIN in old:
             new = remove_block(old)
@@ -474,7 +463,7 @@ def plugin_plan(scope: str = "user", *, project: Path | None = None, uninstall: 
         cmds = [["plugin", "marketplace", "add", str(marketplace_dir())],
                 ["plugin", "install", wiring.PLUGIN_ID, "--scope", scope]]
     path = t["settings"]
-    old = _read(path)
+    old = read(path)
     wanted = {}
     if not uninstall:
         if vault:
