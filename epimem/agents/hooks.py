@@ -113,18 +113,22 @@ def merge_hooks(text: str, specs: list[HookSpec], *, comments: bool = False) -> 
         present = {(e, matcher(root.get("hooks").get(e).items[gi])) for e, gi, _, _ in find_ours(root)}
         if (s.event, s.matcher) in present:
             continue
-        group: dict = {"matcher": s.matcher} if s.matcher is not None else {}
-        group["hooks"] = [s.handler]
-        hooks = root.get("hooks")
-        if hooks is None:
-            text = _insert(text, root, "hooks", {s.event: [group]}, unit)
-            continue
-        arr = hooks.get(s.event)
-        if arr is None:
-            text = _insert(text, hooks, s.event, [group], unit)
-            continue
-        text = _insert(text, arr, None, group, unit)
+        text = add_group(text, root, s.event, s.matcher, s.handler, unit)
     return text
+
+
+def add_group(text: str, root: Node, event: str, matcher: str | None, handler: dict, unit: str) -> str:
+    """`text` with a matcher group holding `handler` added under `hooks.<event>` (the settings
+    schema Claude Code, Codex and Gemini CLI share), creating `hooks` and the event as needed."""
+    group: dict = {"matcher": matcher} if matcher is not None else {}
+    group["hooks"] = [handler]
+    hooks = root.get("hooks")
+    if hooks is None:
+        return _insert(text, root, "hooks", {event: [group]}, unit)
+    arr = hooks.get(event)
+    if arr is None:
+        return _insert(text, hooks, event, [group], unit)
+    return _insert(text, arr, None, group, unit)
 
 
 def has_ours(text: str | None, *, comments: bool = False) -> bool:

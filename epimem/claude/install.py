@@ -40,7 +40,7 @@ from ..agents.base import (
     read,
     remove_block,
 )
-from ..agents.hooks import find_ours, matcher
+from ..agents.hooks import add_group, find_ours, matcher
 from ..agents.jsonc import Node, _insert, _remove, indent_unit, parse_spans
 from ..store.files import atomic_write
 from . import wiring
@@ -143,17 +143,7 @@ def merge_hooks(text: str, specs: list[HookSpec], path: Path = Path("settings.js
                    for e, gi, _, h in find_ours(root, is_ours)}
         if (s.event, s.matcher, s.role) in present:
             continue
-        group: dict = {"matcher": s.matcher} if s.matcher is not None else {}
-        group["hooks"] = [s.handler]
-        hooks = root.get("hooks")
-        if hooks is None:
-            text = _insert(text, root, "hooks", {s.event: [group]}, unit)
-            continue
-        arr = hooks.get(s.event)
-        if arr is None:
-            text = _insert(text, hooks, s.event, [group], unit)
-            continue
-        text = _insert(text, arr, None, group, unit)
+        text = add_group(text, root, s.event, s.matcher, s.handler, unit)
     return text
 
 
