@@ -1,6 +1,6 @@
 """The `epimem` console script.
 
-Four paths, cheapest first:
+Five paths, cheapest first:
 - `epimem --version` prints the version and imports nothing else;
 - `epimem [--vault PATH] [--today DATE] hook ...` runs before every Claude Code
   session, so it is dispatched here without importing Typer, GitPython or
@@ -9,6 +9,7 @@ Four paths, cheapest first:
   `epimem hook session-start --vault X`);
 - `epimem merge-driver %O %A %B %P`, which git runs for each file both sides of a
   merge changed, goes straight to `epimem.api.sync.merge_driver`;
+- `epimem [--vault PATH] [--today DATE] mcp` (stdio) goes straight to `epimem.mcp.stdio`;
 - everything else goes to the Typer CLI. This is the only module that imports
   `epimem.cli`.
 """
@@ -60,6 +61,13 @@ def main(argv: list[str] | None = None) -> int:
             from .api.sync import merge_driver
 
             return merge_driver(*rest[1:5])
+        if rest == ["mcp"]:
+            # A client waits for a server's handshake at its own start-up: no Typer on that path
+            # (epimem.mcp.stdio answers discovery before the SDK has even loaded).
+            from .mcp import stdio
+
+            named = dict(zip(opts[::2], opts[1::2]))
+            return stdio.main(named.get("--vault"), named.get("--today"))
     from .cli import run
 
     return run(args)

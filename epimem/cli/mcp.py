@@ -22,24 +22,25 @@ def mcp_cmd(ctx: typer.Context,
                                                                  "(the token is still required)."),
             port: int = typer.Option(8765, "--port", min=1, max=65535, help="With --http: the port.")):
     """Serve the vault to MCP clients (Claude Desktop, Cursor, Codex, Gemini CLI, opencode, Claude Code)."""
+    st = state(ctx)
+    if not http:
+        if host != "127.0.0.1":
+            fail("--host goes with --http", code=2)
+        from ..mcp import stdio
+
+        raise typer.Exit(stdio.main(st.vault, st.today))
     from ..core.errors import VaultError
     from ..store.paths import resolve_root
     from ..store.vault import Vault
 
-    st = state(ctx)
     root = resolve_root(st.vault)
     try:
         Vault(root).require()
     except VaultError as e:
         fail(str(e))
-    if not http and host != "127.0.0.1":
-        fail("--host goes with --http", code=2)
     from ..mcp import server
 
     srv = server.build(root, today=st.today)
-    if not http:
-        srv.run("stdio")
-        return
     if host not in LOOPBACK:
         typer.echo(f"epimem: binding {host}: reachable beyond this machine; every request still needs the token",
                    err=True)

@@ -1,0 +1,248 @@
+"""`epimem mcp` over stdio: the SDK's server, with a client's discovery answered before the SDK has loaded.
+
+Why this module exists: importing the MCP SDK (its pydantic models of every protocol version it
+speaks, starlette, the auth modules) takes about a second of CPU, more than everything epimem does
+at start-up. Clients start their MCP servers when they launch and wait for the handshake and the
+tool list before the user can type. Those answers (`initialize`, `server/discover`, `tools/list`,
+`prompts/list`, `resources/list`, `resources/templates/list`) are fixed for one build of epimem and
+the SDK, so the SDK's own answers from an earlier start are kept in `.epimem/mcp-handshake.json` and
+replayed at once, while the SDK loads beside them. Every request, those included, still goes to the
+SDK in order (its session state is its own); its answer to a request already answered is compared
+with the replayed one, kept for the next start when it differs, and not sent twice. The first
+*tool call* waits for the SDK as before. A cache written by another build of epimem or the SDK, or
+a request with different parameters (another client, another protocol version), is never replayed.
+
+The process's fd 0 and 1 are diverted as the SDK's own stdio transport does (fd 0 reads the null
+device, fd 1 goes to stderr), so a stray print of a handler can never corrupt the protocol.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import sys
+import threading
+from pathlib import Path
+from typing import Any, BinaryIO
+
+CACHE_NAME = "mcp-handshake.json"
+CACHEABLE = frozenset({"initialize", "server/discover", "tools/list", "prompts/list", "resources/list",
+                       "resources/templates/list"})
+
+
+def stamp() -> str:
+    """What the cached answers are valid for: this epimem's code and the installed SDK.
+
+    Every module of the package counts (a tool's description comes from several), by size and
+    modification time: an upgrade or an edit of an editable install changes it."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    from .. import __version__
+
+    h = hashlib.sha256(__version__.encode())
+    try:
+        h.update(version("mcp").encode())
+    except PackageNotFoundError:  # the import will fail with its own message
+        pass
+    pkg = Path(__file__).resolve().parent.parent
+    for path in sorted(pkg.rglob("*.py")):
+        st = path.stat()
+        h.update(f"{path.relative_to(pkg)}:{st.st_size}:{st.st_mtime_ns}".encode())
+    return h.hexdigest()[:24]
+
+
+def request_key(msg: dict[str, Any]) -> str | None:
+    """The cache key of a discovery request (its method and whole parameters), or None."""
+    method = msg.get("method")
+    if method not in CACHEABLE or "id" not in msg:
+        return None
+    return method + " " + json.dumps(msg.get("params"), sort_keys=True, separators=(",", ":"))
+
+
+class Handshake:
+    """The replayed answers and the bookkeeping of which requests were answered early."""
+
+    def __init__(self, path: Path, stamp_: str) -> None:
+        self.path = path
+        self.stamp = stamp_
+        self.answers: dict[str, Any] = {}
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            if isinstance(data, dict) and data.get("stamp") == stamp_ and isinstance(data.get("answers"), dict):
+                self.answers = data["answers"]
+        except (OSError, ValueError):
+            pass  # no cache, or a broken one: every answer comes from the SDK and is cached anew
+        self.lock = threading.Lock()
+        self.early: dict[str, str] = {}  # id (as JSON) of a request answered from the cache -> its key
+        self.pending: dict[str, str] = {}  # id of a discovery request left to the SDK -> its key
+        self.sdk_ready = False
+
+    def on_request(self, msg: dict[str, Any]) -> dict[str, Any] | None:
+        """The answer to send now for this client message, or None to leave it to the SDK."""
+        key = request_key(msg)
+        if key is None:
+            return None
+        rid = json.dumps(msg["id"])
+        with self.lock:
+            if not self.sdk_ready and key in self.answers:
+                self.early[rid] = key
+                return {"jsonrpc": "2.0", "id": msg["id"], "result": self.answers[key]}
+            self.pending[rid] = key
+        return None
+
+    def on_answer(self, msg: dict[str, Any]) -> bool:
+        """Whether the SDK's message goes to the client; learns discovery answers for the next start."""
+        if "method" in msg or "id" not in msg:
+            return True  # a request or notification of the server's own: never an answer to drop
+        rid = json.dumps(msg["id"])
+        with self.lock:
+            key = self.early.pop(rid, None)
+            send = key is None
+            key = key or self.pending.pop(rid, None)
+            if key is None or "result" not in msg or self.answers.get(key) == msg["result"]:
+                return send
+            self.answers[key] = msg["result"]
+            data = {"stamp": self.stamp, "answers": self.answers}
+        self._save(data)
+        return send
+
+    def watching(self) -> bool:
+        with self.lock:
+            return bool(self.early or self.pending)
+
+    def _save(self, data: dict[str, Any]) -> None:
+        from ..store.files import compact_json, write_cache
+
+        try:
+            write_cache(self.path, compact_json(data))
+        except OSError:
+            pass  # a read-only vault serves on; the next start is merely slower
+
+
+class _Wire:
+    """The client's end of the protocol: the private duplicates of fd 0 and 1."""
+
+    def __init__(self) -> None:
+        self.inp: BinaryIO = os.fdopen(_divert(0, os.O_RDONLY), "rb", buffering=0)
+        self.out: BinaryIO = os.fdopen(_divert(1, os.O_WRONLY), "wb", buffering=0)
+        self.lock = threading.Lock()
+
+    def send(self, line: bytes) -> None:
+        with self.lock:
+            view = memoryview(line)
+            while view:
+                view = view[self.out.write(view) or 0:]
+
+
+def _divert(fd: int, flags: int) -> int:
+    """A private duplicate of `fd` for the wire; `fd` itself then reads the null device (stdin) or
+    writes to stderr (stdout), as the SDK's transport does, so nothing else can touch the wire."""
+    import fcntl
+
+    private = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 3)
+    if fd == 0:
+        null = os.open(os.devnull, flags)
+        os.dup2(null, 0)
+        os.close(null)
+    else:
+        sys.stdout.flush()
+        os.dup2(2, 1)
+    return private
+
+
+class _ToClient(io.TextIOBase):
+    """What the SDK writes as stdout: whole JSON lines, filtered through the handshake."""
+
+    def __init__(self, wire: _Wire, handshake: Handshake) -> None:
+        self.wire = wire
+        self.handshake = handshake
+        self.buf = ""
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, s: str) -> int:
+        self.buf += s
+        while "\n" in self.buf:
+            line, self.buf = self.buf.split("\n", 1)
+            if self.handshake.watching():
+                try:
+                    msg = json.loads(line)
+                except ValueError:
+                    msg = None
+                if isinstance(msg, dict) and not self.handshake.on_answer(msg):
+                    continue
+            self.wire.send(line.encode("utf-8") + b"\n")
+        return len(s)
+
+
+def _pump(wire: _Wire, handshake: Handshake, to_sdk: int) -> None:
+    """The client's lines, in order, to the SDK; a discovery request answered at once when it can be."""
+    try:
+        for line in wire.inp:
+            try:
+                msg = json.loads(line)
+            except ValueError:
+                msg = None  # the SDK reports a malformed message the way the protocol says
+            if isinstance(msg, dict):
+                answer = handshake.on_request(msg)
+                if answer is not None:
+                    wire.send(json.dumps(answer, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n")
+            view = memoryview(line)
+            while view:
+                view = view[os.write(to_sdk, view):]
+    except OSError:
+        pass  # the SDK is gone (it exited or failed to load): nothing left to feed
+    finally:
+        os.close(to_sdk)  # the client's EOF is the SDK's EOF: the server then exits, as it always did
+
+
+def serve(root: Path, *, today: str | None = None) -> int:
+    """Serve the vault at `root` over this process's stdin and stdout until the client hangs up."""
+    handshake = Handshake(root / ".epimem" / CACHE_NAME, stamp())
+    wire = _Wire()
+    sdk_in, to_sdk = os.pipe()
+    threading.Thread(target=_pump, args=(wire, handshake, to_sdk), daemon=True, name="mcp-stdin").start()
+
+    import anyio
+    from mcp.server.stdio import stdio_server
+
+    from . import server
+
+    srv = server.build(root, today=today)
+    with handshake.lock:
+        handshake.sdk_ready = True
+    low = srv._lowlevel_server  # what MCPServer.run_stdio_async runs; the SDK is pinned to 2.x
+
+    async def run() -> None:
+        stdin = anyio.wrap_file(io.TextIOWrapper(os.fdopen(sdk_in, "rb"), encoding="utf-8", errors="replace"))
+        stdout = anyio.wrap_file(_ToClient(wire, handshake))
+        async with stdio_server(stdin=stdin, stdout=stdout) as (read, write):
+            await low.run(read, write, low.create_initialization_options())
+
+    anyio.run(run)
+    return 0
+
+
+def main(vault: str | None, today: str | None) -> int:
+    """`epimem [--vault V] [--today D] mcp`: what the console script and the CLI both run.
+
+    Reached from `epimem.__main__` without Typer (its import is a quarter of a second a client
+    waits for); an error before serving is one line on stderr, which clients show as a failed
+    connection, and nothing on stdout."""
+    from ..core.errors import VaultError
+    from ..store.paths import resolve_root
+    from ..store.vault import Vault
+
+    root = resolve_root(vault)
+    try:
+        Vault(root).require()
+    except VaultError as e:
+        sys.stderr.write(f"epimem: error: {e}\n")
+        return 1
+    try:
+        return serve(root, today=today)
+    except KeyboardInterrupt:
+        return 130
