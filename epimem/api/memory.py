@@ -234,3 +234,8 @@ class Memory:
     def validate(self) -> list[Problem]:
         from . import validate as _validate
         return _validate.validate(self)
+
+    def merge_leftovers(self) -> list[Problem]:
+        """What a merge kept in both versions for the user to settle (SPEC §11)."""
+        from . import validate as _validate
+        return _validate.merge_leftovers(self.root)

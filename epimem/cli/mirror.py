@@ -103,7 +103,10 @@ def audit_cmd(ctx: typer.Context, as_json: bool = JSON_OPT, as_md: bool = MD_OPT
     # Called as a function by `skill mirror` too, where the options keep Typer's defaults.
     apply = apply if isinstance(apply, bool) else False
     apply_only = apply_only if isinstance(apply_only, list) else []
-    mem, a, md = _analyse(ctx, as_json, as_md, audit, render.audit_markdown)
+    _check_format(as_json, as_md)
+    mem, params, snap = _load(ctx)
+    a = audit(snap, params, mem.today, tuple(mem.merge_leftovers()))
+    md = render.audit_markdown(a)
     applied = None
     if apply or apply_only:
         from ..mirror.apply import apply as apply_audit

@@ -313,7 +313,7 @@ def build(root: str | Path, *, today: str | None = None) -> MCPServer:
             md = render.portrait_markdown(data)
         elif mode == "audit":
             from ..mirror.audit import audit
-            data = audit(snap, params, today)
+            data = audit(snap, params, today, tuple(m.merge_leftovers()))
             md = render.audit_markdown(data)
             if record:
                 from ..mirror.gutcheck import record as record_review
@@ -443,7 +443,7 @@ def build(root: str | Path, *, today: str | None = None) -> MCPServer:
         m = mem()
         try:
             m.vault.require()
-            return render.audit_markdown(audit(m.snapshot(), m.params, m.today))
+            return render.audit_markdown(audit(m.snapshot(), m.params, m.today, tuple(m.merge_leftovers())))
         except EpimemError as e:
             raise ResourceError(str(e)) from None
 

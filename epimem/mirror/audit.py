@@ -160,6 +160,9 @@ class Audit:
     unconnected: tuple[ObservationView, ...]
     candidates: tuple[Candidate, ...]
     problems: tuple[Problem, ...]  # JSON: [{path, line, message}], as every command
+    # What a merge of two machines kept in both versions for the user to settle (SPEC §11):
+    # found in the files' text by api/validate.merge_leftovers, passed in by the caller.
+    merge_leftovers: tuple[Problem, ...] = ()
 
     @property
     def empty(self) -> bool:
@@ -334,7 +337,8 @@ def count_totals(snapshot: Snapshot) -> Totals:
                   skipped_files=len({p.path for p in snapshot.problems}))
 
 
-def audit(snapshot: Snapshot, params: Params = DEFAULTS, today: date | None = None) -> Audit:
+def audit(snapshot: Snapshot, params: Params = DEFAULTS, today: date | None = None,
+          merge_leftovers: tuple[Problem, ...] = ()) -> Audit:
     today = today or snapshot.today or date.today()
     beliefs = active(snapshot)
     views = active_views(snapshot, today, params)
@@ -388,4 +392,4 @@ def audit(snapshot: Snapshot, params: Params = DEFAULTS, today: date | None = No
         drift=drift(beliefs, by_id, today, params), coherence=coherence,
         permanence=tuple(perm), proposals=tuple(proposals), unconnected=unconnected,
         candidates=belief_candidates(unconnected),
-        problems=snapshot.problems)
+        problems=snapshot.problems, merge_leftovers=tuple(merge_leftovers))

@@ -133,6 +133,17 @@ def _id_line(label: str, items, width: int = WIDTH) -> str:
     return head + ", ".join(ids) + (f", and {rest} more" if rest else "")
 
 
+def _leftovers(leftovers) -> list[str]:
+    if not leftovers:
+        return []
+    out = ["", f"**Kept in both versions by a merge** ({len(leftovers)}; two machines changed the same "
+               "text: edit each to keep what is true):"]
+    out += [f"- {p}" for p in leftovers[:10]]
+    if len(leftovers) > 10:
+        out.append(f"- and {len(leftovers) - 10} more (`epimem validate` lists them all)")
+    return out
+
+
 def audit_markdown(a: Audit, whole: bool = False) -> str:
     s = a.sessions
     t = a.totals
@@ -157,6 +168,7 @@ def audit_markdown(a: Audit, whole: bool = False) -> str:
         out.append(f"**A review is due**: {s.review_reason}.")
     if s.dormant_days is not None:
         out.append(f"Returning from dormancy: the last session was {s.dormant_days} days ago.")
+    out += _leftovers(a.merge_leftovers)
     if a.empty:
         out += _problems(a.problems)
         return _fit(out, [])
@@ -230,6 +242,8 @@ def audit_markdown(a: Audit, whole: bool = False) -> str:
         why.append("many beliefs are flagged for dormancy, drift or proposals")
     if a.problems:
         why.append("some files were skipped")
+    if a.merge_leftovers:
+        why.append("a merge left versions to settle")
     return _fit(out, why)
 
 

@@ -132,7 +132,7 @@ def test_git_pull_rebase_merges_the_same_way(tmp_path):
     no_markers(b)
 
 
-def test_prose_changed_on_both_sides_is_kept_twice_until_the_user_edits(tmp_path):
+def test_prose_changed_on_both_sides_is_kept_twice_until_the_user_edits(tmp_path, cli):
     _, (a, b) = machines(tmp_path, 2, beliefs=(("small-prs", 0.30),))
     Memory(a.root).edit_belief("small-prs", statement="Likes PRs under 200 lines.", note="laptop")
     Memory(b.root).edit_belief("small-prs", statement="Likes one PR per concern.", note="desktop")
@@ -145,8 +145,14 @@ def test_prose_changed_on_both_sides_is_kept_twice_until_the_user_edits(tmp_path
     problems = b.validate()
     assert [pr.path for pr in problems] == ["beliefs/small-prs.md"] and "kept two machines' versions" in \
         problems[0].message
+    # The audit, where a person looks at the vault, says it too (as text, as JSON, over MCP alike).
+    shown = cli("--vault", str(b.root), "mirror", "audit")
+    assert "Kept in both versions by a merge" in shown.out and "beliefs/small-prs.md" in shown.out
+    assert [x["path"] for x in cli("--vault", str(b.root), "mirror", "audit", "--json").json()["merge_leftovers"]] \
+        == ["beliefs/small-prs.md"]
     p.write_text(text[:text.index(MERGE_HEADING)].rstrip("\n") + "\n")  # the user settles it
     assert Memory(b.root).validate() == []
+    assert "Kept in both versions" not in cli("--vault", str(b.root), "mirror", "audit").out
 
 
 def test_an_observation_id_with_two_texts_is_kept_twice_and_reported(tmp_path):
@@ -160,6 +166,10 @@ def test_an_observation_id_with_two_texts_is_kept_twice_and_reported(tmp_path):
     text = (b.root / "observations/2026-11.md").read_text()
     assert "said X" in text and "said Y" in text
     assert any("twice with different texts" in p.message for p in b.validate())
+    from epimem.mirror.audit import audit
+
+    a_ = audit(b.snapshot(), b.params, b.today, tuple(b.merge_leftovers()))
+    assert [p.path for p in a_.merge_leftovers] == ["observations/2026-11.md"]
 
 
 def test_nothing_to_do_and_clear_errors(tmp_path):
