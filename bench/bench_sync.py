@@ -79,10 +79,14 @@ def main(argv=None) -> int:
     ap.add_argument("--runs", type=int, default=7)
     ap.add_argument("--merge-runs", type=int, default=3)
     ap.add_argument("--out", default=str(HERE / "out" / "sync.json"))
+    ap.add_argument("--keep", help="build the scenario in this (empty) directory and leave it there")
+    ap.add_argument("--profile", help="also profile one merge in process (fresh copies) into this pstats file, "
+                                      "with every git call and its time on stderr")
     args = ap.parse_args(argv)
     os.environ.update(IDENT)
     with tempfile.TemporaryDirectory() as tmp:
-        tmp = Path(tmp)
+        tmp = Path(args.keep) if args.keep else Path(tmp)
+        tmp.mkdir(parents=True, exist_ok=True)
         a = tmp / "a"
         t0 = time.perf_counter()
         make_vault(a, n_beliefs=args.beliefs, n_observations=args.beliefs * 2, seed=1)
@@ -119,17 +123,37 @@ def main(argv=None) -> int:
         # (the driver `true` keeps one side of each file both changed, so git never stops).
         import shutil
 
-        merges, git_merges, merge_cpu = [], [], []
+        merges, git_merges, git_pushes, merge_cpu = [], [], [], []
         for r in range(args.merge_runs):
             run_dir = tmp / f"run{r}"
-            shutil.copytree(tmp / "remote.git", run_dir / "remote.git", symlinks=True)
             for name in ("b", "base"):
+                shutil.copytree(tmp / "remote.git", run_dir / f"remote-{name}.git", symlinks=True)
                 shutil.copytree(b, run_dir / name, symlinks=True)
-                sh(["git", "remote", "set-url", "origin", str(run_dir / "remote.git")], cwd=run_dir / name)
+                sh(["git", "remote", "set-url", "origin", str(run_dir / f"remote-{name}.git")], cwd=run_dir / name)
             git_merges.append(sh(["git", "-c", "merge.epimem.driver=true", "merge", "-q", "--no-edit",
                                   "origin/main"], cwd=run_dir / "base"))
+            git_pushes.append(sh(["git", "push", "-q", "origin", "HEAD:refs/heads/main"], cwd=run_dir / "base"))
             merges.append(sh(EPIMEM + ["--vault", str(run_dir / "b"), "sync", "--no-index"]))
             merge_cpu.append(CPU[-1])
+        if args.profile:
+            import cProfile
+
+            run_dir = tmp / "profile"
+            shutil.copytree(tmp / "remote.git", run_dir / "remote.git", symlinks=True)
+            shutil.copytree(b, run_dir / "b", symlinks=True)
+            sh(["git", "remote", "set-url", "origin", str(run_dir / "remote.git")], cwd=run_dir / "b")
+            real_run = sync_api._Git.run
+
+            def timed(self, *a, **k):
+                t = time.perf_counter()
+                try:
+                    return real_run(self, *a, **k)
+                finally:
+                    print(f"git {' '.join(a)[:100]}: {time.perf_counter() - t:.3f} s", file=sys.stderr)
+
+            sync_api._Git.run = timed
+            cProfile.runctx("sync_api.sync(Memory(p), index=False)", globals(), {"p": run_dir / "b", **globals()},
+                            args.profile)
         b = tmp / "run0" / "b"
         merge_s, git_merge_s = statistics.median(merges), statistics.median(git_merges)
         # the synthetic vault has no problems of its own: any problem here is the merge's
@@ -148,6 +172,9 @@ def main(argv=None) -> int:
             "merge_sync_cpu_median_s": round(statistics.median(merge_cpu), 2),
             "load_average_1min": round(os.getloadavg()[0], 1),
             "baseline_git_merge_median_s": round(git_merge_s, 2),
+            "baseline_git_push_median_s": round(statistics.median(git_pushes), 2),
+            "baseline_git_merge_and_push_median_s": round(statistics.median(
+                [m + p for m, p in zip(git_merges, git_pushes)]), 2),
             "validate_problems_after_merge": problems[:5], "files_with_conflict_markers": markers,
         }
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
