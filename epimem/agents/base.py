@@ -37,6 +37,7 @@ class Action:
     what: str          # "create", "update", "remove", "unchanged", "refused"
     detail: str
     new: str | None = None   # the file's new text (None: delete it)
+    backup: bool = True      # Claude Code's settings files: copy the old text aside first (on install)
 
     def line(self) -> str:
         return f"{self.what:<9} {self.path} — {self.detail}"

@@ -17,10 +17,9 @@ and the known prefixes are the fallback for older logs.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 
-from .transcripts import Transcript, Turn
+from .transcripts import Records, Transcript, Turn
 
 _CONTEXT = ("# AGENTS.md instructions", "<user_instructions>", "<environment_context>", "<skill",
             "<user_shell_command>", "<turn_aborted>", "<subagent_notification>")
@@ -38,20 +37,10 @@ class CodexRollout:
         turns: list[Turn] = []
         skipped: dict[str, int] = {}
         session = cwd = ""
-        n = 0
-
-        def skip(reason: str) -> None:
-            skipped[reason] = skipped.get(reason, 0) + 1
-
-        for n, line in enumerate(lines, 1):
-            if not line.strip():
-                continue
-            try:
-                rec = json.loads(line)
-            except (ValueError, RecursionError):  # RecursionError: JSON nested thousands deep
-                skip("malformed")
-                continue
-            payload = rec.get("payload") if isinstance(rec, dict) else None
+        records = Records(lines, skipped)
+        skip = records.skip
+        for n, rec in records:
+            payload = rec.get("payload")
             if not isinstance(payload, dict):
                 skip("malformed")
                 continue
@@ -86,7 +75,7 @@ class CodexRollout:
                     turns.append(Turn("assistant", text, n, _str(payload.get("id")), ts))
             else:
                 skip("developer" if role in ("developer", "system") else "other-role")
-        return Transcript(tuple(turns), session, cwd, n, skipped, agent=self.name)
+        return Transcript(tuple(turns), session, cwd, records.count, skipped, agent=self.name)
 
 
 def _provenance(payload: dict) -> bool | None:

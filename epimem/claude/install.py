@@ -34,6 +34,7 @@ from ..agents.base import (
     BACKUP,
     BEGIN,
     END,
+    Action,
     InstallError,
     add_block,
     backup,
@@ -245,18 +246,6 @@ def _skill_is_ours(text: str) -> bool:
 
 
 # --- the plan --------------------------------------------------------------------------------
-
-@dataclass
-class Action:
-    path: Path
-    what: str          # "create", "update", "remove", "unchanged", "refused"
-    detail: str
-    new: str | None = None   # the file's new text (None: delete it)
-    backup: bool = True      # settings files: copy the old text aside first (on install)
-
-    def line(self) -> str:
-        return f"{self.what:<9} {self.path} — {self.detail}"
-
 
 def claude_dir() -> Path:
     return wiring.claude_dir()

@@ -15,14 +15,13 @@ Pure apart from `read_transcript`, which opens the file.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..agents.codex_rollout import CODEX
-from ..agents.transcripts import Transcript, Turn, pick
+from ..agents.transcripts import Records, Transcript, Turn, pick
 from ..core.ids import text_key
 
 # A user record whose text starts like this is Claude Code talking (a slash
@@ -57,22 +56,9 @@ def parse_lines(lines: Iterable[str]) -> Transcript:
     skipped: dict[str, int] = {}
     session = cwd = ""
     last_assistant_id = None
-    n = 0
-
-    def skip(reason: str) -> None:
-        skipped[reason] = skipped.get(reason, 0) + 1
-
-    for n, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            rec = json.loads(line)
-        except (ValueError, RecursionError):  # RecursionError: JSON nested thousands deep
-            skip("malformed")
-            continue
-        if not isinstance(rec, dict):
-            skip("malformed")
-            continue
+    records = Records(lines, skipped)
+    skip = records.skip
+    for n, rec in records:
         kind = rec.get("type")
         if kind not in ("user", "assistant"):
             skip(kind if kind in ("summary", "system") else "other-type")
@@ -121,7 +107,7 @@ def parse_lines(lines: Iterable[str]) -> Transcript:
             else:
                 turns.append(Turn("assistant", text, n, uuid, ts))
             last_assistant_id = mid
-    return Transcript(tuple(turns), session, cwd, n, skipped)
+    return Transcript(tuple(turns), session, cwd, records.count, skipped)
 
 
 class ClaudeCodeFormat:
