@@ -13,36 +13,28 @@ no font, image or script is fetched. Static content reads without JavaScript.
 A large vault shows the `top` strongest beliefs of each tier as cards with
 their timeline and the rest as rows in pages of `page_size` (`<details>`),
 so a 10,000-belief page stays a few megabytes. The finished page is cached in
-`.epimem/page.html` by a key of everything it is built from (HEAD, today, the
-size and mtime of every vault file, the options), so building it again for an
-unchanged vault only reads that file.
+`.epimem/page.html` by a key of everything it is built from (`page_cache`), so
+building it again for an unchanged vault only reads that file.
 """
 
 from __future__ import annotations
 
-import hashlib
-import os
 from collections import Counter
 from dataclasses import dataclass
 from datetime import date
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..core.model import PERMANENCES, Belief, Snapshot
+from . import page_cache
+from .page_cache import PAGE_SIZE, TEMPLATES, TOP
 
 if TYPE_CHECKING:
     from ..api.memory import Memory
     from ..core.params import Params
     from .views import BeliefView
 
-TOP = 30          # cards with a timeline per tier
-PAGE_SIZE = 200   # rows per page for the rest of a tier
 MAX_CHANGES = 60  # sentences in "what changed"
-BUILD_VERSION = "1"
 LIVE_MARK = "<!--epimem-live-->"
-CACHE_FILE = "page.html"
-CACHE_KEY_FILE = "page.key"
-TEMPLATES = Path(__file__).resolve().parent.parent / "templates" / "page"
 
 
 @dataclass(frozen=True)
@@ -53,63 +45,19 @@ class Built:
     beliefs: int
 
 
-# --- the cache key ---------------------------------------------------------------------
-
-def _fingerprint(mem: Memory, top: int, page_size: int) -> str:
-    from ..store import git
-    from ..store.paths import note_entries
-
-    h = hashlib.sha256()
-    head = git.head_sha(mem.root) or ""
-    h.update(f"{BUILD_VERSION}|{mem.today.isoformat()}|{head}|{top}|{page_size}\n".encode())
-    for folder in ("beliefs", "observations", "tensions", "reviews"):
-        for e in sorted(note_entries(mem.root / folder), key=lambda e: e.name):
-            st = e.stat()
-            h.update(f"{folder}/{e.name}|{st.st_mtime_ns}|{st.st_size}\n".encode())
-    for rel in ("epistemology.md", "state/sessions.json"):
-        try:
-            st = os.stat(mem.root / rel)
-            h.update(f"{rel}|{st.st_mtime_ns}|{st.st_size}\n".encode())
-        except OSError:
-            h.update(f"{rel}|-\n".encode())
-    for t in sorted(TEMPLATES.iterdir()):  # a changed template is a changed page
-        h.update(f"{t.name}|{t.stat().st_mtime_ns}\n".encode())
-    return h.hexdigest()
-
-
-def _read_cache(mem: Memory, key: str) -> str | None:
-    try:
-        if (mem.vault.internal / CACHE_KEY_FILE).read_text(encoding="utf-8").strip() == key:
-            return (mem.vault.internal / CACHE_FILE).read_text(encoding="utf-8")
-    except OSError:
-        pass
-    return None
-
-
-def _write_cache(mem: Memory, key: str, html: str) -> None:
-    from ..store.files import write_cache
-
-    try:
-        mem.vault.internal.mkdir(parents=True, exist_ok=True)
-        write_cache(mem.vault.internal / CACHE_FILE, html)
-        write_cache(mem.vault.internal / CACHE_KEY_FILE, key)
-    except OSError:
-        pass  # a read-only sidecar: the page is built, only not kept
-
-
 # --- building ----------------------------------------------------------------------------
 
 def build(mem: Memory, *, top: int = TOP, page_size: int = PAGE_SIZE, live: str = "",
           use_cache: bool = True) -> Built:
     """The page's HTML. `live` is a script for `serve` (inserted after the cache)."""
     mem.vault.require()
-    key = _fingerprint(mem, top, page_size)
-    html = _read_cache(mem, key) if use_cache else None
+    key = page_cache.key(mem.root, mem.today, top, page_size)
+    html = page_cache.read(mem.root, key) if use_cache else None
     cached = html is not None
     n = 0
     if html is None:
         html, n = render_page(mem, top=top, page_size=page_size)
-        _write_cache(mem, key, html)
+        page_cache.write(mem.root, key, html)
     if live:
         html = html.replace(LIVE_MARK, live, 1)
     return Built(html, key, cached, n)

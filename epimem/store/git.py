@@ -23,6 +23,7 @@ from typing import TypeVar
 from ..core.errors import StorageError
 from ..core.model import Belief, Tension
 from ..core.notes import NoteError, parse_belief, parse_note, parse_tension
+from .refs import LITERAL, head_sha, is_repo_root  # noqa: F401 - re-exported: read without GitPython or the notes
 
 FALLBACK_NAME = "epimem"
 FALLBACK_EMAIL = "epimem@localhost"
@@ -157,10 +158,6 @@ def run(root: Path, *args: str, retries: int = 3, env: dict[str, str] | None = N
 
 # --- setting up ------------------------------------------------------------------
 
-def is_repo_root(root: Path) -> bool:
-    return (root / ".git").exists()
-
-
 def init(root: Path) -> bool:
     """`git init` unless the vault is already its own repository."""
     if is_repo_root(root):
@@ -294,43 +291,6 @@ def commit(root: Path, paths: Iterable[str], subject: str, *, op: str,
     return _committed(root)
 
 
-def head_sha(root: Path) -> str | None:
-    """HEAD's commit, or None (no repository, no commit yet), read from `.git` as git does (one
-    file or two) without a process: the commit path runs it under the vault lock, and the
-    page's cache key on every build."""
-    git_dir = root / ".git"
-    try:
-        head = (git_dir / "HEAD").read_text(encoding="utf-8").strip()
-        if not head.startswith("ref: "):
-            if len(head) == 40:
-                return head  # detached
-        else:
-            ref = head[5:]
-            loose = git_dir / ref
-            if loose.is_file():
-                sha = loose.read_text(encoding="utf-8").strip()
-                if len(sha) == 40:
-                    return sha
-            packed = git_dir / "packed-refs"
-            if packed.is_file():
-                for line in packed.read_text(encoding="utf-8").splitlines():
-                    if line.endswith(" " + ref) and len(line.split(" ")[0]) == 40:
-                        return line.split(" ")[0]
-            if not loose.exists():
-                return None  # an unborn branch: no commit yet
-    except FileNotFoundError:
-        return None
-    except (OSError, UnicodeDecodeError):
-        pass  # a worktree (.git is a file), a ref storage git knows and we do not: ask git
-    import subprocess
-
-    if not is_repo_root(root):
-        return None
-    proc = subprocess.run(["git", "rev-parse", "--verify", "--quiet", "HEAD"], cwd=root, check=False,
-                          capture_output=True, text=True)
-    return proc.stdout.strip() or None
-
-
 def _committed(root: Path) -> str:
     """The sha of the commit just made."""
     sha = head_sha(root)
@@ -339,8 +299,6 @@ def _committed(root: Path) -> str:
     return sha
 
 
-# Paths are names, not patterns: a belief file called `[draft].md` must not match `d.md`.
-LITERAL = {"GIT_LITERAL_PATHSPECS": "1"}
 
 
 @contextmanager
