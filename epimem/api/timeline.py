@@ -352,7 +352,8 @@ def diff_summary(mem: Memory, since: str, limit: int) -> tuple[list[Change], dic
     if not git.has_commits(mem.root):
         return [], {}
     with _reading_git("history"):
-        rows = [(st, p) for st, p in git.changed_paths(mem.root, base) if not Path(p).name.startswith(".")]
+        # A string test, not Path(p).name: since the first commit every file has changed.
+        rows = [(st, p) for st, p in git.changed_paths(mem.root, base) if not p.rpartition("/")[2].startswith(".")]
         counts: dict[str, int] = {}
         for _, p in rows:
             folder = p.split("/", 1)[0] if "/" in p else "other"

@@ -134,6 +134,7 @@ class Row(NamedTuple):
     scope: str
     tags: tuple[str, ...]
     tags_attr: str
+    tags_text: str      # joined here: a filter call per row costs a 10,000-row page a second
     confidence: str
     effective: str
     tier: str
@@ -142,18 +143,18 @@ class Row(NamedTuple):
 
 
 def _row(b: Belief, v: BeliefView) -> Row:
-    return Row(b.id, b.title, b.kind, b.permanence, b.scope, b.tags, "|" + "|".join(b.tags) + "|",
+    return Row(b.id, b.title, b.kind, b.permanence, b.scope, b.tags, "|" + "|".join(b.tags) + "|", ", ".join(b.tags),
                f"{b.confidence:.2f}", f"{v.effective_confidence:.3f}", v.tier, v.certainty,
                b.confirmed.isoformat() if b.confirmed else "")
 
 
-def _portrait_html(snap: Snapshot, params: Params, today: date) -> str:
+def _portrait_html(snap: Snapshot, params: Params, today: date, views: list[BeliefView]) -> str:
     import mistune
 
     from .portrait import portrait_brief
     from .render import portrait_markdown
 
-    md = portrait_markdown(portrait_brief(snap, params, today))
+    md = portrait_markdown(portrait_brief(snap, params, today, views=views))
     body = md.split("\n", 1)[1] if md.startswith("# Portrait") else md
     # escape=True: raw HTML in a belief's title is shown as text, like everywhere on the page.
     html = mistune.create_markdown(escape=True)(body)
@@ -195,7 +196,8 @@ def render_page(mem: Memory, *, top: int = TOP, page_size: int = PAGE_SIZE) -> t
     params = mem.params
     today = mem.today
     snap = mem.snapshot()
-    views = {v.id: v for v in active_views(snap, today, params)}
+    active = active_views(snap, today, params)
+    views = {v.id: v for v in active}
     beliefs = {b.id: b for b in snap.beliefs if b.id in views}
     histories = _histories(mem, snap)
     obs = _obs_index(snap)
@@ -223,7 +225,8 @@ def render_page(mem: Memory, *, top: int = TOP, page_size: int = PAGE_SIZE) -> t
     tags = sorted({t for b in beliefs.values() for t in b.tags})
     scopes = sorted({b.scope for b in beliefs.values()})
     ctx = {
-        "today": today.isoformat(), "vault": mem.root.name, "portrait": Markup(_portrait_html(snap, params, today)),
+        "today": today.isoformat(), "vault": mem.root.name,
+        "portrait": Markup(_portrait_html(snap, params, today, active)),
         "totals": count_totals(snap), "permanences": PERMANENCES, "matrix": matrix,
         "bars": Markup(svg.bars_svg(matrix, PERMANENCES, "Active beliefs by tier and permanence")),
         "tiers": tiers, "tensions": _tensions(snap, obs, today), "changed": changed,

@@ -61,14 +61,16 @@ def worktree_status(root: Path, paths: tuple[str, ...]) -> list[str] | None:
     """`git status` under `paths`: one "XY path" item per file that differs from HEAD (untracked
     and ignored files included), or None when git cannot say (no repository, no git).
 
-    Takes no optional lock (`--no-optional-locks`): a reader must not hold the index
-    lock a concurrent commit needs."""
+    With git's optional lock, as every `git status`: when the index's stat data is stale (a
+    vault copied or restored), git hashes every file once and refreshes the index, instead
+    of hashing them all again on every call; a commit that meets the lock waits for it
+    (`store.git.run`)."""
     import subprocess
 
     if not is_repo_root(root):
         return None
     try:
-        proc = subprocess.run(["git", "--no-optional-locks", "status", "--porcelain=v1", "-z", "--no-renames",
+        proc = subprocess.run(["git", "status", "--porcelain=v1", "-z", "--no-renames",
                                "--untracked-files=all", "--ignored", "--", *paths],
                               cwd=root, capture_output=True, check=False,
                               env={**os.environ, **LITERAL})
