@@ -4,6 +4,7 @@ undo and hand edits are committed through the one write path's `record`."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -286,6 +287,11 @@ def _known_states(mem: Memory, snapshot: Snapshot) -> dict[str, tuple[float | No
     return out
 
 
+def _states_of(mem: Memory, snapshot: Snapshot | Callable[[], Snapshot],
+               ) -> Callable[[], dict[str, tuple[float | None, str]]]:
+    return lambda: _known_states(mem, snapshot() if callable(snapshot) else snapshot)
+
+
 def _cached(path: Path) -> tuple[str | None, dict[str, list[git.HistoryPoint]]]:
     import json
     from datetime import datetime
@@ -301,7 +307,8 @@ def _cached(path: Path) -> tuple[str | None, dict[str, list[git.HistoryPoint]]]:
         return None, {}  # a missing or damaged cache is rebuilt, never an error
 
 
-def histories(mem: Memory, snapshot: Snapshot | None = None) -> dict[str, list[git.HistoryPoint]]:
+def histories(mem: Memory, snapshot: Snapshot | Callable[[], Snapshot] | None = None,
+              ) -> dict[str, list[git.HistoryPoint]]:
     """Every belief's history from git (oldest point first), from one walk of the log.
 
     Cached in `.epimem/history.json` by the commit it was read at: the same HEAD
@@ -310,6 +317,8 @@ def histories(mem: Memory, snapshot: Snapshot | None = None) -> dict[str, list[g
 
     With the `snapshot` just read, a blob that is still the belief's file on disk is
     not parsed again: its state is the snapshot's (read through the vault's parse cache).
+    `snapshot` may be a function giving it, called only once git's log has been read: the
+    visual page reads the files while git walks the log.
     """
     from ..store.files import compact_json, write_cache
     from ..store.vault import INTERNAL
@@ -324,7 +333,7 @@ def histories(mem: Memory, snapshot: Snapshot | None = None) -> dict[str, list[g
         if cached_head == head:
             return cached
         since = cached_head if cached_head and git.is_ancestor(mem.root, cached_head, head) else None
-        known = _known_states(mem, snapshot) if snapshot is not None else None
+        known = None if snapshot is None else _states_of(mem, snapshot)
         head, new = git.all_belief_histories(mem.root, since=since, known=known)
     result = cached if since else {}
     for bid, pts in new.items():

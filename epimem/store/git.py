@@ -452,7 +452,8 @@ _NULL_BLOB = "0" * 40
 
 
 def all_belief_histories(root: Path, since: str | None = None,
-                         known: dict[str, tuple[float | None, str]] | None = None,
+                         known: dict[str, tuple[float | None, str]]
+                         | Callable[[], dict[str, tuple[float | None, str]]] | None = None,
                          ) -> tuple[str | None, dict[str, list[HistoryPoint]]]:
     """(HEAD, every belief's history) from ONE walk of the log, oldest point first.
 
@@ -461,7 +462,8 @@ def all_belief_histories(root: Path, since: str | None = None,
     costs one log and one batch instead of 10,000 of each. With `since` (a commit
     that is an ancestor of HEAD) only the commits after it are walked, so a cache
     keyed by commit can be brought up to date incrementally. `known` maps blobs whose
-    state the caller has already parsed (the files as they are now) to it.
+    state the caller has already parsed (the files as they are now) to it; a function
+    giving that map is called once the log is read (a caller reading the files meanwhile).
     """
     if not has_commits(root):
         return None, {}
@@ -492,6 +494,8 @@ def all_belief_histories(root: Path, since: str | None = None,
             fields = meta.split()
             blob = fields[-2] if len(fields) >= 2 else _NULL_BLOB
             changes.append((info, path[len("beliefs/"):-3], "" if blob == _NULL_BLOB else blob))
+    if callable(known):
+        known = known()
     known = known or {}
     blobs = dict(zip(*_unique_blobs(root, [b for _, _, b in changes if b and b not in known])))
     histories: dict[str, list[HistoryPoint]] = {}
