@@ -56,10 +56,11 @@ def _cpu() -> float:
     return r.ru_utime + r.ru_stime
 
 
-def timed(cmd: list[str], env: dict) -> tuple[float, float]:
+def timed(cmd: list[str], env: dict, cwd: Path) -> tuple[float, float]:
     """(wall seconds, CPU seconds of the process and its children)."""
     c, t = _cpu(), time.perf_counter()
-    subprocess.run(cmd, check=True, env=env, stdout=subprocess.DEVNULL)
+    # Run outside any checkout: `python -m` puts the working directory first on sys.path.
+    subprocess.run(cmd, check=True, env=env, stdout=subprocess.DEVNULL, cwd=cwd)
     return time.perf_counter() - t, _cpu() - c
 
 
@@ -148,6 +149,10 @@ def main(argv=None) -> int:
         variants["old"] = (page_cmd(old_root), {**base_env, "PYTHONPATH": str(old_tree)}, old_root)
     baseline_cmd = [sys.executable, "-m", "epimem", "--vault", str(root), "mirror", "audit", "--json"]
     baseline_env = variants["new"][1]
+    for v, (_, env, _) in variants.items():  # each variant runs the tree it names, not another
+        where = subprocess.run([sys.executable, "-c", "import epimem; print(epimem.__file__)"], env=env, cwd=work,
+                               check=True, capture_output=True, text=True).stdout.strip()
+        print(f"{v} tree: {where}", file=sys.stderr)
 
     def drop(vault: Path, *names: str) -> None:
         for n in names:
@@ -159,8 +164,8 @@ def main(argv=None) -> int:
         "cached": (),
     }
     for cmd, env, _ in variants.values():  # warm-up: fills the parse caches and the history cache
-        timed(cmd, env)
-    timed(baseline_cmd, baseline_env)
+        timed(cmd, env, work)
+    timed(baseline_cmd, baseline_env, work)
     load_start = os.getloadavg()[0]
     loads: list[float] = []
     results: dict[str, dict[str, dict]] = {v: {} for v in variants}
@@ -170,8 +175,8 @@ def main(argv=None) -> int:
         for _ in range(args.runs):
             for v, (cmd, env, vault) in variants.items():
                 drop(vault, *names)
-                times[v].append(timed(cmd, env))
-            baseline.append(timed(baseline_cmd, baseline_env)[0])
+                times[v].append(timed(cmd, env, work))
+            baseline.append(timed(baseline_cmd, baseline_env, work)[0])
             loads.append(os.getloadavg()[0])
         for v, ts in times.items():
             wall = [w for w, _ in ts]
