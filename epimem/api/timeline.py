@@ -362,11 +362,15 @@ def diff_summary(mem: Memory, since: str, limit: int) -> tuple[list[Change], dic
         return [], {}
     with _reading_git("history"):
         # A string test, not Path(p).name: since the first commit every file has changed.
-        rows = [(st, p) for st, p in git.changed_paths(mem.root, base) if not p.rpartition("/")[2].startswith(".")]
+        changed = git.changed_blobs(mem.root, base)
+        blobs = {p: (old, new) for _, p, old, new in changed}
+        rows = [(st, p) for st, p, _, _ in changed if not p.rpartition("/")[2].startswith(".")]
         counts: dict[str, int] = {}
         for _, p in rows:
             folder = p.split("/", 1)[0] if "/" in p else "other"
             counts[folder] = counts.get(folder, 0) + 1
         notes = [(st, p) for st, p in rows if p.startswith(("beliefs/", "tensions/", "reviews/"))][:limit]
-        changes = describe(mem, notes, (lambda p: f"{base}:{p}") if base else None, lambda p: f"HEAD:{p}")
+        # By blob sha: a `rev:path` would look each path up in its 10,000-entry folder again.
+        changes = describe(mem, notes, (lambda p: blobs[p][0] or f"{base}:{p}") if base else None,
+                           lambda p: blobs[p][1] or f"HEAD:{p}")
     return changes, counts

@@ -555,14 +555,24 @@ def resolve_since(root: Path, since: str) -> str | None:
 
 def changed_paths(root: Path, base: str | None, head: str = "HEAD") -> list[tuple[str, str]]:
     """(status letter, path) between two revisions; base None = the empty tree."""
+    return [(st, path) for st, path, _, _ in changed_blobs(root, base, head)]
+
+
+def changed_blobs(root: Path, base: str | None, head: str = "HEAD") -> list[tuple[str, str, str, str]]:
+    """(status letter, path, blob before, blob after) between two revisions ("" for a side
+    without the file); base None = the empty tree. A blob's sha is read by `show_many` without
+    looking its path up in a tree again (in a 10,000-file folder, each such lookup inflates it)."""
     if base is None:
         base = run(root, "hash-object", "-t", "tree", "/dev/null")
-    out = run(root, "diff", "--name-status", "--no-renames", base, head, "--")
+    out = run(root, "diff", "--raw", "--no-abbrev", "--no-renames", base, head, "--")
     rows = []
     for line in out.splitlines():
-        if "\t" in line:
-            st, path = line.split("\t", 1)
-            rows.append((st[0], path))
+        # ":100644 100644 <old> <new> M\tpath"
+        if line.startswith(":") and "\t" in line:
+            meta, path = line.split("\t", 1)
+            fields = meta.split()
+            old, new = ("" if b == _NULL_BLOB else b for b in fields[2:4])
+            rows.append((fields[4][0], path, old, new))
     return rows
 
 
