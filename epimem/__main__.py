@@ -1,6 +1,6 @@
 """The `epimem` console script.
 
-Five paths, cheapest first:
+Six paths, cheapest first:
 - `epimem --version` prints the version and imports nothing else;
 - `epimem [--vault PATH] [--today DATE] hook ...` runs before every Claude Code
   session, so it is dispatched here without importing Typer, GitPython or
@@ -10,6 +10,10 @@ Five paths, cheapest first:
 - `epimem merge-driver %O %A %B %P`, which git runs for each file both sides of a
   merge changed, goes straight to `epimem.api.sync.merge_driver`;
 - `epimem [--vault PATH] [--today DATE] mcp` (stdio) goes straight to `epimem.mcp.stdio`;
+- `epimem mirror page [--out FILE] [--top N]` on a vault unchanged since the page was
+  last built writes the cached page (`epimem.mirror.page_cache`) without Typer, Jinja2
+  or the snapshot; anything else about it (a changed vault, another option) goes on to
+  the CLI, which builds the page;
 - everything else goes to the Typer CLI. This is the only module that imports
   `epimem.cli`.
 """
@@ -37,6 +41,51 @@ def split_global_options(args: list[str]) -> tuple[list[str], list[str]] | None:
         opts += [name, value]
         i += 1
     return opts, args[i:]
+
+
+def _cached_page(opts: list[str], args: list[str]) -> bool:
+    """Write the cached page when it is still the vault's page; False (nothing done) otherwise."""
+    options = {"--out": "", "--top": ""}
+    i = 0
+    while i < len(args):
+        name, eq, value = args[i].partition("=")
+        if name not in options:
+            return False  # --open, --help, a typo: the CLI's to handle
+        if not eq:
+            if i + 1 >= len(args):
+                return False
+            i += 1
+            value = args[i]
+        if value.startswith("-"):
+            return False
+        options[name] = value
+        i += 1
+    from .mirror import page_cache
+    from .store.clock import ClockError, today
+    from .store.paths import resolve_root
+
+    given = dict(zip(opts[::2], opts[1::2]))
+    try:
+        top = int(options["--top"] or page_cache.TOP)
+        day = today(given.get("--today"))
+    except (ValueError, ClockError):
+        return False  # the CLI says what is wrong with it
+    if top < 1:
+        return False
+    cache = page_cache.cached_file(resolve_root(given.get("--vault")), day, top)
+    if cache is None:
+        return False
+    import shutil
+    from pathlib import Path
+
+    path = Path(options["--out"]) if options["--out"] else page_cache.default_out(day)
+    try:
+        shutil.copyfile(cache, path)  # the page's bytes as they are: nothing to decode
+        size = path.stat().st_size
+    except OSError:
+        return False  # the CLI builds it again and reports what is wrong
+    sys.stdout.write(page_cache.wrote(path, size, True) + "\n")
+    return True
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -68,6 +117,8 @@ def main(argv: list[str] | None = None) -> int:
 
             named = dict(zip(opts[::2], opts[1::2]))
             return stdio.main(named.get("--vault"), named.get("--today"))
+        if rest[:2] == ["mirror", "page"] and _cached_page(opts, rest[2:]):
+            return 0
     from .cli import run
 
     return run(args)

@@ -27,10 +27,10 @@ carrying the field, file or line where it is known.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import date
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..core import rules
 from ..core.changes import Change
@@ -40,12 +40,14 @@ from ..core.params import Params
 from ..store import clock
 from ..store.journal import recover_if_needed
 from ..store.paths import resolve_root
-from ..store.vault import Vault
+from ..store.vault import ObservationLog, Vault
 from .filters import Filters
 from .results import ObservationResult, ObserveReport, SessionReport
 
 if TYPE_CHECKING:
     from ..store.git import HistoryPoint
+
+_T = TypeVar("_T")
 
 __all__ = ["open", "Memory", "Filters", "EpimemError", "ObservationResult", "ObserveReport", "SessionReport"]
 
@@ -84,9 +86,17 @@ class Memory:
         return rules.effective_confidence(b, self.today, self.params)
 
     def snapshot(self, observations: bool = True) -> Snapshot:
+        return self._reading(lambda: self.vault.snapshot(self.today, observations=observations))
+
+    def snapshot_and_log(self) -> tuple[Snapshot, ObservationLog]:
+        """The snapshot without its observations, and them as a `store.vault.ObservationLog`
+        (counted and looked up without building them all), read as one state."""
+        return self._reading(lambda: self.vault.snapshot_and_log(self.today))
+
+    def _reading(self, read: Callable[[], _T]) -> _T:
         self.vault.require()
         try:
-            return self.vault.snapshot(self.today, observations=observations)
+            return read()
         except OSError as e:  # an unreadable folder (permissions, a vault on a lost mount)
             raise VaultError(f"cannot read the vault at {self.root}: {e.strerror or e}",
                              path=e.filename and str(e.filename)) from None

@@ -4,6 +4,7 @@ undo and hand edits are committed through the one write path's `record`."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -286,6 +287,11 @@ def _known_states(mem: Memory, snapshot: Snapshot) -> dict[str, tuple[float | No
     return out
 
 
+def _states_of(mem: Memory, snapshot: Snapshot | Callable[[], Snapshot],
+               ) -> Callable[[], dict[str, tuple[float | None, str]]]:
+    return lambda: _known_states(mem, snapshot() if callable(snapshot) else snapshot)
+
+
 def _cached(path: Path) -> tuple[str | None, dict[str, list[git.HistoryPoint]]]:
     import json
     from datetime import datetime
@@ -301,7 +307,8 @@ def _cached(path: Path) -> tuple[str | None, dict[str, list[git.HistoryPoint]]]:
         return None, {}  # a missing or damaged cache is rebuilt, never an error
 
 
-def histories(mem: Memory, snapshot: Snapshot | None = None) -> dict[str, list[git.HistoryPoint]]:
+def histories(mem: Memory, snapshot: Snapshot | Callable[[], Snapshot] | None = None,
+              ) -> dict[str, list[git.HistoryPoint]]:
     """Every belief's history from git (oldest point first), from one walk of the log.
 
     Cached in `.epimem/history.json` by the commit it was read at: the same HEAD
@@ -310,6 +317,8 @@ def histories(mem: Memory, snapshot: Snapshot | None = None) -> dict[str, list[g
 
     With the `snapshot` just read, a blob that is still the belief's file on disk is
     not parsed again: its state is the snapshot's (read through the vault's parse cache).
+    `snapshot` may be a function giving it, called only once git's log has been read: the
+    visual page reads the files while git walks the log.
     """
     from ..store.files import compact_json, write_cache
     from ..store.vault import INTERNAL
@@ -324,7 +333,7 @@ def histories(mem: Memory, snapshot: Snapshot | None = None) -> dict[str, list[g
         if cached_head == head:
             return cached
         since = cached_head if cached_head and git.is_ancestor(mem.root, cached_head, head) else None
-        known = _known_states(mem, snapshot) if snapshot is not None else None
+        known = None if snapshot is None else _states_of(mem, snapshot)
         head, new = git.all_belief_histories(mem.root, since=since, known=known)
     result = cached if since else {}
     for bid, pts in new.items():
@@ -352,11 +361,16 @@ def diff_summary(mem: Memory, since: str, limit: int) -> tuple[list[Change], dic
     if not git.has_commits(mem.root):
         return [], {}
     with _reading_git("history"):
-        rows = [(st, p) for st, p in git.changed_paths(mem.root, base) if not Path(p).name.startswith(".")]
+        # A string test, not Path(p).name: since the first commit every file has changed.
+        changed = git.changed_blobs(mem.root, base)
+        blobs = {p: (old, new) for _, p, old, new in changed}
+        rows = [(st, p) for st, p, _, _ in changed if not p.rpartition("/")[2].startswith(".")]
         counts: dict[str, int] = {}
         for _, p in rows:
             folder = p.split("/", 1)[0] if "/" in p else "other"
             counts[folder] = counts.get(folder, 0) + 1
         notes = [(st, p) for st, p in rows if p.startswith(("beliefs/", "tensions/", "reviews/"))][:limit]
-        changes = describe(mem, notes, (lambda p: f"{base}:{p}") if base else None, lambda p: f"HEAD:{p}")
+        # By blob sha: a `rev:path` would look each path up in its 10,000-entry folder again.
+        changes = describe(mem, notes, (lambda p: blobs[p][0] or f"{base}:{p}") if base else None,
+                           lambda p: blobs[p][1] or f"HEAD:{p}")
     return changes, counts

@@ -241,15 +241,17 @@ def page_cmd(ctx: typer.Context,
     from pathlib import Path
 
     from ..mirror.page import build
+    from ..mirror.page_cache import default_out, wrote
 
+    # An unchanged vault's page never gets here: epimem/__main__ writes it from the cache.
     mem = memory(ctx)
     built = build(mem, top=top)
-    path = Path(out) if out else Path(f"mirror-{mem.today.isoformat()}.html")
+    path = Path(out) if out else default_out(mem.today)
     try:
         path.write_text(built.html, encoding="utf-8")
     except OSError as e:
         fail(f"cannot write {path}: {e.strerror or e}")
-    typer.echo(f"Wrote {path} ({len(built.html.encode()) // 1024} KB{', from the cache' if built.cached else ''}).")
+    typer.echo(wrote(path, len(built.html.encode()), built.cached))
     if open_:
         import webbrowser
 

@@ -13,36 +13,31 @@ no font, image or script is fetched. Static content reads without JavaScript.
 A large vault shows the `top` strongest beliefs of each tier as cards with
 their timeline and the rest as rows in pages of `page_size` (`<details>`),
 so a 10,000-belief page stays a few megabytes. The finished page is cached in
-`.epimem/page.html` by a key of everything it is built from (HEAD, today, the
-size and mtime of every vault file, the options), so building it again for an
-unchanged vault only reads that file.
+`.epimem/page.html` by a key of everything it is built from (`page_cache`), so
+building it again for an unchanged vault only reads that file.
 """
 
 from __future__ import annotations
 
-import hashlib
-import os
 from collections import Counter
 from dataclasses import dataclass
 from datetime import date
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..core.model import PERMANENCES, Belief, Snapshot
+from . import page_cache
+from .page_cache import PAGE_SIZE, TEMPLATES, TOP
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from ..api.memory import Memory
     from ..core.params import Params
+    from ..store.vault import ObservationLog
     from .views import BeliefView
 
-TOP = 30          # cards with a timeline per tier
-PAGE_SIZE = 200   # rows per page for the rest of a tier
 MAX_CHANGES = 60  # sentences in "what changed"
-BUILD_VERSION = "1"
 LIVE_MARK = "<!--epimem-live-->"
-CACHE_FILE = "page.html"
-CACHE_KEY_FILE = "page.key"
-TEMPLATES = Path(__file__).resolve().parent.parent / "templates" / "page"
 
 
 @dataclass(frozen=True)
@@ -53,69 +48,25 @@ class Built:
     beliefs: int
 
 
-# --- the cache key ---------------------------------------------------------------------
-
-def _fingerprint(mem: Memory, top: int, page_size: int) -> str:
-    from ..store import git
-    from ..store.paths import note_entries
-
-    h = hashlib.sha256()
-    head = git.head_sha(mem.root) or ""
-    h.update(f"{BUILD_VERSION}|{mem.today.isoformat()}|{head}|{top}|{page_size}\n".encode())
-    for folder in ("beliefs", "observations", "tensions", "reviews"):
-        for e in sorted(note_entries(mem.root / folder), key=lambda e: e.name):
-            st = e.stat()
-            h.update(f"{folder}/{e.name}|{st.st_mtime_ns}|{st.st_size}\n".encode())
-    for rel in ("epistemology.md", "state/sessions.json"):
-        try:
-            st = os.stat(mem.root / rel)
-            h.update(f"{rel}|{st.st_mtime_ns}|{st.st_size}\n".encode())
-        except OSError:
-            h.update(f"{rel}|-\n".encode())
-    for t in sorted(TEMPLATES.iterdir()):  # a changed template is a changed page
-        h.update(f"{t.name}|{t.stat().st_mtime_ns}\n".encode())
-    return h.hexdigest()
-
-
-def _read_cache(mem: Memory, key: str) -> str | None:
-    try:
-        if (mem.vault.internal / CACHE_KEY_FILE).read_text(encoding="utf-8").strip() == key:
-            return (mem.vault.internal / CACHE_FILE).read_text(encoding="utf-8")
-    except OSError:
-        pass
-    return None
-
-
-def _write_cache(mem: Memory, key: str, html: str) -> None:
-    from ..store.files import write_cache
-
-    try:
-        mem.vault.internal.mkdir(parents=True, exist_ok=True)
-        write_cache(mem.vault.internal / CACHE_FILE, html)
-        write_cache(mem.vault.internal / CACHE_KEY_FILE, key)
-    except OSError:
-        pass  # a read-only sidecar: the page is built, only not kept
-
-
 # --- building ----------------------------------------------------------------------------
 
 def build(mem: Memory, *, top: int = TOP, page_size: int = PAGE_SIZE, live: str = "",
           use_cache: bool = True) -> Built:
     """The page's HTML. `live` is a script for `serve` (inserted after the cache)."""
     mem.vault.require()
-    key = _fingerprint(mem, top, page_size)
-    html = _read_cache(mem, key) if use_cache else None
+    key = page_cache.key(mem.root, mem.today, top, page_size)
+    html = page_cache.read(mem.root, key) if use_cache else None
     cached = html is not None
     n = 0
     if html is None:
         html, n = render_page(mem, top=top, page_size=page_size)
-        _write_cache(mem, key, html)
+        page_cache.write(mem.root, key, html)
     if live:
         html = html.replace(LIVE_MARK, live, 1)
     return Built(html, key, cached, n)
 
 
-def _histories(mem: Memory, snap: Snapshot) -> dict[str, list]:
+def _histories(mem: Memory, snap: Callable[[], Snapshot]) -> dict[str, list]:
     from ..api import timeline
     from ..store import git
 
@@ -124,7 +75,7 @@ def _histories(mem: Memory, snap: Snapshot) -> dict[str, list]:
     return timeline.histories(mem, snapshot=snap)
 
 
-def _changes(mem: Memory, snap: Snapshot) -> dict[str, Any]:
+def _changes(mem: Memory, snap: Snapshot, log: ObservationLog) -> dict[str, Any]:
     """"What changed since the last review": sentences for the first beliefs and tensions
     (as `epimem diff` words them), counts for the rest, observations counted by their date."""
     from ..api import timeline
@@ -137,22 +88,18 @@ def _changes(mem: Memory, snap: Snapshot) -> dict[str, Any]:
     if last is not None:
         since = last.isoformat()
         out["since"] = f"since the last review, {since}"
-        out["observations"] = sum(1 for o in snap.observations if o.date >= last)
+        out["observations"] = log.count_since(last)
     else:
         first = git.run(mem.root, "rev-list", "--max-parents=0", "HEAD").split()
         since = first[-1]
         out["since"] = "since the vault's first commit (no review recorded yet)"
-        out["observations"] = len(snap.observations)
+        out["observations"] = len(log)
     changes, counts = timeline.diff_summary(mem, since, MAX_CHANGES)
     out["sentences"] = [c.sentence() for c in changes]
     noted = sum(n for folder, n in counts.items() if folder in ("beliefs", "tensions", "reviews"))
     out["more"] = max(0, noted - len(changes))
     out["counts"] = counts
     return out
-
-
-def _obs_index(snap: Snapshot) -> dict[str, Any]:
-    return {o.id: o for o in snap.observations}
 
 
 def _obs_id(link: str) -> str:
@@ -186,6 +133,7 @@ class Row(NamedTuple):
     scope: str
     tags: tuple[str, ...]
     tags_attr: str
+    tags_text: str      # joined here: a filter call per row costs a 10,000-row page a second
     confidence: str
     effective: str
     tier: str
@@ -194,18 +142,21 @@ class Row(NamedTuple):
 
 
 def _row(b: Belief, v: BeliefView) -> Row:
-    return Row(b.id, b.title, b.kind, b.permanence, b.scope, b.tags, "|" + "|".join(b.tags) + "|",
+    return Row(b.id, b.title, b.kind, b.permanence, b.scope, b.tags, "|" + "|".join(b.tags) + "|", ", ".join(b.tags),
                f"{b.confidence:.2f}", f"{v.effective_confidence:.3f}", v.tier, v.certainty,
                b.confirmed.isoformat() if b.confirmed else "")
 
 
-def _portrait_html(snap: Snapshot, params: Params, today: date) -> str:
+def _portrait_html(snap: Snapshot, params: Params, today: date, views: list[BeliefView], observations: int) -> str:
+    from dataclasses import replace
+
     import mistune
 
     from .portrait import portrait_brief
     from .render import portrait_markdown
 
-    md = portrait_markdown(portrait_brief(snap, params, today))
+    # The snapshot holds no observations (the page reads them as a log): their count is given.
+    md = portrait_markdown(replace(portrait_brief(snap, params, today, views=views), observations=observations))
     body = md.split("\n", 1)[1] if md.startswith("# Portrait") else md
     # escape=True: raw HTML in a belief's title is shown as text, like everywhere on the page.
     html = mistune.create_markdown(escape=True)(body)
@@ -238,6 +189,9 @@ def _environment():
 
 
 def render_page(mem: Memory, *, top: int = TOP, page_size: int = PAGE_SIZE) -> tuple[str, int]:
+    from concurrent.futures import Future, ThreadPoolExecutor
+    from dataclasses import replace
+
     from markupsafe import Markup
 
     from . import svg
@@ -246,20 +200,38 @@ def render_page(mem: Memory, *, top: int = TOP, page_size: int = PAGE_SIZE) -> t
 
     params = mem.params
     today = mem.today
-    snap = mem.snapshot()
-    views = {v.id: v for v in active_views(snap, today, params)}
+    ready: Future[Snapshot] = Future()
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        # git walks the log (another process: another core) while this thread reads the files;
+        # the walk waits for the snapshot only to take the unchanged files' states from it.
+        walk = pool.submit(_histories, mem, ready.result)
+        try:
+            # The observations as the parse cache holds them: the page counts them and shows
+            # the few its cards and tensions cite, so it does not build all of them.
+            snap, log = mem.snapshot_and_log()
+        except BaseException as e:
+            ready.set_exception(e)
+            raise
+        ready.set_result(snap)
+        active = active_views(snap, today, params)
+        histories = walk.result()
+    views = {v.id: v for v in active}
     beliefs = {b.id: b for b in snap.beliefs if b.id in views}
-    histories = _histories(mem, snap)
-    obs = _obs_index(snap)
 
-    tiers = []
     by_tier: dict[str, list[BeliefView]] = {name: [] for name, _ in params.tiers}
     for v in views.values():
         by_tier.setdefault(v.tier, []).append(v)
+    ranked = {name: sorted(by_tier.get(name, []), key=lambda v: (-v.effective_confidence, -v.confidence, v.id))
+              for name, _ in params.tiers}
+    cited = {_obs_id(ev.link) for vs in ranked.values() for v in vs[:top] for ev in beliefs[v.id].evidence}
+    cited.update(_obs_id(link) for t in snap.tensions for link in t.evidence)
+    obs = log.find(cited)
+
+    tiers = []
     words = certainty_words(params)
     matrix = []
     for name, low in params.tiers:
-        vs = sorted(by_tier.get(name, []), key=lambda v: (-v.effective_confidence, -v.confidence, v.id))
+        vs = ranked[name]
         cards = [_card(beliefs[v.id], v, histories.get(v.id, []), obs, today, params) for v in vs[:top]]
         for c in cards:
             c["chart"] = Markup(c["chart"])  # drawn by svg.py, which escapes every text it draws
@@ -270,13 +242,14 @@ def render_page(mem: Memory, *, top: int = TOP, page_size: int = PAGE_SIZE) -> t
         counts = Counter(v.permanence for v in vs)
         matrix.append((name, {p: counts.get(p, 0) for p in PERMANENCES}))
 
-    changed = _changes(mem, snap)
+    changed = _changes(mem, snap, log)
     kinds = sorted({b.kind for b in beliefs.values()})
     tags = sorted({t for b in beliefs.values() for t in b.tags})
     scopes = sorted({b.scope for b in beliefs.values()})
     ctx = {
-        "today": today.isoformat(), "vault": mem.root.name, "portrait": Markup(_portrait_html(snap, params, today)),
-        "totals": count_totals(snap), "permanences": PERMANENCES, "matrix": matrix,
+        "today": today.isoformat(), "vault": mem.root.name,
+        "portrait": Markup(_portrait_html(snap, params, today, active, len(log))),
+        "totals": replace(count_totals(snap), observations=len(log)), "permanences": PERMANENCES, "matrix": matrix,
         "bars": Markup(svg.bars_svg(matrix, PERMANENCES, "Active beliefs by tier and permanence")),
         "tiers": tiers, "tensions": _tensions(snap, obs, today), "changed": changed,
         "problems": [str(p) for p in snap.problems],

@@ -272,9 +272,10 @@ def hungriest(views: list[BeliefView], spots: tuple[BlindSpot, ...],
 
 
 def portrait_brief(snapshot: Snapshot, params: Params = DEFAULTS,
-                   today: date | None = None) -> PortraitBrief:
+                   today: date | None = None, views: list[BeliefView] | None = None) -> PortraitBrief:
+    """`views`: the snapshot's `active_views` on `today`, when the caller has them already."""
     today = today or snapshot.today or date.today()
-    vs = active_views(snapshot, today, params)
+    vs = active_views(snapshot, today, params) if views is None else views
     spots = blind_spots(vs, params)
     tv = tension_views(snapshot, today)
     bmap = {b.id: b for b in active(snapshot)}

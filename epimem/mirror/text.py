@@ -48,8 +48,10 @@ def stem(word: str) -> str:
     return w
 
 
-def words(text: str) -> list[tuple[str, str]]:
-    """(stem, surface) for each content word of `text`, in order."""
+@lru_cache(maxsize=1 << 15)
+def words(text: str) -> tuple[tuple[str, str], ...]:
+    """(stem, surface) for each content word of `text`, in order. Cached: a portrait reads
+    every title twice (its shared words, then their labels)."""
     out = []
     for m in _WORD.finditer(text.lower()):
         w = m.group(0)
@@ -59,7 +61,7 @@ def words(text: str) -> list[tuple[str, str]]:
         if len(s) < 3 or s in STOPWORDS:
             continue
         out.append((s, w))
-    return out
+    return tuple(out)
 
 
 def tokens(text: str) -> frozenset[str]:

@@ -23,6 +23,7 @@ from typing import TypeVar
 from ..core.errors import StorageError
 from ..core.model import Belief, Tension
 from ..core.notes import NoteError, parse_belief, parse_note, parse_tension
+from .refs import LITERAL, head_sha, is_repo_root  # noqa: F401 - re-exported: read without GitPython or the notes
 
 FALLBACK_NAME = "epimem"
 FALLBACK_EMAIL = "epimem@localhost"
@@ -157,10 +158,6 @@ def run(root: Path, *args: str, retries: int = 3, env: dict[str, str] | None = N
 
 # --- setting up ------------------------------------------------------------------
 
-def is_repo_root(root: Path) -> bool:
-    return (root / ".git").exists()
-
-
 def init(root: Path) -> bool:
     """`git init` unless the vault is already its own repository."""
     if is_repo_root(root):
@@ -294,43 +291,6 @@ def commit(root: Path, paths: Iterable[str], subject: str, *, op: str,
     return _committed(root)
 
 
-def head_sha(root: Path) -> str | None:
-    """HEAD's commit, or None (no repository, no commit yet), read from `.git` as git does (one
-    file or two) without a process: the commit path runs it under the vault lock, and the
-    page's cache key on every build."""
-    git_dir = root / ".git"
-    try:
-        head = (git_dir / "HEAD").read_text(encoding="utf-8").strip()
-        if not head.startswith("ref: "):
-            if len(head) == 40:
-                return head  # detached
-        else:
-            ref = head[5:]
-            loose = git_dir / ref
-            if loose.is_file():
-                sha = loose.read_text(encoding="utf-8").strip()
-                if len(sha) == 40:
-                    return sha
-            packed = git_dir / "packed-refs"
-            if packed.is_file():
-                for line in packed.read_text(encoding="utf-8").splitlines():
-                    if line.endswith(" " + ref) and len(line.split(" ")[0]) == 40:
-                        return line.split(" ")[0]
-            if not loose.exists():
-                return None  # an unborn branch: no commit yet
-    except FileNotFoundError:
-        return None
-    except (OSError, UnicodeDecodeError):
-        pass  # a worktree (.git is a file), a ref storage git knows and we do not: ask git
-    import subprocess
-
-    if not is_repo_root(root):
-        return None
-    proc = subprocess.run(["git", "rev-parse", "--verify", "--quiet", "HEAD"], cwd=root, check=False,
-                          capture_output=True, text=True)
-    return proc.stdout.strip() or None
-
-
 def _committed(root: Path) -> str:
     """The sha of the commit just made."""
     sha = head_sha(root)
@@ -339,8 +299,6 @@ def _committed(root: Path) -> str:
     return sha
 
 
-# Paths are names, not patterns: a belief file called `[draft].md` must not match `d.md`.
-LITERAL = {"GIT_LITERAL_PATHSPECS": "1"}
 
 
 @contextmanager
@@ -494,7 +452,8 @@ _NULL_BLOB = "0" * 40
 
 
 def all_belief_histories(root: Path, since: str | None = None,
-                         known: dict[str, tuple[float | None, str]] | None = None,
+                         known: dict[str, tuple[float | None, str]]
+                         | Callable[[], dict[str, tuple[float | None, str]]] | None = None,
                          ) -> tuple[str | None, dict[str, list[HistoryPoint]]]:
     """(HEAD, every belief's history) from ONE walk of the log, oldest point first.
 
@@ -503,7 +462,8 @@ def all_belief_histories(root: Path, since: str | None = None,
     costs one log and one batch instead of 10,000 of each. With `since` (a commit
     that is an ancestor of HEAD) only the commits after it are walked, so a cache
     keyed by commit can be brought up to date incrementally. `known` maps blobs whose
-    state the caller has already parsed (the files as they are now) to it.
+    state the caller has already parsed (the files as they are now) to it; a function
+    giving that map is called once the log is read (a caller reading the files meanwhile).
     """
     if not has_commits(root):
         return None, {}
@@ -534,6 +494,8 @@ def all_belief_histories(root: Path, since: str | None = None,
             fields = meta.split()
             blob = fields[-2] if len(fields) >= 2 else _NULL_BLOB
             changes.append((info, path[len("beliefs/"):-3], "" if blob == _NULL_BLOB else blob))
+    if callable(known):
+        known = known()
     known = known or {}
     blobs = dict(zip(*_unique_blobs(root, [b for _, _, b in changes if b and b not in known])))
     histories: dict[str, list[HistoryPoint]] = {}
@@ -593,14 +555,24 @@ def resolve_since(root: Path, since: str) -> str | None:
 
 def changed_paths(root: Path, base: str | None, head: str = "HEAD") -> list[tuple[str, str]]:
     """(status letter, path) between two revisions; base None = the empty tree."""
+    return [(st, path) for st, path, _, _ in changed_blobs(root, base, head)]
+
+
+def changed_blobs(root: Path, base: str | None, head: str = "HEAD") -> list[tuple[str, str, str, str]]:
+    """(status letter, path, blob before, blob after) between two revisions ("" for a side
+    without the file); base None = the empty tree. A blob's sha is read by `show_many` without
+    looking its path up in a tree again (in a 10,000-file folder, each such lookup inflates it)."""
     if base is None:
         base = run(root, "hash-object", "-t", "tree", "/dev/null")
-    out = run(root, "diff", "--name-status", "--no-renames", base, head, "--")
+    out = run(root, "diff", "--raw", "--no-abbrev", "--no-renames", base, head, "--")
     rows = []
     for line in out.splitlines():
-        if "\t" in line:
-            st, path = line.split("\t", 1)
-            rows.append((st[0], path))
+        # ":100644 100644 <old> <new> M\tpath"
+        if line.startswith(":") and "\t" in line:
+            meta, path = line.split("\t", 1)
+            fields = meta.split()
+            old, new = ("" if b == _NULL_BLOB else b for b in fields[2:4])
+            rows.append((fields[4][0], path, old, new))
     return rows
 
 

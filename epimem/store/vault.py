@@ -15,9 +15,10 @@ import json
 import marshal
 import os
 import time
+from collections.abc import Callable
 from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from ..core import record
 from ..core.errors import EpimemError, VaultError
@@ -39,6 +40,7 @@ from .files import (
 )
 from .paths import is_vault, leaves, note_entries
 
+_T = TypeVar("_T")
 INTERNAL = ".epimem"
 CACHE_VERSION = 4  # 4: a belief is `core.record`'s row, not a dict
 
@@ -46,6 +48,34 @@ CACHE_VERSION = 4  # 4: a belief is `core.record`'s row, not a dict
 def _obs_row(o: Observation) -> tuple:
     return (o.id, o.date.isoformat(), o.evidence, o.strength, o.basis, o.connects, o.suggests,
             o.therefore, o.source, o.session)
+
+
+def _obs_from_row(r: tuple, rel: str) -> Observation:
+    return Observation(r[0], date.fromisoformat(r[1]), r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], path=rel)
+
+
+class ObservationLog:
+    """Every observation as the parse cache holds it (plain rows, per file), for a reader
+    that counts them and looks a few up: building 50,000 `Observation`s costs a large
+    vault's page a good part of a second, and it shows a few hundred."""
+
+    def __init__(self, files: list[tuple[str, tuple]]):
+        self._files = files  # (vault-relative path, rows in `_obs_row`'s order)
+
+    def __len__(self) -> int:
+        return sum(len(rows) for _, rows in self._files)
+
+    def count_since(self, day: date) -> int:
+        """How many are dated `day` or later."""
+        iso = day.isoformat()  # ISO dates order as strings
+        return sum(1 for _, rows in self._files for r in rows if r[1] >= iso)
+
+    def find(self, ids: set[str]) -> dict[str, Observation]:
+        """{id: observation} of those of `ids` the log holds."""
+        return {r[0]: _obs_from_row(r, rel) for rel, rows in self._files for r in rows if r[0] in ids}
+
+    def observations(self) -> list[Observation]:
+        return [_obs_from_row(r, rel) for rel, rows in self._files for r in rows]
 
 
 # --- (de)serialising beliefs for the cache: `core.record`'s exact row ---------------
@@ -218,6 +248,10 @@ class Vault:
         return sorted(Path(e.path) for e in note_entries(self.root / "observations"))
 
     def load_observations(self) -> tuple[list[Observation], list[Problem]]:
+        log, problems = self.observation_log()
+        return log.observations(), problems
+
+    def observation_log(self) -> tuple[ObservationLog, list[Problem]]:
         """Every observation, through a per-file cache.
 
         Monthly logs are append-only, so all but the current month's are
@@ -236,7 +270,7 @@ class Vault:
         settle_ns = time.time_ns() - 2_000_000_000  # the racy-git trap, as for beliefs
         fresh: dict = {}
         changed = False
-        out: list[Observation] = []
+        out: list[tuple[str, tuple]] = []
         problems: list[Problem] = []
         for p in self.observation_files():
             rel = f"observations/{p.name}"
@@ -257,16 +291,14 @@ class Vault:
                 problems.append(Problem(rel, 1, f"cannot read: {e}"))
                 continue
             fresh[rel] = entry
-            iso = date.fromisoformat
-            out.extend(Observation(r[0], iso(r[1]), r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], path=rel)
-                       for r in entry[3])
+            out.append((rel, entry[3]))
             problems.extend(Problem(rel, line, msg) for line, msg in entry[4])
         if changed or len(fresh) != len(cached):
             try:
                 write_cache(cache_path, marshal.dumps({"version": CACHE_VERSION, "files": fresh}))
             except (OSError, ValueError):
                 pass  # a read-only vault still reads
-        return out, problems
+        return ObservationLog(out), problems
 
     # tensions
     def load_tensions(self) -> tuple[list[Tension], list[Problem]]:
@@ -316,18 +348,26 @@ class Vault:
         that keeps meeting changes reads under the vault lock, as a writer would.
         The soak saw `validate` report an observation linking to a belief not yet written.
         """
+        return self._consistent(lambda: self._snapshot(today, observations))
+
+    def snapshot_and_log(self, today: date) -> tuple[Snapshot, ObservationLog]:
+        """A snapshot without its observations, and them as an `ObservationLog`, read as one
+        state (for a reader that only counts observations and shows a few)."""
+        return self._consistent(lambda: self._read(today, False, True))
+
+    def _consistent(self, read: Callable[[], _T]) -> _T:
         for attempt in range(8):
             before = self._generation()
             if before is not None:
-                snap = self._snapshot(today, observations)
+                value = read()
                 if self._generation() == before:
-                    return snap
+                    return value
             time.sleep(0.02 * (attempt + 1))
         try:
             with self._lock:  # reentrant: a writer of this process reading its own vault does not wait
-                return self._snapshot(today, observations)
+                return read()
         except (OSError, EpimemError):
-            return self._snapshot(today, observations)  # a read-only vault: as it is
+            return read()  # a read-only vault: as it is
 
     def _generation(self) -> tuple[str | None, int] | None:
         """What changes when a change is made: None while one is being made (by another process)."""
@@ -346,10 +386,14 @@ class Vault:
         return head_sha(self.root), os.getpid()
 
     def _snapshot(self, today: date, observations: bool) -> Snapshot:
+        return self._read(today, observations, False)[0]
+
+    def _read(self, today: date, observations: bool, log: bool) -> tuple[Snapshot, ObservationLog]:
         params, pp = self.params()
         beliefs, bp = self.load_beliefs()
-        obs, op = self.load_observations() if observations else ([], [])
+        obs_log, op = self.observation_log() if observations or log else (ObservationLog([]), [])
+        obs = tuple(obs_log.observations()) if observations else ()
         tensions, tp = self.load_tensions()
         sessions, sp = self.read_sessions_checked()
-        return Snapshot(tuple(beliefs), tuple(obs), tuple(tensions), sessions,
-                        tuple(pp + bp + op + tp + sp), today)
+        return Snapshot(tuple(beliefs), obs, tuple(tensions), sessions,
+                        tuple(pp + bp + op + tp + sp), today), obs_log

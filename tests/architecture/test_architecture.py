@@ -127,3 +127,12 @@ def test_epistemology_md_is_read_by_the_vault_only():
                  for n, line in enumerate(f.read_text().splitlines(), 1)
                  if reader.search(line) and "TEMPLATES" not in line]  # `init` copies the template: not a reader
     assert offenders == []
+
+
+def test_the_page_cache_is_checked_without_the_cli_the_templates_or_the_parser():
+    # `epimem mirror page` on an unchanged vault is answered by __main__ from the cache:
+    # what it imports for that is all it costs.
+    for start in ("epimem.mirror.page_cache", "epimem.store.refs"):
+        reach = _closure(start)
+        assert not top(reach) & {"typer", "jinja2", "yaml", "git", "chromadb", "mistune"}, (start, reach)
+        assert not {"epimem.core.notes", "epimem.store.git", "epimem.store.vault", "epimem.cli"} & reach, reach

@@ -204,6 +204,55 @@ def test_the_page_is_cached_until_anything_it_shows_changes(hv):
     assert build(Memory(hv, today="2026-12-01")).cached is False  # another day, other decay
 
 
+def _edit(path: Path, old: str, new: str) -> None:
+    """A hand edit saved in place, a second after whatever came before (mtimes must differ)."""
+    before = path.stat().st_mtime_ns if path.exists() else time.time_ns()
+    path.write_text(path.read_text(encoding="utf-8").replace(old, new, 1), encoding="utf-8")
+    os.utime(path, ns=(before + 1_000_000_000, before + 1_000_000_000))
+
+
+def test_every_hand_edit_invalidates_the_cache(hv):
+    from epimem.mirror import page_cache
+
+    mem = _mem(hv)
+    assert not build(mem).cached and build(mem).cached
+    belief = hv / "beliefs" / "sql-over-orm.md"
+    _edit(belief, "title: ", "title: Aaaa ")  # a tracked file, uncommitted
+    assert "Aaaa " in (a := build(mem)).html and not a.cached and build(mem).cached
+    _edit(belief, "title: Aaaa ", "title: Bbbb ")  # the same dirty file again, same size
+    assert "Bbbb " in (b := build(mem)).html and not b.cached and build(mem).cached
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-qam", "by hand"],
+                   cwd=hv, check=True)  # the user commits it
+    assert not build(mem).cached and build(mem).cached
+    new = hv / "beliefs" / "written-by-hand.md"  # a new file, never added to git
+    new.write_text(belief.read_text(encoding="utf-8").replace("title: Bbbb ", "title: Cccc "), encoding="utf-8")
+    assert "Cccc " in (c := build(mem)).html and not c.cached and build(mem).cached
+    new.unlink()
+    assert "Cccc " not in (d := build(mem)).html and not d.cached
+    log = sorted((hv / "observations").iterdir())[-1]
+    _edit(log, "\n", "\n\n")
+    assert not build(mem).cached
+    _edit(hv / "epistemology.md", "\n", "\n\n")
+    assert not build(mem).cached and build(mem).cached
+    # What the key is made of: git's word on what differs from HEAD, with each such file's stat.
+    assert page_cache.key(hv, mem.today) == page_cache.key(hv, mem.today)
+    os.utime(belief, ns=(1, 1))  # a committed, unchanged file touched: git knows it is the same
+    subprocess.run(["git", "update-index", "--refresh", "-q"], cwd=hv, check=False)
+    assert build(mem).cached
+
+
+def test_outside_git_every_hand_edit_invalidates_the_cache_too(tmp_path):
+    import shutil
+
+    root = tmp_path / "plain"
+    shutil.copytree(WT / "vault", root, ignore=shutil.ignore_patterns(".epimem"))
+    mem = _mem(root)
+    assert not build(mem).cached and build(mem).cached
+    p = next((root / "beliefs").iterdir())
+    _edit(p, "title: ", "title: Dddd ")
+    assert "Dddd " in (a := build(mem)).html and not a.cached and build(mem).cached
+
+
 def test_a_vault_that_is_not_a_repository_still_has_a_page(tmp_path):
     import shutil
 
@@ -232,6 +281,36 @@ def test_cli_page_writes_the_file(hv, tmp_path):
     assert "from the cache" in r.stdout
     assert subprocess.run(["git", "status", "--porcelain"], cwd=hv, capture_output=True,
                           text=True).stdout == ""  # the vault is untouched
+
+
+def test_an_unchanged_vaults_page_is_written_before_the_cli_is_imported(hv, tmp_path):
+    """`epimem mirror page` on an unchanged vault: the cached bytes, without Typer, Jinja2 or the
+    note parser; after a hand edit, the CLI builds the page again."""
+    built = build(_mem(hv))
+    out = tmp_path / "fast.html"
+    probe = ("import sys; from epimem.__main__ import main; rc = main(sys.argv[1:]); "
+             "print(sorted(m for m in ('typer', 'jinja2', 'yaml', 'git', 'epimem.cli', 'epimem.core.notes') "
+             "if m in sys.modules)); sys.exit(rc)")
+    env = {**os.environ, "PYTHONPATH": str(WT), "EPIMEM_TODAY": "2026-11-30"}
+
+    def run(*args):
+        return subprocess.run([sys.executable, "-c", probe, "--vault", str(hv), "mirror", "page", *args],
+                              capture_output=True, text=True, env=env)
+
+    r = run("--out", str(out))
+    assert r.returncode == 0, r.stderr
+    assert "from the cache" in r.stdout and r.stdout.strip().endswith("[]"), r.stdout
+    assert out.read_text(encoding="utf-8") == built.html
+    r = run(f"--out={out}", "--top", "30")  # the default, spelled out: the same page
+    assert "from the cache" in r.stdout and r.stdout.strip().endswith("[]"), r.stdout
+    r = run("--out", str(out), "--top", "2")  # another page: built by the CLI
+    assert r.returncode == 0 and "from the cache" not in r.stdout and "typer" in r.stdout
+    _edit(hv / "beliefs" / "sql-over-orm.md", "title: ", "title: Eeee ")
+    r = run("--out", str(out))
+    assert r.returncode == 0 and "from the cache" not in r.stdout and "typer" in r.stdout
+    assert "Eeee " in out.read_text(encoding="utf-8")
+    r = run("--out", str(out), "--top", "0")  # a bad option: the CLI says what is wrong
+    assert r.returncode != 0 and "--top" in r.stderr
 
 
 def test_cli_page_on_a_missing_vault_says_so(tmp_path):

@@ -27,6 +27,27 @@ def test_observation_cache_follows_changes_and_survives_corruption(vault):
     assert [o.evidence for o in Vault(vault.root).load_observations()[0]] == ["one", "two"]
 
 
+def test_the_observation_log_counts_and_finds_what_the_snapshot_holds(vault):
+    from datetime import date
+
+    vault.add_belief(title="A", statement="A.", kind="trait", basis="behavioral", permanence="durable")
+    vault.observe([{"connects": "a", "strength": "confirming", "evidence": "one", "session": "s"}])
+    log_file = vault.root / "observations/2026-11.md"
+    log_file.write_text(log_file.read_text() + "\n## obs-20261001-ffff\n- date: 2026-10-01\n- evidence: two\n"
+                        "- connects: new\n- strength: single\n- basis: behavioral\n"
+                        "\n## obs-20261002-eeee\n- date: someday\n- evidence: three\n")
+    v = Vault(vault.root)
+    today = date(2026, 11, 30)
+    full = v.snapshot(today)
+    snap, log = v.snapshot_and_log(today)
+    assert snap.observations == () and snap.beliefs == full.beliefs and snap.problems == full.problems
+    assert full.problems  # the broken entry is reported by both
+    assert log.observations() == list(full.observations) and len(log) == len(full.observations) == 2
+    assert log.count_since(date(2026, 11, 1)) == sum(1 for o in full.observations if o.date >= date(2026, 11, 1)) == 1
+    want = {o.id for o in full.observations if o.evidence == "two"} | {"obs-nowhere"}
+    assert log.find(want) == {o.id: o for o in full.observations if o.evidence == "two"}
+
+
 def test_belief_cache_follows_edits_and_survives_corruption(vault):
     vault.add_belief(title="A", statement="A.", kind="trait", basis="behavioral", permanence="durable")
     p = vault.root / "beliefs/a.md"
