@@ -285,6 +285,7 @@ def apply(root: str | os.PathLike, writes: Iterable[Write], commit: Commit | Non
     lock = lock or VaultLock(lock_path(root))
     if commit is not None:
         commit = _redacted_commit(root, commit, caches)
+        _warm(root)
     prepared = _prepared(root, writes, caches)
     sig_before = sig_after = None
     with lock:
@@ -351,6 +352,13 @@ def apply(root: str | os.PathLike, writes: Iterable[Write], commit: Commit | Non
         texts = {w.path: w.text for w in writes}
         notes = _update_caches(root, written, texts, sig_before, caches or Caches(), lock, sig_after)
     return Result(sha, written, tuple(p for p in written if p.startswith("beliefs/") and p.endswith(".md")), notes)
+
+
+def _warm(root: Path) -> None:
+    from . import git
+
+    with suppress(EpimemError):  # no git, or not a repository: the commit under the lock says so
+        git.warm(root)
 
 
 class _Clock:
@@ -423,6 +431,7 @@ def record(root: str | os.PathLike, prepare: Callable[[], Staged | None], *,
     cannot change before the commit) and returns what to commit, or None."""
     root = Path(root).absolute()
     lock = lock or VaultLock(lock_path(root))
+    _warm(root)
     with lock:
         if journal_pending(root):
             _recover(root, lock)
