@@ -268,6 +268,7 @@ class VaultLock:
         self.phases: dict[str, float] = {}
         self._fd: int | None = None
         self._depth = 0
+        self._owner: int | None = None
         self._mutex = threading.RLock()
         self._since = 0.0
         self._waited = 0.0
@@ -284,12 +285,13 @@ class VaultLock:
             self._since = time.monotonic()
             self._waited = self._since - t
             self.phases = {}
+            self._owner = threading.get_ident()
         self._depth += 1
 
     @property
     def held(self) -> bool:
-        """Whether this process holds the lock (through this object)."""
-        return self._depth > 0
+        """Whether the calling thread holds the lock (through this object)."""
+        return self._depth > 0 and self._owner == threading.get_ident()
 
     def phase(self, name: str, seconds: float) -> None:
         """Count `seconds` of the current hold as spent in `name` (for EPIMEM_LOCK_STATS)."""
