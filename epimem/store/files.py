@@ -37,7 +37,11 @@ def read_text(path: str | os.PathLike, rel: str | None = None) -> str:
     "\n" (Obsidian on Windows saves CRLF; the writer puts the file's own endings back, see
     `keep_line_endings`). Bytes that are not UTF-8 are a NotUTF8 naming the line, so every
     reader reports the file instead of raising UnicodeDecodeError."""
-    data = Path(path).read_bytes()
+    return text_of(Path(path).read_bytes(), rel)
+
+
+def text_of(data: bytes, rel: str | None = None) -> str:
+    """A vault file's bytes as `read_text` reads them (universal newlines; NotUTF8 naming the line)."""
     try:
         text = data.decode("utf-8")
         return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text

@@ -36,6 +36,7 @@ from .files import (
     keep_line_endings,
     lock_path,
     stat_key,
+    text_of,
     tmp_dir,
     write_cache,
 )
@@ -247,9 +248,7 @@ def _under_lock(root: Path, prepared, caches: Caches | None) -> list[tuple[Write
         if again:
             now, old = _read_old(p)
         if w.mode == "replace" and w.rebase is not None and now != w.expect and old is not None:
-            text = old.decode("utf-8", "replace")
-            text = text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
-            w, again = w._replace(text=w.rebase(text), expect=now), True
+            w, again = w._replace(text=w.rebase(text_of(old, w.path)), expect=now), True
         if again:
             (w, _, old), = _redacted(root, [(w, p, old)], caches)
         _check(root, w)
