@@ -1,10 +1,13 @@
 """The one write path: every change to a vault file goes through here.
 
 A change is a list of typed `Write`s and, usually, the `Commit` that records
-them. `apply` takes the vault lock, checks every write's precondition before
-touching anything (compare-and-swap against what the caller read), writes
-each file atomically with fsync, commits exactly those paths, puts every file
-back if any step fails, and then brings the caches up to date. Like `pass`,
+them, prepared by the caller without the lock (`api.common.attempts`). `apply`
+redacts before it takes the vault lock; under it, it checks every write's
+precondition before touching anything (compare-and-swap against what the
+caller read: `Stale` or `Exists` when another change landed first, and the
+caller prepares again), writes each file atomically with fsync, commits
+exactly those paths and puts every file back if any step fails; after the
+lock it brings the caches up to date. Like `pass`,
 one operation is one commit; unlike a bare `git commit`, a failure leaves the
 vault as it was.
 
