@@ -28,7 +28,7 @@ def one(tree: Path, writers: int, ops: int, work: Path) -> dict:
             f"f = soak.run(__import__('pathlib').Path({str(work / 'vault')!r}), {writers}, {ops}); "
             "import epimem; f['epimem'] = epimem.__file__; "
             "print(json.dumps({k: f.get(k) for k in ('wall_s', 'errors', 'commits_expected', 'commits_landed', "
-            "'write_latency_s', 'lock_wait_s', 'lock_hold_s', 'lock_holds', 'observations_lost', "
+            "'write_latency_s', 'lock_wait_s', 'lock_hold_s', 'lock_holds', 'lock_phases_s', 'observations_lost', "
             "'observations_doubled', 'validate_ok', 'fsck_ok', 'epimem')}))")
     env = {**os.environ, "PYTHONPATH": str(tree)}
     # From a neutral folder: `python -c` puts the working directory first on sys.path, and the
@@ -46,8 +46,11 @@ def main(argv=None) -> int:
     ap.add_argument("--writers", type=int, default=8)
     ap.add_argument("--ops", type=int, default=12)
     ap.add_argument("--rounds", type=int, default=1)
+    ap.add_argument("--tmp", type=Path, default=None, help="where the trees and vaults go (default: the system's)")
     a = ap.parse_args(argv)
-    tmp = Path(tempfile.mkdtemp(prefix="epimem-bench-lock-"))
+    if a.tmp is not None:
+        a.tmp.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix="epimem-bench-lock-", dir=a.tmp))
     base = tmp / "baseline"
     subprocess.run(["git", "worktree", "add", "--detach", "-q", str(base), a.baseline], cwd=REPO, check=True)
     rows = []
@@ -55,7 +58,9 @@ def main(argv=None) -> int:
         for r in range(a.rounds):
             for name, tree in (("baseline", base), ("current", REPO)):
                 work = tmp / f"{name}-{r}"
-                rows.append({"round": r, "tree": name, **one(tree, a.writers, a.ops, work)})
+                load = os.getloadavg()[0]
+                rows.append({"round": r, "tree": name, "load_1min": round(load, 2),
+                             **one(tree, a.writers, a.ops, work)})
                 shutil.rmtree(work, ignore_errors=True)
                 print(json.dumps(rows[-1]), flush=True)
     finally:

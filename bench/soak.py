@@ -272,6 +272,11 @@ def run(root: Path, writers: int = 8, ops: int = 50) -> dict:
         "lock_hold_s": {q: _pct([h["hold"] for h in holds], v) for q, v in (("p50", .5), ("p95", .95), ("p99", .99))}
         | {"max": _pct([h["hold"] for h in holds], 1.0)},
         "lock_holds": len(holds),
+        # What the holds are made of (where the version notes phases): the mean seconds per hold
+        # and the p95 of each phase over the holds that had it.
+        "lock_phases_s": {k: {"mean": round(sum(h.get("phases", {}).get(k, 0.0) for h in holds) / len(holds), 4),
+                              "p95": _pct([h["phases"][k] for h in holds if k in h.get("phases", {})], .95)}
+                          for k in sorted({k for h in holds for k in h.get("phases", {})})} if holds else {},
         "reads": len(reads), "read_errors": [r["error"] for r in reads if r.get("error")],
         "reads_seeing_problems": sum(1 for r in reads if r.get("problems")),
         "hand_edit": edit["hand_edit"],

@@ -3,7 +3,7 @@ and handing the change to the one write path (`epimem.store.transaction`)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -33,6 +33,66 @@ def lock(mem: Memory):
     return mem.vault.lock()
 
 
+# Preparations that meet another writer's change are prepared again this many times before the
+# last one is prepared under the vault lock, where nothing else can land: under 8 writers on
+# 2 cores an observe of a shared belief meets one about every other time (docs/decisions.md).
+OPTIMISTIC_ATTEMPTS = 4
+
+
+class Attempt:
+    """One preparation of a change (`attempts`). Outside the lock it swallows a race
+    (`transaction.RACES`: what it read changed before the commit), so the loop prepares
+    again; the last one holds the vault lock from its first read, and lets a race
+    through, saying how often the change was prepared."""
+
+    def __init__(self, mem: Memory, n: int, last: bool):
+        self.mem, self.n, self.last = mem, n, last
+        self.done = False
+        self._lock = lock(mem) if last else None
+
+    def __enter__(self) -> Attempt:
+        if self._lock is not None:
+            self._lock.acquire()
+        return self
+
+    def __exit__(self, kind, exc, tb) -> bool:
+        if self._lock is not None:
+            self._lock.release()
+        if exc is None:
+            self.done = True
+            return False
+        if isinstance(exc, transaction.RACES) and not self.last:
+            return True
+        if isinstance(exc, transaction.Stale) and self.n > 1:
+            exc.message = f"{exc.message} (prepared {self.n} times; each time another change landed first)"
+            exc.args = (exc.message,)
+        return False
+
+
+def attempts(mem: Memory, tries: int = OPTIMISTIC_ATTEMPTS):
+    """Prepare a change outside the vault lock, retrying when another writer got there first:
+
+        for attempt in common.attempts(mem):
+            with attempt:
+                ... read, apply the rules, build the writes ...
+                common.commit(mem, writes, ...)
+
+    Each pass reads the vault afresh and hands compare-and-swap writes to
+    `transaction.apply`, which takes the lock only to check, write and commit. A pass
+    that met another change is thrown away (nothing was written) and the next one
+    prepares again; after `tries` passes the last one is prepared under the lock
+    itself, so a change under heavy contention still lands. A refusal (a rule, a
+    conflict the user must settle) is raised from the pass that found it.
+    """
+    mem.vault.require()
+    held = mem.vault.lock().held  # a caller's outer change: preparing again cannot help
+    for n in range(1, tries + 2):
+        a = Attempt(mem, n, last=held or n > tries)
+        yield a
+        if a.done or a.last:
+            return
+
+
 def require_repo(mem: Memory) -> None:
     mem.vault.require()
     if not git.is_repo_root(mem.root):
@@ -55,11 +115,15 @@ def read(mem: Memory, belief_id: str) -> tuple[str, Belief, tuple[int, int]]:
 
 def commit(mem: Memory, writes: list[transaction.Write], subject: str, *, op: str,
            beliefs: Iterable[str] = (), session: str | None = None, body: str = "",
-           extra: dict[str, str] | None = None) -> str:
-    """Write and commit through the one write path (all or nothing; caches follow)."""
+           extra: dict[str, str] | None = None,
+           reads: Iterable[tuple[str, tuple[int, int] | None]] = (),
+           check: Callable[[], None] | None = None) -> str:
+    """Write and commit through the one write path (all or nothing; caches follow).
+    `reads` and `check`: see `transaction.apply`."""
     c = transaction.Commit(subject, op, beliefs=tuple(beliefs), session=session, body=body,
                            extra=tuple((extra or {}).items()), when=mem.replayed)
-    res = transaction.apply(mem.root, writes, c, lock=mem.vault.lock(), caches=caches(mem))
+    res = transaction.apply(mem.root, writes, c, lock=mem.vault.lock(), caches=caches(mem), reads=reads,
+                            check=check)
     assert res.commit is not None
     return res.commit
 

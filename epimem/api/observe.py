@@ -44,93 +44,158 @@ def observe(mem: Memory, items: list[dict[str, Any]], *, source: str, session: s
     if not parsed:
         return ObserveReport((), None)
     mem.vault.require()
-    with common.lock(mem):
-        month_texts: dict[str, str] = {}
-        month_keys: dict[str, Any] = {}
+    # Prepared outside the vault lock and committed with compare-and-swap keys: another
+    # writer's change that lands first sends the preparation round again (`common.attempts`),
+    # except an append to the month's log, which follows it under the lock (`_log_rebase`).
+    for attempt in common.attempts(mem):
+        with attempt:
+            report = _observe(mem, parsed, params, today)
+    return report
 
-        def month(rel: str) -> str:
-            if rel not in month_texts:
-                p = mem.vault.path(rel)
-                month_keys[rel] = stat_key(p)
-                month_texts[rel] = read_text(p, rel) if p.exists() else ""
-            return month_texts[rel]
 
-        parsed_months: dict[str, list[Observation]] = {}
+def _observe(mem: Memory, parsed: list[tuple[Observation, dict]], params: Params, today: date) -> ObserveReport:
+    month_texts: dict[str, str] = {}
+    month_keys: dict[str, Any] = {}
+    month_base: dict[str, str] = {}
 
-        def month_obs(rel: str) -> list[Observation]:
-            if rel not in parsed_months:
-                parsed_months[rel] = parse_observations(month(rel), rel)[0]
-            return parsed_months[rel]
+    def month(rel: str) -> str:
+        if rel not in month_texts:
+            p = mem.vault.path(rel)
+            month_keys[rel] = stat_key(p)
+            month_texts[rel] = read_text(p, rel) if p.exists() else ""
+            month_base[rel] = month_texts[rel]
+        return month_texts[rel]
 
-        fresh, dupes = without_duplicates(parsed, month_obs)
-        check_session_limit(fresh, today, month_obs, params)
-        held = held_back(mem, fresh)
-        if held is not None:
-            return ObserveReport(tuple(dupes + held), None)
-        writes: list[tx.Write] = []
-        beliefs: dict[str, tuple[str, Belief, Belief, Any, list[Evidence]]] = {}
-        known: set[str] = set()
-        if any(o.connects == "new" and x.get("title") for o, x in fresh):  # a listdir of 10k files costs
-            known = {n[:-3] for n in os.listdir(mem.root / "beliefs") if n.endswith(".md")}
-        results: list[ObservationResult] = []
-        new_obs: list[Observation] = []
-        open_tensions: dict[str, tuple[str, Any]] = {}
-        for obs, extra in fresh:
-            if obs.connects == "new" and extra.get("title"):
-                bid = unique_id(slugify(extra["title"]), known | set(beliefs))
-                b = rules.new_belief_from_observation(
-                    replace(obs, connects=bid), bid, title=extra["title"], kind=extra["kind"],
-                    basis=obs.basis, permanence=extra["permanence"], params=params,
-                    tags=extra.get("tags", ()), scope=extra.get("scope", "global"))
-                obs = replace(obs, connects=bid)
-                known.add(bid)
-                writes.append(tx.create(b.path, render_belief(b)))
-                new_obs.append(obs)
-                results.append(ObservationResult(obs, bid, created=True, after=b.confidence,
-                                                 reason=f"new belief at {b.confidence:.2f} (rule 1)"))
-                continue
-            if obs.connects == "new":
-                new_obs.append(obs)
-                results.append(ObservationResult(obs, None, reason="recorded, not connected to a belief"))
-                continue
-            if obs.connects not in beliefs:
-                if obs.connects in {r.belief for r in results if r.created}:
-                    raise Conflict(f"observation connects to {obs.connects}, created in the same batch; "
-                                   "submit it in a later call")
-                text, b, key = common.read(mem, obs.connects)
-                beliefs[obs.connects] = (text, b, b, key, [])
-            text, orig, cur, key, evs = beliefs[obs.connects]
-            eff = rules.apply_observation(cur, obs, params)
-            evs.append(eff.evidence)
-            beliefs[obs.connects] = (text, orig, eff.after, key, evs)
-            tid = None
-            if eff.open_tension:
-                tid, ttext, tkey = tensions.for_contradiction(mem, obs, eff, open_tensions)
-                open_tensions[tid] = (ttext, tkey)
+    parsed_months: dict[str, list[Observation]] = {}
+
+    def month_obs(rel: str) -> list[Observation]:
+        if rel not in parsed_months:
+            parsed_months[rel] = parse_observations(month(rel), rel)[0]
+        return parsed_months[rel]
+
+    fresh, dupes = without_duplicates(parsed, month_obs)
+    check_session_limit(fresh, today, month_obs, params)
+    held = held_back(mem, fresh)
+    if held is not None:
+        return ObserveReport(tuple(dupes + held), None)
+    writes: list[tx.Write] = []
+    beliefs: dict[str, tuple[str, Belief, Belief, Any, list[Evidence]]] = {}
+    known: set[str] = set()
+    if any(o.connects == "new" and x.get("title") for o, x in fresh):  # a listdir of 10k files costs
+        known = {n[:-3] for n in os.listdir(mem.root / "beliefs") if n.endswith(".md")}
+    results: list[ObservationResult] = []
+    new_obs: list[Observation] = []
+    open_tensions: dict[str, tuple[str, Any]] = {}
+    for obs, extra in fresh:
+        if obs.connects == "new" and extra.get("title"):
+            bid = unique_id(slugify(extra["title"]), known | set(beliefs))
+            b = rules.new_belief_from_observation(
+                replace(obs, connects=bid), bid, title=extra["title"], kind=extra["kind"],
+                basis=obs.basis, permanence=extra["permanence"], params=params,
+                tags=extra.get("tags", ()), scope=extra.get("scope", "global"))
+            obs = replace(obs, connects=bid)
+            known.add(bid)
+            writes.append(tx.create(b.path, render_belief(b)))
             new_obs.append(obs)
-            results.append(ObservationResult(obs, obs.connects, before=eff.before.confidence,
-                                             after=eff.after.confidence, reason=eff.reason,
-                                             tension=tid, alert=eff.alert))
-        for tid, (ttext, tkey) in open_tensions.items():
-            # The first contradiction of a batch creates the file; later ones in the same batch extend it.
-            rel = f"tensions/{tid}.md"
-            writes.append(tx.create(rel, ttext) if tkey is None else tx.replace(rel, ttext, tkey))
-        for bid, (text, orig, cur, key, evs) in beliefs.items():
-            writes.append(tx.replace(f"beliefs/{bid}.md", update_belief_text(text, orig, cur, tuple(evs)), key))
-        for obs in new_obs:
-            rel = obs.path
-            log = month(rel) or f"# Observations {obs.date:%Y-%m}\n"
-            month_texts[rel] = log.rstrip("\n") + "\n\n" + render_observation(obs)
-        writes += [tx.replace(rel, month_texts[rel], month_keys[rel]) for rel in dict.fromkeys(o.path for o in new_obs)]
-        sha = None
-        if writes:
-            subject, body = message(results)
-            sessions = sorted({o.session for o in new_obs if o.session})
-            sha = common.commit(mem, writes, subject, op="observe", body=body,
-                                beliefs=[r.belief for r in results if r.belief],
-                                session=", ".join(sessions) or None,
-                                extra={"Epimem-Observations": ", ".join(o.id for o in new_obs)})
+            results.append(ObservationResult(obs, bid, created=True, after=b.confidence,
+                                             reason=f"new belief at {b.confidence:.2f} (rule 1)"))
+            continue
+        if obs.connects == "new":
+            new_obs.append(obs)
+            results.append(ObservationResult(obs, None, reason="recorded, not connected to a belief"))
+            continue
+        if obs.connects not in beliefs:
+            if obs.connects in {r.belief for r in results if r.created}:
+                raise Conflict(f"observation connects to {obs.connects}, created in the same batch; "
+                               "submit it in a later call")
+            text, b, key = common.read(mem, obs.connects)
+            beliefs[obs.connects] = (text, b, b, key, [])
+        text, orig, cur, key, evs = beliefs[obs.connects]
+        eff = rules.apply_observation(cur, obs, params)
+        evs.append(eff.evidence)
+        beliefs[obs.connects] = (text, orig, eff.after, key, evs)
+        tid = None
+        if eff.open_tension:
+            tid, ttext, tkey = tensions.for_contradiction(mem, obs, eff, open_tensions)
+            open_tensions[tid] = (ttext, tkey)
+        new_obs.append(obs)
+        results.append(ObservationResult(obs, obs.connects, before=eff.before.confidence,
+                                         after=eff.after.confidence, reason=eff.reason,
+                                         tension=tid, alert=eff.alert))
+    for tid, (ttext, tkey) in open_tensions.items():
+        # The first contradiction of a batch creates the file; later ones in the same batch extend it.
+        rel = f"tensions/{tid}.md"
+        writes.append(tx.create(rel, ttext) if tkey is None else tx.replace(rel, ttext, tkey))
+    for bid, (text, orig, cur, key, evs) in beliefs.items():
+        writes.append(tx.replace(f"beliefs/{bid}.md", update_belief_text(text, orig, cur, tuple(evs)), key))
+    blocks: dict[str, list[str]] = {}
+    for obs in new_obs:
+        blocks.setdefault(obs.path, []).append(render_observation(obs))
+    rebase = _log_rebase(fresh, today, params, month_base, month_obs)
+    for rel, bs in blocks.items():
+        month_texts[rel] = append_entries(month(rel), rel, bs)
+        writes.append(tx.replace(rel, month_texts[rel], month_keys[rel], rebase(rel, bs)))
+    # The logs rule 9 counted from but this change does not write must not change meanwhile.
+    reads = [(rel, key) for rel, key in month_keys.items() if rel not in blocks]
+    sha = None
+    if writes:
+        subject, body = message(results)
+        sessions = sorted({o.session for o in new_obs if o.session})
+        sha = common.commit(mem, writes, subject, op="observe", body=body,
+                            beliefs=[r.belief for r in results if r.belief],
+                            session=", ".join(sessions) or None,
+                            extra={"Epimem-Observations": ", ".join(o.id for o in new_obs)}, reads=reads)
     return ObserveReport(tuple(dupes + results), sha)
+
+
+def append_entries(log: str, rel: str, blocks: list[str]) -> str:
+    """A month's log with rendered observations appended (with its header when it is new)."""
+    log = log or f"# Observations {rel[len('observations/'):-len('.md')]}\n"
+    for b in blocks:
+        log = log.rstrip("\n") + "\n\n" + b
+    return log
+
+
+def _log_rebase(fresh: list[tuple[Observation, dict]], today: date, params: Params, base: dict[str, str],
+                month_obs):
+    """How an observe follows a month's log that another writer appended to since it was read.
+
+    Under the lock, only what was appended is parsed. An entry with one of this batch's ids
+    (the same observation, resubmitted while this one was prepared), or an observation of a
+    session this batch counts that would take it past rule 9's limit, sends the change back to
+    be prepared again (`Stale`): that preparation sets the repeat aside or refuses the batch
+    exactly as one under the lock would. Any other entry is another writer's: ours go after
+    it. A log changed other than by an append is prepared again too."""
+    ids = {o.id for o, _ in fresh}
+    wanted: dict[str, int] = {}
+    for o, _ in fresh:
+        s = rules.pseudo_session(o)
+        wanted[s] = wanted.get(s, 0) + 1
+    counted = {f"observations/{d:%Y-%m}.md" for d in (today, _previous_month(today))}
+    had = {s: session_observation_count(s, today, month_obs) for s in wanted}  # as read, then as appended
+
+    def for_log(rel: str, blocks: list[str]):
+        def rebase(now: str) -> str:
+            old = base.get(rel, "")
+            if not now.startswith(old):
+                raise tx.Stale(f"{rel} was rewritten while epimem prepared an observation; nothing was "
+                               "written — run the command again", path=rel)
+            since, _ = parse_observations(now[len(old):], rel)
+            if any(o.id in ids for o in since):
+                raise tx.Stale(f"{rel}: the same observation was recorded meanwhile", path=rel)
+            for o in since if rel in counted else ():
+                s = rules.pseudo_session(o)
+                if s in had:
+                    had[s] += 1
+                    if had[s] + wanted[s] > params.observations_per_session:
+                        raise tx.Stale(f"{rel}: session {s} recorded observations meanwhile (rule 9)", path=rel)
+            return append_entries(now, rel, blocks)
+        return rebase
+    return for_log
+
+
+def _previous_month(d: date) -> date:
+    return date(d.year - (d.month == 1), 12 if d.month == 1 else d.month - 1, 1)
 
 
 def _encodable(s: str) -> bool:
@@ -263,7 +328,7 @@ def check_session_limit(fresh: list[tuple[Observation, dict]], today: date, mont
 
 def session_observation_count(session: str, today: date, month_obs) -> int:
     # A session spans at most a few days: this month's and last month's logs hold it.
-    prev = date(today.year - (today.month == 1), 12 if today.month == 1 else today.month - 1, 1)
+    prev = _previous_month(today)
     n = 0
     for d in (today, prev):
         for o in month_obs(f"observations/{d:%Y-%m}.md"):

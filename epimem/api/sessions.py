@@ -50,27 +50,28 @@ def record_review(mem: Memory, kind: str, markdown: str, beliefs: Iterable[str])
     today = mem.today.isoformat()
     rel = f"reviews/{today}.md"
     body = redact(markdown.strip(), mem.params.redact)
-    with common.lock(mem):
-        p = mem.vault.path(rel)
-        key = stat_key(p)
-        ids = list(dict.fromkeys(beliefs))
-        # The review's beliefs are wikilinks, so Obsidian's graph links the review to them (SPEC §1).
-        links = ("beliefs: [" + ", ".join(f'"{wikilink(b)}"' for b in ids) + "]\n") if ids else ""
-        # A rendered review brings its own heading: one heading, not two.
-        own = body.startswith("# ")
-        if p.exists():
-            part = body.replace("# ", "## ", 1) if own else f"## {kind}\n\n{body}"
-            text = p.read_text(encoding="utf-8").rstrip("\n") + f"\n\n{part}\n"
-            if ids:
-                text = _with_beliefs(text, ids)
-        else:
-            head = "" if own else f"# {kind.capitalize()} {today}\n\n"
-            text = f"---\ndate: {today}\nkind: {kind}\n{links}---\n{head}{body}\n"
-        s, skey = _for_write(mem)
-        s = rules.record_review(s, mem.today, mem.params)
-        return common.commit(mem, [tx.replace(rel, text, key), tx.replace(SESSIONS, sessions_file.to_json(s), skey)],
-                             f"review: {kind} recorded; next review at session {s.next_review_at}",
-                             op="review", beliefs=list(beliefs))
+    for attempt in common.attempts(mem):
+        with attempt:
+            p = mem.vault.path(rel)
+            key = stat_key(p)
+            ids = list(dict.fromkeys(beliefs))
+            # The review's beliefs are wikilinks, so Obsidian's graph links the review to them (SPEC §1).
+            links = ("beliefs: [" + ", ".join(f'"{wikilink(b)}"' for b in ids) + "]\n") if ids else ""
+            # A rendered review brings its own heading: one heading, not two.
+            own = body.startswith("# ")
+            if p.exists():
+                part = body.replace("# ", "## ", 1) if own else f"## {kind}\n\n{body}"
+                text = p.read_text(encoding="utf-8").rstrip("\n") + f"\n\n{part}\n"
+                if ids:
+                    text = _with_beliefs(text, ids)
+            else:
+                head = "" if own else f"# {kind.capitalize()} {today}\n\n"
+                text = f"---\ndate: {today}\nkind: {kind}\n{links}---\n{head}{body}\n"
+            s, skey = _for_write(mem)
+            s = rules.record_review(s, mem.today, mem.params)
+            writes = [tx.replace(rel, text, key), tx.replace(SESSIONS, sessions_file.to_json(s), skey)]
+            return common.commit(mem, writes, f"review: {kind} recorded; next review at session {s.next_review_at}",
+                                 op="review", beliefs=list(beliefs))
 
 
 def _for_write(mem: Memory) -> tuple[Sessions, tuple[int, int] | None]:

@@ -47,13 +47,14 @@ def _note(note: str, what: str) -> str:
 
 def resolve(mem: Memory, tension_id: str, note: str) -> Tension:
     note = _note(note, "a tension is resolved with a note saying how")
-    with common.lock(mem):
-        text, t, key = _read(mem, tension_id)
-        if t.status == "resolved":
-            raise Conflict(f"tension {tension_id} is already resolved", path=t.path)
-        new = resolve_tension_text(text, mem.today, redact(note, mem.params.redact))
-        common.commit(mem, [tx.replace(t.path, new, key)], f"tension: resolve {tension_id} ({t.status} → resolved)",
-                      op="resolve", beliefs=[t.belief])
+    for attempt in common.attempts(mem):
+        with attempt:
+            text, t, key = _read(mem, tension_id)
+            if t.status == "resolved":
+                raise Conflict(f"tension {tension_id} is already resolved", path=t.path)
+            new = resolve_tension_text(text, mem.today, redact(note, mem.params.redact))
+            common.commit(mem, [tx.replace(t.path, new, key)], f"tension: resolve {tension_id} ({t.status} → resolved)",
+                          op="resolve", beliefs=[t.belief])
     return replace(t, status="resolved", resolution=note)
 
 
@@ -61,17 +62,18 @@ def open_tension(mem: Memory, belief_id: str, note: str, title: str = "") -> Ten
     """The user names a tension on a belief themselves (`status: unresolved`)."""
     note = redact(_note(note, "say what does not fit"), mem.params.redact)
     title = redact(" ".join((title or "").split()), mem.params.redact)
-    with common.lock(mem):
-        _, b, _ = common.read(mem, belief_id)
-        if b.status != "active":
-            raise Conflict(f"{belief_id} is {b.status}; a tension is opened on an active belief", path=b.path)
-        existing = {p.stem for p in (mem.root / "tensions").glob("*.md")}
-        tid = unique_id(f"{mem.today.isoformat()}-{belief_id}", existing)
-        t = Tension(id=tid, date=mem.today, belief=belief_id, status="unresolved",
-                    title=title or f"Does “{b.title}” hold?", what_happened=note,
-                    suggests="Opened by the user; held lightly until it is resolved.", path=f"tensions/{tid}.md")
-        common.commit(mem, [tx.create(t.path, render_tension(t))], f"tension: open {tid} on {belief_id}",
-                      op="tension", beliefs=[belief_id])
+    for attempt in common.attempts(mem):
+        with attempt:
+            _, b, _ = common.read(mem, belief_id)
+            if b.status != "active":
+                raise Conflict(f"{belief_id} is {b.status}; a tension is opened on an active belief", path=b.path)
+            existing = {p.stem for p in (mem.root / "tensions").glob("*.md")}
+            tid = unique_id(f"{mem.today.isoformat()}-{belief_id}", existing)
+            t = Tension(id=tid, date=mem.today, belief=belief_id, status="unresolved",
+                        title=title or f"Does “{b.title}” hold?", what_happened=note,
+                        suggests="Opened by the user; held lightly until it is resolved.", path=f"tensions/{tid}.md")
+            common.commit(mem, [tx.create(t.path, render_tension(t))], f"tension: open {tid} on {belief_id}",
+                          op="tension", beliefs=[belief_id])
     return t
 
 
@@ -83,27 +85,28 @@ def set_status(mem: Memory, tension_id: str, status: str, note: str = "") -> Ten
     common.check_choice("status", status, tuple(STATUS_VERBS))
     if status == "unresolved":
         note = _note(note, "say why the tension is open again")
-    with common.lock(mem):
-        text, t, key = _read(mem, tension_id)
-        if t.status == status:
-            raise Conflict(f"tension {tension_id} is already {status}", path=t.path)
-        if status == "watching" and t.status == "resolved":
-            raise Conflict(f"tension {tension_id} is resolved; reopen it first", path=t.path)
-        verb = STATUS_VERBS[status]
-        line = f"- {verb}: {mem.today.isoformat()}" + (f" — {' '.join(redact(note, mem.params.redact).split())}"
-                                                        if note else "")
-        new = edit_frontmatter(text, {"status": status}).rstrip("\n") + "\n" + line + "\n"
-        common.commit(mem, [tx.replace(t.path, new, key)],
-                      f"tension: {'reopen' if status == 'unresolved' else 'watch'} {tension_id} "
-                      f"({t.status} → {status})", op="tension", beliefs=[t.belief])
+    for attempt in common.attempts(mem):
+        with attempt:
+            text, t, key = _read(mem, tension_id)
+            if t.status == status:
+                raise Conflict(f"tension {tension_id} is already {status}", path=t.path)
+            if status == "watching" and t.status == "resolved":
+                raise Conflict(f"tension {tension_id} is resolved; reopen it first", path=t.path)
+            verb = STATUS_VERBS[status]
+            line = f"- {verb}: {mem.today.isoformat()}" + (f" — {' '.join(redact(note, mem.params.redact).split())}"
+                                                            if note else "")
+            new = edit_frontmatter(text, {"status": status}).rstrip("\n") + "\n" + line + "\n"
+            common.commit(mem, [tx.replace(t.path, new, key)],
+                          f"tension: {'reopen' if status == 'unresolved' else 'watch'} {tension_id} "
+                          f"({t.status} → {status})", op="tension", beliefs=[t.belief])
     return replace(t, status=status)
 
 
 def closing_writes(mem: Memory, belief_id: str, reason: str) -> list[tx.Write]:
     """Writes that resolve every open tension on a belief that is retired or superseded:
     a question about a belief no longer held is closed with that reason, not left open."""
-    return [tx.replace(f"tensions/{p.name}", resolve_tension_text(text, mem.today, reason), stat_key(p))
-            for p, text in _open_on(mem, belief_id)]
+    return [tx.replace(f"tensions/{p.name}", resolve_tension_text(text, mem.today, reason), key)
+            for p, text, key in _open_on(mem, belief_id)]
 
 
 def for_contradiction(mem: Memory, obs: Observation, eff: rules.Effect,
@@ -122,12 +125,13 @@ def for_contradiction(mem: Memory, obs: Observation, eff: rules.Effect,
                 continue
             if p.is_symlink() and leaves(mem.root, p):
                 continue
+            key = stat_key(p)  # before the read: a change after it is seen by the compare-and-swap
             try:
                 text = read_text(p, f"tensions/{p.name}")
             except NotUTF8:
                 continue  # reported by validate; a new tension file is opened instead
             if bid in text:  # cheap filter before parsing (a bare id or a wikilink)
-                candidates.append((p.stem, text, stat_key(p)))
+                candidates.append((p.stem, text, key))
     for tid, text, key in candidates:
         try:
             t = parse_tension(text, tid)
@@ -161,6 +165,7 @@ def _open_on(mem: Memory, belief_id: str):
     if not tdir.is_dir():
         return
     for p in sorted(tdir.glob("*.md")):
+        key = stat_key(p)  # before the read: a change after it is seen by the compare-and-swap
         text = p.read_text(encoding="utf-8")
         if belief_id not in text:  # cheap filter before parsing
             continue
@@ -169,14 +174,14 @@ def _open_on(mem: Memory, belief_id: str):
         except NoteError:
             continue  # a malformed tension is never rewritten
         if t.belief == belief_id and t.status != "resolved":
-            yield p, text
+            yield p, text, key
 
 
 def moving_writes(mem: Memory, from_id: str, to_id: str) -> list[tx.Write]:
     """Open tensions of a belief merged into another now question that one."""
     out = []
-    for p, text in _open_on(mem, from_id):
+    for p, text, key in _open_on(mem, from_id):
         new = edit_frontmatter(text, {"belief": wikilink(to_id)}).rstrip("\n")
         new += f"\n- moved: {mem.today.isoformat()} — {from_id} was merged into {to_id}\n"
-        out.append(tx.replace(f"tensions/{p.name}", new, stat_key(p)))
+        out.append(tx.replace(f"tensions/{p.name}", new, key))
     return out

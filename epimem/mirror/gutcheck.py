@@ -104,6 +104,10 @@ def answer(mem, belief_id: str, verdict: str, note: str = "", retire: bool = Fal
         said = f"Noted: unsure about {belief_id} (no number changes)."
 
     progress: dict[str, Any] = {"open": False, "answered": 0, "of": 0, "complete": False, "recorded": None}
+    # Most answers come with no gut-check open: no need to queue for the vault lock to find that out.
+    if not _path(mem).exists():
+        return Answer(belief_id, verdict, note, round(before.confidence, 2), round(after.confidence, 2),
+                      after.status, said, progress)
     with mem.vault.lock():
         pending = read_pending(mem)
         if pending and belief_id in pending["beliefs"]:

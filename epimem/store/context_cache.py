@@ -222,7 +222,8 @@ def _read_index(root: str) -> dict:
 
 
 def refresh_context(root: str | os.PathLike, today: date | None = None,
-                    changed: list[str] | tuple[str, ...] | set[str] | None = None) -> dict:
+                    changed: list[str] | tuple[str, ...] | set[str] | None = None,
+                    sig: dict | None = None) -> dict:
     """Bring `.epimem/context.json` up to date with the vault's files (after every write).
 
     Incremental: `.epimem/context-index.json` keeps one compact record per
@@ -239,7 +240,8 @@ def refresh_context(root: str | os.PathLike, today: date | None = None,
     root_s = str(vault.root)
     # Taken before reading, so a write that lands while we read leaves the
     # cache marked stale rather than looking current.
-    sig = signature(root_s)
+    if sig is None or (changed is None and sig != signature(root_s)):
+        sig = signature(root_s)
     if today is None:
         today = lenient_today()
     params, _ = vault.params()
@@ -273,7 +275,7 @@ def refresh_context(root: str | os.PathLike, today: date | None = None,
 
 
 def update_context(root: str | os.PathLike, changed, params, today: date,
-                   sig_before: dict | None) -> dict:
+                   sig_before: dict | None, sig_after: dict | None = None) -> dict:
     """Fold the beliefs one write changed into the cache, without reading the vault.
 
     A full rebuild reads 10,000 beliefs; an observation touches three. The
@@ -286,6 +288,8 @@ def update_context(root: str | os.PathLike, changed, params, today: date,
     prm = params_record(params)
     if cache is None or cache.get("signature") != sig_before or cache.get("params") != prm:
         return refresh_context(root, today)
+    # `sig_after` (taken under the vault lock) rather than the signature now: a write that
+    # landed since this one, and whose update has not run, must leave the cache stale.
     ids = {b.id for b in changed}
     groups: dict[str, list[dict]] = {"global": cache.get("global", []), **cache.get("scopes", {})}
     touched = set()
@@ -307,7 +311,7 @@ def update_context(root: str | os.PathLike, changed, params, today: date,
             return refresh_context(root, today)  # a belief left the list: the next one moves up
     cache["global"] = groups.pop("global")
     cache["scopes"] = groups
-    cache["signature"] = signature(root)
+    cache["signature"] = sig_after if sig_after is not None else signature(root)
     write_context_cache(root, cache, params.redact)
     return cache
 

@@ -37,7 +37,11 @@ def read_text(path: str | os.PathLike, rel: str | None = None) -> str:
     "\n" (Obsidian on Windows saves CRLF; the writer puts the file's own endings back, see
     `keep_line_endings`). Bytes that are not UTF-8 are a NotUTF8 naming the line, so every
     reader reports the file instead of raising UnicodeDecodeError."""
-    data = Path(path).read_bytes()
+    return text_of(Path(path).read_bytes(), rel)
+
+
+def text_of(data: bytes, rel: str | None = None) -> str:
+    """A vault file's bytes as `read_text` reads them (universal newlines; NotUTF8 naming the line)."""
     try:
         text = data.decode("utf-8")
         return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
@@ -255,14 +259,20 @@ class VaultLock:
     threads (a server's workers) poll as before.
 
     With `EPIMEM_LOCK_STATS=FILE` each hold appends `{"wait": s, "hold": s, "pid": n}` to FILE
-    (bench/soak.py reads it for docs/benchmarks.md).
+    (bench/soak.py reads it for docs/benchmarks.md), and with it the seconds of each phase the
+    holder noted (`phase`): what the hold is made of, measured where it is spent. `stats=False`
+    for a lock that is not the vault's (the caches' lock), so its holds are not counted as the
+    vault's.
     """
 
-    def __init__(self, path: str | os.PathLike, timeout: float = 30.0):
+    def __init__(self, path: str | os.PathLike, timeout: float = 30.0, *, stats: bool = True):
         self.path = Path(path)
         self.timeout = timeout
+        self.stats = stats
+        self.phases: dict[str, float] = {}
         self._fd: int | None = None
         self._depth = 0
+        self._owner: int | None = None
         self._mutex = threading.RLock()
         self._since = 0.0
         self._waited = 0.0
@@ -278,7 +288,18 @@ class VaultLock:
                 raise
             self._since = time.monotonic()
             self._waited = self._since - t
+            self.phases = {}
+            self._owner = threading.get_ident()
         self._depth += 1
+
+    @property
+    def held(self) -> bool:
+        """Whether the calling thread holds the lock (through this object)."""
+        return self._depth > 0 and self._owner == threading.get_ident()
+
+    def phase(self, name: str, seconds: float) -> None:
+        """Count `seconds` of the current hold as spent in `name` (for EPIMEM_LOCK_STATS)."""
+        self.phases[name] = self.phases.get(name, 0.0) + seconds
 
     def _open(self) -> int:
         try:
@@ -356,9 +377,9 @@ class VaultLock:
             fcntl.flock(self._fd, fcntl.LOCK_UN)
             os.close(self._fd)
             self._fd = None
-            stats = os.environ.get("EPIMEM_LOCK_STATS")
+            stats = os.environ.get("EPIMEM_LOCK_STATS") if self.stats else None
             if stats:
-                _record_hold(stats, self._waited, time.monotonic() - self._since)
+                _record_hold(stats, self._waited, time.monotonic() - self._since, self.phases)
         self._mutex.release()
 
     def __enter__(self) -> VaultLock:
@@ -369,8 +390,11 @@ class VaultLock:
         self.release()
 
 
-def _record_hold(path: str, waited: float, held: float) -> None:
-    line = json.dumps({"wait": round(waited, 4), "hold": round(held, 4), "pid": os.getpid()}) + "\n"
+def _record_hold(path: str, waited: float, held: float, phases: dict[str, float] | None = None) -> None:
+    rec: dict[str, object] = {"wait": round(waited, 4), "hold": round(held, 4), "pid": os.getpid()}
+    if phases:
+        rec["phases"] = {k: round(v, 4) for k, v in phases.items()}
+    line = json.dumps(rec) + "\n"
     try:
         with open(path, "a", encoding="utf-8") as fh:  # one short append: atomic on POSIX
             fh.write(line)

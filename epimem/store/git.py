@@ -50,6 +50,15 @@ def _gitpython():
     return git
 
 
+def warm(root: Path) -> None:
+    """What the first commit of a process would otherwise do under the vault lock: import
+    GitPython (a few hundred ms on a busy machine) and ask git for the author's identity
+    (a git process of its own). A CLI command is one process and one commit, so it paid both,
+    every time, while seven other writers waited."""
+    _gitpython()
+    _env(root)
+
+
 def _git(root: Path):
     return _gitpython().Repo(root).git
 

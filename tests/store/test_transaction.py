@@ -192,3 +192,35 @@ def test_keep_line_endings():
     assert keep_line_endings("a\nb\n", b"x\ny\n") == "a\nb\n"
     assert keep_line_endings("a\nb\n", None) == "a\nb\n"
     assert keep_line_endings("a\nb\n", b"x\ny\nz\r\nw\n") == "a\nb\n"
+
+
+def test_a_file_read_but_not_written_is_a_compare_and_swap_key_too(vault):
+    p = vault.root / "state/sessions.json"
+    key = stat_key(p)
+    p.write_text(p.read_text() + " ")  # changed after the change was computed from it
+    with pytest.raises(tx.Stale):
+        tx.apply(vault.root, [tx.create("beliefs/likes-tea.md", BELIEF)], tx.Commit("add", "add"),
+                 reads=[("state/sessions.json", key)])
+    assert not (vault.root / "beliefs/likes-tea.md").exists() and log(vault.root)[0] != "add"
+
+
+def test_a_rebase_follows_a_file_that_grew_and_can_refuse(vault):
+    rel = "observations/2026-11.md"
+    tx.apply(vault.root, [tx.create(rel, OBS)], tx.Commit("first", "observe"))
+    key = stat_key(vault.root / rel)
+    theirs = OBS + "\n## obs-20261130-beef\n- date: 2026-11-30\n- evidence: coffee\n"
+    tx.apply(vault.root, [tx.replace(rel, theirs, key)], tx.Commit("theirs", "observe"))
+    mine = "\n## obs-20261130-cafe\n- date: 2026-11-30\n- evidence: water\n"
+    seen = []
+
+    def rebase(now: str) -> str:
+        seen.append(now)
+        return now + mine
+    tx.apply(vault.root, [tx.replace(rel, OBS + mine, key, rebase)], tx.Commit("mine", "observe"))
+    assert seen == [theirs] and (vault.root / rel).read_text() == theirs + mine
+
+    def refuse(now: str) -> str:
+        raise tx.Stale("no", path=rel)
+    with pytest.raises(tx.Stale):
+        tx.apply(vault.root, [tx.replace(rel, OBS, key, refuse)], tx.Commit("never", "observe"))
+    assert (vault.root / rel).read_text() == theirs + mine and log(vault.root)[0] == "mine"
