@@ -26,7 +26,7 @@ from ..core.params import Params
 from ..core.redact import redact
 from ..store import transaction as tx
 from ..store.files import read_text, stat_key
-from . import common, tensions
+from . import common, hand_edits, tensions
 from .results import ObservationResult, ObserveReport
 
 if TYPE_CHECKING:
@@ -45,6 +45,9 @@ def observe(mem: Memory, items: list[dict[str, Any]], *, source: str, session: s
         return ObserveReport((), None)
     mem.vault.require()
     with common.lock(mem):
+        # A hand edit to a file this change rewrites is checked by rule 18 first, never swept along.
+        hand_edits.settle(mem, sorted({f"beliefs/{o.connects}.md" for o, _ in parsed if o.connects != "new"}
+                                      | {f"observations/{o.date:%Y-%m}.md" for o, _ in parsed}))
         month_texts: dict[str, str] = {}
         month_keys: dict[str, Any] = {}
 
