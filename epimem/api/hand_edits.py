@@ -187,9 +187,8 @@ def settle(mem: Memory, paths: list[str]) -> str | None:
     sha, _, problems = commit_hand_edits(mem, only=dirty)
     for pr in problems:
         if pr.path in dirty:
-            raise Conflict(f"{pr.path} has a hand edit that is not committed and breaks the rules "
-                           f"(line {pr.line}: {pr.message}); nothing was recorded — fix the file, "
-                           "then record this again", path=pr.path, line=pr.line)
+            raise Conflict(f"{pr}; this hand edit is left as it is, and nothing was recorded — "
+                           "fix the file, then record this again", path=pr.path, line=pr.line)
     return sha
 
 

@@ -101,7 +101,8 @@ def observe(mem: Memory, items: list[dict[str, Any]], *, source: str, session: s
                     raise Conflict(f"observation connects to {obs.connects}, created in the same batch; "
                                    "submit it in a later call")
                 text, b, key = common.read(mem, obs.connects)
-                beliefs[obs.connects] = (text, b, b, key, [])
+                beliefs[obs.connects] = (text, b, replace(b, confirmed_session=last_confirmed_in(b, today, month_obs)),
+                                         key, [])
             text, orig, cur, key, evs = beliefs[obs.connects]
             eff = rules.apply_observation(cur, obs, params)
             evs.append(eff.evidence)
@@ -264,15 +265,34 @@ def check_session_limit(fresh: list[tuple[Observation, dict]], today: date, mont
                 f"{these} not recorded. Zero is a good answer: keep the strongest.")
 
 
-def session_observation_count(session: str, today: date, month_obs) -> int:
+def _recent_logs(today: date) -> tuple[str, str]:
     # A session spans at most a few days: this month's and last month's logs hold it.
     prev = date(today.year - (today.month == 1), 12 if today.month == 1 else today.month - 1, 1)
+    return f"observations/{today:%Y-%m}.md", f"observations/{prev:%Y-%m}.md"
+
+
+def session_observation_count(session: str, today: date, month_obs) -> int:
     n = 0
-    for d in (today, prev):
-        for o in month_obs(f"observations/{d:%Y-%m}.md"):
+    for rel in _recent_logs(today):
+        for o in month_obs(rel):
             if rules.pseudo_session(o) == session:
                 n += 1
     return n
+
+
+def last_confirmed_in(belief: Belief, today: date, month_obs) -> str:
+    """Rule 3's "the session that last confirmed the belief": the session of the observation
+    its last confirming evidence line links to, read from the logs rule 9 reads anyway, so
+    that no frontmatter line has to change with every confirmation (`confirmed_session`,
+    kept by files written before, is the answer when the log does not hold it: an older
+    month's session cannot be this one)."""
+    link = next((e.link for e in reversed(belief.evidence) if e.kind == "confirming" and e.link), "")
+    rel, _, oid = link.partition("#")
+    if oid and rel + ".md" in _recent_logs(today):
+        for o in month_obs(rel + ".md"):
+            if o.id == oid:
+                return rules.pseudo_session(o)
+    return belief.confirmed_session
 
 
 def without_duplicates(parsed: list[tuple[Observation, dict]], month_obs
