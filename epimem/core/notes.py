@@ -391,6 +391,30 @@ def wikilink(belief_id: str) -> str:
     return f"[[{belief_id}]]"
 
 
+# The frontmatter key of each note kind that names beliefs (SPEC §1: a wikilink on disk).
+REFERENCE_KEYS = {"beliefs": "supersedes", "tensions": "belief", "reviews": "beliefs"}
+
+
+def with_wikilinks(path: str, text: str) -> str | None:
+    """A note written before references were links (`supersedes: [old-id]`, `belief: old-id`),
+    with them as `[[wikilinks]]` and no other line touched; None when it has nothing to change
+    (it links already, names nothing, or does not parse: that is validate's to report)."""
+    key = REFERENCE_KEYS.get(path.split("/", 1)[0])
+    if key is None:
+        return None
+    try:
+        meta = parse_note(text).meta
+    except NoteError:
+        return None
+    v = meta.get(key)
+    bare = lambda x: isinstance(x, str) and x.strip() != "" and not x.strip().startswith("[[")  # noqa: E731
+    if isinstance(v, str) and bare(v):
+        return edit_frontmatter(text, {key: wikilink(link_target(v))})
+    if isinstance(v, list) and any(bare(x) for x in v):
+        return edit_frontmatter(text, {key: [wikilink(link_target(x)) if bare(x) else x for x in v]})
+    return None
+
+
 def belief_fields(b: Belief) -> dict[str, Any]:
     return {
         "title": b.title, "kind": b.kind, "basis": b.basis, "confidence": b.confidence,
