@@ -26,13 +26,6 @@ def _confirm(mem, session, evidence):
                          "session": session}]).results[0]
 
 
-@pytest.fixture
-def tabs(vault):
-    vault.add_belief(title="Likes tabs", statement="Indents with tabs.", kind="preference",
-                     basis="behavioral", permanence="durable")
-    return vault
-
-
 def test_api_a_confirmation_changes_the_number_the_date_and_one_evidence_line(tabs):
     r = _confirm(tabs, "s1", "Tabs in the Makefile.")
     assert (r.before, r.after) == (0.30, 0.35)

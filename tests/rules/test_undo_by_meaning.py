@@ -19,13 +19,6 @@ def _confirm(mem, session, evidence):
     return rep.commit
 
 
-@pytest.fixture
-def tabs(vault):
-    vault.add_belief(title="Likes tabs", statement="Indents with tabs.", kind="preference",
-                     basis="behavioral", permanence="durable")
-    return vault
-
-
 def test_api_undo_an_older_confirmation_reverts_just_its_effect(tabs):
     first = _confirm(tabs, "s1", "Tabs in the Makefile.")           # 0.30 → 0.35
     _confirm(tabs, "s2", "Tabs in the Go code.")                     # 0.35 → 0.40
