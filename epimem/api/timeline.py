@@ -311,8 +311,6 @@ def _merged_revert(mem: Memory, sha: str) -> list[tx.Write]:
             text = m.text
         if text == ours:
             continue
-        if text == "":
-            text = None
         fp = root / p
         writes.append(tx.delete(p) if text is None else
                       tx.create(p, text) if ours is None else tx.replace(p, text, stat_key(fp)))

@@ -62,3 +62,26 @@ def test_cli_undo_an_older_observe(cli, tabs):
     r = cli("--vault", tabs.root, "undo", first[:10], "--json")
     assert r.code == 0, r.err
     assert cli("--vault", tabs.root, "belief", "show", "likes-tabs", "--json").json()["confidence"] == 0.35
+
+
+def test_api_undo_of_a_creation_changed_since_is_refused_naming_the_file(tabs):
+    from epimem.core.errors import Conflict
+
+    created = _git(tabs.root, "rev-parse", "HEAD").strip()          # belief: add likes-tabs
+    _confirm(tabs, "s1", "Tabs in the Makefile.")
+    with pytest.raises(Conflict, match="beliefs/likes-tabs.md") as e:
+        tabs.undo(created)
+    assert e.value.path == "beliefs/likes-tabs.md" and "undo that one first" in e.value.message
+    assert tabs.belief("likes-tabs").confidence == 0.35
+
+
+def test_api_undo_an_older_observation_of_another_belief_in_the_same_log(tabs):
+    tabs.add_belief(title="Plans first", statement="Writes a plan first.", kind="workflow",
+                    basis="behavioral", permanence="durable")
+    first = _confirm(tabs, "s1", "Tabs in the Makefile.")
+    tabs.observe([{"connects": "plans-first", "strength": "confirming", "evidence": "A plan before the code.",
+                   "session": "s1"}])
+    tabs.undo(first)
+    assert tabs.belief("likes-tabs").confidence == 0.30 and tabs.belief("plans-first").confidence == 0.35
+    log = (tabs.root / "observations" / f"{tabs.today:%Y-%m}.md").read_text()
+    assert "Makefile" not in log and "A plan before the code." in log and log.startswith("# Observations")
