@@ -180,7 +180,9 @@ def settle(mem: Memory, paths: list[str]) -> str | None:
     commit, or None. Call it under the vault lock, before reading the files."""
     if not paths or not git.has_commits(mem.root):
         return None
-    out = git.run(mem.root, "status", "--porcelain", "-z", "--untracked-files=all", "--", *paths)
+    # Read-only: no index refresh under the write's lock (and none that a full disk would fail).
+    out = git.run(mem.root, "status", "--porcelain", "-z", "--untracked-files=all", "--", *paths,
+                  env={"GIT_OPTIONAL_LOCKS": "0"})
     dirty = frozenset(item[3:] for item in out.split("\0") if len(item) > 3)
     if not dirty:
         return None
