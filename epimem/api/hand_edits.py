@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from ..core import rules
 from ..core.changes import Change, belief_change, belief_field_changes, headline
+from ..core.errors import Conflict
 from ..core.ids import SLUG, slugify, unique_id
 from ..core.model import Belief, Problem
 from ..core.notes import (
@@ -63,8 +64,10 @@ def _redact_hand_edit(mem: Memory, rel: str) -> None:
                                         "before the commit", rel)
 
 
-def commit_hand_edits(mem: Memory) -> tuple[str | None, list[Change], list[Problem]]:
-    """Commit what the user changed by hand, with a message naming it."""
+def commit_hand_edits(mem: Memory, only: frozenset[str] | None = None
+                      ) -> tuple[str | None, list[Change], list[Problem]]:
+    """Commit what the user changed by hand, with a message naming it
+    (`only`: just those paths, when a change is about to touch them)."""
     common.require_repo(mem)
     problems: list[Problem] = []
     changes: list[Change] = []
@@ -74,6 +77,8 @@ def commit_hand_edits(mem: Memory) -> tuple[str | None, list[Change], list[Probl
     def prepare() -> tx.Staged | None:
         rows = []
         for st, p in git.dirty_paths(mem.root):
+            if only is not None and p not in only:
+                continue
             if committable(p):
                 rows.append((st, p))
             elif "/" not in p and p.endswith(".md"):
@@ -165,6 +170,31 @@ def commit_hand_edits(mem: Memory) -> tuple[str | None, list[Change], list[Probl
     return res.commit, changes, problems
 
 
+def settle(mem: Memory, paths: list[str]) -> str | None:
+    """Before epimem rewrites `paths`, pass the user's uncommitted edits to them
+    through rule 18, so that epimem's commit never carries a hand edit along
+    unchecked: an edit within the rules is committed first, as `epimem commit`
+    would (its `edited` line, its own commit); one that breaks a rule (or does
+    not parse) stays on disk, untouched, and the change is refused — neither
+    the user's edit nor the caller's change is lost. Returns the hand edit's
+    commit, or None. Call it before reading the files, in each pass of a change
+    prepared outside the lock (`common.attempts`): a retry checks again."""
+    if not paths or not git.has_commits(mem.root):
+        return None
+    # Read-only: no index refresh under the write's lock (and none that a full disk would fail).
+    out = git.run(mem.root, "status", "--porcelain", "-z", "--untracked-files=all", "--", *paths,
+                  env={"GIT_OPTIONAL_LOCKS": "0"})
+    dirty = frozenset(item[3:] for item in out.split("\0") if len(item) > 3)
+    if not dirty:
+        return None
+    sha, _, problems = commit_hand_edits(mem, only=dirty)
+    for pr in problems:
+        if pr.path in dirty:
+            raise Conflict(f"{pr}; this hand edit is left as it is, and nothing was recorded — "
+                           "fix the file, then record this again", path=pr.path, line=pr.line)
+    return sha
+
+
 def parse_meta(text: str) -> dict:
     try:
         return parse_note(text).meta
@@ -197,4 +227,4 @@ def _with_provenance(text: str, old: Belief | None, new: Belief, today) -> str |
     return update_belief_text(text, new, after, (rules.hand_edit_evidence(details, today),))
 
 
-__all__ = ["commit_hand_edits"]
+__all__ = ["commit_hand_edits", "settle"]

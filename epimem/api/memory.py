@@ -249,3 +249,13 @@ class Memory:
         """What a merge kept in both versions for the user to settle (SPEC §11)."""
         from . import validate as _validate
         return _validate.merge_leftovers(self.root)
+
+    def bare_links(self) -> list[str]:
+        """Notes written before references were wikilinks (SPEC §1): they name beliefs by bare id."""
+        from . import validate as _validate
+        return _validate.bare_links(self)
+
+    def upgrade_links(self) -> tuple[str | None, list[str]]:
+        """Rewrite those references as wikilinks in one commit; (the commit or None, the files)."""
+        from . import validate as _validate
+        return _validate.upgrade_links(self)

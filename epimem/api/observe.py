@@ -26,7 +26,7 @@ from ..core.params import Params
 from ..core.redact import redact
 from ..store import transaction as tx
 from ..store.files import read_text, stat_key
-from . import common, tensions
+from . import common, hand_edits, tensions
 from .results import ObservationResult, ObserveReport
 
 if TYPE_CHECKING:
@@ -44,11 +44,16 @@ def observe(mem: Memory, items: list[dict[str, Any]], *, source: str, session: s
     if not parsed:
         return ObserveReport((), None)
     mem.vault.require()
+    # A hand edit to a file this change rewrites is checked by rule 18 first (committed on its
+    # own, or the change refused), never swept along; each pass checks again.
+    settle = sorted({f"beliefs/{o.connects}.md" for o, _ in parsed if o.connects != "new"}
+                    | {f"observations/{o.date:%Y-%m}.md" for o, _ in parsed})
     # Prepared outside the vault lock and committed with compare-and-swap keys: another
     # writer's change that lands first sends the preparation round again (`common.attempts`),
     # except an append to the month's log, which follows it under the lock (`_log_rebase`).
     for attempt in common.attempts(mem):
         with attempt:
+            hand_edits.settle(mem, settle)
             report = _observe(mem, parsed, params, today)
     return report
 
@@ -109,7 +114,8 @@ def _observe(mem: Memory, parsed: list[tuple[Observation, dict]], params: Params
                 raise Conflict(f"observation connects to {obs.connects}, created in the same batch; "
                                "submit it in a later call")
             text, b, key = common.read(mem, obs.connects)
-            beliefs[obs.connects] = (text, b, b, key, [])
+            beliefs[obs.connects] = (text, b, replace(b, confirmed_session=last_confirmed_in(b, today, month_obs)),
+                                     key, [])
         text, orig, cur, key, evs = beliefs[obs.connects]
         eff = rules.apply_observation(cur, obs, params)
         evs.append(eff.evidence)
@@ -171,7 +177,7 @@ def _log_rebase(fresh: list[tuple[Observation, dict]], today: date, params: Para
     for o, _ in fresh:
         s = rules.pseudo_session(o)
         wanted[s] = wanted.get(s, 0) + 1
-    counted = {f"observations/{d:%Y-%m}.md" for d in (today, _previous_month(today))}
+    counted = set(_recent_logs(today))
     had = {s: session_observation_count(s, today, month_obs) for s in wanted}  # as read, then as appended
 
     def for_log(rel: str, blocks: list[str]):
@@ -326,15 +332,34 @@ def check_session_limit(fresh: list[tuple[Observation, dict]], today: date, mont
                 f"{these} not recorded. Zero is a good answer: keep the strongest.")
 
 
-def session_observation_count(session: str, today: date, month_obs) -> int:
+def _recent_logs(today: date) -> tuple[str, str]:
     # A session spans at most a few days: this month's and last month's logs hold it.
     prev = _previous_month(today)
+    return f"observations/{today:%Y-%m}.md", f"observations/{prev:%Y-%m}.md"
+
+
+def session_observation_count(session: str, today: date, month_obs) -> int:
     n = 0
-    for d in (today, prev):
-        for o in month_obs(f"observations/{d:%Y-%m}.md"):
+    for rel in _recent_logs(today):
+        for o in month_obs(rel):
             if rules.pseudo_session(o) == session:
                 n += 1
     return n
+
+
+def last_confirmed_in(belief: Belief, today: date, month_obs) -> str:
+    """Rule 3's "the session that last confirmed the belief": the session of the observation
+    its last confirming evidence line links to, read from the logs rule 9 reads anyway, so
+    that no frontmatter line has to change with every confirmation (`confirmed_session`,
+    kept by files written before, is the answer when the log does not hold it: an older
+    month's session cannot be this one)."""
+    link = next((e.link for e in reversed(belief.evidence) if e.kind == "confirming" and e.link), "")
+    rel, _, oid = link.partition("#")
+    if oid and rel + ".md" in _recent_logs(today):
+        for o in month_obs(rel + ".md"):
+            if o.id == oid:
+                return rules.pseudo_session(o)
+    return belief.confirmed_session
 
 
 def without_duplicates(parsed: list[tuple[Observation, dict]], month_obs

@@ -216,25 +216,108 @@ def _target(mem: Memory, log: list[git.EpimemCommit], undone: dict[str, str], co
     return found
 
 
+def _beliefs(trailers: dict[str, str]) -> tuple[str, ...]:
+    return tuple(b.strip() for b in trailers.get("Epimem-Beliefs", "").split(",") if b.strip())
+
+
 def undo(mem: Memory, commit: str | None = None) -> tuple[str, str]:
     """Revert the given epimem commit, or the last one not yet undone that changed a
     belief, an observation or a tension; a new commit. Returns (new sha, undone subject)."""
     common.require_repo(mem)
 
-    def prepare() -> tx.Staged:
+    def pick() -> tuple[str, tx.Commit, str]:
         log = git.epimem_log(mem.root)
         undone, _ = undo_state(log)
         target = _target(mem, log, undone, commit)
-        git.revert(mem.root, target.info.sha, keep=(SESSIONS,))
-        t = target.info.trailers
-        beliefs = tuple(b.strip() for b in t.get("Epimem-Beliefs", "").split(",") if b.strip())
-        c = tx.Commit(f"undo: {target.info.subject}", "undo", beliefs=beliefs,
+        c = tx.Commit(f"undo: {target.info.subject}", "undo", beliefs=_beliefs(target.info.trailers),
                       extra=(("Epimem-Reverts", target.info.sha),), when=mem.replayed)
-        return tx.Staged(c, None, abort=lambda: git.abort_revert(mem.root), value=target.info.subject)
+        return target.info.sha, c, target.info.subject
 
-    res = tx.record(mem.root, prepare, lock=common.lock(mem), caches=common.caches(mem))
+    return _revert(mem, pick)
+
+
+def redo(mem: Memory) -> tuple[str, str]:
+    """Re-apply the last undo's change (the undos since the last change, newest first)."""
+    common.require_repo(mem)
+
+    def pick() -> tuple[str, tx.Commit, str]:
+        log = git.epimem_log(mem.root)
+        _, stack = undo_state(log)
+        if not stack:
+            raise Conflict("nothing to redo: no undo since the last change")
+        u = stack[-1]
+        target = u.info.trailers.get("Epimem-Reverts", "")
+        subject = u.info.subject[len("undo: "):] if u.info.subject.startswith("undo: ") else u.info.subject
+        c = tx.Commit(f"redo: {subject}", "redo", beliefs=_beliefs(u.info.trailers),
+                      extra=(("Epimem-Reverts", u.info.sha), ("Epimem-Redoes", target)), when=mem.replayed)
+        return u.info.sha, c, subject
+
+    return _revert(mem, pick)
+
+
+def _revert(mem: Memory, pick) -> tuple[str, str]:
+    """Take back the change `pick()` names (under the lock: (sha, the commit to make, the
+    subject to report)) by epimem's own three-way rules, as a `git pull` merges
+    (`core.merge`), not by git's line revert: a later change to the same lines (two
+    observations appended to one month's log, a belief confirmed again) is the common
+    case, and a merge driver that keeps both versions for a person to settle is right
+    for a pull but not for an undo, which is refused instead."""
+    with common.lock(mem):
+        from ..store.journal import recover_if_needed
+
+        recover_if_needed(mem.root, common.lock(mem))  # the log read below must be the finished one
+        sha, c, subject = pick()
+        res = tx.apply(mem.root, _merged_revert(mem, sha), c, lock=common.lock(mem), caches=common.caches(mem))
     assert res.commit is not None
-    return res.commit, res.value
+    return res.commit, subject
+
+
+def _merged_revert(mem: Memory, sha: str) -> list[tx.Write]:
+    """The writes that take back `sha` by meaning, file by file: base = the file as `sha`
+    left it, ours = as it is now (HEAD), theirs = as it was before `sha`. A Conflict
+    naming the file when only a person can settle it (prose changed on both sides, a file
+    `sha` created or removed that changed since); nothing is written then."""
+    from ..core.merge import merge_file, split_log
+    from ..store.files import stat_key
+
+    root = mem.root
+    paths = [p for p in git.run(root, "diff-tree", "--no-commit-id", "--name-only", "-r", "--no-renames",
+                                sha).splitlines() if p and p != SESSIONS]
+    status = git.run(root, "status", "--porcelain", "--", *paths, env={"GIT_OPTIONAL_LOCKS": "0"}) if paths else ""
+    dirty = [ln[3:] for ln in status.splitlines() if len(ln) > 3]
+    if dirty:
+        raise Conflict(f"cannot undo {sha[:8]}: {dirty[0]} has uncommitted edits; commit them (`epimem commit`) "
+                       "first; nothing was changed", path=dirty[0])
+    blobs = iter(git.show_many(root, [spec for p in paths for spec in (f"{sha}:{p}", f"HEAD:{p}", f"{sha}^:{p}")]))
+    writes: list[tx.Write] = []
+    for p in paths:
+        base, ours, theirs = next(blobs), next(blobs), next(blobs)
+        if theirs is None and base is not None and ours not in (None, base) and p.startswith("observations/"):
+            theirs = split_log(base)[0]  # the month's log this change began (its heading): what came after stays
+        if ours == theirs:
+            continue  # already as it was before
+        if ours == base:
+            text = theirs  # nothing changed it since: the plain inverse
+        elif base is None or ours is None or theirs is None:
+            what = "created" if theirs is None else ("removed" if base is None else "changed")
+            raise Conflict(f"cannot undo {sha[:8]}: it {what} {p}, which a later change "
+                           f"{'removed' if ours is None else 'changed'}; undo that one first; nothing was changed",
+                           path=p)
+        else:
+            m = merge_file(p, base, ours, theirs, params=mem.params)
+            if m is None or m.needs_user:
+                why = "; ".join(m.notes) if m is not None and m.notes else "epimem has no rule to merge it"
+                raise Conflict(f"cannot undo {sha[:8]}: {p} was changed since in the same text ({why}); "
+                               "undo the later change first, or edit the file; nothing was changed", path=p)
+            text = m.text
+        if text == ours:
+            continue
+        fp = root / p
+        writes.append(tx.delete(p) if text is None else
+                      tx.create(p, text) if ours is None else tx.replace(p, text, stat_key(fp)))
+    if not writes:
+        raise Conflict(f"nothing to undo: the files {sha[:8]} changed are already as they were before it")
+    return writes
 
 
 def _disk_text(fp: Path) -> str | None:
@@ -243,29 +326,6 @@ def _disk_text(fp: Path) -> str | None:
         return read_text(fp)
     except NotUTF8:
         return None
-
-
-def redo(mem: Memory) -> tuple[str, str]:
-    """Re-apply the last undo's change (the undos since the last change, newest first)."""
-    common.require_repo(mem)
-
-    def prepare() -> tx.Staged:
-        log = git.epimem_log(mem.root)
-        _, stack = undo_state(log)
-        if not stack:
-            raise Conflict("nothing to redo: no undo since the last change")
-        u = stack[-1]
-        target = u.info.trailers.get("Epimem-Reverts", "")
-        subject = u.info.subject[len("undo: "):] if u.info.subject.startswith("undo: ") else u.info.subject
-        git.revert(mem.root, u.info.sha, keep=(SESSIONS,))
-        c = tx.Commit(f"redo: {subject}", "redo", beliefs=tuple(
-            b.strip() for b in u.info.trailers.get("Epimem-Beliefs", "").split(",") if b.strip()),
-            extra=(("Epimem-Reverts", u.info.sha), ("Epimem-Redoes", target)), when=mem.replayed)
-        return tx.Staged(c, None, abort=lambda: git.abort_revert(mem.root), value=subject)
-
-    res = tx.record(mem.root, prepare, lock=common.lock(mem), caches=common.caches(mem))
-    assert res.commit is not None
-    return res.commit, res.value
 
 
 # --- every belief's history at once (the visual mirror) -------------------------------

@@ -7,6 +7,7 @@ that are not there.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -52,6 +53,60 @@ def validate(mem: Memory) -> list[Problem]:
                                     f"tension is about unknown belief '{t.belief}'"))
     problems += merge_leftovers(root)
     return sorted(problems, key=lambda p: (p.path, p.line))
+
+
+def _unlinked(mem: Memory) -> list[tuple[str, str, str]]:
+    """(path, text, text with wikilinks) of each note that still names beliefs by bare id."""
+    from ..core.notes import REFERENCE_KEYS, with_wikilinks
+    from ..store.files import NotUTF8, read_text
+
+    out = []
+    for folder in REFERENCE_KEYS:
+        d = mem.root / folder
+        if not d.is_dir():
+            continue
+        for name in sorted(os.listdir(d)):
+            rel = f"{folder}/{name}"
+            if not name.endswith(".md") or not (d / name).is_file() or (d / name).is_symlink():
+                continue
+            try:
+                text = read_text(d / name, rel)
+            except NotUTF8:
+                continue  # validate reports it
+            new = with_wikilinks(rel, text)
+            if new is not None:
+                out.append((rel, text, new))
+    return out
+
+
+def bare_links(mem: Memory) -> list[str]:
+    """The notes written before references were wikilinks (SPEC §1), which `upgrade_links` rewrites."""
+    mem.vault.require()
+    return [p for p, _, _ in _unlinked(mem)]
+
+
+def upgrade_links(mem: Memory) -> tuple[str | None, list[str]]:
+    """Rewrite every bare-id reference (a tension's belief, a review's beliefs, `supersedes`)
+    as a wikilink, in one commit that says so; (the commit or None, the files changed).
+    A note with an uncommitted hand edit passes it through rule 18 first, never swept along."""
+    from ..store import transaction as tx
+    from ..store.files import stat_key
+    from . import common, hand_edits
+
+    common.require_repo(mem)
+    with common.lock(mem):
+        hand_edits.settle(mem, [p for p, _, _ in _unlinked(mem)])
+        found = _unlinked(mem)
+        if not found:
+            return None, []
+        n = len(found)
+        paths = [p for p, _, _ in found]
+        sha = common.commit(mem, [tx.replace(p, new, stat_key(mem.root / p)) for p, _, new in found],
+                      f"upgrade: {n} note{'s' if n != 1 else ''} name beliefs as [[wikilinks]]", op="upgrade",
+                      body="References written as bare ids before are now links Obsidian's graph follows:\n"
+                           + "\n".join(f"- {p}" for p in paths),
+                      beliefs=[p[len("beliefs/"):-3] for p in paths if p.startswith("beliefs/")])
+        return sha, paths
 
 
 def merge_leftovers(root: Path) -> list[Problem]:

@@ -577,16 +577,29 @@ def commit(ctx: typer.Context, as_json: bool = JSON):
 
 
 @app.command()
-def validate(ctx: typer.Context, as_json: bool = JSON):
+def validate(ctx: typer.Context, as_json: bool = JSON,
+             fix: bool = typer.Option(False, "--fix", help="Rewrite references written as bare ids before "
+                                                           "(supersedes, a tension's belief, a review's beliefs) "
+                                                           "as [[wikilinks]], in one commit.")):
     """Check every file; problems as path:line: message; exit 1 when any."""
     mem = memory(ctx)
     mem.vault.on_rules_problems = None  # listed below with the rest, not twice
+    sha, fixed = mem.upgrade_links() if fix else (None, [])
+    bare = [] if fix else mem.bare_links()
     problems = mem.validate()
     if as_json:
-        emit_json({"ok": not problems, "problems": problems_json(problems)})
+        emit_json({"ok": not problems, "problems": problems_json(problems), "bare_links": bare,
+                   "fixed": fixed, "commit": sha})
     else:
+        if fixed:
+            typer.echo(f"Committed {sha[:8] if sha else ''}: {len(fixed)} note{'s' if len(fixed) != 1 else ''} "
+                       "now name beliefs as [[wikilinks]].")
         for p in problems:
             typer.echo(str(p))
+        if bare:
+            typer.echo(f"{len(bare)} note{'s' if len(bare) != 1 else ''} written before name beliefs by bare id "
+                       f"({', '.join(bare[:3])}{', …' if len(bare) > 3 else ''}); `epimem validate --fix` makes "
+                       "them [[wikilinks]] Obsidian's graph follows, in one commit.")
         if not problems:
             typer.echo("Vault is valid.")
     if problems:

@@ -130,14 +130,19 @@ def mapping_changes(old: dict, new: dict, *, skip: frozenset[str] = frozenset(),
     return out
 
 
-# The counter's keys a person reads; `days` is the per-day tally rule 10 counts from.
+# The counter's keys a person reads; the per-day tally rule 10 counts from is `days`
+# (sessions per day, as written before) or `count_at_day_start` (store/sessions.py).
+_TALLY = frozenset({"days", "count_at_day_start"})
+
+
 def sessions_changes(old: dict, new: dict) -> list[str]:
-    out = [d for d in mapping_changes(old, new, skip=frozenset({"days"}))]
-    od, nd = old.get("days") or {}, new.get("days") or {}
-    if od != nd:
-        added = sum(int(v) for v in nd.values()) - sum(int(v) for v in od.values())
-        if added > 0:
-            out.append(f"{added} session{'s' if added > 1 else ''} counted")
-        else:
-            out.append("days changed")
+    out = [d for d in mapping_changes(old, new, skip=_TALLY)]
+    oc, nc = old.get("count"), new.get("count")
+    added = nc - oc if isinstance(oc, int) and isinstance(nc, int) else 0
+    if added > 0:
+        out.append(f"{added} session{'s' if added > 1 else ''} counted")
+    elif "days" in old and "count_at_day_start" in new:
+        out.append("the per-day tally written as count_at_day_start")
+    elif any(old.get(k) != new.get(k) for k in _TALLY):
+        out.append("days changed")
     return out

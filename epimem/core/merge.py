@@ -22,7 +22,7 @@ from datetime import date
 from typing import Any
 
 from . import rules
-from .notes import NoteError, edit_frontmatter, parse_note, split
+from .notes import NoteError, drop_frontmatter_keys, edit_frontmatter, parse_note, split
 from .params import DEFAULTS, Params
 from .vocabulary import date_of
 
@@ -317,7 +317,10 @@ def merge_belief(base: str, ours: str, theirs: str, params: Params = DEFAULTS) -
     if oc != tc and tc is not None and (oc is None or tc > oc) and om.get("confirmed_session") != tm.get(
             "confirmed_session"):
         changes["confirmed_session"] = tm.get("confirmed_session")
+    drop = () if changes.get("confirmed_session", "") is not None else ("confirmed_session",)
+    changes = {k: v for k, v in changes.items() if k not in drop}  # no longer written (rule 3 reads the log)
     text = edit_frontmatter(ours, changes) if changes else ours
+    text = drop_frontmatter_keys(text, drop) if drop else text
     bb, ob, tb = (_body(base) if base.strip() else ""), _body(ours), _body(theirs)
     if tb == ob or tb == bb:
         body = ob  # the body changed on one side at most: that side's text, byte for byte

@@ -250,6 +250,24 @@ def edit_frontmatter(text: str, changes: dict[str, Any]) -> str:
     return "---\n" + "\n".join(lines) + "\n---\n" + body
 
 
+def drop_frontmatter_keys(text: str, keys) -> str:
+    """Remove keys (and a block value's continuation lines) from the frontmatter, touching no other line."""
+    fm, body, _ = split(text)
+    lines = fm.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    out, skipping = [], False
+    for ln in lines:
+        if skipping and ln.startswith((" ", "\t", "- ")):
+            continue
+        skipping = any(re.match(rf"^{re.escape(k)}[ \t]*:", ln) for k in keys)
+        if not skipping:
+            out.append(ln)
+    if len(out) == len(lines):
+        return text
+    return "---\n" + "\n".join(out) + "\n---\n" + body
+
+
 # --- values --------------------------------------------------------------------
 
 def _date(meta: dict, key: str, lines: dict) -> date | None:
@@ -373,13 +391,36 @@ def wikilink(belief_id: str) -> str:
     return f"[[{belief_id}]]"
 
 
+# The frontmatter key of each note kind that names beliefs (SPEC §1: a wikilink on disk).
+REFERENCE_KEYS = {"beliefs": "supersedes", "tensions": "belief", "reviews": "beliefs"}
+
+
+def with_wikilinks(path: str, text: str) -> str | None:
+    """A note written before references were links (`supersedes: [old-id]`, `belief: old-id`),
+    with them as `[[wikilinks]]` and no other line touched; None when it has nothing to change
+    (it links already, names nothing, or does not parse: that is validate's to report)."""
+    key = REFERENCE_KEYS.get(path.split("/", 1)[0])
+    if key is None:
+        return None
+    try:
+        meta = parse_note(text).meta
+    except NoteError:
+        return None
+    v = meta.get(key)
+    bare = lambda x: isinstance(x, str) and x.strip() != "" and not x.strip().startswith("[[")  # noqa: E731
+    if isinstance(v, str) and bare(v):
+        return edit_frontmatter(text, {key: wikilink(link_target(v))})
+    if isinstance(v, list) and any(bare(x) for x in v):
+        return edit_frontmatter(text, {key: [wikilink(link_target(x)) if bare(x) else x for x in v]})
+    return None
+
+
 def belief_fields(b: Belief) -> dict[str, Any]:
     return {
         "title": b.title, "kind": b.kind, "basis": b.basis, "confidence": b.confidence,
         "permanence": b.permanence, "first": b.first, "confirmed": b.confirmed,
         "challenged": b.challenged, "status": b.status, "tags": list(b.tags),
         "scope": b.scope, "pinned": b.pinned, "supersedes": [wikilink(x) for x in b.supersedes],
-        "confirmed_session": b.confirmed_session or None,
     }
 
 
@@ -395,8 +436,6 @@ def format_evidence(ev: Evidence) -> str:
 
 def render_belief(b: Belief) -> str:
     fields = belief_fields(b)
-    if not b.confirmed_session:
-        fields.pop("confirmed_session")
     fm = "\n".join(f"{k}: {yaml_scalar(v)}".rstrip() for k, v in fields.items())
     ev = "\n".join(format_evidence(e) for e in b.evidence)
     body = b.statement.strip() + "\n\n## Evidence\n" + (ev + "\n" if ev else "")
@@ -409,6 +448,11 @@ def update_belief_text(text: str, before: Belief, after: Belief,
     old, new = belief_fields(before), belief_fields(after)
     changes = {k: v for k, v in new.items() if old.get(k) != v}
     out = edit_frontmatter(text, changes)
+    if after.confirmed_session != before.confirmed_session:
+        # `confirmed_session` is no longer written: the session that last confirmed is read from
+        # the last confirming evidence line's observation. A file written before loses its line
+        # when the belief is next confirmed, as the value would be stale from then on.
+        out = drop_frontmatter_keys(out, ("confirmed_session",))
     if after.statement != before.statement:
         out = replace_statement(out, after.statement)
     return append_evidence(out, new_evidence)

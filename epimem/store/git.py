@@ -626,38 +626,6 @@ def last_epimem_commit(root: Path) -> CommitInfo | None:
     return commits[0] if commits else None
 
 
-def revert(root: Path, sha: str, keep: Iterable[str] = ()) -> None:
-    """Apply the inverse of `sha` to the index and work tree (no commit).
-
-    Paths in `keep` are left as they are: a session count that rode along with
-    a commit is never what an undo takes back (SPEC §4), and an uncommitted
-    count in the work tree survives the revert.
-    """
-    # The revert is committed from the index, so anything the user staged by
-    # hand would ride along in epimem's commit: refuse instead.
-    if run(root, "diff", "--cached", "--name-only").strip():
-        raise HistoryError("there are staged changes in the vault; commit them (`epimem commit`) "
-                           "or unstage them before undoing")
-    touched = set(run(root, "show", "--format=", "--name-only", sha).splitlines())
-    kept = [p for p in keep if p in touched]
-    saved: dict[str, bytes] = {}
-    for p in kept:
-        if run(root, "status", "--porcelain", "--", p).strip():
-            saved[p] = (root / p).read_bytes()
-            run(root, "checkout", "--", p)
-    try:
-        run(root, "revert", "--no-commit", "--no-edit", sha, retries=1)
-    except HistoryError as e:
-        abort_revert(root)
-        _put_back(root, saved)
-        raise HistoryError(
-            f"cannot undo {sha[:8]}: later changes touch the same lines, or there are "
-            f"uncommitted edits (commit them with `epimem commit` first). git said: {e}") from None
-    for p in kept:
-        run(root, "checkout", "HEAD", "--", p)
-    _put_back(root, saved)
-
-
 def uncommitted_sessions(root: Path, path: str = "state/sessions.json") -> str | None:
     """"sessions: …" naming an uncommitted change to the session counter, or None when
     there is none (or the file is not a counter: a broken one is not carried along)."""
@@ -676,13 +644,6 @@ def uncommitted_sessions(root: Path, path: str = "state/sessions.json") -> str |
     if not isinstance(new, dict) or not isinstance(old, dict):
         return None
     return "sessions: " + ("; ".join(sessions_changes(old, new)) or "counter rewritten")
-
-
-def _put_back(root: Path, saved: dict[str, bytes]) -> None:
-    from .files import atomic_write
-
-    for p, data in saved.items():
-        atomic_write(root / p, data)
 
 
 @dataclass(frozen=True)
@@ -714,16 +675,6 @@ def epimem_log(root: Path) -> list[EpimemCommit]:
         commits.append(EpimemCommit(CommitInfo(sha.strip(), datetime.fromisoformat(when), subject, trailers),
                                     tuple(n for n in names.splitlines() if n.strip())))
     return commits
-
-
-def abort_revert(root: Path) -> None:
-    """Put the index and work tree back as they were before `revert` (best effort:
-    it runs after a failure, whose error is the one worth reporting). Edits the
-    user had not staged stay as they are."""
-    try:
-        run(root, "revert", "--abort", retries=1)
-    except HistoryError:
-        pass
 
 
 def commit_index(root: Path, subject: str, *, op: str, beliefs: Iterable[str] = (),

@@ -42,15 +42,51 @@ def _count(v, key: str, default: int = 0) -> int:
     return int(v)
 
 
+# On disk the per-day tally is written as the count when each day's first session began
+# (`count_at_day_start`): a line is added on a day's first session and never changes after,
+# so a later session that day changes only `count` in the diff. In memory (the kernel's
+# counter, the merge, the rules) it is `days`, sessions per day; files written before keep
+# `days` until the counter is next written.
+STARTS = "count_at_day_start"
+
+
+def _days_from_starts(starts, count: int) -> dict[str, int]:
+    if not isinstance(starts, dict):
+        raise ValueError(f"'{STARTS}' must be an object of date → count")
+    marks = sorted((str(k), _count(v, f"{STARTS}.{k}")) for k, v in starts.items())
+    days: dict[str, int] = {}
+    for i, (d, at) in enumerate(marks):
+        end = marks[i + 1][1] if i + 1 < len(marks) else count
+        if end < at:
+            raise ValueError(f"'{STARTS}.{d}' is {at}, more than the count after it ({end})")
+        if end > at:
+            days[d] = end - at
+    return days
+
+
+def _starts(count: int, days: dict) -> dict[str, int]:
+    """Newest day first: a new day is then one added line, and no line before it gains a comma."""
+    at = max(0, count - sum(days.values()))  # sessions counted before the tally began
+    out = []
+    for d, n in sorted(days.items()):
+        out.append((d, at))
+        at += n
+    return dict(reversed(out))
+
+
 def load(raw) -> dict:
     """The parsed JSON as a counter; ValueError (or TypeError) when it is not one."""
     if not isinstance(raw, dict):
         raise ValueError("expected a JSON object")
-    days = raw.get("days") or {}
-    if not isinstance(days, dict):
-        raise ValueError("'days' must be an object of date → count")
+    count = _count(raw.get("count"), "count")
+    if STARTS in raw:
+        days = _days_from_starts(raw[STARTS] or {}, count)
+    else:
+        days = raw.get("days") or {}
+        if not isinstance(days, dict):
+            raise ValueError("'days' must be an object of date → count")
     return {
-        "count": _count(raw.get("count"), "count"),
+        "count": count,
         "last_session": _date(raw.get("last_session"), "last_session"),
         "last_review": _date(raw.get("last_review"), "last_review"),
         "next_review_at": _count(raw.get("next_review_at"), "next_review_at", kernel.REVIEW_EVERY_SESSIONS),
@@ -77,7 +113,7 @@ def dump(s: dict) -> str:
         "last_review": iso(s["last_review"]),
         "next_review_at": s["next_review_at"],
         "created": iso(s["created"]),
-        "days": dict(sorted(dict(s["days"]).items())),
+        STARTS: _starts(s["count"], dict(s["days"])),
     }
     return json.dumps(raw, indent=2) + "\n"
 

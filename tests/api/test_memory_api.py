@@ -243,7 +243,8 @@ def test_session_start_counts_startup_reports_review_and_dormancy(tmp_path):
     r = Memory(mem.root, today="2026-11-30").session_start("startup")
     assert r.dormant_days == 59 and any("dormancy" in line for line in r.lines())
     s = json.loads((mem.root / "state/sessions.json").read_text())
-    assert s["count"] == 11 and s["last_session"] == "2026-11-30" and sum(s["days"].values()) == 11
+    assert s["count"] == 11 and s["last_session"] == "2026-11-30"
+    assert s["count_at_day_start"] == {"2026-10-01": 0, "2026-10-02": 9, "2026-11-30": 10}
 
 
 def test_record_review_resets_counter(vault):

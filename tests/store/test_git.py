@@ -137,13 +137,16 @@ def test_undo_again_goes_further_back_and_redo_reapplies(tmp_path):
         mem.redo()
 
 
-def test_undo_refuses_while_the_user_has_staged_changes(tmp_path):
+def test_undo_leaves_what_the_user_staged_out_of_its_commit(tmp_path):
+    # Undo commits exactly the files it takes back (`commit --only`): a file the user
+    # staged stays staged, and out of epimem's commit.
     mem = setup(tmp_path)
+    mem.observe([{"connects": "prefers-small-prs", "strength": "confirming", "evidence": "e", "session": "a"}])
     (mem.root / "notes.md").write_text("mine\n")
     git(mem, "add", "notes.md")
-    with pytest.raises(EpimemError, match="staged changes"):
-        mem.undo()
+    mem.undo()
     assert git(mem, "diff", "--cached", "--name-only").strip() == "notes.md"
+    assert "notes.md" not in git(mem, "show", "--name-only", "--format=", "HEAD")
     assert mem.belief("prefers-small-prs").confidence == 0.30
 
 

@@ -152,7 +152,7 @@ def test_a_failed_undo_commit_leaves_the_work_tree_as_it_was(vault, monkeypatch)
 
     def boom(*a, **k):
         raise git.HistoryError("git commit failed: disk full")
-    monkeypatch.setattr(git, "commit_index", boom)
+    monkeypatch.setattr(git, "commit", boom)
     with pytest.raises(EpimemError, match="nothing was written"):
         vault.undo()
     assert log(vault.root) == before and status(vault.root) == ""
