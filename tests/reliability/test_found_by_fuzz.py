@@ -1,0 +1,32 @@
+"""Defects the MCP argument fuzz found (tests/mcp/test_fuzz_arguments.py), each as its smallest case."""
+
+from __future__ import annotations
+
+import pytest
+
+from epimem.core.errors import InputError
+
+
+@pytest.mark.parametrize("since", ["x" * (1 << 20), "--all", "-n1", "a\0b", "\ud800"])
+def test_diff_since_that_cannot_be_a_revision_is_refused_naming_the_field(vault, since):
+    # A 1 MB `since` went to git as one argument: "Argument list too long", an OSError that
+    # crashed the MCP tool; a leading dash was read by git as an option.
+    with pytest.raises(InputError) as e:
+        vault.diff(since)
+    assert e.value.field == "since"
+    assert len(str(e.value)) < 300  # the refusal does not echo a megabyte back
+
+
+def test_diff_over_mcp_with_a_huge_since_is_a_tool_error(vault):
+    import anyio
+    from mcp import Client
+
+    from epimem.mcp.server import build
+
+    async def go():
+        async with Client(build(vault.root)) as c:
+            r = await c.call_tool("diff", {"since": "x" * (1 << 20)})
+            assert r.is_error and "since" in r.content[0].text
+            assert not (await c.call_tool("diff", {"since": "2020-01-01"})).is_error  # the server lives on
+
+    anyio.run(go)
