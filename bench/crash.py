@@ -12,6 +12,14 @@ usual run time, and then checks what a user would meet next:
 - no temp file is left in the vault outside `.epimem/`, and none was committed.
 
     python bench/crash.py --trials 200 [--seed 1] [--json]
+    python bench/crash.py --trials 0 --git-trials 200     # sync and the hook's commit only
+
+`--git-trials` kills `epimem sync` (a vault and its bare remote that both moved: a real
+merge by meaning, then a push) and the session-start hook's detached commit of the session
+count, half of them with the whole process group (git dies too). After each it also checks:
+no unfinished merge, no conflict marker, git's `index.lock` gone after the next command, and
+for sync that the next sync converges with the remote with every observation exactly once;
+for the hook that the next command lands and takes a pending count along.
 
 The test suite runs the same trials, fewer of them (tests/store/test_crash.py,
 marked soak). Figures are recorded in docs/reliability.md.
@@ -533,10 +541,14 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--trials", type=int, default=200)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--git-trials", type=int, default=0,
+                    help="also kill `epimem sync` and the hook's background commit this many times")
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args()
     t0 = time.monotonic()
-    res = run_trials(a.trials, a.seed)
+    res = run_trials(a.trials, a.seed) if a.trials else []
+    if a.git_trials:
+        res += run_git_trials(a.git_trials, a.seed)
     s = summary(res)
     s["seconds"] = round(time.monotonic() - t0, 1)
     if a.json:

@@ -6,8 +6,8 @@ junk value, a 1 MB string, a lone surrogate; with fields missing and unknown fie
 Every call must come back within 10 s as a valid result or as a tool error with a reason
 (a schema error names the field), never as the SDK's bare "Error executing tool X" of a
 crash; a call that failed leaves the vault as it was, and nothing is ever written outside
-the vault. Marked soak; `EPIMEM_MCP_FUZZ_EXAMPLES` sets the examples per tool (150 by
-default: about 2,000 cases; `python bench/fuzz_mcp.py` runs more).
+the vault. Marked soak; `EPIMEM_MCP_FUZZ_EXAMPLES` sets the examples per tool (200 by
+default: 2,600 cases; the figures in docs/reliability.md were taken with more).
 """
 
 from __future__ import annotations
@@ -24,14 +24,15 @@ import pytest
 hypothesis = pytest.importorskip("hypothesis")
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
-from mcp_support import TODAY, git, tree_state  # noqa: E402
+from mcp_support import TODAY, git  # noqa: E402
 
 pytestmark = pytest.mark.soak
 
-N = int(os.environ.get("EPIMEM_MCP_FUZZ_EXAMPLES", "150"))
+N = int(os.environ.get("EPIMEM_MCP_FUZZ_EXAMPLES", "200"))
 SETTINGS = settings(max_examples=N, deadline=None, derandomize=True, database=None,
                     suppress_health_check=list(HealthCheck))
 CALL_TIMEOUT_S = 10.0
+TENSION_IDS: list[str] = []  # the fixture's, once it has made them
 OUTCOMES: Counter = Counter()  # (tool, "result" | "refused by the schema" | "tool error"): the figures' source
 
 BIG = "x" * (1 << 20)
@@ -84,7 +85,7 @@ def _arguments(schema: dict, name: str) -> st.SearchStrategy:
     (any field junk or missing, unknown fields added)."""
     props = schema.get("properties", {})
     required = set(schema.get("required", []))
-    valid = {k: _plausible(k, spec) for k, spec in props.items()}
+    valid = {k: _plausible(k, spec, name) for k, spec in props.items()}
     extra = st.dictionaries(st.sampled_from(["bogus", "path", "vault", "__proto__", "x" * 200]), anything,
                             max_size=2)
     must = {k: v for k, v in valid.items() if k in required}
@@ -107,13 +108,15 @@ def _arguments(schema: dict, name: str) -> st.SearchStrategy:
     return st.one_of(shaped, one_wrong(), free)
 
 
-def _plausible(key: str, spec: dict) -> st.SearchStrategy:
+def _plausible(key: str, spec: dict, tool: str) -> st.SearchStrategy:
     """A value of the field's own shape: a valid one mostly, an edge of it sometimes."""
     enum = _enum(spec)
     if enum:
         return st.sampled_from(enum) if _type(spec) != "array" else st.lists(st.sampled_from(enum), max_size=3)
+    if key == "id" and tool == "resolve_tension":
+        return st.sampled_from(TENSION_IDS + IDS[:4])
     if key in ("id", "by"):
-        return st.sampled_from(IDS)
+        return st.sampled_from(IDS + TENSION_IDS)
     if key == "old":
         return st.lists(st.sampled_from(IDS), max_size=3)
     if key == "observations":
@@ -183,6 +186,8 @@ def served(tmp_path_factory):
                      kind="preference", basis="self-report", permanence="stable", scope="billing")
     vault.observe([{"connects": "thinks-out-loud-before-deciding", "strength": "contradicting",
                     "evidence": "Decided on the schema in one minute without discussion.", "session": "s0"}])
+    TENSION_IDS[:] = [t.id for t in vault.tensions(None)]
+    assert TENSION_IDS
     crashes = Crashes()
     logging.getLogger("mcp").addHandler(crashes)
     with anyio.from_thread.start_blocking_portal() as portal:
@@ -265,5 +270,8 @@ def test_generated_arguments_never_crash_hang_or_change_the_vault_on_failure(ser
     case()
     root = served[2]
     assert git(root, "status", "--porcelain") == "", name  # nothing left staged or half written
-    assert git(root, "fsck", "--no-progress") is not None
-    tree_state(root)
+    git(root, "fsck", "--no-progress")  # raises when the history is damaged
+    from epimem.api.memory import Memory
+
+    # What the calls that succeeded wrote is a valid vault.
+    assert [str(p) for p in Memory(root, today=TODAY).validate()] == [], name

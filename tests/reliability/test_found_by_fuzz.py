@@ -30,3 +30,21 @@ def test_diff_over_mcp_with_a_huge_since_is_a_tool_error(vault):
             assert not (await c.call_tool("diff", {"since": "2020-01-01"})).is_error  # the server lives on
 
     anyio.run(go)
+
+
+def test_resolve_tension_over_mcp_names_its_own_field_and_kind_of_id(vault):
+    # It was checked as a belief id ("invalid belief id"), and the API's refusal named
+    # `tension_id`, a field the tool does not have.
+    import anyio
+    from mcp import Client
+
+    from epimem.mcp.server import build
+
+    async def go():
+        async with Client(build(vault.root)) as c:
+            for bad in ("writes-sql-by-hand", "Bad Id", "x" * 100_000):
+                text = (await c.call_tool("resolve_tension", {"id": bad, "note": "done"})).content[0].text
+                assert "'id'" in text and "tension id" in text and "tension_id" not in text, text[:200]
+                assert len(text) < 400  # not the 100,000 characters back
+
+    anyio.run(go)
