@@ -48,3 +48,18 @@ def test_resolve_tension_over_mcp_names_its_own_field_and_kind_of_id(vault):
                 assert len(text) < 400  # not the 100,000 characters back
 
     anyio.run(go)
+
+
+def test_recall_of_a_query_that_is_not_text_is_refused_naming_the_query(vault):
+    # A lone surrogate (what Python makes of argv bytes that are not UTF-8) reached the
+    # tokenizer, which raised a TypeError: the MCP tool crashed.
+    from epimem.recall.api import Recaller
+
+    vault.add_belief(title="Likes tabs", statement="Indents with tabs.", kind="preference", basis="self-report",
+                     permanence="stable")
+    r = Recaller(vault.root)
+    for q in ("\ud800", "tabs \udcff"):
+        with pytest.raises(InputError) as e:
+            r.recall(q)
+        assert e.value.field == "query"
+    assert r.recall("tabs").hits  # and the index still answers
