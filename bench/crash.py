@@ -490,11 +490,12 @@ def run_git_trials(trials: int, seed: int = 1, ops: tuple[str, ...] = ("sync", "
             return v, rr
 
         durations: dict[str, float] = {}
-        for name in ops:
-            v, _ = copy(name, f"time-{name}")
-            t0 = time.monotonic()
-            subprocess.run(argv(name, v), env=_env(), capture_output=True, check=True, timeout=120)
-            durations[name] = time.monotonic() - t0
+        for name in ops:  # the faster of two runs: the first pays for cold caches
+            for n in range(2):
+                v, _ = copy(name, f"time-{name}-{n}")
+                t0 = time.monotonic()
+                subprocess.run(argv(name, v), env=_env(), capture_output=True, check=True, timeout=120)
+                durations[name] = min(durations.get(name, 1e9), time.monotonic() - t0)
         for i in range(trials):
             if budget_s is not None and time.monotonic() - started > budget_s:
                 break

@@ -12,8 +12,8 @@ its owner is gone) means the sync died mid-merge:
 
 - HEAD moved: the merge (or fast-forward) was committed and only the clean-up was lost;
   the record is dropped (*finished*; the next `epimem sync` sends it);
-- otherwise the merge is given up: git's lock files the dead git left are removed, the
-  merge state is aborted and every path the merge could change is put back as HEAD has it
+- otherwise the merge is given up: git's lock files and merge-driver temp files the dead git
+  left are removed, the merge state is aborted and every path the merge could change is put back as HEAD has it
   (*rolled back*). Nothing of the vault is lost: sync commits pending edits before merging,
   and the remote still holds what was being merged.
 
@@ -87,13 +87,31 @@ def recover(root: Path, lock: VaultLock | None = None) -> str | None:
             note = (f"an interrupted sync (merging {theirs}) had been committed; finished it — "
                     "`epimem sync` sends it")
         else:
-            journal._clear_git_locks(root, float(doc.get("started") or 0))
+            started = float(doc.get("started") or 0)
+            journal._clear_git_locks(root, started)
+            _clear_merge_temps(root, started)
             _roll_back(root, paths)
             end(root)
             note = (f"an interrupted sync (merging {theirs}) was rolled back; nothing of the merge was kept — "
                     "`epimem sync` merges again")
         logging.getLogger("epimem").warning("epimem: %s", note)
         return note
+
+
+def _clear_merge_temps(root: Path, started: float) -> None:
+    """The `.merge_file_XXXXXX` files a git killed while its merge driver ran leaves at the top of
+    the work tree (the driver's %O %A %B). Only those made during the dead sync are removed."""
+    try:
+        with os.scandir(root) as it:
+            for e in it:
+                if e.name.startswith(".merge_file_") and e.is_file(follow_symlinks=False):
+                    try:
+                        if e.stat(follow_symlinks=False).st_mtime >= started - 1:
+                            os.unlink(e.path)
+                    except OSError:
+                        continue
+    except OSError:
+        pass
 
 
 def _roll_back(root: Path, paths: list[str]) -> None:
