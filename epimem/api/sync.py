@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..core.errors import Conflict, InputError, StorageError, VaultError
+from ..core.errors import Conflict, EpimemError, InputError, StorageError, VaultError
 from ..store import drivers
 
 if TYPE_CHECKING:
@@ -280,8 +280,12 @@ def _recorded(mem: Memory, g: _Git, head: str, theirs: str) -> Iterator[None]:
     sync_journal.begin(mem.root, head, theirs, [p for p in paths if p])
     try:
         yield
-    finally:  # a merge that failed was aborted above: only a killed sync leaves the record
+    except EpimemError:  # a merge git refused, aborted above: nothing to recover
         sync_journal.end(mem.root)
+        raise
+    # Anything else (Ctrl-C in the middle of git's merge) keeps the record, as a kill does:
+    # the next command rolls the half merge back.
+    sync_journal.end(mem.root)
 
 
 def _changed_on_both(g: _Git, base: str, theirs: str) -> list[str]:
