@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import os
 import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..core.errors import Conflict, InputError, StorageError, VaultError
+from ..core.errors import Conflict, EpimemError, InputError, StorageError, VaultError
 from ..store import drivers
 
 if TYPE_CHECKING:
@@ -231,8 +233,10 @@ def _fetch(g: _Git, remote: str, branch: str) -> None:
 def _merge(mem: Memory, g: _Git, rep: SyncReport, remote: str, branch: str, incoming: int) -> None:
     theirs = f"{remote}/{branch}"
     rep.incoming += incoming
+    head = g.out("rev-parse", "HEAD")
     if g.ok("merge-base", "--is-ancestor", "HEAD", theirs):
-        g.run("merge", "--quiet", "--ff-only", theirs)
+        with _recorded(mem, g, head, theirs):
+            g.run("merge", "--quiet", "--ff-only", theirs)
         rep.merged = "fast-forward"
         return
     mb = g.run("merge-base", "HEAD", theirs, check=False)
@@ -245,23 +249,43 @@ def _merge(mem: Memory, g: _Git, rep: SyncReport, remote: str, branch: str, inco
     # git merges what one side changed; the files both changed are merged here, in this
     # process, by the same rules the driver applies (`core.merge`): one process for all of
     # them instead of one per file. The driver `true` keeps ours for now.
-    p = g.run("-c", f"merge.{drivers.DRIVER}.driver=true", "merge", "--no-commit", "--no-ff", theirs, check=False)
-    if p.returncode != 0 and not g.ok("rev-parse", "--verify", "--quiet", "MERGE_HEAD"):
-        raise StorageError(f"git merge failed: {_first_lines(p.stderr + p.stdout)}; nothing was merged")
-    if p.returncode != 0:
-        conflicted = g.out("diff", "--name-only", "--diff-filter=U").split()
-        g.run("merge", "--abort", check=False)
-        files = ", ".join(conflicted) or _first_lines(p.stdout + p.stderr)
-        raise Conflict(f"{theirs} changed files epimem has no rule to merge ({files}); nothing was merged. "
-                       f"Merge by hand (`git -C {g.root} merge {theirs}`, edit those files, commit), then "
-                       "`epimem sync` again")
-    try:
-        rep.notes += _merge_both(mem, g, base, theirs, both)
-        g.run("commit", "--quiet", "--no-verify", "-m", f"sync: merge {theirs}")
-    except BaseException:
-        g.run("merge", "--abort", check=False)
-        raise
+    with _recorded(mem, g, head, theirs):
+        p = g.run("-c", f"merge.{drivers.DRIVER}.driver=true", "merge", "--no-commit", "--no-ff", theirs,
+                  check=False)
+        if p.returncode != 0 and not g.ok("rev-parse", "--verify", "--quiet", "MERGE_HEAD"):
+            raise StorageError(f"git merge failed: {_first_lines(p.stderr + p.stdout)}; nothing was merged")
+        if p.returncode != 0:
+            conflicted = g.out("diff", "--name-only", "--diff-filter=U").split()
+            g.run("merge", "--abort", check=False)
+            files = ", ".join(conflicted) or _first_lines(p.stdout + p.stderr)
+            raise Conflict(f"{theirs} changed files epimem has no rule to merge ({files}); nothing was merged. "
+                           f"Merge by hand (`git -C {g.root} merge {theirs}`, edit those files, commit), then "
+                           "`epimem sync` again")
+        try:
+            rep.notes += _merge_both(mem, g, base, theirs, both)
+            g.run("commit", "--quiet", "--no-verify", "-m", f"sync: merge {theirs}")
+        except BaseException:
+            g.run("merge", "--abort", check=False)
+            raise
     rep.merged = "merged"
+
+
+@contextmanager
+def _recorded(mem: Memory, g: _Git, head: str, theirs: str) -> Iterator[None]:
+    """The merge is recorded before git touches a file, so that a sync killed mid-merge is
+    rolled back or finished by the next command (`store.sync_journal`)."""
+    from ..store import sync_journal
+
+    paths = g.out("diff", "--name-only", "--no-renames", "-z", head, theirs).split("\0")
+    sync_journal.begin(mem.root, head, theirs, [p for p in paths if p])
+    try:
+        yield
+    except EpimemError:  # a merge git refused, aborted above: nothing to recover
+        sync_journal.end(mem.root)
+        raise
+    # Anything else (Ctrl-C in the middle of git's merge) keeps the record, as a kill does:
+    # the next command rolls the half merge back.
+    sync_journal.end(mem.root)
 
 
 def _changed_on_both(g: _Git, base: str, theirs: str) -> list[str]:

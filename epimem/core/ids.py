@@ -49,16 +49,22 @@ def text_key(text: str) -> str:
     return " ".join(re.sub(r"[^\w\s]", " ", text.lower()).split())
 
 
+def _shown(value: object) -> str:
+    # A refusal quotes what it refused, but not a megabyte of it back to the caller.
+    text = repr(value)
+    return text if len(text) <= 100 else text[:100] + "…"
+
+
 def check_id(value: str, what: str = "belief id", *, field: str | None = None) -> str:
     """`value` when it is a slug; else IdError, naming the API `field` it came in when given."""
     if not isinstance(value, str) or not SLUG.match(value):
         raise IdError(
-            f"invalid {what} {value!r}: use lowercase letters, digits and hyphens "
+            f"invalid {what} {_shown(value)}: use lowercase letters, digits and hyphens "
             "(no paths, no dots, no slashes)", field=field)
     return value
 
 
 def check_tension_id(value: str, *, field: str | None = None) -> str:
     if not isinstance(value, str) or not TENSION_ID.match(value):
-        raise IdError(f"invalid tension id {value!r}: expected YYYY-MM-DD-slug", field=field)
+        raise IdError(f"invalid tension id {_shown(value)}: expected YYYY-MM-DD-slug", field=field)
     return value

@@ -28,7 +28,7 @@ from ..api.filters import Filters
 from ..api.memory import Memory
 from ..core import rules
 from ..core.errors import EpimemError
-from ..core.ids import IdError, check_id
+from ..core.ids import IdError, check_id, check_tension_id
 from ..core.record import view as belief_view
 
 INSTRUCTIONS = """\
@@ -116,9 +116,9 @@ def _tool(fn):
     return wrapper
 
 
-def _check_id(value: str, field: str) -> str:
+def _check_id(value: str, field: str, check=check_id) -> str:
     try:
-        check_id(value)
+        check(value)
     except IdError as e:
         raise ToolError(f"'{field}': {e}") from None
     return value
@@ -411,7 +411,7 @@ def build(root: str | Path, *, today: str | None = None) -> MCPServer:
                                                                              "their words (required).")]
                         ) -> dict[str, Any]:
         """Only the user resolves a tension (SPEC §1.3): status resolved with their note; history stays."""
-        return shapes.tension_json(mem().resolve_tension(_check_id(id, "id"), note))
+        return shapes.tension_json(mem().resolve_tension(_check_id(id, "id", check_tension_id), note))
 
     # --- resources ----------------------------------------------------------------------------------
 

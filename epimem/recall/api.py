@@ -216,6 +216,11 @@ class Recaller:
         if not text:
             raise QueryError("the query is empty: say what to recall, e.g. \"how the user likes code reviews\"")
         text = text[:MAX_QUERY_CHARS]
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:  # the tokenizer raised a TypeError on it
+            raise QueryError("the query holds a character that is not text (a lone surrogate, or bytes that "
+                             "are not UTF-8); type it again", field="query") from None
         if not isinstance(limit, int) or limit < 1:
             raise QueryError(f"limit must be a whole number ≥ 1, not {limit!r}")
         f = filters or Filters.make(**filter_kw)

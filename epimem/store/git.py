@@ -545,19 +545,34 @@ def is_ancestor(root: Path, older: str, newer: str) -> bool:
         return False
 
 
+def _revision_like(text: str) -> bool:
+    """Whether `text` could name a commit at all. Anything else never reaches git: a 1 MB
+    string is past the kernel's limit on an argument (an OSError, not git's refusal), a NUL
+    cannot be passed, and a leading `-` would be read as an option."""
+    if not text or len(text) > 1024 or "\0" in text or text.startswith("-"):
+        return False
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def resolve_since(root: Path, since: str) -> str | None:
     """A revision to diff from: `since` itself when it names a commit, else the
     last commit before that date (None: the vault's whole history)."""
-    try:
-        return run(root, "rev-parse", "--verify", "--quiet", f"{since}^{{commit}}", retries=1)
-    except HistoryError:
-        pass
+    if _revision_like(since):
+        try:
+            return run(root, "rev-parse", "--verify", "--quiet", f"{since}^{{commit}}", retries=1)
+        except HistoryError:
+            pass
     try:
         d = date.fromisoformat(since)
     except ValueError:
         from ..core.errors import InputError
 
-        raise InputError(f"'since' {since!r} is neither a revision nor a date YYYY-MM-DD", field="since") from None
+        shown = since if len(since) <= 80 else since[:80] + "…"
+        raise InputError(f"'since' {shown!r} is neither a revision nor a date YYYY-MM-DD", field="since") from None
     out = run(root, "rev-list", "-1", f"--before={d.isoformat()} 00:00:00", "HEAD")
     return out.strip() or None
 

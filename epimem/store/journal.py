@@ -133,9 +133,12 @@ def sweep(root: Path) -> None:
 def recover_if_needed(root: str | os.PathLike, lock: VaultLock | None = None) -> str | None:
     """Finish or roll back an interrupted change; one stat when there is none.
     Returns what was done (and logs it), or None."""
-    if not pending(root):
-        return None
-    return recover(Path(root).absolute(), lock)
+    from . import sync_journal
+
+    note = recover(Path(root).absolute(), lock) if pending(root) else None
+    if sync_journal.pending(root):  # a sync killed mid-merge (one more stat)
+        note = sync_journal.recover(Path(root).absolute(), lock) or note
+    return note
 
 
 def recover(root: Path, lock: VaultLock | None = None) -> str | None:
