@@ -613,15 +613,7 @@ _register_areas()
 _plain_help(app)
 
 
-def error_message(e) -> str:
-    """An API error as the command line says it. The API names fields ("'title' is
-    required"); here the user set that field with a flag, so the flag is named."""
-    from ..core.errors import InputError
-
-    msg = str(e)
-    if isinstance(e, InputError) and e.field and msg.startswith(f"'{e.field}'"):
-        msg = "--" + e.field.replace("_", "-") + msg[len(e.field) + 2:]
-    return msg
+from .plain import error_message  # noqa: E402  (its home is typer-free: cli.fast uses it too)
 
 
 def run(args: list[str]) -> int:

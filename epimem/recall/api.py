@@ -122,13 +122,14 @@ def _root_and_today(vault_or_root) -> tuple[Path, Any]:
 class Recaller:
     def __init__(self, root: str | os.PathLike, *, embedder: str | None = None,
                  chroma_url: str | None = None, config: Config | None = None,
-                 today: date | str | None = None, auto_sync: bool = True, progress=None):
+                 today: date | str | None = None, auto_sync: bool = True, progress=None,
+                 chroma: str = "inline"):
         from ..store.vault import Vault
 
         self.root = Path(root).expanduser().absolute()
         self.vault = Vault(self.root)
         self.index = Index(self.root, config or read_config(self.root, embedder=embedder, chroma_url=chroma_url),
-                           progress=progress)
+                           progress=progress, chroma=chroma)
         self._today = today
         self.auto_sync = auto_sync
         self._state: State | None = None

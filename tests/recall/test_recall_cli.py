@@ -68,13 +68,29 @@ def test_errors_are_messages_not_tracebacks(cli, root, tmp_path):
         (("recall", "x", "--min-confidence", "3"), 2, "between 0 and 1"),
         (("recall", "x", "--mode", "vibes"), 2, "mode"),
         (("recall", "x", "--queries", tmp_path / "missing.txt"), 2, "give a QUERY"),
-        (("recall", "x", "--chroma-url", f"http://127.0.0.1:{free_port()}"), 1, "cannot reach the Chroma server"),
         (("recall", "x", "--embedder", "bert"), 1, "unknown embedder"),
     ]:
         r = cli("--vault", root, *args)
         assert r.code == code and words in r.err and "Traceback" not in r.err, (args, r.err)
     r = cli("--vault", tmp_path / "nowhere", "recall", "x")
     assert r.code == 1 and "no vault" in r.err
+
+
+def test_an_unreachable_chroma_server_does_not_stop_recall(cli, root):
+    """A query reads the sidecar only; Chroma's update fails on its own, and says so in status."""
+    from epimem.recall import follow
+    from epimem.recall.config import read_config
+    from epimem.recall.errors import RecallIndexError
+    from epimem.recall.index import Index
+
+    url = f"http://127.0.0.1:{free_port()}"
+    r = cli("--vault", root, "recall", "commit messages", "--chroma-url", url, "--json")
+    assert r.code == 0 and r.json()["results"][0]["id"] == "conventional-commits", r.err
+    with pytest.raises(RecallIndexError, match="cannot reach the Chroma server"):
+        Index(root, read_config(root, chroma_url=url)).update_chroma()
+    assert follow.main([str(root), "--chroma-url", url]) == 1   # what the detached process runs
+    st = cli("--vault", root, "index", "status", "--json", "--chroma-url", url).json()
+    assert st["chroma_pending"] == 10 and "cannot reach the Chroma server" in st["chroma_error"]
 
 
 def test_index_commands(cli, root):
