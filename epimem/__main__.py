@@ -69,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
             code = fast_main(opts, rest[1:])
             if code is not None:
                 return code
-    from .cli import run
+    from .cli.main import run
 
     return run(args)
 

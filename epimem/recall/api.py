@@ -136,6 +136,7 @@ class Recaller:
         self._state_key = None
         self._dirs_key = None
         self._lock = threading.RLock()
+        self._prefetch: threading.Thread | None = None
         self.notes: list[str] = []
         self.last_report: Report | None = None
 
@@ -253,6 +254,8 @@ class Recaller:
     def candidates(self, text: str, f: Filters, *, depth: int = DEPTH, mode: str = "fused") -> Candidates | None:
         """Each ranker's filtered candidates for `text`, their confidence and
         subject factors: everything fusion needs (bench/ replays fusion on it)."""
+        if mode != "keyword":
+            self._prefetch_embedder()
         st = self.state()
         table = st.table
         today, params = self.today, self.params
@@ -286,6 +289,22 @@ class Recaller:
         sem = [r for r in sem if r[0] in items]
         cov = st.lexical.coverage(table.row_of[kw[0][0]], tokens) if kw else 0.0
         return Candidates(st, kw, sem, confidence, items, self._subject(st, text, f, items), cov)
+
+    def _prefetch_embedder(self) -> None:
+        """Load the model in a thread while this one reads the index: in a fresh
+        process the two are a third of a query's time each, and the model's part
+        (reading and hashing its files, the tokenizer's Rust parser) runs beside it."""
+        if self._prefetch is not None or self.index._embedder is not None:
+            return
+
+        def load():
+            try:
+                _ = self.index.embedder
+            except Exception:  # noqa: BLE001 - the query's own call raises it, with its message
+                pass
+
+        self._prefetch = threading.Thread(target=load, name="epimem-embedder", daemon=True)
+        self._prefetch.start()
 
     def _subject(self, st: State, text: str, f: Filters, items: dict) -> dict[str, float]:
         """The subject factors of the candidates (epimem/recall/subject.py)."""

@@ -162,6 +162,8 @@ class Index:
     # -- parts ----------------------------------------------------------------------------------
     @property
     def embedder(self):
+        # get_embedder loads each model once per process, under a lock: a
+        # prefetching thread and this one may both ask.
         if self._embedder is None:
             self._embedder = get_embedder(self.config.embedder, ollama_url=self.config.ollama_url)
         return self._embedder

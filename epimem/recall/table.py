@@ -112,8 +112,9 @@ class Table:
                      tags_n=[len(ts) for ts in tags])
 
     def scopes(self) -> list[str]:
-        """The distinct scopes of the indexed items."""
-        return self._col("scope")[1]
+        """The distinct scopes of the indexed items (every query asks: no codes needed)."""
+        c = self._cols.get("scope")
+        return c[1] if c is not None else list(dict.fromkeys(self.columns["scope"]))
 
     def item(self, row: int, text: str = "") -> Item:
         return from_row(self.row(row), text)
@@ -140,10 +141,11 @@ class Table:
 
         n = len(self)
         col = self.columns
+        # Compared as one string array, not a generator: a fresh query builds these.
         if name == "is_belief":
-            return np.fromiter((t == BELIEF for t in col["type"]), bool, n)
+            return np.asarray(col["type"], dtype=str) == BELIEF if n else np.zeros(0, bool)
         if name == "active":
-            return np.fromiter((s == "active" for s in col["status"]), bool, n)
+            return np.asarray(col["status"], dtype=str) == "active" if n else np.zeros(0, bool)
         if name == "conf":
             return np.fromiter(((c if c is not None else 0.0) for c in col["confidence"]), np.float64, n)
         if name == "pinned":

@@ -118,3 +118,43 @@ def test_fresh_process(root):
     subprocess.run(cmd, capture_output=True, timeout=60, check=True)  # builds the index
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
     assert out.returncode == 0 and json.loads(out.stdout)["results"][0]["id"] == "conventional-commits"
+
+
+@pytest.mark.parametrize("args", [
+    ["commit messages"],
+    ["commit messages", "--json", "-n", "3", "--kind", "convention", "--kind", "workflow", "--scope=billing"],
+    ["--observations", "tests", "--min-confidence", "0.3", "--since", "2026-01-01", "--budget-tokens", "80"],
+    ["--queries", "-", "--no-sync", "--mode", "keyword", "--inactive", "--budget", "5"],
+])
+def test_the_fast_path_passes_what_typer_passes(args, root, monkeypatch):
+    """`epimem recall` parsed by cli.fast and by Typer (made from the same OPTIONS) reach the same call."""
+    from epimem.cli import recall_query
+    from epimem.cli.main import run as typer_run
+
+    seen = []
+    monkeypatch.setattr(recall_query, "run", lambda vault, today, **kw: seen.append((vault, today, kw)))
+    monkeypatch.setenv("EPIMEM_EMBEDDER", "wordllama")
+    assert recall_query.fast_main(["--vault", str(root), "--today", "2026-11-30"], list(args)) == 0
+    assert typer_run(["--vault", str(root), "--today", "2026-11-30", "recall", *args]) == 0
+    assert len(seen) == 2 and seen[0] == seen[1]
+    assert seen[0][2]["embedder"] == "wordllama"
+
+
+@pytest.mark.parametrize("args", [["--help"], ["x", "--limit", "0"], ["x", "--limit", "many"], ["x", "--frob"],
+                                  ["x", "y"], ["x", "--json=yes"], ["x", "--scope"], ["--", "-x"]])
+def test_what_the_fast_path_does_not_parse_goes_to_typer(args):
+    from epimem.cli import recall_query
+    from epimem.cli.fast import parse
+
+    assert parse(recall_query.OPTIONS, args) is None
+    assert recall_query.fast_main([], args) is None
+    assert recall_query.fast_main(["--today", "2026-02-30"], ["x"]) is None   # Typer says what is wrong
+
+
+def test_typer_still_answers_help_and_bad_values(cli, root):
+    r = cli("--vault", root, "recall", "--help")
+    assert r.code == 0 and "--budget-tokens N" in r.out and "--budget " not in r.out   # the old spelling is hidden
+    r = cli("--vault", root, "recall", "x", "--limit", "0")
+    assert r.code == 2 and "--limit" in r.err
+    r = cli("--vault", root, "--today", "2026-02-30", "recall", "x")
+    assert r.code != 0 and "2026-02-30" in r.err
