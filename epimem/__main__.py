@@ -10,8 +10,9 @@ Four paths, cheapest first:
 - `epimem merge-driver %O %A %B %P`, which git runs for each file both sides of a
   merge changed, goes straight to `epimem.api.sync.merge_driver`;
 - `epimem [--vault PATH] [--today DATE] recall ...`, which an assistant may run
-  at every turn, goes to `epimem.cli.recall_query` without Typer (0.3–0.5 s of a
-  fresh process); what it does not parse (`--help`, a bad value) goes to Typer;
+  at every turn, and `index sync` go to `epimem.cli.recall_query` without Typer
+  (0.3–0.5 s of a fresh process); what it does not parse (`--help`, a bad value)
+  goes to Typer;
 - everything else goes to the Typer CLI. This is the only module that imports
   `epimem.cli`.
 """
@@ -63,12 +64,13 @@ def main(argv: list[str] | None = None) -> int:
             from .api.sync import merge_driver
 
             return merge_driver(*rest[1:5])
-        if rest[:1] == ["recall"]:
-            from .cli.recall_query import fast_main
+        for command in (("recall",), ("index", "sync")):
+            if tuple(rest[:len(command)]) == command:
+                from .cli.recall_query import fast_main
 
-            code = fast_main(opts, rest[1:])
-            if code is not None:
-                return code
+                code = fast_main(opts, rest[len(command):], command)
+                if code is not None:
+                    return code
     from .cli.main import run
 
     return run(args)

@@ -12,9 +12,9 @@ from pathlib import Path
 import typer
 
 from . import recall_query
-from .common import emit_json, fail, state, typer_command, warn
+from .common import emit_json, fail, state, typer_command
 from .recall_query import errors as _errors
-from .recall_query import recaller, root_of
+from .recall_query import recaller, report, root_of
 
 index_app = typer.Typer(no_args_is_help=True, help="The recall index in .epimem/ (rebuildable from the files).")
 
@@ -54,28 +54,17 @@ def index_rebuild(ctx: typer.Context, as_json: bool = JSON, embedder: str | None
         rep = r.rebuild("asked for")
     except _errors() as e:
         fail(str(e))
-    _report(rep, as_json)
+    report(rep, as_json)
 
 
-@index_app.command("sync")
-def index_sync(ctx: typer.Context, as_json: bool = JSON, embedder: str | None = EMBEDDER,
-               chroma_url: str | None = CHROMA_URL):
+def index_sync(ctx: typer.Context, **kw):
     """Update only what changed (mtime and size, then content hash)."""
-    r = _recaller(ctx, embedder, chroma_url, quiet=as_json)
-    try:
-        rep = r.sync()
-    except _errors() as e:
-        fail(str(e))
-    _report(rep, as_json)
+    st = state(ctx)
+    recall_query.sync(st.vault, st.today, **kw)
 
 
-def _report(rep, as_json: bool) -> None:
-    if as_json:
-        emit_json(rep.as_json())
-        return
-    for p in rep.problems:
-        warn(f"skipped {p}")
-    typer.echo(rep.summary())
+typer_command(index_sync, recall_query.SYNC_OPTIONS)
+index_app.command("sync")(index_sync)
 
 
 @index_app.command("status")

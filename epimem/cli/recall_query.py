@@ -1,4 +1,5 @@
-"""`epimem recall`: its options, declared once, and its body — without Typer.
+"""`epimem recall` and `epimem index sync`: their options, declared once, and
+their bodies — without Typer.
 
 `epimem/__main__.py` runs it through `cli.fast` (no Typer, no pydantic, no
 other command's module: 0.3–0.5 s of a fresh process); `cli.recall` makes the
@@ -21,6 +22,8 @@ CHROMA_URL_HELP = "Use a Chroma server (http://HOST:PORT) instead of the embedde
 EMBEDDER = Opt("embedder", ("--embedder",), envvar="EPIMEM_EMBEDDER", help=EMBEDDER_HELP)
 CHROMA_URL = Opt("chroma_url", ("--chroma-url",), envvar="EPIMEM_CHROMA_URL", help=CHROMA_URL_HELP)
 
+JSON = Opt("as_json", ("--json",), bool, False, "Machine-readable output (fields in docs/recall.md).")
+
 OPTIONS = [
     Opt("query", (), help="What to recall, in words."),
     Opt("limit", ("--limit", "-n"), int, 5, "How many results.", min=1),
@@ -39,7 +42,7 @@ OPTIONS = [
     Opt("queries", ("--queries",), help="Read queries from FILE (- for stdin), one per line "
                                         "or JSON objects; write JSON lines."),
     Opt("mode", ("--mode",), default="fused", help="fused (default), keyword or semantic."),
-    Opt("as_json", ("--json",), bool, False, "Machine-readable output (fields in docs/recall.md)."),
+    JSON,
     Opt("no_sync", ("--no-sync",), bool, False, "Use the index as it is."),
     EMBEDDER,
     CHROMA_URL,
@@ -125,16 +128,42 @@ def run(vault: str | None, today: str | None, *, query, limit, kind, permanence,
         echo(f"   score {h.score:.4f} · {h.why}")
 
 
-def fast_main(global_opts: list[str], args: list[str]) -> int | None:
-    """`epimem [--vault V] [--today D] recall ARGS` without Typer; None: let Typer answer."""
+SYNC_OPTIONS = [JSON, EMBEDDER, CHROMA_URL]
+
+
+def sync(vault: str | None, today: str | None, *, as_json, embedder, chroma_url) -> None:
+    """Update only what changed (mtime and size, then content hash)."""
+    r = recaller(vault, today, embedder, chroma_url, quiet=as_json)
+    try:
+        rep = r.sync()
+    except errors() as e:
+        fail(str(e))
+    report(rep, as_json)
+
+
+def report(rep, as_json: bool) -> None:
+    if as_json:
+        emit_json(rep.as_json())
+        return
+    for p in rep.problems:
+        warn(f"skipped {p}")
+    echo(rep.summary())
+
+
+COMMANDS = {("recall",): (OPTIONS, "run"), ("index", "sync"): (SYNC_OPTIONS, "sync")}
+
+
+def fast_main(global_opts: list[str], args: list[str], command: tuple[str, ...] = ("recall",)) -> int | None:
+    """`epimem [--vault V] [--today D] COMMAND ARGS` without Typer; None: let Typer answer."""
+    options, body = COMMANDS[command]
     g = split_global(global_opts)
-    kw = parse(OPTIONS, args)
+    kw = parse(options, args)
     if g is None or kw is None:
         return None
     from ..core.errors import EpimemError
 
     try:
-        run(*g, **kw)
+        globals()[body](*g, **kw)
     except SystemExit as e:
         return e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
     except EpimemError as e:
