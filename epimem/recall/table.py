@@ -68,11 +68,9 @@ class Table:
 
     def _tag_starts(self) -> list[int]:
         if self._tag_start is None:
-            starts, acc = [], 0
-            for n in self.tags_n:
-                starts.append(acc)
-                acc += n
-            self._tag_start = starts
+            from itertools import accumulate
+
+            self._tag_start = list(accumulate(self.tags_n, initial=0))
         return self._tag_start
 
     def tags(self, row: int) -> list:
