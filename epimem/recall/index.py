@@ -60,6 +60,7 @@ from .table import Table
 
 BATCH = 2048
 CHROMA_MODES = ("inline", "background", "later")
+RETRY_AFTER = 300.0   # seconds before an unchanged sync tries a failed Chroma update again
 
 
 Progress = Callable[[str], None]
@@ -520,7 +521,7 @@ class Index:
         """Record why Chroma could not be updated (`index status` says it)."""
         with self.lock():
             m = load_mirror(self.paths)
-            m["error"] = message
+            m["error"], m["error_at"] = message, time.time()
             save_mirror(self.paths, m)
 
     def chroma_pending(self) -> int:
@@ -535,7 +536,10 @@ class Index:
         if rep.action == "unchanged" and self.chroma_mode != "later" and not self._chroma_busy():
             # What an interrupted update left undone (it is not done by anyone else).
             m = load_mirror(self.paths)
-            if m["rebuild"] or m["dirty"]:
+            # After a failure (a server down), retried on the next change or after a while,
+            # not by every recall.
+            failed_lately = time.time() - float(m.get("error_at") or 0) < RETRY_AFTER
+            if (m["rebuild"] or m["dirty"]) and not failed_lately:
                 if self.chroma_mode == "inline":
                     self.update_chroma()
                 else:
@@ -615,6 +619,7 @@ class Index:
                 now["dirty"] = {k: s for k, s in now["dirty"].items() if s > seq}
                 now["token"] = token
                 now.pop("error", None)
+                now.pop("error_at", None)
                 save_mirror(self.paths, now)
             chroma.seen(self.paths, token)
             if names is not None:

@@ -158,3 +158,24 @@ def test_typer_still_answers_help_and_bad_values(cli, root):
     assert r.code == 2 and "--limit" in r.err
     r = cli("--vault", root, "--today", "2026-02-30", "recall", "x")
     assert r.code != 0 and "2026-02-30" in r.err
+
+
+def test_a_failed_chroma_update_is_not_retried_by_every_recall(root):
+    from epimem.recall import follow
+    from epimem.recall.config import read_config
+    from epimem.recall.index import Index
+    from epimem.recall.manifest import load_mirror, save_mirror
+
+    url = f"http://127.0.0.1:{free_port()}"
+    ix = Index(root, read_config(root, chroma_url=url), chroma="later")
+    ix.rebuild("test")
+    ix.chroma_mode = "background"
+    assert follow.main([str(root), "--chroma-url", url]) == 1
+    assert load_mirror(ix.paths).get("error_at")
+    spawned = []
+    ix.update_chroma_later = lambda: spawned.append(1)   # type: ignore[method-assign]
+    assert ix.sync().action == "unchanged" and spawned == []
+    m = load_mirror(ix.paths)
+    m["error_at"] -= 3600                                  # an hour ago: try again
+    save_mirror(ix.paths, m)
+    assert ix.sync().chroma == "pending" and spawned == [1]
