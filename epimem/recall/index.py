@@ -540,22 +540,33 @@ class Index:
             # not by every recall.
             failed_lately = time.time() - float(m.get("error_at") or 0) < RETRY_AFTER
             if (m["rebuild"] or m["dirty"]) and not failed_lately:
-                if self.chroma_mode == "inline":
-                    self.update_chroma()
+                if self.chroma_mode == "inline" and self._update_chroma_unless_busy():
+                    rep.chroma = "updated"
                 else:
-                    self.update_chroma_later()
-                rep.chroma = "updated" if self.chroma_mode == "inline" else "pending"
+                    if self.chroma_mode != "inline":
+                        self.update_chroma_later()
+                    rep.chroma = "pending"
             return rep
         if rep.action in ("rebuilt", "synced"):
             if self.chroma_mode == "inline":
-                self.update_chroma()
-                rep.chroma = "updated"
+                rep.chroma = "updated" if self._update_chroma_unless_busy() else "pending"
             elif self.chroma_mode == "background":
                 self.update_chroma_later()
                 rep.chroma = "pending"
             else:
                 rep.chroma = "pending"
         return rep
+
+    def _update_chroma_unless_busy(self) -> bool:
+        """update_chroma, unless another process is at it (a full build can take a minute):
+        then what this sync marked waits for the next sync, which finds it pending."""
+        from ..store.files import LockTimeout
+
+        try:
+            self.update_chroma(wait=0.0)
+        except LockTimeout:
+            return False
+        return True
 
     def _chroma_busy(self) -> bool:
         from ..store.files import VaultLock

@@ -383,3 +383,19 @@ def test_chroma_lost_or_damaged_is_refilled_from_the_sidecar(root):
     done = Index(root).update_chroma()
     assert done["action"] == "rebuilt" and done["items"] == 10
     assert sum(c.count() for c in Index(root).collections().values()) == 10
+
+
+def test_an_inline_sync_does_not_wait_for_another_chroma_update(root):
+    """The library updates Chroma at once, unless another process is at it: then the marks
+    wait, and the next sync (even one that finds nothing changed) applies them."""
+    from epimem.store.files import VaultLock
+
+    ix = Index(root)
+    ix.rebuild()
+    write_belief(root, make_belief("pairs-on-incidents", "Pairs during incidents", "Pairs when production is down."))
+    with VaultLock(ix.paths.mirror_lock, timeout=5):
+        rep = Index(root).sync()
+    assert rep.action == "synced" and rep.chroma == "pending" and ix.chroma_pending() == 1
+    again = Index(root).sync()
+    assert again.action == "unchanged" and again.chroma == "updated" and ix.chroma_pending() == 0
+    assert Index(root).collections()["belief"].get(ids=["pairs-on-incidents"])["ids"] == ["pairs-on-incidents"]
