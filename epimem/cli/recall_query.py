@@ -10,6 +10,7 @@ command line `cli.fast.parse` leaves to it.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -83,7 +84,13 @@ def recaller(vault: str | None, today: str | None, embedder: str | None, chroma_
         fail(str(e))
     # Chroma is brought up to date by a detached process: nothing the command
     # prints depends on it, and importing chromadb alone takes a second.
-    return Recaller(root, config=config, today=today, chroma="background",
+    # $EPIMEM_CHROMA_UPDATE=wait waits for it instead (a script that reads Chroma next).
+    mode = os.environ.get("EPIMEM_CHROMA_UPDATE", "").strip() or "background"
+    from ..recall.index import CHROMA_MODES
+
+    if mode not in CHROMA_MODES:
+        fail(f"EPIMEM_CHROMA_UPDATE must be one of {', '.join(CHROMA_MODES)}, not {mode!r}")
+    return Recaller(root, config=config, today=today, chroma=mode,
                     progress=None if quiet else (lambda m: echo(m, err=True)))
 
 

@@ -59,7 +59,9 @@ from .manifest import (
 from .table import Table
 
 BATCH = 2048
-CHROMA_MODES = ("inline", "background", "later")
+# inline: update Chroma after the sync unless another process is at it; wait: update it, waiting
+# for that process; background: a detached process does it; later: only when asked.
+CHROMA_MODES = ("inline", "wait", "background", "later")
 RETRY_AFTER = 300.0   # seconds before an unchanged sync tries a failed Chroma update again
 
 
@@ -93,6 +95,12 @@ class Report:
                 "problems": [{"path": p.path, "line": p.line, "message": p.message} for p in self.problems]}
 
     def summary(self) -> str:
+        s = self._summary()
+        if self.chroma == "pending" and self.action in ("rebuilt", "synced"):
+            s += " Chroma's copy is being updated in the background."
+        return s
+
+    def _summary(self) -> str:
         if self.action == "rebuilt":
             s = f"Rebuilt the index: {self.items} items from {self.files} files in {self.seconds:.1f}s"
             if self.reason:
@@ -540,15 +548,21 @@ class Index:
             # not by every recall.
             failed_lately = time.time() - float(m.get("error_at") or 0) < RETRY_AFTER
             if (m["rebuild"] or m["dirty"]) and not failed_lately:
-                if self.chroma_mode == "inline" and self._update_chroma_unless_busy():
+                if self.chroma_mode == "wait":
+                    self.update_chroma()
+                    rep.chroma = "updated"
+                elif self.chroma_mode == "inline" and self._update_chroma_unless_busy():
                     rep.chroma = "updated"
                 else:
-                    if self.chroma_mode != "inline":
+                    if self.chroma_mode == "background":
                         self.update_chroma_later()
                     rep.chroma = "pending"
             return rep
         if rep.action in ("rebuilt", "synced"):
-            if self.chroma_mode == "inline":
+            if self.chroma_mode == "wait":
+                self.update_chroma()
+                rep.chroma = "updated"
+            elif self.chroma_mode == "inline":
                 rep.chroma = "updated" if self._update_chroma_unless_busy() else "pending"
             elif self.chroma_mode == "background":
                 self.update_chroma_later()
