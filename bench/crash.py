@@ -51,6 +51,9 @@ def _env() -> dict[str, str]:
     env = dict(os.environ)
     env["PYTHONPATH"] = str(ROOT) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     env["EPIMEM_TODAY"] = TODAY
+    # `index rebuild` updates Chroma inside the command that is killed, not in a detached
+    # process that would outlive the trial (and write into a vault being deleted).
+    env["EPIMEM_CHROMA_UPDATE"] = "wait"
     env.setdefault("GIT_AUTHOR_NAME", "crash")
     env.setdefault("GIT_AUTHOR_EMAIL", "crash@localhost")
     env.setdefault("GIT_COMMITTER_NAME", "crash")

@@ -1,6 +1,6 @@
 """The `epimem` console script.
 
-Six paths, cheapest first:
+Seven paths, cheapest first:
 - `epimem --version` prints the version and imports nothing else;
 - `epimem [--vault PATH] [--today DATE] hook ...` runs before every Claude Code
   session, so it is dispatched here without importing Typer, GitPython or
@@ -14,6 +14,10 @@ Six paths, cheapest first:
   last built writes the cached page (`epimem.mirror.page_cache`) without Typer, Jinja2
   or the snapshot; anything else about it (a changed vault, another option) goes on to
   the CLI, which builds the page;
+- `epimem [--vault PATH] [--today DATE] recall ...`, which an assistant may run
+  at every turn, and `index sync` go to `epimem.cli.recall_query` without Typer
+  (0.3–0.5 s of a fresh process); what it does not parse (`--help`, a bad value)
+  goes to Typer;
 - everything else goes to the Typer CLI. This is the only module that imports
   `epimem.cli`.
 """
@@ -119,7 +123,14 @@ def main(argv: list[str] | None = None) -> int:
             return stdio.main(named.get("--vault"), named.get("--today"))
         if rest[:2] == ["mirror", "page"] and _cached_page(opts, rest[2:]):
             return 0
-    from .cli import run
+        for command in (("recall",), ("index", "sync")):
+            if tuple(rest[:len(command)]) == command:
+                from .cli.recall_query import fast_main
+
+                code = fast_main(opts, rest[len(command):], command)
+                if code is not None:
+                    return code
+    from .cli.main import run
 
     return run(args)
 

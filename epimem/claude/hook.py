@@ -143,32 +143,10 @@ def _parse_args(argv: list[str], flags: tuple[str, ...] = ()) -> tuple[list[str]
 
 
 def _spawn(root: str, args: list[str]) -> None:
-    """Start `python -m ...` detached, its stdin/stdout on /dev/null and stderr in the log.
+    """Start `python -m ...` detached (store.spawn), its stderr in `.epimem/hook.log`."""
+    from ..store.spawn import spawn_detached
 
-    Claude Code waits for the hook's stdout to close, so the child must not
-    inherit it; `setsid` keeps it alive after the hook exits.
-    """
-    argv = [sys.executable, *args]
-    log_path = os.path.join(root, ".epimem", "hook.log")
-    devnull = os.open(os.devnull, os.O_RDWR)
-    try:
-        logfd = os.open(log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-    except OSError:
-        logfd = devnull
-    try:
-        try:
-            os.posix_spawn(sys.executable, argv, dict(os.environ), setsid=True, file_actions=[
-                (os.POSIX_SPAWN_DUP2, devnull, 0), (os.POSIX_SPAWN_DUP2, devnull, 1),
-                (os.POSIX_SPAWN_DUP2, logfd, 2)])
-        except (AttributeError, NotImplementedError, TypeError):
-            import subprocess  # platforms without posix_spawn(setsid=...)
-
-            subprocess.Popen(argv, stdin=devnull, stdout=devnull, stderr=logfd,
-                             start_new_session=True, close_fds=True)
-    finally:
-        if logfd != devnull:
-            os.close(logfd)
-        os.close(devnull)
+    spawn_detached(os.path.join(root, ".epimem", "hook.log"), args)
 
 
 # --- session counting ----------------------------------------------------------------

@@ -171,7 +171,7 @@ def _never_fail(ctx: typer.Context, produce) -> None:
     """
     from ..core.errors import EpimemError
     from ..store.paths import resolve_root
-    from . import error_message
+    from .plain import error_message
 
     try:
         produce()

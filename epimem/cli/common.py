@@ -4,9 +4,7 @@ output, and errors that end the command with a message, never a traceback."""
 from __future__ import annotations
 
 import dataclasses
-import json
-import sys
-from datetime import date, datetime
+from datetime import date
 from typing import Any, NoReturn
 
 import typer
@@ -22,6 +20,7 @@ from ..api.shapes import (  # the shapes the MCP server shows too: their one hom
 )
 from ..core import vocabulary as vocab
 from ..core.record import view as _belief_view  # standard library only: cheap at start-up
+from .plain import emit_json, say_error, warn  # noqa: F401  (their home is typer-free: cli.fast prints too)
 
 
 @dataclasses.dataclass
@@ -37,6 +36,30 @@ def state(ctx: typer.Context) -> State:
     return root.obj
 
 
+def typer_command(fn, options) -> None:
+    """Give `fn(ctx, **kw)` the signature Typer reads, made from `cli.fast.Opt`
+    declarations (the command's one list of options, which cli.fast parses too)."""
+    import inspect
+
+    params = [inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=typer.Context)]
+    for o in options:
+        extra = {"help": o.help}
+        if o.metavar:
+            extra["metavar"] = o.metavar
+        if o.flags:
+            if o.min is not None:
+                extra["min"] = o.min
+            if o.envvar:
+                extra["envvar"] = o.envvar
+            info = typer.Option([] if o.multiple else o.default, *o.flags, hidden=o.hidden, **extra)
+        else:
+            info = typer.Argument(o.default, **extra)
+        params.append(inspect.Parameter(o.name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=info,
+                                        annotation=o.annotation))
+    fn.__signature__ = inspect.Signature(params)
+    fn.__annotations__ = {p.name: p.annotation for p in params}
+
+
 def memory(ctx: typer.Context):
     from ..api.memory import Memory
     from ..store.paths import resolve_root
@@ -49,27 +72,9 @@ def memory(ctx: typer.Context):
     return mem
 
 
-def _default(o: Any) -> Any:
-    if isinstance(o, (date, datetime)):
-        return o.isoformat()
-    if dataclasses.is_dataclass(o) and not isinstance(o, type):
-        return dataclasses.asdict(o)
-    if isinstance(o, (set, frozenset, tuple)):
-        return list(o)
-    return str(o)
-
-
-def emit_json(obj: Any) -> None:
-    sys.stdout.write(json.dumps(obj, default=_default, ensure_ascii=False, indent=2) + "\n")
-
-
 def fail(message: str, code: int = 1) -> NoReturn:
-    typer.echo(f"epimem: error: {message}", err=True)
+    say_error(message)
     raise typer.Exit(code)
-
-
-def warn(message: str) -> None:
-    typer.echo(f"epimem: {message}", err=True)
 
 
 # --- the shapes of the JSON output ---------------------------------------------------------

@@ -7,160 +7,40 @@ file) ends the command with a message, never a traceback.
 
 from __future__ import annotations
 
-import json
-import sys
 from pathlib import Path
 
 import typer
 
-from .common import emit_json, fail, state, warn
+from . import recall_query
+from .common import emit_json, fail, state, typer_command
+from .recall_query import errors as _errors
+from .recall_query import recaller, report, root_of
 
 index_app = typer.Typer(no_args_is_help=True, help="The recall index in .epimem/ (rebuildable from the files).")
 
-CHROMA_URL = typer.Option(None, "--chroma-url", envvar="EPIMEM_CHROMA_URL",
-                          help="Use a Chroma server (http://HOST:PORT) instead of the embedded store.")
-EMBEDDER = typer.Option(None, "--embedder", envvar="EPIMEM_EMBEDDER",
-                        help="wordllama (default, offline), minilm (offline, the minilm extra), "
-                             "chroma-minilm, or ollama:MODEL.")
+CHROMA_URL = typer.Option(None, "--chroma-url", envvar="EPIMEM_CHROMA_URL", help=recall_query.CHROMA_URL_HELP)
+EMBEDDER = typer.Option(None, "--embedder", envvar="EPIMEM_EMBEDDER", help=recall_query.EMBEDDER_HELP)
 JSON = typer.Option(False, "--json", help="Machine-readable output (fields in docs/recall.md).")
 
 
 def _root(ctx: typer.Context) -> Path:
-    from ..core.errors import VaultError
-    from ..store.paths import resolve_root
-    from ..store.vault import Vault
-
-    root = resolve_root(state(ctx).vault)
-    try:
-        Vault(root).require()
-    except VaultError as e:
-        fail(str(e))
-    return root
-
-
-def _errors():
-    from ..core.errors import VaultError
-    from ..recall.embed import EmbedderError
-    from ..recall.errors import RecallIndexError
-    from ..recall.rank import QueryError
-
-    return (QueryError, RecallIndexError, EmbedderError, VaultError, OSError)
+    return root_of(state(ctx).vault)
 
 
 def _recaller(ctx: typer.Context, embedder: str | None, chroma_url: str | None, quiet: bool = False):
-    from ..recall.api import Recaller
-    from ..recall.config import read_config
-
-    root = _root(ctx)
     st = state(ctx)
-    try:
-        config = read_config(root, embedder=embedder, chroma_url=chroma_url)
-    except _errors() as e:
-        fail(str(e))
-    return Recaller(root, config=config, today=st.today,
-                    progress=None if quiet else (lambda m: typer.echo(m, err=True)))
+    return recaller(st.vault, st.today, embedder, chroma_url, quiet=quiet)
 
 
 # --- recall --------------------------------------------------------------------------------
 
-def recall_cmd(ctx: typer.Context,
-               query: str | None = typer.Argument(None, help="What to recall, in words."),
-               limit: int = typer.Option(5, "--limit", "-n", min=1, help="How many results."),
-               kind: list[str] = typer.Option([], "--kind", help="Only these kinds (repeatable)."),
-               permanence: list[str] = typer.Option([], "--permanence", help="Only these permanences (repeatable)."),
-               tag: list[str] = typer.Option([], "--tag", help="Only beliefs with one of these tags (repeatable)."),
-               scope: str | None = typer.Option(None, "--scope", help="A project: its beliefs plus global ones."),
-               min_confidence: float | None = typer.Option(None, "--min-confidence",
-                                                              help="On effective (decayed) confidence."),
-               since: str | None = typer.Option(None, "--since", help="Last activity on or after YYYY-MM-DD."),
-               until: str | None = typer.Option(None, "--until", help="Last activity on or before YYYY-MM-DD."),
-               observations: bool = typer.Option(False, "--observations", help="Rank observations too."),
-               inactive: bool = typer.Option(False, "--inactive", help="Include retired and superseded beliefs."),
-               budget: int | None = typer.Option(None, "--budget-tokens", metavar="N", min=0,
-                                                    help="Print compact markdown of at most N tokens."),
-               old_budget: int | None = typer.Option(None, "--budget", min=0, hidden=True,
-                                                        help="Deprecated spelling of --budget-tokens."),
-               queries: str | None = typer.Option(None, "--queries",
-                                                     help="Read queries from FILE (- for stdin), one per line "
-                                                          "or JSON objects; write JSON lines."),
-               mode: str = typer.Option("fused", "--mode", help="fused (default), keyword or semantic."),
-               as_json: bool = JSON,
-               no_sync: bool = typer.Option(False, "--no-sync", help="Use the index as it is."),
-               embedder: str | None = EMBEDDER,
-               chroma_url: str | None = CHROMA_URL):
+def recall_cmd(ctx: typer.Context, **kw):
     """The beliefs most relevant to QUERY: keyword and semantic relevance, weighted by confidence."""
-    errors = _errors()
-    if budget is None:
-        budget = old_budget  # same unit: the old spelling only lacked the unit's name
-    if (query is None) == (queries is None):
-        fail("give a QUERY, or --queries FILE (one query per line)", code=2)
-    r = _recaller(ctx, embedder, chroma_url, quiet=as_json or queries is not None)
-    r.auto_sync = not no_sync
-    filters = dict(kind=kind, permanence=permanence, tag=tag, scope=scope, min_confidence=min_confidence,
-                   since=since, until=until, include_observations=observations, include_inactive=inactive)
-    if queries is not None:
-        _batch(r, queries, dict(filters, limit=limit, budget=budget, mode=mode))
-        return
-    try:
-        res = r.recall(query, limit=limit, budget=budget, mode=mode, **filters)
-    except errors as e:
-        fail(str(e), code=2 if type(e).__name__ == "QueryError" else 1)
-    if r.last_report and r.last_report.action in ("synced", "rebuilt"):
-        for p in r.last_report.problems:
-            warn(f"skipped {p}")
-    if as_json:
-        emit_json(res.as_json())
-        return
-    if budget is not None:
-        sys.stdout.write(res.markdown or "")
-        return
-    if not res.hits:
-        typer.echo("Nothing recalled.")
-        return
-    for i, h in enumerate(res.hits, 1):
-        if h.type == "belief":
-            conf = f"{h.effective_confidence:.2f} {h.tier}"
-            typer.echo(f"{i}. {h.id} — {h.title}  ({conf})")
-        else:
-            typer.echo(f"{i}. {h.id} ({h.date}, {h.connects}) — {h.title}")
-        typer.echo(f"   score {h.score:.4f} · {h.why}")
+    st = state(ctx)
+    recall_query.run(st.vault, st.today, **kw)
 
 
-def _batch(r, source: str, defaults: dict) -> None:
-    try:
-        text = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        fail(f"cannot read {source}: {e}")
-    name = "stdin" if source == "-" else source
-    entries = []
-    for n, line in enumerate(text.splitlines(), 1):
-        s = line.strip()
-        if not s or s.startswith("#"):
-            entries.append(None)
-            continue
-        if s.startswith("{"):
-            try:
-                entries.append(json.loads(s))
-            except json.JSONDecodeError as e:
-                entries.append(("bad", f"{name}:{n}: invalid JSON: {e.msg}"))
-            continue
-        entries.append(s)
-    defaults = {k: v for k, v in defaults.items() if v not in (None, [], False)}
-    out = sys.stdout
-    errors = _errors()
-    try:
-        for n, entry in enumerate(entries, 1):
-            if entry is None:
-                continue
-            if isinstance(entry, tuple):
-                row = {"line": n, "error": entry[1]}
-            else:
-                row = next(r.batch([entry], defaults=defaults))
-                row["line"] = n
-            out.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
-    except errors as e:
-        fail(str(e))
-    out.flush()
+typer_command(recall_cmd, recall_query.OPTIONS)
 
 
 # --- index --------------------------------------------------------------------------------
@@ -174,28 +54,17 @@ def index_rebuild(ctx: typer.Context, as_json: bool = JSON, embedder: str | None
         rep = r.rebuild("asked for")
     except _errors() as e:
         fail(str(e))
-    _report(rep, as_json)
+    report(rep, as_json)
 
 
-@index_app.command("sync")
-def index_sync(ctx: typer.Context, as_json: bool = JSON, embedder: str | None = EMBEDDER,
-               chroma_url: str | None = CHROMA_URL):
+def index_sync(ctx: typer.Context, **kw):
     """Update only what changed (mtime and size, then content hash)."""
-    r = _recaller(ctx, embedder, chroma_url, quiet=as_json)
-    try:
-        rep = r.sync()
-    except _errors() as e:
-        fail(str(e))
-    _report(rep, as_json)
+    st = state(ctx)
+    recall_query.sync(st.vault, st.today, **kw)
 
 
-def _report(rep, as_json: bool) -> None:
-    if as_json:
-        emit_json(rep.as_json())
-        return
-    for p in rep.problems:
-        warn(f"skipped {p}")
-    typer.echo(rep.summary())
+typer_command(index_sync, recall_query.SYNC_OPTIONS)
+index_app.command("sync")(index_sync)
 
 
 @index_app.command("status")
@@ -226,6 +95,10 @@ def index_status(ctx: typer.Context, as_json: bool = JSON, embedder: str | None 
             typer.echo(f"  {label:<8} {p}")
     for p in st.problems:
         typer.echo(f"  malformed {p}")
+    if st.chroma_pending or st.chroma_error:
+        why = f" (the last update failed: {st.chroma_error})" if st.chroma_error else ""
+        typer.echo(f"Chroma lacks {st.chroma_pending} item(s) of the index{why}; "
+                   "`epimem index sync` updates it.")
     if not st.stale:
         typer.echo("Up to date.")
     else:

@@ -187,7 +187,8 @@ def build(root: str | Path, *, today: str | None = None) -> MCPServer:
         # One per server: its index state stays warm between calls (a recall is then a few ms).
         if not recaller_box:
             from ..recall.api import Recaller
-            recaller_box.append(Recaller(root, today=today))
+            # A tool call never waits for Chroma: a detached process updates it.
+            recaller_box.append(Recaller(root, today=today, chroma="background"))
         return recaller_box[0]
 
     # --- tools: reading -------------------------------------------------------------------------

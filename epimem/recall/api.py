@@ -119,22 +119,62 @@ def _root_and_today(vault_or_root) -> tuple[Path, Any]:
     return Path(root), today
 
 
+def _import_in_this_thread() -> None:
+    """What the helper threads would import, imported by their starter first: two
+    threads importing numpy at once can see it half initialised."""
+    import importlib
+
+    for name in ("numpy", "orjson", "tokenizers"):
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            pass  # orjson is optional; a missing tokenizers is the embedder's error to say
+
+
+class _Early:
+    """`load()` in a thread; its result only if the manifest is still the one it started with."""
+
+    def __init__(self, load, key):
+        self.key, self.value = key, None
+        self.thread = None
+        if key is None:
+            return
+        _import_in_this_thread()
+
+        def run():
+            try:
+                self.value = load()
+            except Exception:  # noqa: BLE001 - the caller loads again and reports it
+                self.value = None
+
+        self.thread = threading.Thread(target=run, name="epimem-index-read", daemon=True)
+        self.thread.start()
+
+    def result(self, key):
+        if self.thread is None:
+            return None
+        self.thread.join()
+        return self.value if key == self.key else None
+
+
 class Recaller:
     def __init__(self, root: str | os.PathLike, *, embedder: str | None = None,
                  chroma_url: str | None = None, config: Config | None = None,
-                 today: date | str | None = None, auto_sync: bool = True, progress=None):
+                 today: date | str | None = None, auto_sync: bool = True, progress=None,
+                 chroma: str = "inline"):
         from ..store.vault import Vault
 
         self.root = Path(root).expanduser().absolute()
         self.vault = Vault(self.root)
         self.index = Index(self.root, config or read_config(self.root, embedder=embedder, chroma_url=chroma_url),
-                           progress=progress)
+                           progress=progress, chroma=chroma)
         self._today = today
         self.auto_sync = auto_sync
         self._state: State | None = None
         self._state_key = None
         self._dirs_key = None
         self._lock = threading.RLock()
+        self._prefetch: threading.Thread | None = None
         self.notes: list[str] = []
         self.last_report: Report | None = None
 
@@ -184,19 +224,29 @@ class Recaller:
             self.last_report = rep
             return rep
 
+    def _manifest_key(self):
+        try:
+            st = os.stat(self.index.paths.manifest)
+            return (st.st_mtime_ns, st.st_size, st.st_ino)
+        except OSError:
+            return None
+
     def state(self) -> State:
         """The index, synced when the vault changed, reloaded when another process wrote it."""
         with self._lock:
+            early = None
+            if self._state is None and self.auto_sync and self._dirs() != self._dirs_key:
+                # A fresh process reads the index while the sync stats every file (the
+                # two took 0.3 and 0.6 s of a fresh recall, one after the other); what
+                # it read is kept if the sync wrote nothing.
+                early = _Early(self.index.load, self._manifest_key())
             if self.auto_sync and self._dirs() != self._dirs_key:
                 self.sync(wait=self._state is None and not self.index.paths.manifest.exists())
-            try:
-                st = os.stat(self.index.paths.manifest)
-                key = (st.st_mtime_ns, st.st_size, st.st_ino)
-            except OSError:
-                key = None
+            key = self._manifest_key()
             if self._state is None or key != self._state_key:
+                got = early.result(key) if early is not None else None
                 try:
-                    self._state = self.index.load()
+                    self._state = got if got is not None else self.index.load()
                 except Corrupt as e:
                     self.index.progress(f"The recall index cannot be used ({e}); rebuilding it.")
                     self.rebuild(str(e))
@@ -257,6 +307,8 @@ class Recaller:
     def candidates(self, text: str, f: Filters, *, depth: int = DEPTH, mode: str = "fused") -> Candidates | None:
         """Each ranker's filtered candidates for `text`, their confidence and
         subject factors: everything fusion needs (bench/ replays fusion on it)."""
+        if mode != "keyword":
+            self._prefetch_embedder()
         st = self.state()
         table = st.table
         today, params = self.today, self.params
@@ -290,6 +342,23 @@ class Recaller:
         sem = [r for r in sem if r[0] in items]
         cov = st.lexical.coverage(table.row_of[kw[0][0]], tokens) if kw else 0.0
         return Candidates(st, kw, sem, confidence, items, self._subject(st, text, f, items), cov)
+
+    def _prefetch_embedder(self) -> None:
+        """Load the model in a thread while this one reads the index: in a fresh
+        process the two are a third of a query's time each, and the model's part
+        (reading and hashing its files, the tokenizer's Rust parser) runs beside it."""
+        if self._prefetch is not None or self.index._embedder is not None:
+            return
+        _import_in_this_thread()
+
+        def load():
+            try:
+                _ = self.index.embedder
+            except Exception:  # noqa: BLE001 - the query's own call raises it, with its message
+                pass
+
+        self._prefetch = threading.Thread(target=load, name="epimem-embedder", daemon=True)
+        self._prefetch.start()
 
     def _subject(self, st: State, text: str, f: Filters, items: dict) -> dict[str, float]:
         """The subject factors of the candidates (epimem/recall/subject.py)."""

@@ -1,8 +1,18 @@
 """The recall index of one vault: building it, keeping it current, opening it for search.
 
-The index lives in `<vault>/.epimem/`: Chroma for vectors (`chroma.py`), a
-table and a BM25 index beside it, and a manifest of the files they were made
-from (`manifest.py`); which embedder and store is `config.py`.
+The index lives in `<vault>/.epimem/`: the sidecar — a table, a BM25 index
+and every item's vector, which is what a query reads — and a manifest of the
+files they were made from (`manifest.py`), and Chroma (`chroma.py`), which
+holds the same vectors and metadata for a shared server and other readers;
+which embedder and store is `config.py`.
+
+Chroma follows the sidecar instead of being written with it: a rebuild or
+sync writes the sidecar and marks what Chroma lacks (`chroma.json`), and
+`update_chroma` copies it over — at once (`chroma="inline"`, the library's
+default), in a detached process (`"background"`, the command line's), or when
+asked (`"later"`). Importing chromadb and opening its store cost a one-file
+sync 1–2 s and Chroma's adds were most of a rebuild; nothing on the query
+path reads Chroma, so nobody waited for them but the writer.
 
 Everything here is derived from the vault's files and can be deleted: a
 missing, corrupt or incompatible index (another embedder, another Chroma
@@ -17,6 +27,7 @@ id (a renamed belief) is reused rather than recomputed.
 from __future__ import annotations
 
 import os
+import secrets
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -35,10 +46,12 @@ from .manifest import (
     State,
     Vectors,
     load_manifest,
+    load_mirror,
     load_state,
     parse_file,
     problems_from,
     save_manifest,
+    save_mirror,
     save_state,
     scan,
     sha256_bytes,
@@ -46,12 +59,11 @@ from .manifest import (
 from .table import Table
 
 BATCH = 2048
+# inline: update Chroma after the sync unless another process is at it; wait: update it, waiting
+# for that process; background: a detached process does it; later: only when asked.
+CHROMA_MODES = ("inline", "wait", "background", "later")
+RETRY_AFTER = 300.0   # seconds before an unchanged sync tries a failed Chroma update again
 
-
-def _concat(parts):
-    import numpy as np
-
-    return np.concatenate(parts)
 
 Progress = Callable[[str], None]
 
@@ -73,15 +85,22 @@ class Report:
     problems: list[Problem] = field(default_factory=list)
     seconds: float = 0.0
     timings: dict = field(default_factory=dict)
+    chroma: str = ""                  # "updated", "pending" (a detached process is at it), "" (nothing to do)
 
     def as_json(self) -> dict:
         return {"action": self.action, "reason": self.reason or None, "items": self.items,
-                "files": self.files, "added": self.added, "updated": self.updated,
+                "chroma": self.chroma or None, "files": self.files, "added": self.added, "updated": self.updated,
                 "removed": self.removed, "embedded": self.embedded, "reused": self.reused,
                 "files_changed": self.files_changed, "seconds": round(self.seconds, 3),
                 "problems": [{"path": p.path, "line": p.line, "message": p.message} for p in self.problems]}
 
     def summary(self) -> str:
+        s = self._summary()
+        if self.chroma == "pending" and self.action in ("rebuilt", "synced"):
+            s += " Chroma's copy is being updated in the background."
+        return s
+
+    def _summary(self) -> str:
         if self.action == "rebuilt":
             s = f"Rebuilt the index: {self.items} items from {self.files} files in {self.seconds:.1f}s"
             if self.reason:
@@ -108,6 +127,8 @@ class Status:
     embedder: str = ""
     store: str = ""
     written: str = ""
+    chroma_pending: int = 0           # items Chroma still lacks (update_chroma copies them)
+    chroma_error: str = ""            # why the last update of Chroma failed
 
     @property
     def stale(self) -> bool:
@@ -117,8 +138,16 @@ class Status:
         return {"exists": self.exists, "stale": self.stale, "needs_rebuild": self.needs_rebuild or None,
                 "new": self.new, "changed": self.changed, "deleted": self.deleted,
                 "items": self.items, "files": self.files, "embedder": self.embedder,
-                "store": self.store, "written": self.written or None,
+                "store": self.store, "written": self.written or None, "chroma_pending": self.chroma_pending,
+                "chroma_error": self.chroma_error or None,
                 "problems": [{"path": p.path, "line": p.line, "message": p.message} for p in self.problems]}
+
+
+def _shown(store: str) -> str:
+    """The store as status shows it: a server's URL may hold a password."""
+    from ..core.redact import redact
+
+    return redact(store)
 
 
 # --- the index -------------------------------------------------------------------------------------
@@ -127,7 +156,10 @@ class Index:
     """Build, update and open the recall index of one vault."""
 
     def __init__(self, root: str | os.PathLike, config: Config | None = None, *,
-                 progress: Progress | None = None):
+                 progress: Progress | None = None, chroma: str = "inline"):
+        if chroma not in CHROMA_MODES:
+            raise ValueError(f"chroma must be one of {', '.join(CHROMA_MODES)}, not {chroma!r}")
+        self.chroma_mode = chroma
         self.root = Path(root).absolute()
         self.config = config or read_config(self.root)
         self.paths = Paths(self.root)
@@ -139,6 +171,8 @@ class Index:
     # -- parts ----------------------------------------------------------------------------------
     @property
     def embedder(self):
+        # get_embedder loads each model once per process, under a lock: a
+        # prefetching thread and this one may both ask.
         if self._embedder is None:
             self._embedder = get_embedder(self.config.embedder, ollama_url=self.config.ollama_url)
         return self._embedder
@@ -150,8 +184,8 @@ class Index:
             return self._http
         return chroma.open_client(self.config, self.paths, fresh=fresh)
 
-    def collection(self, manifest: dict, kind: str):
-        return chroma.get_collection(self.client(), manifest["collections"][kind])
+    def collection(self, names: dict, kind: str):
+        return chroma.get_collection(self.client(), names[kind])
 
     def lock(self, timeout: float = 600.0):
         from ..store.files import VaultLock
@@ -163,8 +197,7 @@ class Index:
             return "there was no index"
         if manifest.get("embedder_name") != self.config.embedder:
             return f"the embedder changed from {manifest.get('embedder_name')} to {self.config.embedder}"
-        if manifest.get("store") != self.config.store:
-            return f"the Chroma store changed from {manifest.get('store')} to {self.config.store}"
+        # Another Chroma store needs no new vectors: update_chroma fills it from the sidecar.
         return ""
 
     # -- status -----------------------------------------------------------------------------------
@@ -173,15 +206,16 @@ class Index:
         try:
             m = load_manifest(self.paths)
         except Corrupt as e:
-            return Status(exists=True, needs_rebuild=str(e), store=self.config.store,
+            return Status(exists=True, needs_rebuild=str(e), store=_shown(self.config.store),
                           embedder=self.config.embedder)
         why = self._incompatible(m)
         if m is None:
-            return Status(exists=False, needs_rebuild=why, store=self.config.store,
+            return Status(exists=False, needs_rebuild=why, store=_shown(self.config.store),
                           embedder=self.config.embedder)
         st = Status(exists=True, needs_rebuild=why, items=int(m.get("items", 0)), files=len(m["files"]),
-                    embedder=m.get("embedder", ""), store=m.get("store", ""), written=m.get("written", ""),
-                    problems=problems_from(m))
+                    embedder=m.get("embedder", ""), store=_shown(m.get("store", "")), written=m.get("written", ""),
+                    problems=problems_from(m), chroma_pending=self.chroma_pending(),
+                    chroma_error=str(load_mirror(self.paths).get("error") or ""))
         now = scan(self.root)
         old = m["files"]
         for rel, (mt, size) in sorted(now.items()):
@@ -206,22 +240,14 @@ class Index:
     # -- rebuild ----------------------------------------------------------------------------------
     def rebuild(self, reason: str = "") -> Report:
         with self.lock():
-            return self._rebuild(reason)
+            rep = self._rebuild(reason)
+        return self._follow(rep)
 
     def _rebuild(self, reason: str = "") -> Report:
         t0 = time.perf_counter()
         timings: dict[str, float] = {}
         self.progress("Building the recall index from the vault's files…")
         emb = self.embedder
-        try:
-            client = self.client()
-        except Corrupt:
-            if self.config.chroma_url:
-                raise
-            self.progress("The Chroma store is damaged; starting it afresh.")
-            chroma.wipe_embedded(self.paths)
-            client = self.client(fresh=True)
-        prefix, names = chroma.collection_names(self.root, emb.fingerprint)
 
         t = time.perf_counter()
         files_now = scan(self.root)
@@ -250,43 +276,22 @@ class Index:
                 items.append(it)
         timings["parse"] = time.perf_counter() - t
 
-        collections = {kind: chroma.create_collection(client, name) for kind, name in names.items()}
-        # Chroma's add (HNSW insertion, SQLite) is most of a rebuild's time and
-        # runs outside the GIL, so it runs in a worker while this thread embeds
-        # the next batch and builds the keyword index, table and vectors.
-        from concurrent.futures import ThreadPoolExecutor
-
-        emb_t = 0.0
-        parts = []
-        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="epimem-chroma") as pool:
-            futures = []
-            for s in range(0, len(items), BATCH):
-                chunk = items[s:s + BATCH]
-                t = time.perf_counter()
-                vecs = self._embed([it.text for it in chunk])
-                emb_t += time.perf_counter() - t
-                parts.append(vecs)
-                futures.append(pool.submit(self._add_to_chroma, collections, chunk, vecs))
-                if len(items) > 5000:
-                    self.progress(f"  embedded {min(s + BATCH, len(items))}/{len(items)}")
-            t = time.perf_counter()
-            lexical = LexicalIndex.build(tokenize(it.text) for it in items)
-            table = Table([to_row(it) for it in items], [it.text_digest for it in items])
-            matrix = self._embed([]) if not parts else (parts[0] if len(parts) == 1 else _concat(parts))
-            vectors = Vectors.make(matrix, [it.text for it in items])
-            timings["keyword"] = time.perf_counter() - t
-            t = time.perf_counter()
-            timings["chroma"] = sum(f.result() for f in futures)
-            timings["chroma_wait"] = time.perf_counter() - t
-        timings["embed"] = emb_t
+        t = time.perf_counter()
+        matrix = self._embed([it.text for it in items])
+        timings["embed"] = time.perf_counter() - t
+        t = time.perf_counter()
+        lexical = LexicalIndex.build(tokenize(it.text) for it in items)
+        table = Table([to_row(it) for it in items], [it.text_digest for it in items])
+        vectors = Vectors.make(matrix, [it.text for it in items])
+        timings["keyword"] = time.perf_counter() - t
 
         manifest = {"embedder": emb.fingerprint, "embedder_name": self.config.embedder,
-                    "store": self.config.store, "collections": names, "files": manifest_files,
+                    "store": self.config.store, "files": manifest_files,
                     "problems": problems, "items": len(items)}
         t = time.perf_counter()
-        chroma.seen(self.paths, save_state(self.paths, manifest, table, lexical, vectors))
+        save_state(self.paths, manifest, table, lexical, vectors)
+        self._mark_chroma(everything=True)
         timings["save"] = time.perf_counter() - t
-        chroma.drop_collections(client, prefix, keep=set(names.values()))
         dt = time.perf_counter() - t0
         plist = [Problem(rel, line, msg) for rel, rows in sorted(problems.items()) for line, msg in rows]
         rep = Report("rebuilt", reason=reason, items=len(items), files=len(manifest_files),
@@ -308,18 +313,6 @@ class Index:
                 self.progress(f"  embedded {min(s + BATCH, len(texts))}/{len(texts)}")
         return np.concatenate(parts)
 
-    def _add_to_chroma(self, collections: dict, items: list[Item], matrix) -> float:
-        """Add items to Chroma; returns the seconds it took. The documents are
-        not sent: the sidecar keeps the texts, and Chroma's full-text index of
-        them cost a third of its add time."""
-        t = time.perf_counter()
-        for kind in (BELIEF, OBSERVATION):
-            rows = [i for i, it in enumerate(items) if it.type == kind]
-            if rows:
-                collections[kind].add(ids=[items[i].id for i in rows], embeddings=matrix[rows],
-                                      metadatas=[chroma_metadata(items[i]) for i in rows])
-        return time.perf_counter() - t
-
     # -- sync ----------------------------------------------------------------------------------------
     def sync(self, *, wait: bool = True) -> Report:
         """Bring the index up to date with the files; rebuild when it is missing,
@@ -333,9 +326,10 @@ class Index:
                 raise
             return Report("busy", reason="another epimem process is updating the index")
         try:
-            return self._sync()
+            rep = self._sync()
         finally:
             lock.release()
+        return self._follow(rep)
 
     def _sync(self) -> Report:
         t0 = time.perf_counter()
@@ -456,8 +450,6 @@ class Index:
 
         new_vecs, rep.reused = self._vectors_for(embed, gone, table, vectors)
         rep.embedded = len(embed) - rep.reused
-        # A missing collection raises Corrupt here, before anything is written.
-        self._chroma_changes(self.collections(state), table, gone, meta_only, embed, new_vecs)
 
         # The table and BM25 rows: drop gone and re-embedded rows, patch
         # metadata-only rows in place, append the new ones.
@@ -475,7 +467,8 @@ class Index:
         vectors = vectors.edited(keep, new_vecs, [it.text for it in embed])
 
         manifest.update(files=files_meta, problems=problems, items=len(new_table))
-        chroma.seen(self.paths, save_state(self.paths, manifest, new_table, lexical, vectors))
+        save_state(self.paths, manifest, new_table, lexical, vectors)
+        self._mark_chroma(keys=[*gone, *(it.key for it in meta_only), *(it.key for it in embed)])
         rep.items, rep.files = len(new_table), len(files_meta)
         rep.problems = problems_from(manifest)
         return rep
@@ -499,36 +492,203 @@ class Index:
             out[need] = fresh
         return out, len(embed) - len(need)
 
-    def _chroma_changes(self, cols: dict, table: Table, gone: list[str], meta_only: list[Item],
-                        embed: list[Item], vecs) -> None:
-        """Apply the changes to Chroma (`vecs`: the vectors of `embed`, in order)."""
-        for kind, prefix in ((BELIEF, "b/"), (OBSERVATION, "o/")):
-            col = cols[kind]
-            ids = [k[2:] for k in gone if k.startswith(prefix)]
-            for s in range(0, len(ids), BATCH):
-                col.delete(ids=ids[s:s + BATCH])
-            todo = [i for i, it in enumerate(embed) if it.type == kind]
-            for s in range(0, len(todo), BATCH):
-                chunk = todo[s:s + BATCH]
-                col.upsert(ids=[embed[i].id for i in chunk], embeddings=vecs[chunk],
-                           metadatas=[chroma.item_metadata(embed[i], table) for i in chunk])
-            metas = [it for it in meta_only if it.type == kind]
-            for s in range(0, len(metas), BATCH):
-                chunk = metas[s:s + BATCH]
-                col.update(ids=[it.id for it in chunk], metadatas=[chroma.item_metadata(it, table) for it in chunk])
-
     # -- opening for search -----------------------------------------------------------------------------
     def load(self) -> State:
         return load_state(self.paths)
 
-    def collections(self, state: State) -> dict:
-        """The collections of `state`, reopening the embedded store when another
-        process wrote it since this process last opened or wrote it."""
-        chroma.reopen_if_written(self.config, self.paths, state.stamp)
-        names = tuple(sorted(state.manifest["collections"].items()))
+    def collections(self, state: State | None = None) -> dict:
+        """Chroma's collections as they are (`update_chroma` brings them up to date),
+        reopening the embedded store when another process wrote it since this
+        process last opened or wrote it. Raises Corrupt when there are none."""
+        m = load_mirror(self.paths)
+        if not m.get("collections"):
+            raise Corrupt("Chroma has no collections for this index yet")
+        chroma.reopen_if_written(self.config, self.paths, m.get("token", ""))
+        names = tuple(sorted(m["collections"].items()))
         if self._cols is not None and self._cols[0] == chroma.generation and self._cols[1] == names:
             return self._cols[2]
-        cols = {k: self.collection(state.manifest, k) for k in (BELIEF, OBSERVATION)}
+        cols = {k: self.collection(m["collections"], k) for k in (BELIEF, OBSERVATION)}
         self._cols = (chroma.generation, names, cols)
         return cols
 
+    # -- Chroma follows the sidecar ----------------------------------------------------------------
+    def _mark_chroma(self, keys=(), everything: bool = False) -> None:
+        """Note what Chroma lacks (under the index lock, after the sidecar is written)."""
+        m = load_mirror(self.paths)
+        keys = list(keys)
+        if not keys and not everything:
+            return
+        m["seq"] += 1
+        if everything:
+            m["rebuild"], m["dirty"] = m["seq"], {}
+        else:
+            m["dirty"].update(dict.fromkeys(keys, m["seq"]))
+        save_mirror(self.paths, m)
+
+    def chroma_failed(self, message: str) -> None:
+        """Record why Chroma could not be updated (`index status` says it)."""
+        with self.lock():
+            m = load_mirror(self.paths)
+            m["error"], m["error_at"] = message, time.time()
+            save_mirror(self.paths, m)
+
+    def chroma_pending(self) -> int:
+        """How many items Chroma lacks (the whole index while a full build is due)."""
+        m = load_mirror(self.paths)
+        if m["rebuild"] or not m.get("collections") or m.get("store") != self.config.store:
+            man = load_manifest(self.paths) if self.paths.manifest.exists() else None
+            return int(man.get("items", 0)) if man else 0
+        return len(m["dirty"])
+
+    def _follow(self, rep: Report) -> Report:
+        if rep.action == "unchanged" and self.chroma_mode != "later" and not self._chroma_busy():
+            # What an interrupted update left undone (it is not done by anyone else).
+            m = load_mirror(self.paths)
+            # After a failure (a server down), retried on the next change or after a while,
+            # not by every recall.
+            failed_lately = time.time() - float(m.get("error_at") or 0) < RETRY_AFTER
+            if (m["rebuild"] or m["dirty"]) and not failed_lately:
+                if self.chroma_mode == "wait":
+                    self.update_chroma()
+                    rep.chroma = "updated"
+                elif self.chroma_mode == "inline" and self._update_chroma_unless_busy():
+                    rep.chroma = "updated"
+                else:
+                    if self.chroma_mode == "background":
+                        self.update_chroma_later()
+                    rep.chroma = "pending"
+            return rep
+        if rep.action in ("rebuilt", "synced"):
+            if self.chroma_mode == "wait":
+                self.update_chroma()
+                rep.chroma = "updated"
+            elif self.chroma_mode == "inline":
+                rep.chroma = "updated" if self._update_chroma_unless_busy() else "pending"
+            elif self.chroma_mode == "background":
+                self.update_chroma_later()
+                rep.chroma = "pending"
+            else:
+                rep.chroma = "pending"
+        return rep
+
+    def _update_chroma_unless_busy(self) -> bool:
+        """update_chroma, unless another process is at it (a full build can take a minute):
+        then what this sync marked waits for the next sync, which finds it pending."""
+        from ..store.files import LockTimeout
+
+        try:
+            self.update_chroma(wait=0.0)
+        except LockTimeout:
+            return False
+        return True
+
+    def _chroma_busy(self) -> bool:
+        from ..store.files import VaultLock
+
+        lock = VaultLock(self.paths.mirror_lock, timeout=0.0)
+        try:
+            lock.acquire()
+        except Exception:
+            return True
+        lock.release()
+        return False
+
+    def update_chroma_later(self) -> None:
+        """`update_chroma` in a detached process (`python -m epimem.recall.follow`),
+        its errors in `.epimem/recall/chroma.log`."""
+        from ..store.spawn import spawn_detached
+
+        args = ["-m", "epimem.recall.follow", str(self.root)]
+        if self.config.chroma_url:
+            args += ["--chroma-url", self.config.chroma_url]
+        spawn_detached(self.paths.mirror_log, args)
+
+    def update_chroma(self, wait: float = 3600.0) -> dict:
+        """Copy into Chroma what it lacks of the sidecar: everything after a
+        rebuild (or when its collections are missing or damaged, or the store
+        changed), else the marked items — each deleted and added again from the
+        sidecar as it is now, so a mark applied twice or late is still right.
+        No embedding: the vectors come from the sidecar. One process at a time
+        (`chroma.lock`); the index lock is held only to record what was done,
+        so syncs go on meanwhile and what they mark waits for the next call."""
+        from ..store.files import VaultLock
+
+        t0 = time.perf_counter()
+        with VaultLock(self.paths.mirror_lock, timeout=wait):
+            m = load_mirror(self.paths)
+            seq = m["seq"]
+            full = bool(m["rebuild"]) or not m.get("collections") or m.get("store") != self.config.store
+            if not full and not m["dirty"]:
+                return {"action": "unchanged", "items": 0, "seconds": time.perf_counter() - t0}
+            try:
+                state = self.load()
+            except Corrupt:
+                return {"action": "no index", "items": 0, "seconds": time.perf_counter() - t0}
+            names = None
+            if not full:
+                try:
+                    n = self._chroma_apply(state, sorted(m["dirty"]))
+                except Corrupt as e:
+                    self.progress(f"Chroma cannot be updated ({e}); writing it afresh from the sidecar.")
+                    full = True
+            if full:
+                names, old_prefix = self._chroma_build(state)
+                n = len(state.table)
+            token = secrets.token_hex(8)
+            with self.lock():
+                now = load_mirror(self.paths)
+                if names is not None:
+                    now.update(collections=names, store=self.config.store)
+                    if now["rebuild"] <= seq:
+                        now["rebuild"] = 0
+                now["dirty"] = {k: s for k, s in now["dirty"].items() if s > seq}
+                now["token"] = token
+                now.pop("error", None)
+                now.pop("error_at", None)
+                save_mirror(self.paths, now)
+            chroma.seen(self.paths, token)
+            if names is not None:
+                chroma.drop_collections(self.client(), old_prefix, keep=set(names.values()))
+        return {"action": "rebuilt" if names else "updated", "items": n, "seconds": time.perf_counter() - t0}
+
+    def _chroma_build(self, state: State) -> tuple[dict, str]:
+        """New collections holding the whole sidecar; (their names, the vault's prefix)."""
+        import numpy as np
+
+        try:
+            client = self.client()
+        except Corrupt:
+            if self.config.chroma_url:
+                raise
+            self.progress("The Chroma store is damaged; starting it afresh.")
+            chroma.wipe_embedded(self.paths)
+            client = self.client(fresh=True)
+        prefix, names = chroma.collection_names(self.root, state.manifest["embedder"])
+        table, mat = state.table, state.vectors.matrix
+        kinds = table.columns["type"]
+        for kind in (BELIEF, OBSERVATION):
+            col = chroma.create_collection(client, names[kind])
+            rows = [i for i, t in enumerate(kinds) if t == kind]
+            for s in range(0, len(rows), BATCH):
+                chunk = rows[s:s + BATCH]
+                col.add(ids=[table.keys[r][2:] for r in chunk], embeddings=np.asarray(mat[chunk], np.float32),
+                        metadatas=[chroma_metadata(table.item(r)) for r in chunk])
+        return names, prefix
+
+    def _chroma_apply(self, state: State, keys: list[str]) -> int:
+        """Replace `keys` in Chroma by what the sidecar holds of them (nothing, for a removed item)."""
+        import numpy as np
+
+        cols = self.collections(state)
+        table, mat = state.table, state.vectors.matrix
+        for kind, pre in ((BELIEF, "b/"), (OBSERVATION, "o/")):
+            mine = [k for k in keys if k.startswith(pre)]
+            col = cols[kind]
+            for s in range(0, len(mine), BATCH):
+                chunk = mine[s:s + BATCH]
+                col.delete(ids=[k[2:] for k in chunk])
+                rows = [table.row_of[k] for k in chunk if k in table.row_of]
+                if rows:
+                    col.add(ids=[table.keys[r][2:] for r in rows], embeddings=np.asarray(mat[rows], np.float32),
+                            metadatas=[chroma_metadata(table.item(r)) for r in rows])
+        return len(keys)

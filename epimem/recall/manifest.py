@@ -7,6 +7,8 @@
     .epimem/recall/vectors-<stamp>.npy, texts-<stamp>.npy
                                   every item's vector and indexed text, in table order
     .epimem/recall/lock           held while the index is written
+    .epimem/recall/chroma.json    what Chroma still lacks of the above (see index.Index.update_chroma)
+    .epimem/recall/chroma.lock    held while Chroma is brought up to date
 
 The vectors file is what a query reads: an exact cosine scan of 60,000
 rows is a few milliseconds, so answering needs neither chromadb (0.9 s to
@@ -202,6 +204,9 @@ class Paths:
         self.lexical = self.dir / "lexical.npz"
         self.vectors = self.dir / "vectors.npz"
         self.lock = self.dir / "lock"
+        self.mirror = self.dir / "chroma.json"
+        self.mirror_lock = self.dir / "chroma.lock"
+        self.mirror_log = self.dir / "chroma.log"
         self.chroma = self.internal / "chroma"
 
     def matrix(self, stamp: str) -> Path:
@@ -309,6 +314,27 @@ def save_manifest(paths: Paths, manifest: dict) -> None:
     """Rewrite the manifest alone (same stamp): for changes that touch no item,
     such as a file saved again unchanged."""
     write_cache(paths.manifest, _dumps(manifest))
+
+
+def load_mirror(paths: Paths) -> dict:
+    """What Chroma holds of the sidecar: its collections (None before the first
+    build), and what it still lacks — `rebuild` (a sequence number, 0 for none)
+    and `dirty` (item key → the sequence number that marked it). An unreadable
+    file asks for a full build: Chroma is rebuilt from the sidecar, not the other way."""
+    fresh = {"collections": None, "store": None, "seq": 0, "rebuild": 0, "dirty": {}, "token": ""}
+    try:
+        m = _loads(paths.mirror.read_bytes())
+    except FileNotFoundError:
+        return fresh
+    except (OSError, ValueError):
+        return dict(fresh, seq=1, rebuild=1)
+    if not isinstance(m, dict) or not isinstance(m.get("dirty"), dict) or not isinstance(m.get("seq"), int):
+        return dict(fresh, seq=1, rebuild=1)
+    return {**fresh, **m}
+
+
+def save_mirror(paths: Paths, mirror: dict) -> None:
+    write_cache(paths.mirror, _dumps(mirror))
 
 
 def problems_from(manifest: dict) -> list[Problem]:

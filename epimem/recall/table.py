@@ -66,14 +66,15 @@ class Table:
     def __len__(self) -> int:
         return len(self.keys)
 
-    def tags(self, row: int) -> list:
+    def _tag_starts(self) -> list[int]:
         if self._tag_start is None:
-            starts, acc = [], 0
-            for n in self.tags_n:
-                starts.append(acc)
-                acc += n
-            self._tag_start = starts
-        s = self._tag_start[row]
+            from itertools import accumulate
+
+            self._tag_start = list(accumulate(self.tags_n, initial=0))
+        return self._tag_start
+
+    def tags(self, row: int) -> list:
+        s = self._tag_starts()[row]
         return self.tags_flat[s:s + self.tags_n[row]]
 
     def row(self, i: int) -> list:
@@ -87,33 +88,57 @@ class Table:
         removed, `append` added at the end. Column-wise, so a one-file change
         in a 60,000-row table costs milliseconds, not a rebuild of every row."""
         n = len(self)
-        tags = [self.tags(i) for i in range(n)]
         cols = {name: list(col) for name, col in self.columns.items()}
         for r, row in patch.items():
             for i, name in enumerate(ROW_FIELDS):
-                if name == "tags":
-                    tags[r] = list(row[i])
-                else:
+                if name != "tags":
                     cols[name][r] = row[i]
+        # Tags stay flat: only the patched rows' lists are rebuilt, the kept
+        # rows' tags are copied by slices of consecutive rows.
+        starts = self._tag_starts()
+        patched = {r: list(row[TAGS]) for r, row in patch.items()}
+        tags_flat: list = []
+        tags_n: list = []
+        run_from = None
+        for i in range(n + 1):
+            plain = i < n and i not in drop and i not in patched
+            if plain:
+                if run_from is None:
+                    run_from = i
+                continue
+            if run_from is not None:
+                tags_flat.extend(self.tags_flat[starts[run_from]:starts[i - 1] + self.tags_n[i - 1]])
+                tags_n.extend(self.tags_n[run_from:i])
+                run_from = None
+            if i < n and i in patched:
+                tags_flat.extend(patched[i])
+                tags_n.append(len(patched[i]))
         digests = list(self.text_digests)
-        if drop:
+        if drop and len(drop) <= 256:
+            # A one-file sync drops a handful of rows: deleting them in place
+            # beats filtering 17 columns of 60,000 values.
+            for r in sorted(drop, reverse=True):
+                for col in cols.values():
+                    del col[r]
+                del digests[r]
+        elif drop:
             keep = [i not in drop for i in range(n)]
             cols = {name: [v for v, k in zip(col, keep) if k] for name, col in cols.items()}
-            tags = [t for t, k in zip(tags, keep) if k]
             digests = [d for d, k in zip(digests, keep) if k]
         for row in append:
             for i, name in enumerate(ROW_FIELDS):
                 if name == "tags":
-                    tags.append(list(row[i]))
+                    tags_flat.extend(row[i])
+                    tags_n.append(len(row[i]))
                 else:
                     cols[name].append(row[i])
         digests.extend(append_digests)
-        return Table(text_digests=digests, columns=cols, tags_flat=[t for ts in tags for t in ts],
-                     tags_n=[len(ts) for ts in tags])
+        return Table(text_digests=digests, columns=cols, tags_flat=tags_flat, tags_n=tags_n)
 
     def scopes(self) -> list[str]:
-        """The distinct scopes of the indexed items."""
-        return self._col("scope")[1]
+        """The distinct scopes of the indexed items (every query asks: no codes needed)."""
+        c = self._cols.get("scope")
+        return c[1] if c is not None else list(dict.fromkeys(self.columns["scope"]))
 
     def item(self, row: int, text: str = "") -> Item:
         return from_row(self.row(row), text)
@@ -140,10 +165,11 @@ class Table:
 
         n = len(self)
         col = self.columns
+        # Compared as one string array, not a generator: a fresh query builds these.
         if name == "is_belief":
-            return np.fromiter((t == BELIEF for t in col["type"]), bool, n)
+            return np.asarray(col["type"], dtype=str) == BELIEF if n else np.zeros(0, bool)
         if name == "active":
-            return np.fromiter((s == "active" for s in col["status"]), bool, n)
+            return np.asarray(col["status"], dtype=str) == "active" if n else np.zeros(0, bool)
         if name == "conf":
             return np.fromiter(((c if c is not None else 0.0) for c in col["confidence"]), np.float64, n)
         if name == "pinned":

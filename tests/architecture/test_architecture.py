@@ -91,7 +91,7 @@ def test_the_kernel_and_the_record_are_standard_library_only():
 
 def test_the_hook_and_the_cli_start_without_the_rules():
     # The hook counts and decays with the kernel; the CLI lists its commands without the rules.
-    for start in ("epimem.claude.hook", "epimem.cli"):
+    for start in ("epimem.claude.hook", "epimem.cli.main"):
         reach = _closure(start)
         assert not {"epimem.core.rules", "epimem.core.model", "epimem.core.params"} & reach, (start, reach)
     assert "dataclasses" not in _closure("epimem.claude.hook")

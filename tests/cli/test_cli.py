@@ -290,12 +290,21 @@ def test_exit_codes_tell_a_retry_from_a_mistake(cli, v, monkeypatch):
 
 def test_an_error_quoting_a_url_never_shows_its_password(tmp_path):
     # The message of every EpimemError is redacted when it is made, so no front end can print,
-    # log or send the password of a `--chroma-url` it could not reach.
+    # log or send the password of a `--chroma-url` it could not reach. A query does not need the
+    # server (it reads the sidecar); the update of Chroma that fails records its error.
     vault = tmp_path / "v"
+    url = "http://bob:s3cretpw@127.0.0.1:9"
     subprocess.run([sys.executable, "-m", "epimem", "init", str(vault)], check=True, capture_output=True)
-    p = subprocess.run([sys.executable, "-m", "epimem", "--vault", str(vault), "recall",
-                        "--chroma-url", "http://bob:s3cretpw@127.0.0.1:9", "tabs"],
+    p = subprocess.run([sys.executable, "-m", "epimem", "--vault", str(vault), "recall", "--chroma-url", url, "tabs"],
                        capture_output=True, text=True, timeout=120)
-    assert p.returncode == 1
-    assert "cannot reach the Chroma server at http://bob:[REDACTED:url-credentials]@127.0.0.1:9" in p.stderr
-    assert "s3cretpw" not in p.stderr + p.stdout
+    assert p.returncode == 0, p.stderr
+    # What the detached update runs, here in the foreground.
+    f = subprocess.run([sys.executable, "-m", "epimem.recall.follow", str(vault), "--chroma-url", url],
+                       capture_output=True, text=True, timeout=120)
+    assert f.returncode == 1
+    s = subprocess.run([sys.executable, "-m", "epimem", "--vault", str(vault), "index", "status", "--chroma-url", url],
+                       capture_output=True, text=True, timeout=120)
+    said = "cannot reach the Chroma server at http://bob:[REDACTED:url-credentials]@127.0.0.1:9"
+    assert said in f.stderr and said in s.stdout
+    log = (vault / ".epimem" / "recall" / "chroma.log").read_text(encoding="utf-8")
+    assert "s3cretpw" not in p.stderr + p.stdout + f.stderr + s.stdout + log

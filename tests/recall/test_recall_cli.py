@@ -68,13 +68,29 @@ def test_errors_are_messages_not_tracebacks(cli, root, tmp_path):
         (("recall", "x", "--min-confidence", "3"), 2, "between 0 and 1"),
         (("recall", "x", "--mode", "vibes"), 2, "mode"),
         (("recall", "x", "--queries", tmp_path / "missing.txt"), 2, "give a QUERY"),
-        (("recall", "x", "--chroma-url", f"http://127.0.0.1:{free_port()}"), 1, "cannot reach the Chroma server"),
         (("recall", "x", "--embedder", "bert"), 1, "unknown embedder"),
     ]:
         r = cli("--vault", root, *args)
         assert r.code == code and words in r.err and "Traceback" not in r.err, (args, r.err)
     r = cli("--vault", tmp_path / "nowhere", "recall", "x")
     assert r.code == 1 and "no vault" in r.err
+
+
+def test_an_unreachable_chroma_server_does_not_stop_recall(cli, root):
+    """A query reads the sidecar only; Chroma's update fails on its own, and says so in status."""
+    from epimem.recall import follow
+    from epimem.recall.config import read_config
+    from epimem.recall.errors import RecallIndexError
+    from epimem.recall.index import Index
+
+    url = f"http://127.0.0.1:{free_port()}"
+    r = cli("--vault", root, "recall", "commit messages", "--chroma-url", url, "--json")
+    assert r.code == 0 and r.json()["results"][0]["id"] == "conventional-commits", r.err
+    with pytest.raises(RecallIndexError, match="cannot reach the Chroma server"):
+        Index(root, read_config(root, chroma_url=url)).update_chroma()
+    assert follow.main([str(root), "--chroma-url", url]) == 1   # what the detached process runs
+    st = cli("--vault", root, "index", "status", "--json", "--chroma-url", url).json()
+    assert st["chroma_pending"] == 10 and "cannot reach the Chroma server" in st["chroma_error"]
 
 
 def test_index_commands(cli, root):
@@ -102,3 +118,64 @@ def test_fresh_process(root):
     subprocess.run(cmd, capture_output=True, timeout=60, check=True)  # builds the index
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
     assert out.returncode == 0 and json.loads(out.stdout)["results"][0]["id"] == "conventional-commits"
+
+
+@pytest.mark.parametrize("args", [
+    ["commit messages"],
+    ["commit messages", "--json", "-n", "3", "--kind", "convention", "--kind", "workflow", "--scope=billing"],
+    ["--observations", "tests", "--min-confidence", "0.3", "--since", "2026-01-01", "--budget-tokens", "80"],
+    ["--queries", "-", "--no-sync", "--mode", "keyword", "--inactive", "--budget", "5"],
+])
+def test_the_fast_path_passes_what_typer_passes(args, root, monkeypatch):
+    """`epimem recall` parsed by cli.fast and by Typer (made from the same OPTIONS) reach the same call."""
+    from epimem.cli import recall_query
+    from epimem.cli.main import run as typer_run
+
+    seen = []
+    monkeypatch.setattr(recall_query, "run", lambda vault, today, **kw: seen.append((vault, today, kw)))
+    monkeypatch.setenv("EPIMEM_EMBEDDER", "wordllama")
+    assert recall_query.fast_main(["--vault", str(root), "--today", "2026-11-30"], list(args)) == 0
+    assert typer_run(["--vault", str(root), "--today", "2026-11-30", "recall", *args]) == 0
+    assert len(seen) == 2 and seen[0] == seen[1]
+    assert seen[0][2]["embedder"] == "wordllama"
+
+
+@pytest.mark.parametrize("args", [["--help"], ["x", "--limit", "0"], ["x", "--limit", "many"], ["x", "--frob"],
+                                  ["x", "y"], ["x", "--json=yes"], ["x", "--scope"], ["--", "-x"]])
+def test_what_the_fast_path_does_not_parse_goes_to_typer(args):
+    from epimem.cli import recall_query
+    from epimem.cli.fast import parse
+
+    assert parse(recall_query.OPTIONS, args) is None
+    assert recall_query.fast_main([], args) is None
+    assert recall_query.fast_main(["--today", "2026-02-30"], ["x"]) is None   # Typer says what is wrong
+
+
+def test_typer_still_answers_help_and_bad_values(cli, root):
+    r = cli("--vault", root, "recall", "--help")
+    assert r.code == 0 and "--budget-tokens N" in r.out and "--budget " not in r.out   # the old spelling is hidden
+    r = cli("--vault", root, "recall", "x", "--limit", "0")
+    assert r.code == 2 and "--limit" in r.err
+    r = cli("--vault", root, "--today", "2026-02-30", "recall", "x")
+    assert r.code != 0 and "2026-02-30" in r.err
+
+
+def test_a_failed_chroma_update_is_not_retried_by_every_recall(root):
+    from epimem.recall import follow
+    from epimem.recall.config import read_config
+    from epimem.recall.index import Index
+    from epimem.recall.manifest import load_mirror, save_mirror
+
+    url = f"http://127.0.0.1:{free_port()}"
+    ix = Index(root, read_config(root, chroma_url=url), chroma="later")
+    ix.rebuild("test")
+    ix.chroma_mode = "background"
+    assert follow.main([str(root), "--chroma-url", url]) == 1
+    assert load_mirror(ix.paths).get("error_at")
+    spawned = []
+    ix.update_chroma_later = lambda: spawned.append(1)   # type: ignore[method-assign]
+    assert ix.sync().action == "unchanged" and spawned == []
+    m = load_mirror(ix.paths)
+    m["error_at"] -= 3600                                  # an hour ago: try again
+    save_mirror(ix.paths, m)
+    assert ix.sync().chroma == "pending" and spawned == [1]

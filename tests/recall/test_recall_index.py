@@ -334,3 +334,68 @@ def test_the_sidecar_vectors_follow_every_sync(root):
         assert np.allclose(st.vectors.matrix[row], emb.embed([texts[row]])[0], atol=1e-5), key
     # Old arrays are removed once the new ones are written.
     assert len(list(Index(root).paths.dir.glob("vectors-*.npy"))) == 1
+
+
+def test_a_one_file_sync_marks_only_that_files_items_for_chroma(root):
+    """The sidecar is rewritten, but Chroma is told of that file's items only,
+    and every other row keeps its vector; update_chroma then applies just those."""
+    import numpy as np
+
+    from epimem.recall.manifest import load_mirror
+
+    ix = Index(root)
+    ix.rebuild()
+    assert ix.chroma_pending() == 0 and load_mirror(ix.paths)["dirty"] == {}
+    before = ix.load()
+    vec_before = {k: np.array(before.vectors.matrix[r]) for k, r in before.table.row_of.items()}
+    obs_file = root / "observations" / "2026-11.md"
+    paths = before.table.columns["path"]
+    keys_in_file = {k for k, r in before.table.row_of.items() if paths[r] == "observations/2026-11.md"}
+    _bump(obs_file, obs_file.read_text() + "\n" + "## obs-20261120-eeee\n- date: 2026-11-20\n"
+          "- evidence: Asked for a smaller diff before reviewing.\n- connects: small-pull-requests\n"
+          "- strength: single\n- basis: behavioral\n")
+    later = Index(root, chroma="later")
+    rep = later.sync()
+    assert rep.action == "synced" and rep.files_changed == ["observations/2026-11.md"] and rep.chroma == "pending"
+    dirty = set(load_mirror(ix.paths)["dirty"])
+    assert "o/obs-20261120-eeee" in dirty and dirty <= keys_in_file | {"o/obs-20261120-eeee"}
+    after = later.load()
+    for k, v in vec_before.items():
+        assert np.array_equal(after.vectors.matrix[after.table.row_of[k]], v), k
+    cols = later.collections()
+    assert cols["observation"].get(ids=["obs-20261120-eeee"])["ids"] == []     # not yet
+    done = later.update_chroma()
+    assert done["action"] == "updated" and done["items"] == len(dirty) and later.chroma_pending() == 0
+    got = later.collections()["observation"].get(ids=["obs-20261120-eeee"], include=["embeddings"])
+    row = after.table.row_of["o/obs-20261120-eeee"]
+    assert np.allclose(got["embeddings"][0], after.vectors.matrix[row], atol=1e-6)
+    assert later.update_chroma()["action"] == "unchanged"
+
+
+def test_chroma_lost_or_damaged_is_refilled_from_the_sidecar(root):
+    from epimem.recall.chroma import release_embedded
+
+    ix = Index(root)
+    ix.rebuild()
+    release_embedded()
+    shutil.rmtree(root / ".epimem" / "chroma")
+    (root / ".epimem" / "recall" / "chroma.json").write_text("{not json")
+    done = Index(root).update_chroma()
+    assert done["action"] == "rebuilt" and done["items"] == 10
+    assert sum(c.count() for c in Index(root).collections().values()) == 10
+
+
+def test_an_inline_sync_does_not_wait_for_another_chroma_update(root):
+    """The library updates Chroma at once, unless another process is at it: then the marks
+    wait, and the next sync (even one that finds nothing changed) applies them."""
+    from epimem.store.files import VaultLock
+
+    ix = Index(root)
+    ix.rebuild()
+    write_belief(root, make_belief("pairs-on-incidents", "Pairs during incidents", "Pairs when production is down."))
+    with VaultLock(ix.paths.mirror_lock, timeout=5):
+        rep = Index(root).sync()
+    assert rep.action == "synced" and rep.chroma == "pending" and ix.chroma_pending() == 1
+    again = Index(root).sync()
+    assert again.action == "unchanged" and again.chroma == "updated" and ix.chroma_pending() == 0
+    assert Index(root).collections()["belief"].get(ids=["pairs-on-incidents"])["ids"] == ["pairs-on-incidents"]

@@ -258,3 +258,19 @@ def test_table_edits_equal_a_fresh_table():
     assert [e.row(i) for i in range(len(e))] == [want.row(i) for i in range(len(want))]
     assert e.keys == want.keys and e.text_digests == want.text_digests
     assert e.to_json() == want.to_json() and Table.from_json(e.to_json()).row(0) == patched
+
+
+@pytest.mark.parametrize("n_drop", [3, 300])   # in-place deletes, and the filtering of a large drop
+def test_table_edits_equal_a_fresh_table_at_size(n_drop):
+    rng = random.Random(n_drop)
+    n = 800
+    rows = [to_row(belief(f"b{i}", tags=tuple(f"t{j}" for j in range(rng.randrange(4))))) for i in range(n)]
+    t = Table(rows, [f"d{i}" for i in range(n)])
+    drop = set(rng.sample(range(n), n_drop))
+    patch = {r: to_row(belief(f"b{r}", tags=("p",) * rng.randrange(3), confidence=0.9))
+             for r in rng.sample([i for i in range(n) if i not in drop], 5)}
+    added = [to_row(belief(f"new{i}", tags=("x",) * i)) for i in range(3)]
+    e = t.edited(patch, drop, added, ["a0", "a1", "a2"])
+    kept = [i for i in range(n) if i not in drop]
+    want = Table([patch.get(i, rows[i]) for i in kept] + added, [f"d{i}" for i in kept] + ["a0", "a1", "a2"])
+    assert e.to_json() == want.to_json() and e.keys == want.keys

@@ -74,7 +74,7 @@ def test_an_index_that_lost_entries_is_never_taken_for_a_small_vault(tmp_path):
     assert top(root, "failing test")[0] == "writes-tests-before-the-code"
 
 
-def test_a_chroma_server_that_goes_away_is_a_clear_error_and_loses_nothing(tmp_path):
+def test_a_chroma_server_that_goes_away_is_a_clear_error_and_loses_nothing(tmp_path, monkeypatch):
     root = vault(tmp_path)
     proc, url = start_chroma_server(tmp_path / "chroma-data")
     try:
@@ -83,10 +83,17 @@ def test_a_chroma_server_that_goes_away_is_a_clear_error_and_loses_nothing(tmp_p
         stop(proc)
     # A query needs no server: it reads the sidecar's own table and vectors (docs/recall.md).
     assert top(root, "tabs", "--chroma-url", url, "--no-sync")[0] == "prefers-tabs-over-spaces"
-    # Writing the index does, and says so plainly.
+    # Nor does writing the sidecar: Chroma's own update (detached) fails, and status says so.
+    p = epimem(root, "index", "rebuild", "--chroma-url", url)
+    assert p.returncode == 0, p.stderr
+    # A command told to wait for Chroma says plainly that the server is gone.
+    monkeypatch.setenv("EPIMEM_CHROMA_UPDATE", "wait")
     p = epimem(root, "index", "rebuild", "--chroma-url", url)
     assert p.returncode == 1
     assert "Chroma server" in p.stderr and "Traceback" not in p.stderr
+    st = json.loads(epimem(root, "index", "status", "--json", "--chroma-url", url).stdout)
+    assert st["chroma_pending"] == 3 and "Chroma server" in st["chroma_error"]
+    monkeypatch.delenv("EPIMEM_CHROMA_UPDATE")
     # Writing does not need the index: the observation lands, and the files hold it.
     obs = json.dumps([{"connects": "prefers-tabs-over-spaces", "strength": "confirming",
                        "evidence": "used tabs again", "session": "s1"}])
