@@ -196,7 +196,9 @@ def test_a_hand_edit_while_the_server_runs_is_read_fresh_and_kept(mvault):
 
 
 def test_a_write_refused_by_compare_and_swap_leaves_the_hand_edit(mvault, monkeypatch):
-    """The user saves the file between the API's read and its write: the call fails, the edit stays."""
+    """The user saves the file between the API's read and its write, again at every try: the call
+    fails, every edit stays, and what was committed meanwhile is only the user's edits themselves
+    (rule 18 checks each before a pass of the write is prepared again), never the observation."""
     from epimem.mcp.server import build
     from epimem.store import transaction
 
@@ -216,9 +218,11 @@ def test_a_write_refused_by_compare_and_swap_leaves_the_hand_edit(mvault, monkey
                 {"connects": "prefers-small-pull-requests", "strength": "confirming", "evidence": "Split it."}]}))
             assert "changed" in msg
     anyio.run(main)
-    assert git(mvault, "rev-parse", "HEAD") == head
     assert path.read_text().endswith("A line the user added in Obsidian.\n")
     assert "Split it." not in (mvault / "observations" / "2026-11.md").read_text()
+    since = git(mvault, "log", "--format=%s", f"{head.strip()}..HEAD").splitlines()
+    assert all(s.startswith("edit:") for s in since), since
+    assert "Split it." not in git(mvault, "log", "-p", f"{head.strip()}..HEAD")
 
 
 def test_mirror_records_a_review_only_when_asked(mvault):
