@@ -39,6 +39,18 @@ if point == "before-merge-commit":  # git merged into the work tree; its commit 
             die()
         return real(self, *args, **kw)
     sync._Git.run = run
+elif point == "mid-fast-forward":  # git killed halfway through a fast-forward's checkout
+    real = sync._Git.run
+    def run(self, *args, **kw):
+        if args[:1] == ("merge",) and "--ff-only" in args:
+            theirs = args[-1]
+            changed = real(self, "diff", "--name-only", "HEAD", theirs).stdout.split()
+            # Half of the files already theirs, HEAD not yet moved, and git's lock left behind.
+            real(self, "checkout", theirs, "--", *changed[: max(1, len(changed) // 2)])
+            (Path(vault) / ".git" / "index.lock").write_text("")
+            die()
+        return real(self, *args, **kw)
+    sync._Git.run = run
 elif point == "after-merge-commit":  # the merge committed, the record not yet dropped
     sync_journal.end = lambda root: die()
 from epimem.__main__ import main
@@ -79,6 +91,27 @@ def test_a_sync_killed_before_its_merge_commit_is_rolled_back_and_the_next_sync_
     assert not (v / ".merge_file_a1B2c3").exists()  # found by the random trials: an untracked file left
     assert crash.head(v) == before and crash.git(v, "status", "--porcelain", "--untracked-files=all") == ""
     assert crash.check_sync(v, r, before, expected)[0] == "absent"  # the next sync merges, pushes, loses nothing
+
+
+def test_a_sync_killed_inside_a_fast_forward_is_rolled_back_and_the_next_sync_converges(pair):
+    """The random trials reach this point only by chance: here git dies with half of the
+    fast-forward's files checked out and HEAD where it was."""
+    v, r, _ = pair
+    base = crash.git(v, "merge-base", "HEAD", "origin/main").strip()
+    crash.git(v, "reset", "-q", "--hard", base)  # only the remote moved since: the sync fast-forwards
+    expected = set(crash.obs_ids(v) + crash.obs_ids(r, "refs/heads/main"))
+    before = crash.head(v)
+    assert _killed(v, "mid-fast-forward") == -9
+    assert (v / ".git" / "index.lock").exists() and crash.git(v, "status", "--porcelain") != ""
+    assert crash.head(v) == before
+    records, problems = crash._open(v)  # the next command, whatever it is
+    assert problems == []
+    assert any("rolled back" in x for x in records), records
+    assert not (v / ".git" / "index.lock").exists()
+    assert crash.head(v) == before and crash.git(v, "status", "--porcelain", "--untracked-files=all") == ""
+    state, why = crash.check_sync(v, r, before, expected)  # the next sync fast-forwards, loses nothing
+    assert state != "broken", why
+    assert crash.head(v) == crash.git(r, "rev-parse", "refs/heads/main")
 
 
 def test_a_sync_killed_after_its_merge_commit_is_finished(pair):
