@@ -26,6 +26,7 @@ from ..core.notes import (
     NoteError,
     edit_frontmatter,
     key_lines,
+    one_parse,
     parse_belief,
     parse_note,
     update_belief_text,
@@ -166,7 +167,8 @@ def commit_hand_edits(mem: Memory, only: frozenset[str] | None = None
 
         return tx.Staged(commit, tuple(p for _, p in keep), abort=abort if (rewrites or renames) else None)
 
-    res = tx.record(mem.root, prepare, lock=common.lock(mem), caches=common.caches(mem))
+    with one_parse():  # each file is read by the checks, the message and the context cache
+        res = tx.record(mem.root, prepare, lock=common.lock(mem), caches=common.caches(mem))
     return res.commit, changes, problems
 
 

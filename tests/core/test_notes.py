@@ -221,3 +221,24 @@ def test_key_lines_count_as_parse_errors_do():
     assert key_lines(SPEC_BELIEF)["confidence"] == 5 == parse_note(SPEC_BELIEF).key_lines["confidence"]
     assert key_lines(SPEC_BELIEF + "confidence: 0.9\n")["confidence"] == 5  # a key in the body is not one
     assert key_lines("no frontmatter\nconfidence: 1\n") == {}
+
+
+def test_within_one_parse_a_text_parses_once_and_a_broken_one_fails_every_time(monkeypatch):
+    import epimem.core.notes as notes
+
+    b = Belief(id="likes-tabs", title="Likes tabs", kind="preference", basis="self-report", confidence=0.5,
+               permanence="stable", first=date(2026, 11, 1))
+    text = notes.render_belief(b)
+    calls = []
+    real = notes._parse_belief
+    monkeypatch.setattr(notes, "_parse_belief", lambda *a: calls.append(a) or real(*a))
+    with notes.one_parse():
+        first = notes.parse_belief(text, "likes-tabs")
+        again = notes.parse_belief(text, "likes-tabs", "beliefs/likes-tabs.md")  # the same belief, same path
+        assert again is first and len(calls) == 1
+        assert notes.parse_belief(text.replace("0.5", "0.6"), "likes-tabs").confidence == 0.6  # another text
+        for _ in range(2):
+            with pytest.raises(notes.NoteError):
+                notes.parse_belief("---\ntitle: [\n---\n", "broken")
+    assert len(calls) == 4
+    assert notes.parse_belief(text, "likes-tabs") is not first  # outside the block nothing is kept
