@@ -148,30 +148,13 @@ class Trial:
 
 def check(v: Path, before: str) -> tuple[str, str]:
     """(outcome, detail) of a vault after a kill."""
-    import logging
-
     if not lock_free_within(v):
         return "broken", "the vault lock was still held 1 s after the kill"
-    records: list[str] = []
-
-    class Keep(logging.Handler):
-        def emit(self, record: logging.LogRecord) -> None:
-            records.append(record.getMessage())
-
-    h = Keep()
-    log = logging.getLogger("epimem")
-    log.addHandler(h)
-    try:
-        from epimem.api.memory import Memory
-
-        mem = Memory(v, today=TODAY)  # what every command opens first: recovery happens here
-        problems = mem.validate()
-    finally:
-        log.removeHandler(h)
+    records, problems = _open(v)  # what every command opens first: recovery happens there
     if records and os.environ.get("EPIMEM_CRASH_DEBUG"):
         print("recovery:", records, file=sys.stderr)
     if problems:
-        return "broken", "; ".join(f"{p.path}:{p.line}: {p.message}" for p in problems[:3])
+        return "broken", "; ".join(problems[:3])
     dirty = [ln for ln in subprocess.run(["git", "-C", str(v), "status", "--porcelain", "--untracked-files=all"],
                                          capture_output=True, text=True).stdout.splitlines() if ln.strip()]
     if dirty:
