@@ -32,6 +32,18 @@ def tree_state(root: Path) -> tuple[str, str, dict[str, bytes]]:
     return git(root, "rev-parse", "HEAD").strip(), git(root, "status", "--porcelain"), files
 
 
+def seed(vault) -> None:
+    """Three beliefs and one contradiction on record: the vault the MCP tests work on."""
+    vault.add_belief(title="Prefers small pull requests", statement="Splits work into small, reviewable PRs.",
+                     kind="workflow", basis="behavioral", permanence="durable", tags=["code-review"])
+    vault.add_belief(title="Thinks out loud before deciding", statement="Talks options through at length.",
+                     kind="trait", basis="interpretive", permanence="unknown", tags=["decision-making"])
+    vault.add_belief(title="Writes SQL by hand", statement="Prefers hand-written SQL over an ORM.",
+                     kind="preference", basis="self-report", permanence="stable", scope="billing")
+    vault.observe([{"connects": "thinks-out-loud-before-deciding", "strength": "contradicting",
+                    "evidence": "Decided on the schema in one minute without discussion.", "session": "s0"}])
+
+
 def env() -> dict[str, str]:
     return {**os.environ, "EPIMEM_TODAY": TODAY}
 

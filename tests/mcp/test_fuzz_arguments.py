@@ -24,7 +24,7 @@ import pytest
 hypothesis = pytest.importorskip("hypothesis")
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
-from mcp_support import TODAY, git  # noqa: E402
+from mcp_support import TODAY, git, seed  # noqa: E402
 
 pytestmark = pytest.mark.soak
 
@@ -178,14 +178,7 @@ def served(tmp_path_factory):
     outside = tmp_path_factory.mktemp("fuzz")
     root = outside / "vault"
     vault, _ = Memory.init(root, today=TODAY)
-    vault.add_belief(title="Prefers small pull requests", statement="Splits work into small, reviewable PRs.",
-                     kind="workflow", basis="behavioral", permanence="durable", tags=["code-review"])
-    vault.add_belief(title="Thinks out loud before deciding", statement="Talks options through at length.",
-                     kind="trait", basis="interpretive", permanence="unknown", tags=["decision-making"])
-    vault.add_belief(title="Writes SQL by hand", statement="Prefers hand-written SQL over an ORM.",
-                     kind="preference", basis="self-report", permanence="stable", scope="billing")
-    vault.observe([{"connects": "thinks-out-loud-before-deciding", "strength": "contradicting",
-                    "evidence": "Decided on the schema in one minute without discussion.", "session": "s0"}])
+    seed(vault)
     TENSION_IDS[:] = [t.id for t in vault.tensions(None)]
     assert TENSION_IDS
     crashes = Crashes()
