@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import shutil
 from pathlib import Path
 
 import pytest
@@ -28,28 +26,18 @@ def _isolated_env(monkeypatch, tmp_path_factory):
 
 @pytest.fixture
 def vault(tmp_path):
-    """A fresh, initialised vault; returns its Memory."""
-    from epimem.api.memory import Memory
+    """A fresh, initialised vault; returns its Memory (a copy of the session's template)."""
+    from vaults import new_vault
 
-    mem, _ = Memory.init(tmp_path / "vault", today=TODAY)
-    return mem
+    return new_vault(tmp_path / "vault", today=TODAY)
 
 
 @pytest.fixture
 def sample_vault(tmp_path):
     """A copy of the sample vault in `vault/`, made its own git repository."""
-    import subprocess
+    from vaults import sample_repo
 
-    dst = tmp_path / "sample"
-    shutil.copytree(ROOT / "vault", dst, ignore=shutil.ignore_patterns(".epimem"))
-    if not (dst / "epistemology.md").exists():
-        shutil.copy(ROOT / "epimem" / "templates" / "epistemology.md", dst / "epistemology.md")
-    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid",
-           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.invalid"}
-    subprocess.run(["git", "init", "-q"], cwd=dst, check=True, env=env)
-    subprocess.run(["git", "add", "-A"], cwd=dst, check=True, env=env)
-    subprocess.run(["git", "commit", "-qm", "sample vault"], cwd=dst, check=True, env=env)
-    return dst
+    return sample_repo(tmp_path / "sample")
 
 
 class CLIResult:

@@ -377,7 +377,7 @@ class VaultLock:
             fcntl.flock(self._fd, fcntl.LOCK_UN)
             os.close(self._fd)
             self._fd = None
-            stats = os.environ.get("EPIMEM_LOCK_STATS") if self.stats else None
+            stats = stats_file() if self.stats else None
             if stats:
                 _record_hold(stats, self._waited, time.monotonic() - self._since, self.phases)
         self._mutex.release()
@@ -388,6 +388,30 @@ class VaultLock:
 
     def __exit__(self, *exc) -> None:
         self.release()
+
+
+_refused_stats: set[str] = set()
+
+
+def stats_file() -> str | None:
+    """Where EPIMEM_LOCK_STATS asks the lock's holds to be recorded, if it names a path.
+
+    `EPIMEM_LOCK_STATS=1` (a switch, as other tools' variables are) once left a file named `1` in
+    whatever folder the command ran from, and one was committed at a checkout's root: a value
+    with no folder in it is refused, said once on stderr, and nothing is recorded.
+    """
+    value = os.environ.get("EPIMEM_LOCK_STATS")
+    if not value:
+        return None
+    if os.sep in value or value.startswith("~"):
+        return os.path.expanduser(value)
+    if value not in _refused_stats:
+        _refused_stats.add(value)
+        import sys
+
+        print(f"epimem: EPIMEM_LOCK_STATS={value!r} is not a path; set it to a file such as "
+              "/tmp/lock-stats.jsonl (nothing is recorded)", file=sys.stderr)
+    return None
 
 
 def _record_hold(path: str, waited: float, held: float, phases: dict[str, float] | None = None) -> None:

@@ -74,6 +74,7 @@ def test_an_index_that_lost_entries_is_never_taken_for_a_small_vault(tmp_path):
     assert top(root, "failing test")[0] == "writes-tests-before-the-code"
 
 
+@pytest.mark.slow
 def test_a_chroma_server_that_goes_away_is_a_clear_error_and_loses_nothing(tmp_path, monkeypatch):
     root = vault(tmp_path)
     proc, url = start_chroma_server(tmp_path / "chroma-data")

@@ -251,6 +251,7 @@ def test_a_lock_left_by_a_killed_git_is_removed_and_said(tmp_path, caplog):
     assert "no longer running" in caplog.text
 
 
+@pytest.mark.slow
 def test_a_lock_a_running_git_holds_is_never_removed(tmp_path):
     mem = setup(tmp_path)
     p, lock = _git_holding_the_index_lock(mem, 5)

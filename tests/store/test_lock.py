@@ -73,6 +73,16 @@ def test_wait_and_hold_times_are_recorded_when_asked(tmp_path, monkeypatch):
     assert len(rows) == 1 and rows[0]["hold"] >= 0.05 and rows[0]["wait"] >= 0
 
 
+@pytest.mark.parametrize("value", ["1", "true", "yes"])
+def test_a_lock_stats_switch_that_is_not_a_path_is_refused_and_writes_nothing(tmp_path, monkeypatch, capsys, value):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("EPIMEM_LOCK_STATS", value)
+    with VaultLock(tmp_path / ".epimem" / "lock"):
+        pass
+    assert not (tmp_path / value).exists()
+    assert f"EPIMEM_LOCK_STATS='{value}' is not a path" in capsys.readouterr().err
+
+
 def test_a_zero_timeout_answers_busy_at_once(tmp_path):
     path = tmp_path / ".epimem" / "lock"
     p = _holder(path, 5)

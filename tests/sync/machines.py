@@ -6,6 +6,8 @@ import os
 import subprocess
 from pathlib import Path
 
+from vaults import new_vault
+
 from epimem.api import sync as sync_api
 from epimem.api.memory import Memory
 
@@ -25,7 +27,7 @@ def machines(tmp: Path, n: int, today: str = "2026-11-01", beliefs: tuple[tuple[
     """A bare remote and `n` clones of one vault (the first made it, the others cloned it)."""
     remote = tmp / "remote.git"
     git(tmp, "init", "-q", "--bare", str(remote))
-    first, _ = Memory.init(tmp / "m0", today=today)
+    first = new_vault(tmp / "m0", today=today)
     for bid, conf in beliefs:
         first.add_belief(title=f"Belief {bid}", statement=f"The statement of {bid}.", kind="preference",
                          basis="behavioral", permanence="durable", confidence=conf, belief_id=bid)

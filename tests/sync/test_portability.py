@@ -57,6 +57,7 @@ def test_round_trip_of_the_sample_vault_through_the_cli(sample_vault, tmp_path):
     assert Memory(tmp_path / "new").validate() == Memory(sample_vault).validate()
 
 
+@pytest.mark.slow
 def test_round_trip_of_the_synthetic_10k_vault(tmp_path):
     spec = importlib.util.spec_from_file_location("bench_synth", ROOT / "bench" / "synth.py")
     synth = importlib.util.module_from_spec(spec)

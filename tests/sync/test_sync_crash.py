@@ -21,6 +21,8 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 import crash  # noqa: E402  (bench/crash.py: the seeds and checks the random trials use)
 
+pytestmark = pytest.mark.soak  # kill -9 trials of a real sync: the crash suites run after the default set
+
 # Runs `epimem --vault V sync` with one step replaced by a SIGKILL of the process itself.
 KILLER = r"""
 import os, signal, sys

@@ -22,6 +22,8 @@ from epimem.core.errors import EpimemError
 from epimem.core.merge import has_conflict_markers, split_log
 from epimem.core.notes import edit_frontmatter, parse_note
 
+pytestmark = pytest.mark.slow
+
 BELIEFS = (("b1", 0.50), ("b2", 0.50))
 START = date(2026, 11, 1)
 # Bounds that keep every partial sum inside [floor, cap]: 0.50 + 7 × 0.05 ≤ 0.90, 0.50 − 0.20 − 2 × 0.10 ≥ 0.05.

@@ -1,0 +1,63 @@
+"""Vaults for tests, copied from templates made once per test session.
+
+`git init` and the first commit cost a test about as much as the rest of it: a vault made by
+`Memory.init` once per session (per replayed day) and copied with its `.git` is the same vault,
+bytes and history, for a fraction of that. Tests of `init` itself still call `Memory.init`.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+IDENTITY = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid",
+            "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.invalid"}
+
+_base: Path | None = None
+_templates: dict[str, Path] = {}
+
+
+def _template_dir() -> Path:
+    global _base
+    if _base is None:
+        _base = Path(tempfile.mkdtemp(prefix="epimem-test-templates-"))
+        atexit.register(shutil.rmtree, _base, ignore_errors=True)
+    return _base
+
+
+def _copy(src: Path, dst: Path) -> Path:
+    shutil.copytree(src, dst, symlinks=True)
+    return dst
+
+
+def new_vault(path: Path, today: str):
+    """A fresh vault at `path`, as `Memory.init(path, today=today)` makes it; returns its Memory."""
+    from epimem.api.memory import Memory
+
+    key = f"vault-{today}"
+    if key not in _templates:
+        tpl = _template_dir() / key
+        Memory.init(tpl, today=today)
+        _templates[key] = tpl
+    return Memory(_copy(_templates[key], Path(path)), today=today)
+
+
+def sample_repo(path: Path) -> Path:
+    """The sample vault in `vault/` as its own git repository with one commit."""
+    key = "sample"
+    if key not in _templates:
+        tpl = _template_dir() / key
+        shutil.copytree(ROOT / "vault", tpl, ignore=shutil.ignore_patterns(".epimem"))
+        if not (tpl / "epistemology.md").exists():
+            shutil.copy(ROOT / "epimem" / "templates" / "epistemology.md", tpl / "epistemology.md")
+        env = {**os.environ, **IDENTITY}
+        subprocess.run(["git", "init", "-q"], cwd=tpl, check=True, env=env)
+        subprocess.run(["git", "add", "-A"], cwd=tpl, check=True, env=env)
+        subprocess.run(["git", "commit", "-qm", "sample vault"], cwd=tpl, check=True, env=env)
+        _templates[key] = tpl
+    return _copy(_templates[key], Path(path))
