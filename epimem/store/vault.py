@@ -42,7 +42,7 @@ from .paths import is_vault, leaves, note_entries
 
 _T = TypeVar("_T")
 INTERNAL = ".epimem"
-CACHE_VERSION = 4  # 4: a belief is `core.record`'s row, not a dict
+CACHE_VERSION = 5  # 4: a belief is `core.record`'s row, not a dict; 5: `depends_on`
 
 
 def _obs_row(o: Observation) -> tuple:
