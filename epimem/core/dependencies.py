@@ -119,7 +119,7 @@ def cycles(beliefs: Iterable[Belief]) -> list[tuple[str, ...]]:
 def flag_text(base: BaseChange, dependant: Belief) -> tuple[str, str, str]:
     """(title, what happened, what this suggests) of the tension that flags a dependant."""
     title = f"Rests on a belief that changed: “{base.title}”"
-    what = f"{dependant.id} depends on {base.belief}, which was {base.detail}."
+    what = f"“{base.title}” was {base.detail}."
     suggests = (f"Check whether “{dependant.title}” still holds without it; it was not lowered "
                 "(only evidence or the user's word moves it).")
     return title, what, suggests

@@ -193,10 +193,16 @@ def _bad_date_line(fm: str) -> int:
     return 2
 
 
+class Raw(str):
+    """A frontmatter value already written as YAML (a flow mapping of parameters): kept as it is."""
+
+
 def yaml_scalar(value: Any, _flow: bool = False) -> str:
     """One YAML value as Obsidian writes it: plain where safe, quoted where not.
     (`_flow`: an item of a `[a, b]` list, where YAML reads some plain text
     differently, `:0` for one.)"""
+    if isinstance(value, Raw):
+        return str(value)
     if value is None:
         return ""
     if isinstance(value, bool):

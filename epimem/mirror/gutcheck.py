@@ -192,10 +192,13 @@ class GutCheck:
     pool: str                # "interpretive", or "interpretive+" when widened
     interpretive: int        # active interpretive beliefs
     problems: tuple[Problem, ...]  # JSON: [{path, line, message}], as every command
+    # SPEC §14: beliefs from confidence bands where the user's verdicts are still thin, so
+    # that calibration learns about every band, not only the two ends.
+    calibrate: tuple[GutItem, ...] = ()
 
     @property
     def beliefs(self) -> tuple[str, ...]:
-        return tuple(i.belief.id for i in self.high + self.low)
+        return tuple(i.belief.id for i in self.high + self.low + self.calibrate)
 
 
 def gut_check(snapshot: Snapshot, params: Params = DEFAULTS, today: date | None = None) -> GutCheck:
@@ -215,9 +218,34 @@ def gut_check(snapshot: Snapshot, params: Params = DEFAULTS, today: date | None 
     high, low = top_and_bottom(pool, GUT_N)
     bmap = {b.id: b for b in active(snapshot)}
     high, low = detailed(high, bmap), detailed(low, bmap)
+    thin = detailed(thin_bands(snapshot, pool, {v.id for v in high + low}, params), bmap)
     return GutCheck(
         today=today,
         high=tuple(GutItem(v, "Still true?", say(v.title, v.certainty)) for v in high),
         low=tuple(GutItem(v, "Still uncertain?", say(v.title, v.certainty)) for v in low),
         pool=name, interpretive=len(interp),
-        problems=snapshot.problems)
+        problems=snapshot.problems,
+        calibrate=tuple(GutItem(v, "Still true?", say(v.title, v.certainty)) for v in thin))
+
+
+CALIBRATE_N = 2
+
+
+def thin_bands(snapshot: Snapshot, pool: list[BeliefView], taken: set[str], params: Params,
+               n: int = CALIBRATE_N) -> list[BeliefView]:
+    """Up to `n` beliefs of `pool` (not in `taken`) from the bands with the fewest verdicts,
+    thinnest first, one per band: the one unconfirmed the longest."""
+    from ..core import calibration as cal
+
+    figures = cal.calibrate(cal.verdicts(snapshot.beliefs), params)
+    counts = {b.name: b.n for b in figures.bands}
+    by_band: dict[str, list[BeliefView]] = {}
+    for v in pool:
+        if v.id not in taken:
+            by_band.setdefault(cal.band_of(v.effective_confidence, params), []).append(v)
+    out = []
+    for band in sorted(by_band, key=lambda b: (counts.get(b, 0), b)):
+        if counts.get(band, 0) >= cal.BAND_MIN or len(out) >= n:
+            continue
+        out.append(min(by_band[band], key=lambda v: (v.confirmed or v.first, v.id)))
+    return out
