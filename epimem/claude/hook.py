@@ -242,7 +242,8 @@ MAX_QUESTIONS = 5
 QUESTIONS_TITLE = "Open questions — ask the user before relying on either side:"
 
 
-def question_lines(cache: dict, cwd: str, proj: str, limit: int = MAX_QUESTIONS) -> tuple[list[str], set[str], set[str]]:
+def question_lines(cache: dict, cwd: str, proj: str,
+                   limit: int = MAX_QUESTIONS) -> tuple[list[str], set[str], set[str]]:
     """(the lines of the open questions this session may ask, the beliefs they name, the
     beliefs in a question beyond `limit`).
 

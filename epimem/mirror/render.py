@@ -240,7 +240,7 @@ def audit_markdown(a: Audit, whole: bool = False) -> str:
     if cal is not None and (cal.verdicts or cal.unsure):
         from .calibration import band_lines, summary
 
-        out += ["", "## Calibration", summary(cal), *band_lines(cal)]
+        out += ["", "## Calibration", summary(cal), "", *band_lines(cal)]
 
     if a.unconnected:
         grouped = {o for cand in a.candidates for o in cand.observations}
