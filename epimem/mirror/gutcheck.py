@@ -109,9 +109,11 @@ def answer(mem, belief_id: str, verdict: str, note: str = "", retire: bool = Fal
     tag = calibration.tag(before, verdict, source, mem.today, mem.params)
     text = f"{source}: {verdict}" + (f"; {note}" if note else "")
     successor = ""
-    open_ = [t for t in open_on(mem, belief_id) if t.successor and not t.rests_on]
+    questions = open_on(mem, belief_id)
+    open_ = [t for t in questions if t.successor and not t.rests_on]
     as_old = next((t for t in open_ if t.belief == belief_id), None)
     as_new = next((t for t in open_ if t.successor == belief_id), None)
+    asked = any(t.belief == belief_id and not t.successor for t in questions)
     if verdict == "false" and (now or (as_old is not None and not retire)):
         after, new = updates.replace(mem, belief_id, by="" if now else as_old.successor, title=now, note=text,
                                      tags={belief_id: tag})
@@ -128,6 +130,12 @@ def answer(mem, belief_id: str, verdict: str, note: str = "", retire: bool = Fal
     elif verdict == "false" and as_new is not None:
         after = updates.decline(mem, belief_id, as_new.belief, note=text, tag=tag)
         said = f"Retired {belief_id}: it does not replace {as_new.belief}."
+    elif verdict in ("true", "false") and asked:
+        after = updates.settle(mem, belief_id, verdict, retire=retire, note=f"{text} {tag}")
+        said = (f"Recorded: {belief_id} still holds, in your words; its open questions are resolved."
+                if verdict == "true" else
+                f"{'Retired' if retire else 'Lowered'} {belief_id} ({before.confidence:.2f} → "
+                f"{after.confidence:.2f}); its open questions are resolved.")
     elif verdict == "true":
         after = mem.reinforce(belief_id, note=f"{text} {tag}", kind="reinforcing", affirm=True)
         said = (f"Recorded: {belief_id} is still true, in your words "
