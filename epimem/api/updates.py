@@ -73,7 +73,7 @@ def replace(mem: Memory, old_id: str, *, by: str = "", title: str = "", note: st
                 how = f"the user said this replaces {old_id}" + (f": {note}" if note else "")
                 after = Belief(id=bid, title=title, kind=old.kind, basis="self-report", confidence=conf,
                                permanence=old.permanence, first=today, confirmed=today, tags=old.tags,
-                               scope=old.scope, supersedes=(old_id,), statement=note or title,
+                               scope=old.scope, supersedes=(old_id,), statement=title,
                                evidence=(Evidence(today, "added", f"beliefs/{old_id}", f"{how} ({conf:.2f})"),),
                                path=f"beliefs/{bid}.md")
                 writes.append(tx.create(after.path, render_belief(after)))

@@ -228,8 +228,9 @@ def propose(vs: list[Verdict], params: Params = DEFAULTS) -> list[Proposal]:
     Only what the recorded numbers let us evaluate exactly is proposed:
     - the decay rate of a permanence class: each verdict carries the stored confidence and
       the days since confirmation, so the effective confidence under another rate is known;
-    - the confirmation step: a belief's stored confidence is its start plus its steps, so
-      under another step it would have been start + (stored − start) × step'/step.
+    - the start and the confirmation step of behavioural beliefs: a stored confidence is its
+      start plus its steps, so under another start s' and step c' it would have been
+      s' + (stored − start) / step × c'.
     A change is proposed only from PROPOSE_MIN verdicts (those it concerns), and only when it
     lowers their Brier score by PROPOSE_GAIN or more; the best candidate of each key wins."""
     vs = [v for v in vs if v.outcome != "unsure"]
@@ -257,34 +258,47 @@ def propose(vs: list[Verdict], params: Params = DEFAULTS) -> list[Proposal]:
                 f"{len(mine)} verdicts on {perm} beliefs: the user found them "
                 f"{'less' if faster else 'more'} often still true than their decayed confidence said; "
                 f"decay {'faster' if faster else 'slower'} ({rate:g} → {r:.4g} a day)"))
-    # Rule 3: only behavioural confirmations step a belief up.
-    climbed = [v for v in vs if v.basis == "behavioral" and v.stored > params.start.get("behavioral", 0.3) + 1e-9]
-    if len(climbed) >= PROPOSE_MIN and params.confirm_step > 0:
-        step = params.confirm_step
+    # Rules 1 and 3 for behavioural beliefs: where one starts and how far a confirmation moves
+    # it, fitted together (a belief's stored confidence is its start plus its steps).
+    mine = [v for v in vs if v.basis == "behavioral"]
+    if len(mine) >= PROPOSE_MIN and params.confirm_step > 0:
+        start, step = params.start.get("behavioral", 0.3), params.confirm_step
 
-        def under(s: float) -> float:
-            got = brier((_decayed_scaled(v, step, s, params), v.outcome == "true") for v in climbed)
+        def score(s0: float, st: float) -> float:
+            got = brier((_rescaled(v, start, step, s0, st, params), v.outcome == "true") for v in mine)
             assert got is not None
             return got
 
-        base = under(step)
-        best_s, best_b = step, base
-        for s in STEP_CHOICES:
-            b = under(s)
-            if b < best_b - 1e-12:
-                best_s, best_b = s, b
-        if best_s != step and base - best_b >= PROPOSE_GAIN:
-            out.append(Proposal(
-                "confirm_step", step, best_s, len(climbed), round(base, 4), round(best_b, 4),
-                f"{len(climbed)} verdicts on beliefs raised by confirmations: they were still true "
-                f"{'less' if best_s < step else 'more'} often than their confidence said; "
-                f"confirmations step by {best_s:.2f} instead of {step:.2f}"))
+        base = score(start, step)
+        best = (start, step, base)
+        for s0 in START_CHOICES:
+            for st in STEP_CHOICES:
+                b = score(s0, st)
+                if b < best[2] - 1e-12:
+                    best = (s0, st, b)
+        s0, st, b = best
+        if base - b >= PROPOSE_GAIN:
+            higher = s0 + st > start + step
+            why = (f"{len(mine)} verdicts on behavioural beliefs: still true {'more' if higher else 'less'} "
+                   f"often than their confidence said")
+            if s0 != start:
+                out.append(Proposal("start.behavioral", start, s0, len(mine), round(base, 4), round(b, 4),
+                                    f"{why}; a new one starts at {s0:.2f} instead of {start:.2f}"))
+            if st != step:
+                out.append(Proposal("confirm_step", step, st, len(mine), round(base, 4), round(b, 4),
+                                    f"{why}; confirmations step by {st:.2f} instead of {step:.2f}"))
     return out
 
 
-def _decayed_scaled(v: Verdict, step: float, new_step: float, params: Params) -> float:
-    start = params.start.get(v.basis, 0.3)
-    stored = min(params.caps.get(v.basis, 0.90), max(start, start + (v.stored - start) * new_step / step))
+START_CHOICES = (0.20, 0.30, 0.40, 0.50, 0.60)
+
+
+def _rescaled(v: Verdict, start: float, step: float, new_start: float, new_step: float, params: Params) -> float:
+    """The effective confidence a behavioural verdict's belief would have had under another start and step."""
+    steps = max(0.0, (v.stored - start) / step) if step else 0.0
+    stored = min(params.caps.get(v.basis, 0.90), max(0.0, new_start + steps * new_step))
+    if v.stored < start - 1e-9:  # lowered below its start by challenges: only the start moves
+        stored = max(0.0, v.stored + new_start - start)
     return kernel.effective(stored, kernel.decay_rate(v.permanence, params.decay), v.days, False, params.decay_floor)
 
 

@@ -333,8 +333,6 @@ def open_questions(root: str | os.PathLike) -> list[dict]:
 
     Tension files are parsed once per (mtime, size) through `.epimem/tensions-index.json`:
     a write re-reads only the tensions it changed."""
-    import heapq
-
     root_s = str(root)
     tdir = os.path.join(root_s, "tensions")
     path = os.path.join(root_s, ".epimem", TENSIONS_INDEX)
@@ -365,12 +363,21 @@ def open_questions(root: str | os.PathLike) -> list[dict]:
         except OSError:
             pass
     rows = [v[2] for v in files.values() if v[2]]
+    return questions_from(rows, lambda bid: _belief_brief(root_s, bid))
+
+
+def questions_from(rows: list[dict], brief) -> list[dict]:
+    """The questions the session context may ask, from open tensions' rows (`tension_row`)
+    and `brief(id)` → {title, scope, status} of a belief (None when unreadable). Pure, so
+    the tracking benchmark's in-memory path ranks questions with the product's code."""
+    import heapq
+
     # Proposed successors first (the person may have changed), then flags, then the newest.
     rank = lambda r: (0 if r["successor"] else 1 if r["rests_on"] else 2, -_day_number(r["date"]), r["tension"])  # noqa: E731
     kept = heapq.nsmallest(QUESTIONS_KEPT, rows, key=rank)
     out = []
     for r in kept:
-        named = {k: _belief_brief(root_s, r[k]) for k in ("belief", "successor", "rests_on") if r[k]}
+        named = {k: brief(r[k]) for k in ("belief", "successor", "rests_on") if r[k]}
         b = named.get("belief")
         if b is None or b["status"] != "active":
             continue  # about a belief no longer held: nothing to ask at session start
@@ -402,6 +409,11 @@ def _tension_row(path: str, tid: str):
             t = parse_tension(fh.read(), tid)
     except (NoteError, OSError, UnicodeDecodeError):
         return None
+    return tension_row(t)
+
+
+def tension_row(t) -> dict | int:
+    """A `Tension` as a question row (0 when it is resolved)."""
     if t.status == "resolved":
         return 0
     what = " ".join(t.what_happened.split())
@@ -422,6 +434,10 @@ def _belief_brief(root: str, bid: str) -> dict | None:
             b = parse_belief(fh.read(), bid)
     except (IdError, NoteError, OSError, UnicodeDecodeError):
         return None
+    return belief_brief(b)
+
+
+def belief_brief(b) -> dict:
     return {"title": b.title, "scope": b.scope or "global", "status": b.status}
 
 
