@@ -387,8 +387,8 @@ class CoreBackend:
             return "true"
         if verdict == "false":
             self.beliefs[bid] = rules.reject(b, self.today, self.params, retire=retire, note=tag)
-            if asked or retire:
-                self._resolve(lambda t: t.belief == bid and (retire or not t.successor))
+            if retire:
+                self._resolve(lambda t: t.belief == bid)
             self._flag({bid: b})
             return "false"
         self._ev(bid, "unsure", tag)
@@ -678,7 +678,7 @@ class Simulation:
                 if not truth and form == "A" and at is not None and d >= at:
                     stale = True
         f.stale_sessions += stale
-        for trait_key, st in self.change_state.items():
+        for st in self.change_state.values():
             if st["gone"] is not None:
                 continue
             old = st["belief"]

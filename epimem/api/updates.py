@@ -135,42 +135,28 @@ def decline(mem: Memory, successor: str, belief_id: str, *, note: str = "", tag:
     return mem.belief(successor)
 
 
-def settle(mem: Memory, belief_id: str, verdict: str, *, retire: bool = False, note: str = "") -> Belief:
-    """The user's verdict on a belief that open questions are about (a contradiction, a flag
-    "rests on a belief that changed"): true is their word on it (rule 16), false lowers or
-    retires it (rule 5); either way the questions are answered, so their tensions are
-    resolved with the user's verdict. One commit."""
-    params, today = mem.params, mem.today
-    note = redact(" ".join((note or "").split()), params.redact)
-    if verdict not in ("true", "false"):
-        raise InputError("a question is settled by true or false", field="verdict")
+def settle(mem: Memory, belief_id: str, *, note: str = "") -> Belief:
+    """The user says a belief that open questions are about (a contradiction, a flag "rests
+    on a belief that changed") still holds: their word on it (rule 16), and the questions
+    answered — their tensions resolved with it. One commit."""
+    today = mem.today
+    note = redact(" ".join((note or "").split()), mem.params.redact)
     for attempt in common.attempts(mem):
         with attempt:
             text, b, key = common.read(mem, belief_id)
             _active(b)
-            if verdict == "true":
-                said = note or "the user said this still holds"
-                ev: tuple[Evidence, ...] = (Evidence(today, "reinforcing", "", said),)
-                after = rules.user_word(b, today)
-                why = f"the user said {belief_id} still holds"
-            else:
-                rejected = rules.reject(b, today, params, retire=retire, note=note)
-                ev = rejected.evidence[len(b.evidence):]
-                after = with_(rejected, evidence=b.evidence)
-                why = f"the user said {belief_id} no longer holds" + ("" if retire else "; lowered")
-            writes = [tx.replace(b.path, update_belief_text(text, b, after, ev), key)]
+            ev = Evidence(today, "reinforcing", "", note or "the user said this still holds")
+            after = rules.user_word(b, today)
+            why = f"the user said {belief_id} still holds"
+            writes = [tx.replace(b.path, update_belief_text(text, b, after, (ev,)), key)]
             for t in tensions.open_on(mem, belief_id):
                 if t.belief == belief_id and not t.successor:
                     p = mem.root / t.path
                     writes.append(tx.replace(t.path, resolve_tension_text(read_text(p, t.path), today, why),
                                              stat_key(p)))
-            if verdict == "false" and retire:
-                writes += [w for w in tensions.closing_writes(mem, belief_id, f"closed: {why}")
-                           if w.path not in {x.path for x in writes}]
-            op = "reinforcing" if verdict == "true" else ("retire" if retire else "reject")
-            common.commit(mem, writes, f"{op}: {belief_id} (the user's word; its open questions resolved)", op=op,
-                          beliefs=[belief_id])
-    return with_(after, evidence=after.evidence + ev)
+            common.commit(mem, writes, f"reinforcing: {belief_id} (the user's word; its open questions resolved)",
+                          op="reinforcing", beliefs=[belief_id])
+    return with_(after, evidence=after.evidence + (ev,))
 
 
 def _retire(mem: Memory, belief_id: str, note: str) -> list[tx.Write]:

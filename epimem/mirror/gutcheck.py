@@ -130,12 +130,11 @@ def answer(mem, belief_id: str, verdict: str, note: str = "", retire: bool = Fal
     elif verdict == "false" and as_new is not None:
         after = updates.decline(mem, belief_id, as_new.belief, note=text, tag=tag)
         said = f"Retired {belief_id}: it does not replace {as_new.belief}."
-    elif verdict in ("true", "false") and asked:
-        after = updates.settle(mem, belief_id, verdict, retire=retire, note=f"{text} {tag}")
-        said = (f"Recorded: {belief_id} still holds, in your words; its open questions are resolved."
-                if verdict == "true" else
-                f"{'Retired' if retire else 'Lowered'} {belief_id} ({before.confidence:.2f} → "
-                f"{after.confidence:.2f}); its open questions are resolved.")
+    elif verdict == "true" and asked:
+        # "Still true" answers the open questions about it; a "false" that only lowers it leaves
+        # them open (it is in question still), and a retirement closes them as every one does.
+        after = updates.settle(mem, belief_id, note=f"{text} {tag}")
+        said = f"Recorded: {belief_id} still holds, in your words; its open questions are resolved."
     elif verdict == "true":
         after = mem.reinforce(belief_id, note=f"{text} {tag}", kind="reinforcing", affirm=True)
         said = (f"Recorded: {belief_id} is still true, in your words "
