@@ -764,6 +764,8 @@ class Simulation:
         for t in visible[:3]:
             bid = self.current.get(t.key)
             if bid is None:
+                if t.base and not self.current.get(t.base):
+                    continue  # a habit that rests on another is read in its light, once that one is held
                 form = self._form_for(t, d) if t.pattern != "spurious" else "A"
                 # A pattern the observer only thought it saw is "seen" half the time.
                 seen = 0.5 if t.pattern == "spurious" else t.fit(form, d)

@@ -249,3 +249,47 @@ def test_the_audit_and_the_page_show_what_rests_on_what(berlin, cli):
     html = build(berlin).html
     assert 'class="dep-node flagged" data-id="cycles-to-the-office"' in html
     assert 'data-from="cycles-to-the-office" data-to="lives-in-berlin"' in html
+
+
+# --- the ways around, tried as a careless or sycophantic model would ------------------------------
+
+def test_an_observation_never_supersedes_whatever_it_claims(berlin):
+    """Only the user's word supersedes: an observation (the model's own tool, no permission
+    prompt) that says it is the user's interview answer still only proposes."""
+    for i in range(3):
+        berlin.observe([{"connects": "lives-in-berlin", "strength": "contradicting", "basis": "self-report",
+                         "evidence": f"Said: I moved ({i}).", "successor": "Lives in Munich",
+                         "session": f"m{i}"}], source="mirror-interview")
+    assert berlin.belief("lives-in-berlin").status == "active"
+    assert berlin.belief("lives-in-munich").supersedes == ()
+    assert not [b for b in berlin.snapshot().beliefs if b.status != "active"]
+
+
+def test_a_flag_cannot_be_used_to_lower_a_belief(berlin):
+    """Naming a belief as resting on one that is then retired flags it; its number stays."""
+    berlin.add_belief(title="Target", statement="A belief someone wants lowered.", kind="trait",
+                      basis="behavioral", permanence="durable", confidence=0.85)
+    berlin.observe([{"connects": "target", "strength": "confirming", "evidence": "Fits.",
+                     "depends_on": ["cycles-to-the-office"], "session": "a1"}])
+    before = berlin.belief("target").confidence
+    berlin.retire("cycles-to-the-office", note="no")
+    assert berlin.belief("target").confidence == before
+    assert [t.belief for t in berlin.tensions() if t.rests_on == "cycles-to-the-office"] == ["target"]
+
+
+def test_depends_on_merges_like_tags_and_travels_in_an_export(berlin, tmp_path):
+    from epimem.core.merge import merge_belief
+
+    base = (berlin.root / "beliefs" / "cycles-to-the-office.md").read_text()
+    ours = base.replace('depends_on: ["[[lives-in-berlin]]"]', 'depends_on: ["[[lives-in-berlin]]", "[[a]]"]')
+    theirs = base.replace('depends_on: ["[[lives-in-berlin]]"]', 'depends_on: ["[[lives-in-berlin]]", "[[b]]"]')
+    merged = parse_belief(merge_belief(base, ours, theirs).text, "cycles-to-the-office")
+    assert set(merged.depends_on) == {"lives-in-berlin", "a", "b"}
+    _moved(berlin)
+    from epimem.api import portability
+
+    out = tmp_path / "v.jsonl"
+    with out.open("w") as fh:
+        portability.export(berlin, fh)
+    text = out.read_text()
+    assert '"depends_on": ["[[lives-in-berlin]]"]' in text and '"successor": "lives-in-munich"' in text
