@@ -48,7 +48,7 @@ import tracking_sim as ts  # noqa: E402
 
 from epimem.core.params import DEFAULTS, Params  # noqa: E402
 
-KEYS = ("ece", "brier", "ece_holds", "brier_holds", "stale_serve_rate", "sessions_to_follow_median",
+KEYS = ("ece", "brier", "ece_last_quarter", "ece_holds", "brier_holds", "stale_serve_rate", "sessions_to_follow_median",
         "sessions_to_follow_p90", "unfollowed", "detection_rate", "wrong_retired_auto", "wrong_retired_user",
         "lowered_true", "questions_asked", "verdicts")
 
@@ -84,11 +84,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--observers", default="good,middle,poor")
     ap.add_argument("--sweep", action="store_true", help="a grid of parameters on the fast path")
     ap.add_argument("--follow", action="store_true", help="also: follow the calibration proposals")
+    ap.add_argument("--propose-min", type=int, default=None,
+                    help="verdicts before a proposal (core/calibration.PROPOSE_MIN)")
+    ap.add_argument("--no-questions", action="store_true",
+                    help="the fast path's context without open questions (as before SPEC §14)")
     ap.add_argument("--out", default=str(HERE / "out" / "tracking.json"))
     a = ap.parse_args(argv)
     observers = [o for o in a.observers.split(",") if o]
+    if a.propose_min is not None:
+        from epimem.core import calibration
+
+        calibration.PROPOSE_MIN = a.propose_min
     results: dict = {"people": a.people, "days": a.days, "backend": a.backend, "seed": a.seed,
-                     "load": _load(), "runs": {}}
+                     "questions": not a.no_questions, "propose_min": a.propose_min, "load": _load(), "runs": {}}
     lines = header()
     t0 = time.time()
     configs = {"seed defaults": DEFAULTS}
@@ -99,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
             for follow in ((False, True) if a.follow else (False,)):
                 t = time.time()
                 fig = ts.run(a.people, o, backend="core" if a.sweep else a.backend, seed=a.seed, params=params,
-                             follow_proposals=follow, days=a.days)
+                             follow_proposals=follow, days=a.days, questions=not a.no_questions)
                 s = fig.summary()
                 s["seconds"] = round(time.time() - t, 1)
                 label = f"{name} · {o}" + (" · following proposals" if follow else "")

@@ -50,6 +50,7 @@ CWD = "/nonexistent/project"
 VISIBLE = 0.3
 VISIBLE_SPURIOUS = 0.04
 SPURIOUS = 12
+LATE = 274  # the last quarter of the year: where following the proposals shows
 
 
 # --- people --------------------------------------------------------------------------------
@@ -187,8 +188,9 @@ class CoreBackend:
 
     name = "core"
 
-    def __init__(self, params: Params = DEFAULTS):
+    def __init__(self, params: Params = DEFAULTS, questions: bool = True):
         self.params = params
+        self.questions = questions  # False: the context as it was before SPEC §14 (no open questions)
         self.beliefs: dict[str, Belief] = {}
         self.tensions: dict[str, Tension] = {}
         self.sessions = Sessions()
@@ -225,6 +227,8 @@ class CoreBackend:
         from epimem.store import context_cache as cc
 
         cache = cc.build_context_cache(self.active(), self.params, self.today)
+        if not self.questions:
+            return hook.render_context(cache, info, cwd=CWD, today=self.today)
         rows = [r for t in self.tensions.values() if (r := cc.tension_row(t))]
         cache["questions"] = cc.questions_from(
             rows, lambda bid: cc.belief_brief(self.beliefs[bid]) if bid in self.beliefs else None)
@@ -547,6 +551,7 @@ class Figures:
     pairs: list[tuple[float, float]] = field(default_factory=list)
     served_pairs: list[tuple[float, float]] = field(default_factory=list)  # ...those listed as current
     binary: list[tuple[float, bool]] = field(default_factory=list)  # (effective, whether it holds)
+    late: list[tuple[float, float]] = field(default_factory=list)   # `pairs` of the last quarter of the year
     changes: int = 0
     followed: list[int] = field(default_factory=list)   # sessions from a change until the old belief is not served
     unfollowed: int = 0               # changes whose old belief was still served at the end
@@ -571,6 +576,7 @@ class Figures:
             "ece_served": _round(cal.ece(self.served_pairs)),
             "brier_served": _round(expected_brier(self.served_pairs)),
             "ece_holds": _round(cal.ece(self.binary)), "brier_holds": _round(cal.brier(self.binary)),
+            "ece_last_quarter": _round(cal.ece(self.late)),
             "changes": self.changes,
             "sessions_to_follow_median": fol[len(fol) // 2] if fol else None,
             "sessions_to_follow_p90": fol[min(len(fol) - 1, int(0.9 * len(fol)))] if fol else None,
@@ -670,6 +676,8 @@ class Simulation:
             eff = rules.effective_confidence(b, day_of(d), params)
             f.pairs.append((eff, p))
             f.binary.append((eff, truth))
+            if d >= LATE:
+                f.late.append((eff, p))
             if b.id in served:
                 f.served_pairs.append((eff, p))
                 key, form = self.of_belief[b.id]
@@ -855,13 +863,13 @@ def _trait_form(title: str) -> tuple[str, str]:
 
 
 def run(people: int, quality: str, *, backend: str = "core", seed: int = 26, params: Params = DEFAULTS,
-        follow_proposals: bool = False, days: int = 365) -> Figures:
+        follow_proposals: bool = False, days: int = 365, questions: bool = True) -> Figures:
     """Figures summed over `people` simulated people for one observer quality."""
     total = Figures()
     for i in range(people):
         rng = random.Random(seed * 1000 + i)
         person = make_person(rng, i, days)
-        b = CoreBackend(params) if backend == "core" else ApiBackend(params)
+        b = CoreBackend(params, questions) if backend == "core" else ApiBackend(params)
         try:
             sim = Simulation(person, QUALITIES[quality], b, seed * 7919 + i, follow_proposals)
             total = total.merge(sim.run())
