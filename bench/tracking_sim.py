@@ -197,6 +197,7 @@ class CoreBackend:
         self.today = START
         self._obs = 0
         self.applied: list[cal.Proposal] = []
+        self.since: dict[str, date] = {}
 
     # state
     def set_day(self, d: date) -> None:
@@ -407,12 +408,13 @@ class CoreBackend:
         self.sessions = rules.record_review(self.sessions, self.today, self.params)
 
     def proposals(self) -> list[cal.Proposal]:
-        return list(cal.calibrate(cal.verdicts(self.beliefs.values()), self.params).proposals)
+        return list(cal.calibrate(cal.verdicts(self.beliefs.values()), self.params, self.since).proposals)
 
     def apply_proposals(self, props: list[cal.Proposal]) -> None:
         changes = cal.apply_to_meta({"decay": dict(self.params.decay), "start": dict(self.params.start)}, props)
         self.params = replace(self.params, **changes)  # type: ignore[arg-type]
         self.applied += props
+        self.since.update({p.key: self.today for p in props})  # what `api.epistemology.calibrated_since` reads
 
 
 def _slug(title: str, taken) -> str:
@@ -526,10 +528,11 @@ class ApiBackend:
             close_gut_check(m)
 
     def proposals(self) -> list[cal.Proposal]:
+        from epimem.api.epistemology import calibrated_since
         from epimem.mirror.audit import audit
 
         m = self.mem
-        a = audit(m.snapshot(observations=False), m.params, m.today)
+        a = audit(m.snapshot(observations=False), m.params, m.today, calibrated=calibrated_since(m))
         return list(a.calibration.proposals) if a.calibration else []
 
     def apply_proposals(self, props: list[cal.Proposal]) -> None:

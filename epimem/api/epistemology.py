@@ -10,6 +10,7 @@ commit's message cites each proposal's verdicts and Brier scores.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from datetime import date
 from typing import TYPE_CHECKING
 
 from ..core import calibration as cal
@@ -37,6 +38,30 @@ def _flow(value: object) -> str:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise InputError(f"cannot write {value!r} as a parameter", field="proposals")
     return _number(float(value))
+
+
+SUBJECT = "epistemology: {keys} changed by the user's verdicts"
+
+
+def calibrated_since(mem: Memory) -> dict[str, date]:
+    """Parameter key → the day an accepted calibration proposal last changed it, from the
+    history of `epistemology.md` (its commits name the keys). {} outside git."""
+    from ..store import git
+
+    if not git.is_repo_root(mem.root) or not git.has_commits(mem.root):
+        return {}
+    out: dict[str, date] = {}
+    log = git.run(mem.root, "log", "--format=%ad%x09%s", "--date=short", "--", PATH)
+    head, _, tail = SUBJECT.partition("{keys}")
+    for line in log.splitlines():
+        day, _, subject = line.partition("\t")
+        if subject.startswith(head) and subject.endswith(tail):
+            for key in subject[len(head):len(subject) - len(tail)].split(", "):
+                try:
+                    out.setdefault(key.strip(), date.fromisoformat(day))
+                except ValueError:
+                    continue
+    return out
 
 
 def apply_calibration(mem: Memory, proposals: Iterable[cal.Proposal]) -> str:
@@ -68,7 +93,6 @@ def apply_calibration(mem: Memory, proposals: Iterable[cal.Proposal]) -> str:
                              f"{x.brier_before:.4f} → {x.brier_after:.4f} over {x.verdicts} verdicts"
                              for x in proposals)
             keys = ", ".join(x.key for x in proposals)
-            return common.commit(mem, [tx.replace(PATH, new, key)],
-                                 f"epistemology: {keys} changed by the user's verdicts", op="epistemology",
+            return common.commit(mem, [tx.replace(PATH, new, key)], SUBJECT.format(keys=keys), op="epistemology",
                                  body="Accepted from the calibration of the audit (SPEC §14):\n" + body)
     raise AssertionError("unreachable")

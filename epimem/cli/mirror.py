@@ -105,7 +105,9 @@ def audit_cmd(ctx: typer.Context, as_json: bool = JSON_OPT, as_md: bool = MD_OPT
     apply_only = apply_only if isinstance(apply_only, list) else []
     _check_format(as_json, as_md)
     mem, params, snap = _load(ctx)
-    a = audit(snap, params, mem.today, tuple(mem.merge_leftovers()))
+    from ..api.epistemology import calibrated_since
+
+    a = audit(snap, params, mem.today, tuple(mem.merge_leftovers()), calibrated_since(mem))
     md = render.audit_markdown(a)
     applied = None
     if apply or apply_only:
@@ -162,10 +164,13 @@ def interview_cmd(ctx: typer.Context, as_json: bool = JSON_OPT, as_md: bool = MD
 
 def calibration_cmd(ctx: typer.Context, as_json: bool = JSON_OPT, as_md: bool = MD_OPT):
     """How often you said "still true" per confidence band, against its confidence (SPEC §14)."""
+    from ..api.epistemology import calibrated_since
     from ..mirror.calibration import calibration, markdown
 
-    mem, report, md = _analyse(ctx, as_json, as_md, calibration, markdown)
-    _output(report, md, as_json)
+    _check_format(as_json, as_md)
+    mem, params, snap = _load(ctx)
+    report = calibration(snap, params, mem.today, calibrated_since(mem))
+    _output(report, markdown(report), as_json)
 
 
 def _configured_model(mem) -> str | None:

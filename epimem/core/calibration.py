@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import date
 
@@ -190,7 +190,10 @@ def _judge(n: int, mean: float | None, lo: float, hi: float) -> str:
     return "fits"
 
 
-def calibrate(vs: Iterable[Verdict], params: Params = DEFAULTS) -> Calibration:
+def calibrate(vs: Iterable[Verdict], params: Params = DEFAULTS,
+              since: Mapping[str, date] | None = None) -> Calibration:
+    """The figures of the verdicts `vs`; `since` (parameter key → the day it was last changed by
+    the user's verdicts) keeps a proposal to the verdicts given under the value it would change."""
     vs = list(vs)
     decided = [v for v in vs if v.outcome != "unsure"]
     rows = []
@@ -208,7 +211,7 @@ def calibrate(vs: Iterable[Verdict], params: Params = DEFAULTS) -> Calibration:
     return Calibration(
         verdicts=len(decided), unsure=len(vs) - len(decided), still_true=sum(v.outcome == "true" for v in decided),
         brier=None if b is None else round(b, 4), bands=tuple(rows),
-        proposals=tuple(propose(decided, params)), enough=len(decided) >= PROPOSE_MIN,
+        proposals=tuple(propose(decided, params, since)), enough=len(decided) >= PROPOSE_MIN,
         thin=tuple(r.name for r in rows if r.n < BAND_MIN))
 
 
@@ -222,7 +225,11 @@ def _decayed(v: Verdict, rate: float, floor: float) -> float:
     return kernel.effective(v.stored, rate, v.days, False, floor)
 
 
-def propose(vs: list[Verdict], params: Params = DEFAULTS) -> list[Proposal]:
+def _after(vs: list[Verdict], day: date | None) -> list[Verdict]:
+    return vs if day is None else [v for v in vs if v.date is not None and v.date > day]
+
+
+def propose(vs: list[Verdict], params: Params = DEFAULTS, since: Mapping[str, date] | None = None) -> list[Proposal]:
     """Parameter changes that would have made the user's verdicts better predicted.
 
     Only what the recorded numbers let us evaluate exactly is proposed:
@@ -232,12 +239,16 @@ def propose(vs: list[Verdict], params: Params = DEFAULTS) -> list[Proposal]:
       start plus its steps, so under another start s' and step c' it would have been
       s' + (stored − start) / step × c'.
     A change is proposed only from PROPOSE_MIN verdicts (those it concerns), and only when it
-    lowers their Brier score by PROPOSE_GAIN or more; the best candidate of each key wins."""
+    lowers their Brier score by PROPOSE_GAIN or more; the best candidate of each key wins.
+    A parameter changed by an accepted proposal is judged again only on the verdicts given
+    since (`since`): older ones were given under a value that no longer holds, and reading them
+    as if under the new one would swing the proposal back and forth."""
+    since = since or {}
     vs = [v for v in vs if v.outcome != "unsure"]
     out: list[Proposal] = []
     floor = params.decay_floor
     for perm in sorted({v.permanence for v in vs}):
-        mine = [v for v in vs if v.permanence == perm and v.days > 0]
+        mine = [v for v in _after(vs, since.get(f"decay.{perm}")) if v.permanence == perm and v.days > 0]
         if len(mine) < PROPOSE_MIN:
             continue
         rate = kernel.decay_rate(perm, params.decay)
@@ -260,7 +271,8 @@ def propose(vs: list[Verdict], params: Params = DEFAULTS) -> list[Proposal]:
                 f"decay {'faster' if faster else 'slower'} ({rate:g} → {r:.4g} a day)"))
     # Rules 1 and 3 for behavioural beliefs: where one starts and how far a confirmation moves
     # it, fitted together (a belief's stored confidence is its start plus its steps).
-    mine = [v for v in vs if v.basis == "behavioral"]
+    last = max((d for k in ("start.behavioral", "confirm_step") if (d := since.get(k)) is not None), default=None)
+    mine = [v for v in _after(vs, last) if v.basis == "behavioral"]
     if len(mine) >= PROPOSE_MIN and params.confirm_step > 0:
         start, step = params.start.get("behavioral", 0.3), params.confirm_step
 

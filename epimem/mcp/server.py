@@ -322,12 +322,14 @@ def build(root: str | Path, *, today: str | None = None) -> MCPServer:
             data = portrait_brief(snap, params, today)
             md = render.portrait_markdown(data)
         elif mode == "calibration":
+            from ..api.epistemology import calibrated_since
             from ..mirror.calibration import calibration, markdown
-            data = calibration(snap, params, today)
+            data = calibration(snap, params, today, calibrated_since(m))
             md = markdown(data)
         elif mode == "audit":
+            from ..api.epistemology import calibrated_since
             from ..mirror.audit import audit
-            data = audit(snap, params, today, tuple(m.merge_leftovers()))
+            data = audit(snap, params, today, tuple(m.merge_leftovers()), calibrated_since(m))
             md = render.audit_markdown(data)
             if record:
                 from ..mirror.gutcheck import record as record_review

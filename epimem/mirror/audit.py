@@ -342,7 +342,9 @@ def count_totals(snapshot: Snapshot) -> Totals:
 
 
 def audit(snapshot: Snapshot, params: Params = DEFAULTS, today: date | None = None,
-          merge_leftovers: tuple[Problem, ...] = ()) -> Audit:
+          merge_leftovers: tuple[Problem, ...] = (), calibrated: dict[str, date] | None = None) -> Audit:
+    """The dashboard. `calibrated`: when accepted proposals last changed each parameter
+    (`api.epistemology.calibrated_since`), so the calibration judges it on later verdicts."""
     today = today or snapshot.today or date.today()
     beliefs = active(snapshot)
     views = active_views(snapshot, today, params)
@@ -397,4 +399,4 @@ def audit(snapshot: Snapshot, params: Params = DEFAULTS, today: date | None = No
         permanence=tuple(perm), proposals=tuple(proposals), unconnected=unconnected,
         candidates=belief_candidates(unconnected),
         problems=snapshot.problems, merge_leftovers=tuple(merge_leftovers),
-        calibration=cal.calibrate(cal.verdicts(snapshot.beliefs), params))
+        calibration=cal.calibrate(cal.verdicts(snapshot.beliefs), params, calibrated))

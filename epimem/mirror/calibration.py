@@ -29,10 +29,11 @@ class CalibrationReport:
     problems: tuple[Problem, ...]
 
 
-def calibration(snapshot: Snapshot, params: Params = DEFAULTS, today: date | None = None) -> CalibrationReport:
+def calibration(snapshot: Snapshot, params: Params = DEFAULTS, today: date | None = None,
+                calibrated: dict[str, date] | None = None) -> CalibrationReport:
     today = today or snapshot.today or date.today()
     vs = cal.verdicts(snapshot.beliefs)
-    return CalibrationReport(today, cal.calibrate(vs, params), tuple(reversed(vs[-RECENT:])), cal.BAND_MIN,
+    return CalibrationReport(today, cal.calibrate(vs, params, calibrated), tuple(reversed(vs[-RECENT:])), cal.BAND_MIN,
                              cal.PROPOSE_MIN, snapshot.problems)
 
 

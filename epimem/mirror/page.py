@@ -198,10 +198,11 @@ def _dependencies(snap: Snapshot) -> dict[str, Any]:
             "svg": Markup(svg.dependencies_svg(edges, titles, flagged)) if edges else ""}
 
 
-def _calibration(snap: Snapshot, params: Params):
+def _calibration(mem: Memory, snap: Snapshot, params: Params):
+    from ..api.epistemology import calibrated_since
     from ..core import calibration as cal
 
-    return cal.calibrate(cal.verdicts(snap.beliefs), params)
+    return cal.calibrate(cal.verdicts(snap.beliefs), params, calibrated_since(mem))
 
 
 def _environment():
@@ -278,7 +279,7 @@ def render_page(mem: Memory, *, top: int = TOP, page_size: int = PAGE_SIZE) -> t
         "totals": replace(count_totals(snap), observations=len(log)), "permanences": PERMANENCES, "matrix": matrix,
         "bars": Markup(svg.bars_svg(matrix, PERMANENCES, "Active beliefs by tier and permanence")),
         "tiers": tiers, "tensions": _tensions(snap, obs, today), "changed": changed,
-        "dependencies": dependencies, "calibration": _calibration(snap, params),
+        "dependencies": dependencies, "calibration": _calibration(mem, snap, params),
         "problems": [str(p) for p in snap.problems],
         "kinds": kinds, "tags": tags, "scopes": scopes, "n_beliefs": len(views), "top": top,
         "legend": [(label, Markup(key)) for label, key in svg.legend_keys()], "live_mark": Markup(LIVE_MARK),

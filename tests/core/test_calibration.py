@@ -72,6 +72,9 @@ def test_decay_too_fast_is_proposed_slower_with_the_numbers():
     assert "slower" in p.reason and "40 verdicts" in p.reason
     # Under PROPOSE_MIN verdicts, nothing is proposed, however clear they look.
     assert cal.propose(vs[:cal.PROPOSE_MIN - 1]) == []
+    # A rate changed on D is judged on the verdicts given after D only.
+    assert cal.propose(vs, since={"decay.durable": D}) == []
+    assert cal.propose(vs, since={"decay.stable": D})[0].key == "decay.durable"
 
 
 def test_an_under_confident_start_and_step_are_proposed_together():
