@@ -73,8 +73,8 @@ def test_decay_too_fast_is_proposed_slower_with_the_numbers():
     # Under PROPOSE_MIN verdicts, nothing is proposed, however clear they look.
     assert cal.propose(vs[:cal.PROPOSE_MIN - 1]) == []
     # A rate changed on D is judged on the verdicts given after D only.
-    assert cal.propose(vs, since={"decay.durable": D}) == []
-    assert cal.propose(vs, since={"decay.stable": D})[0].key == "decay.durable"
+    assert "decay.durable" not in {p.key for p in cal.propose(vs, since={"decay.durable": D})}
+    assert "decay.durable" in {p.key for p in cal.propose(vs, since={"decay.stable": D})}
 
 
 def test_an_under_confident_start_and_step_are_proposed_together():
