@@ -282,13 +282,13 @@ def propose(vs: list[Verdict], params: Params = DEFAULTS, since: Mapping[str, da
             return got
 
         base = score(start, step)
-        best = (start, step, base)
+        top = (start, step, base)
         for s0 in START_CHOICES:
             for st in STEP_CHOICES:
                 b = score(s0, st)
-                if b < best[2] - 1e-12:
-                    best = (s0, st, b)
-        s0, st, b = best
+                if b < top[2] - 1e-12:
+                    top = (s0, st, b)
+        s0, st, b = top
         if base - b >= PROPOSE_GAIN:
             higher = s0 + st > start + step
             why = (f"{len(mine)} verdicts on behavioural beliefs: still true {'more' if higher else 'less'} "

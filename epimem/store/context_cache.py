@@ -357,13 +357,35 @@ def open_questions(root: str | os.PathLike) -> list[dict]:
             continue
         dirty = True
         files[entry.name] = [st.st_mtime_ns, st.st_size, _tension_row(entry.path, entry.name[:-3])]
-    if dirty or len(files) != len(old["files"]):
+    # The beliefs the questions name, by their file's (mtime, size) as the tensions are: a write
+    # re-reads the few it changed, not the twenty a context may ask about.
+    raw = old.get("beliefs")
+    known: dict = raw if isinstance(raw, dict) else {}
+    briefs: dict[str, list] = {}
+
+    def brief(bid: str) -> dict | None:
+        if bid in briefs:
+            return briefs[bid][2]
         try:
-            write_cache(path, compact_json({"version": INDEX_VERSION, "written": time.time_ns(), "files": files}))
+            st = os.stat(os.path.join(root_s, "beliefs", bid + ".md"))
+        except OSError:
+            return None
+        hit = known.get(bid)
+        if hit is not None and hit[0] == st.st_mtime_ns and hit[1] == st.st_size and st.st_mtime_ns < trusted_before:
+            briefs[bid] = hit
+        else:
+            briefs[bid] = [st.st_mtime_ns, st.st_size, _belief_brief(root_s, bid)]
+        return briefs[bid][2]
+
+    rows = [v[2] for v in files.values() if v[2]]
+    out = questions_from(rows, brief)
+    if dirty or len(files) != len(old["files"]) or briefs != {k: known.get(k) for k in briefs}:
+        try:
+            write_cache(path, compact_json({"version": INDEX_VERSION, "written": time.time_ns(), "files": files,
+                                            "beliefs": briefs}))
         except OSError:
             pass
-    rows = [v[2] for v in files.values() if v[2]]
-    return questions_from(rows, lambda bid: _belief_brief(root_s, bid))
+    return out
 
 
 def questions_from(rows: list[dict], brief) -> list[dict]:
