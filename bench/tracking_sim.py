@@ -325,9 +325,9 @@ class CoreBackend:
             if t.status != "resolved" and pick(t):
                 self.tensions[t.id] = replace(t, status="resolved")
 
-    def _ev(self, bid: str, kind: str, note: str) -> None:
+    def _ev(self, bid: str, kind: str, note: str, link: str = "") -> None:
         b = self.beliefs[bid]
-        self.beliefs[bid] = replace(b, evidence=b.evidence + (Evidence(self.today, kind, "", note),))
+        self.beliefs[bid] = replace(b, evidence=b.evidence + (Evidence(self.today, kind, link, note),))
 
     def _supersede(self, old: str, new: str, tags: dict[str, str]) -> None:
         before = {old: self.beliefs[old], new: self.beliefs[new]}
@@ -336,7 +336,7 @@ class CoreBackend:
                                             self.today)
         self._ev(new, "reinforcing", f"the user said this replaces {old} {tags.get(new, '')}".strip())
         self.beliefs[old] = replace(self.beliefs[old], status="superseded")
-        self._ev(old, "superseded", f"replaced by {n.title} {tags.get(old, '')}".strip())
+        self._ev(old, "superseded", f"replaced by {n.title} {tags.get(old, '')}".strip(), f"beliefs/{new}")
         self._resolve(lambda t: t.belief == old)
         self._flag(before)
 
