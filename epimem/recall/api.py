@@ -462,17 +462,32 @@ _ALIASES = {"budget_tokens": "budget", "kinds": "kind", "permanences": "permanen
             "observations": "include_observations", "inactive": "include_inactive"}
 
 
+_QUESTIONS: dict[str, tuple[dict, float, list[dict]]] = {}  # root -> (signature, when, open questions)
+QUESTIONS_MAX_AGE = 300.0  # seconds: an editor that saves in place leaves the folder's mtime alone
+
+
 def questions_about(root: Path, ids: set[str]) -> list[dict]:
-    """The open questions (`store.context_cache.open_questions`) that name any of `ids`."""
+    """The open questions (`store.context_cache.open_questions`) that name any of `ids`.
+
+    Kept per vault by the signature of what they are read from (three stats), so a warm recall
+    pays nothing for them until a belief, a tension or the rules change."""
     if not ids:
         return []
+    import time
+
     from ..store import context_cache
 
-    cache = context_cache.read_context_cache(root)
-    if cache is not None and cache.get("signature") == context_cache.signature(root) and "questions" in cache:
-        rows = cache["questions"]
+    sig = context_cache.signature(root)
+    memo = _QUESTIONS.get(str(root))
+    if memo is not None and memo[0] == sig and time.monotonic() - memo[1] < QUESTIONS_MAX_AGE:
+        rows = memo[2]
     else:
-        rows = context_cache.open_questions(root)
+        cache = context_cache.read_context_cache(root)
+        if cache is not None and cache.get("signature") == sig and "questions" in cache:
+            rows = cache["questions"]
+        else:
+            rows = context_cache.open_questions(root)
+        _QUESTIONS[str(root)] = (sig, time.monotonic(), rows)
     return [q for q in rows if q["belief"] in ids or (q.get("successor") or "") in ids]
 
 
