@@ -621,9 +621,9 @@ def validate(ctx: typer.Context, as_json: bool = JSON,
 # --- feature areas ------------------------------------------------------------------------------
 
 def _register_areas() -> None:
-    from . import claude, install, mcp, mirror, portability, recall
+    from . import claude, forget, install, mcp, mirror, portability, recall
 
-    for mod in (mirror, recall, install, claude, mcp, portability):
+    for mod in (mirror, recall, install, claude, mcp, portability, forget):
         mod.register(app)
 
 
