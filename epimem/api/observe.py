@@ -120,14 +120,15 @@ def _observe(mem: Memory, parsed: list[tuple[Observation, dict]], params: Params
         eff = rules.apply_observation(cur, obs, params)
         evs.append(eff.evidence)
         beliefs[obs.connects] = (text, orig, eff.after, key, evs)
-        tid = None
+        tid, opened = None, False
         if eff.open_tension:
             tid, ttext, tkey = tensions.for_contradiction(mem, obs, eff, open_tensions)
+            opened = tkey is None and tid not in open_tensions
             open_tensions[tid] = (ttext, tkey)
         new_obs.append(obs)
         results.append(ObservationResult(obs, obs.connects, before=eff.before.confidence,
                                          after=eff.after.confidence, reason=eff.reason,
-                                         tension=tid, alert=eff.alert))
+                                         tension=tid, tension_opened=opened, alert=eff.alert))
     for tid, (ttext, tkey) in open_tensions.items():
         # The first contradiction of a batch creates the file; later ones in the same batch extend it.
         rel = f"tensions/{tid}.md"

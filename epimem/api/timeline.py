@@ -108,6 +108,8 @@ def describe(mem: Memory, rows, old_spec, new_spec, new_from_disk: bool = False)
             c = None
         elif p.startswith("reviews/"):
             c = Change("review", stem, "added" if old is None else "changed")
+        elif p in ("epistemology.md", SESSIONS) and old is None and new is not None:
+            c = Change("file", p, "added")  # a new file is new, not each of its keys (`init`'s commit)
         elif p == "epistemology.md":
             c = _file_change(p, _meta(old), _meta(new), mapping_changes)
         elif p == SESSIONS:

@@ -402,7 +402,8 @@ def _print_observe(report) -> None:
         change = f" ({r.before:.2f} → {r.after:.2f})" if r.before is not None and r.after != r.before else ""
         typer.echo(f"{r.observation.id} → {where}{change}: {r.reason}")
         if r.tension:
-            typer.echo(f"  tension opened: {r.tension}")
+            typer.echo(f"  tension opened: {r.tension}" if r.tension_opened
+                       else f"  added to the open tension {r.tension}")
         for s in r.similar:
             typer.echo(f"  similar: {s['id']} — {s['title']} (similarity {s['similarity']:.2f})")
     if report.held:

@@ -20,6 +20,7 @@ from typing import Any
 from ..core.errors import InputError
 from ..core.model import Problem, Snapshot
 from ..core.params import DEFAULTS, Params
+from ..core.redact import redact
 from ..store import transaction
 from . import render
 from .phrase import say
@@ -88,7 +89,8 @@ def answer(mem, belief_id: str, verdict: str, note: str = "", retire: bool = Fal
         raise AnswerError(f"--verdict must be true, false or unsure, not {verdict!r}")
     if retire and verdict != "false":
         raise AnswerError("--retire goes with --verdict false")
-    note = note.strip()
+    # The note is echoed back (the answer, the open gut-check's file): redacted first, as it is written.
+    note = redact(note.strip(), mem.params.redact)
     before = mem.belief(belief_id)
     text = f"gut-check: {verdict}" + (f"; {note}" if note else "")
     if verdict == "true":
