@@ -84,13 +84,22 @@ def attempts(mem: Memory, tries: int = OPTIMISTIC_ATTEMPTS):
     itself, so a change under heavy contention still lands. A refusal (a rule, a
     conflict the user must settle) is raised from the pass that found it.
     """
-    require_repo(mem)
+    writable(mem)
     held = mem.vault.lock().held  # a caller's outer change: preparing again cannot help
     for n in range(1, tries + 2):
         a = Attempt(mem, n, last=held or n > tries)
         yield a
         if a.done or a.last:
             return
+
+
+def writable(mem: Memory) -> None:
+    """What every change needs first: a vault that is its own repository, in this epimem's format
+    (an older vault is migrated in one commit of its own, `api.upgrade`; a newer one refused)."""
+    require_repo(mem)
+    from . import upgrade
+
+    upgrade.upgrade(mem)
 
 
 def require_repo(mem: Memory) -> None:

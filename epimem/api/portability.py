@@ -308,7 +308,7 @@ def import_jsonl(mem: Memory, path: str | Path, *, dry_run: bool = False) -> Jso
 
     path = Path(path).expanduser()
     if not dry_run:
-        common.require_repo(mem)
+        common.writable(mem)
     files, rep = plan(path)
     empty = not mem.vault.exists() or _is_fresh(mem)
     writes: list[tx.Write] = []

@@ -607,6 +607,30 @@ def validate(ctx: typer.Context, as_json: bool = JSON,
         raise typer.Exit(1)
 
 
+@app.command()
+def doctor(ctx: typer.Context, as_json: bool = JSON):
+    """Say what state the vault, its wiring and its index are in, with the fix for each problem; exit 1 on any."""
+    from ..agents.install import wiring
+    from ..api import doctor as doctor_api
+    from ..claude.install import doctor_row
+    from ..store.paths import resolve_root
+
+    st = state(ctx)
+    root = resolve_root(st.vault)
+    given = getattr(ctx.find_root().get_parameter_source("vault"), "name", "")  # Typer's own click
+    source = {"COMMANDLINE": "flag", "ENVIRONMENT": "env"}.get(given, "default")
+    rep = doctor_api.run(root, source=source, today=st.today, agents=(doctor_row(root), *wiring(str(root))))
+    if as_json:
+        emit_json(rep.as_json())
+    else:
+        for c in rep.checks:
+            typer.echo(f"{c.status:<8} {c.name:<14} {c.said}" + (f"\n{'':<23} fix: {c.fix}" if c.fix else ""))
+        n = len(rep.problems)
+        typer.echo("Healthy." if not n else f"{n} problem{'s' if n != 1 else ''}: each says its fix.")
+    if not rep.healthy:
+        raise typer.Exit(1)
+
+
 # --- feature areas ------------------------------------------------------------------------------
 
 def _register_areas() -> None:

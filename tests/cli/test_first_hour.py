@@ -164,3 +164,24 @@ def test_import_jsonl_into_a_missing_vault_refuses_as_every_importer_does(vault,
         r = cli("--vault", tmp_path / "typo", "import", *args)
         assert r.code == 1 and "epimem init" in r.err, (args, r.err)
         assert not (tmp_path / "typo").exists(), args
+
+
+# --- the vault is about a person ---------------------------------------------------------------------
+
+def test_init_makes_the_vault_folder_the_owners_alone(tmp_path, cli):
+    import stat
+
+    old = os.umask(0o022)
+    try:
+        assert cli("init", tmp_path / "v").code == 0
+        copy = tmp_path / "copy"
+        shutil.copytree(ROOT / "vault", copy, ignore=shutil.ignore_patterns(".epimem"))
+        assert cli("init", copy).code == 0
+    finally:
+        os.umask(old)
+    for root in (tmp_path / "v", copy):
+        assert stat.S_IMODE((root).stat().st_mode) == 0o700, oct((root).stat().st_mode)
+    # A vault made before, loosened by its owner on purpose, is left as they set it by `init` again.
+    os.chmod(tmp_path / "v", 0o750)
+    assert cli("init", tmp_path / "v").code == 0
+    assert stat.S_IMODE((tmp_path / "v").stat().st_mode) == 0o750
