@@ -22,7 +22,6 @@ import epimem
 ROOT = Path(__file__).resolve().parents[2]
 DIST = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["name"]
 
-pytestmark = pytest.mark.slow
 
 
 def _env(home: Path, **extra: str) -> dict[str, str]:
@@ -70,6 +69,7 @@ def test_every_install_line_in_the_docs_installs_this_project():
     assert bad == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["wheel", "sdist"])
 def test_an_artifact_installs_into_a_fresh_venv_and_works_offline(kind, artifacts, tmp_path):
     artifact = artifacts[kind]
@@ -119,6 +119,7 @@ def test_an_artifact_installs_into_a_fresh_venv_and_works_offline(kind, artifact
     assert "Traceback" not in recall.stderr
 
 
+@pytest.mark.slow
 def test_the_wheel_carries_what_a_vault_and_the_installers_need(artifacts):
     names = set(zipfile.ZipFile(artifacts["wheel"]).namelist())
     for needed in ("epimem/templates/epistemology.md", "epimem/templates/gitignore",
