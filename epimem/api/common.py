@@ -111,8 +111,11 @@ def require_repo(mem: Memory) -> None:
 def not_a_repo(root: Path) -> str:
     """What to say of a vault folder that is not its own git repository (copied without `.git`,
     or the sample vault inside epimem's checkout): the fix, and what it does."""
+    outer = next((p for p in Path(root).parents if (p / ".git").exists()), None)
+    inside = (f"; it lies inside the repository at {outer}: to try it without touching that one, copy it out "
+              f"first (`cp -r {root} /tmp/{Path(root).name} && epimem init /tmp/{Path(root).name}`)") if outer else ""
     return (f"{root} is not a git repository of its own, and every change is a commit: "
-            f"`epimem init {root}` makes it one (its files become the first commit); nothing was written")
+            f"`epimem init {root}` makes it one (its files become the first commit){inside}; nothing was written")
 
 
 def read(mem: Memory, belief_id: str) -> tuple[str, Belief, tuple[int, int]]:
