@@ -4,7 +4,6 @@ has, and every number in it must be explainable by the rules (SPEC §2)."""
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter
 from datetime import date
