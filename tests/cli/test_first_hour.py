@@ -185,3 +185,17 @@ def test_init_makes_the_vault_folder_the_owners_alone(tmp_path, cli):
     os.chmod(tmp_path / "v", 0o750)
     assert cli("init", tmp_path / "v").code == 0
     assert stat.S_IMODE((tmp_path / "v").stat().st_mode) == 0o750
+
+
+def test_clone_makes_the_second_machines_vault_the_owners_alone_too(vault, tmp_path, cli):
+    import stat
+
+    bare = tmp_path / "remote.git"
+    subprocess.run(["git", "clone", "-q", "--bare", str(vault.root), str(bare)], check=True)
+    old = os.umask(0o022)
+    try:
+        r = cli("clone", bare, tmp_path / "second", "--no-index")
+    finally:
+        os.umask(old)
+    assert r.code == 0, r.err
+    assert stat.S_IMODE((tmp_path / "second").stat().st_mode) == 0o700
