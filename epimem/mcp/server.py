@@ -170,6 +170,10 @@ class Sessions:
 
     def of(self, ctx: Context | None, given: str | None = None) -> str:
         if given:
+            try:
+                given.encode("utf-8")
+            except UnicodeEncodeError:  # a lone surrogate: echoed back, it would fail the whole reply
+                raise ToolError("'session' must be text (it holds a lone surrogate)") from None
             return given
         sid = None
         try:

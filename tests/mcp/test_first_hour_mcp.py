@@ -41,3 +41,13 @@ def test_answer_echoes_the_note_redacted(mvault):
     anyio.run(main)
     assert tree_state(mvault) != before
     assert SECRET not in (mvault / "beliefs" / "prefers-small-pull-requests.md").read_text()
+
+
+def test_a_session_that_is_no_text_is_a_tool_error_not_a_crash(mvault):
+    # Found by tests/mcp/test_fuzz_arguments.py: an empty batch echoes its session, and a lone
+    # surrogate cannot be sent back as JSON.
+    async def main():
+        async with connect("memory", mvault) as c:
+            r = await c.call_tool("observe", {"observations": [], "session": "\ud800"})
+            assert r.is_error and "'session' must be text" in r.content[0].text, r.content[0].text
+    anyio.run(main)
