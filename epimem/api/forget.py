@@ -531,13 +531,15 @@ def refusal(remote: str, found: Sequence[Incoming], url: str) -> str:
               "nothing was merged. Either make a new clone (`epimem clone " + url + " NEW-FOLDER`), check it, "
               "and delete this folder; or run `epimem sync --adopt-purge"
             + (f" {again}" if texts else "") + "` to rewrite this clone the same way"
-            + (f" (its {local} commit{'s' if local != 1 else ''} not on {remote} are carried over)" if local else "")
+            + (f" ({local} commit{'s' if local != 1 else ''} of this clone that the purge's record does not list "
+               "are carried through it)" if local else "")
             + (f"; the purge removed {texts} text{'s' if texts != 1 else ''} typed by the user: give "
                f"{'it' if texts == 1 else 'them'} again with --purge-text" if texts else "")
             + ".")
 
 
-def adopt(mem: Memory, found: Sequence[Incoming], refs_to_rewrite: Sequence[str], texts: Sequence[str] = ()) -> dict:
+def adopt(mem: Memory, found: Sequence[Incoming], refs_to_rewrite: Sequence[str], texts: Sequence[str] = (),
+          keep_tracking: str | None = None) -> dict:
     """Run another machine's purge here: rewrite this clone's refs (`refs_to_rewrite`) through the
     same forgetting, landing on the commits the purge made wherever it saw the same commit,
     then drop every old object and cache. Returns {ref: new value}."""
@@ -565,6 +567,11 @@ def adopt(mem: Memory, found: Sequence[Incoming], refs_to_rewrite: Sequence[str]
     present = [k for k in old if _has(root, k)]
     current = {r.name: r.sha for r in rewrite.refs(root)}
     updates: dict[str, str | None] = {}
+    # The other remotes' branches (and a stash) hold the old history too: dropped, a fetch brings them back.
+    for name in current:
+        if (name.startswith("refs/remotes/") and not (keep_tracking and name.startswith(keep_tracking))) \
+                or name == "refs/stash":
+            updates[name] = None
     tips = []
     for name in refs_to_rewrite:
         sha = current.get(name)
@@ -607,3 +614,153 @@ def _occurs(root: Path, text: str, commits: Sequence[str]) -> bool:
         if text in rewrite._out(root, "log", "-1", "--format=%B", c):
             return True
     return False
+
+
+# --- what `sync` asks ------------------------------------------------------------------------------
+
+def _records(root: Path, rev: str) -> list[tuple[str, dict]]:
+    listed = rewrite._git(root, "ls-tree", "-r", "--name-only", rev, "--", RECORDS + "/", check=False).decode()
+    out = []
+    for path in listed.split():
+        try:
+            rec = json.loads(rewrite._git(root, "cat-file", "blob", f"{rev}:{path}"))
+        except (ValueError, StorageError):
+            continue
+        if isinstance(rec, dict) and isinstance(rec.get("rewritten"), dict):
+            out.append((path, rec))
+    return out
+
+
+def outgoing_old(mem: Memory, theirs: str) -> list[Incoming]:
+    """This vault's own purges whose old history `theirs` (a remote's branch) still holds:
+    commits another machine pushed on top of the history before the purge."""
+    root = mem.root
+    mine = _records(root, "HEAD")
+    if not mine:
+        return []
+    theirs_all = set(rewrite._out(root, "rev-list", theirs, "--not", "HEAD").split())
+    out = []
+    for path, rec in mine:
+        keys = set(rec["rewritten"])
+        if keys & theirs_all:
+            out.append(Incoming(path, rec, len([c for c in theirs_all if c not in keys])))
+    return out
+
+
+def send_pending(mem: Memory, remote: str, branch: str) -> tuple[bool, list[str]]:
+    """Before a sync fetches: a purge made here that `remote` has yet to get is sent, with a lease,
+    when the remote's branch still holds what the purge saw there (so nothing old is fetched)."""
+    root = mem.root
+    spec = pending_push(root, remote)
+    if spec is None or spec.get("branch") != branch:
+        return False, []
+    code, out, _ = rewrite.call(root, "ls-remote", remote, f"refs/heads/{branch}")
+    if code != 0:
+        return False, []
+    tip = (out.decode().split() or [None])[0]
+    head = rewrite._out(root, "rev-parse", "HEAD")
+    if tip == head or (tip and rewrite.ok(root, "merge-base", "--is-ancestor", tip, head)
+                       and not outgoing_old(mem, tip)):
+        pushed, notes = [], []  # it has the new history already (sent by an earlier sync)
+        _clear_marker(root, remote)
+        return False, notes
+    if tip != spec.get("lease"):
+        return False, []  # another machine pushed meanwhile: the fetch and `follow` decide
+    pushed, notes = push_pending(mem, only=remote)
+    if pushed:
+        return True, [f"the purged history was sent to {remote} (with a lease); its other clones are refused the "
+                      "old history by their next `epimem sync`, which says how to follow"]
+    return False, notes
+
+
+def _clear_marker(root: Path, remote: str) -> None:
+    doc = _read_marker(root)
+    if doc is not None:
+        doc["remotes"].pop(remote, None)
+        _write_marker(root, doc)
+
+
+@dataclass
+class Followed:
+    lease: str | None = None   # push with this lease (the remote still holds the old history)
+    notes: list[str] = field(default_factory=list)
+
+
+def follow(mem: Memory, remote: str, branch: str, theirs: str, *, adopt_purge: bool = False,
+           texts: Sequence[str] = ()) -> Followed | None:
+    """What a sync does about purges once it has fetched `theirs` (`remote`/`branch`):
+
+    - the remote holds a purge this clone's history predates: refused (nothing is merged), or,
+      with `adopt_purge`, this clone's refs rewritten the same way first;
+    - the remote holds the history before a purge made here, with commits pushed on it since:
+      refused, or with `adopt_purge` those commits carried through the same purge and the
+      result pushed with a lease.
+    None: nothing to do about purges (the common case: one `ls-tree`)."""
+    root = mem.root
+    url = rewrite._out(root, "remote", "get-url", remote, check=False) or remote
+    found = incoming(mem, theirs)
+    if found:
+        if not adopt_purge:
+            raise Conflict(refusal(remote, found, url))
+        local = [r.name for r in rewrite.refs(root) if r.name.startswith(("refs/heads/", "refs/tags/"))]
+        updates = adopt(mem, found, local, texts, keep_tracking=f"refs/remotes/{remote}/")
+        return Followed(None, [f"this clone now has {remote}'s purged history ({len(updates)} "
+                               f"ref{'s' if len(updates) != 1 else ''} rewritten, old objects pruned)"])
+    mine = outgoing_old(mem, theirs)
+    if not mine:
+        if pending_push(root, remote):
+            _clear_marker(root, remote)
+        return None
+    tip = rewrite._out(root, "rev-parse", theirs)
+    extra = sum(i.local for i in mine)
+    if not adopt_purge:
+        # What was fetched holds what the purge removed: it is not kept here.
+        rewrite._git(root, "update-ref", "-d", f"refs/remotes/{remote}/{branch}", check=False)
+        rewrite.clean(root)
+        texts_n = sum(int(i.record.get("texts") or 0) for i in mine)
+        raise Conflict(
+            f"{remote}/{branch} still holds the history from before the purge made here, with {extra} "
+            f"commit{'s' if extra != 1 else ''} another machine pushed on it since; nothing was merged or sent. "
+            "`epimem sync --adopt-purge" + "".join(" --purge-text TEXT" for _ in range(texts_n))
+            + "` carries those commits through the same purge and sends the result with a lease")
+    adopt(mem, mine, [f"refs/remotes/{remote}/{branch}"], texts)
+    return Followed(tip, [f"{extra} commit{'s' if extra != 1 else ''} pushed to {remote} on the old history were "
+                          "carried through the purge"])
+
+
+def sent(mem: Memory, remote: str) -> None:
+    """After a push with a lease: the remote has the purged history; what was fetched of the old goes."""
+    _clear_marker(mem.root, remote)
+    rewrite.clean(mem.root)
+
+
+def tombstones(mem: Memory) -> tuple[str, ...]:
+    from ..core.forget import KIND
+
+    bs, _ = mem.vault.load_beliefs()
+    return tuple(sorted(b.id for b in bs if b.kind == KIND and b.status == "retired"))
+
+
+def reforget(mem: Memory, changed: Iterable[str] | None) -> str | None:
+    """After a merge: what another machine wrote about a belief forgotten here (an observation
+    made before it heard of the forgetting) is taken out again, in one commit. None: nothing was."""
+    changed = None if changed is None else [p for p in changed if p.startswith(rewrite.TEXT_DIRS)]
+    if changed is not None and not changed:
+        return None
+    ids = tombstones(mem)
+    if not ids:
+        return None
+    from ..store import transaction as tx
+
+    f = Forgetting(mem.today, ids, frozenset(), (), ())
+    obs: set[str] = set()
+    d = mem.root / "observations"
+    for q in sorted(d.glob("*.md")) if d.is_dir() else []:
+        obs |= {oid for oid, _ in connected(q.read_text(encoding="utf-8", errors="replace"), ids)}
+    f = replace(f, observations=frozenset(obs))
+    writes, files = _work_tree(mem, f)
+    if not writes:
+        return None
+    c = tx.Commit(f"forget: {', '.join(ids[:5])} again (a merge brought back what was forgotten)", "forget",
+                  beliefs=ids, body="; ".join(f"{x.path} ({x.what})" for x in files), when=mem.replayed)
+    return tx.apply(mem.root, writes, c, lock=mem.vault.lock(), caches=common.caches(mem)).commit

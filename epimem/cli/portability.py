@@ -22,11 +22,19 @@ def sync_cmd(ctx: typer.Context,
              remote: str | None = typer.Argument(None, metavar="[REMOTE]",
                                                  help="Default: the branch's upstream remote, else origin."),
              no_index: bool = typer.Option(False, "--no-index", help="Do not update the recall index afterwards."),
+             adopt_purge: bool = typer.Option(False, "--adopt-purge",
+                                              help="The remote's history was purged on another machine: rewrite "
+                                                   "this clone the same way (epimem forget --purge)."),
+             purge_text: list[str] = typer.Option([], "--purge-text", metavar="TEXT",
+                                                  help="With --adopt-purge: a text that purge removed; - reads it "
+                                                       "from stdin."),
              as_json: bool = JSON):
     """Commit pending edits, fetch, merge by epimem's rules, push (retried once when rejected)."""
     from ..api import sync as sync_api
+    from .forget import _read_text
 
-    rep = sync_api.sync(memory(ctx), remote, index=not no_index)
+    texts = tuple(_read_text() if t == "-" else t for t in purge_text)
+    rep = sync_api.sync(memory(ctx), remote, index=not no_index, adopt_purge=adopt_purge, purge_texts=texts)
     if as_json:
         emit_json({"remote": rep.remote, "branch": rep.branch, "committed": rep.committed, "merged": rep.merged,
                    "incoming": rep.incoming, "outgoing": rep.outgoing, "pushed": rep.pushed,
