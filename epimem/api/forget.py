@@ -413,6 +413,11 @@ def finish_if_needed(mem: Memory) -> str | None:
         except Exception:  # noqa: BLE001 - the next recall rebuilds; what matters is the history
             pass
         rewrite.end(mem.root)
+        if note is None:
+            import logging
+
+            note = "an interrupted purge was finished: its history had landed; the caches are now rebuilt"
+            logging.getLogger("epimem").warning("epimem: %s", note)
     return note
 
 
