@@ -158,3 +158,22 @@ def test_a_purge_keeps_a_session_counted_since_the_last_commit(mem, cli):
     assert cli("--vault", mem.root, "forget", "prefers-tabs", "--yes").code == 0
     assert cli("--vault", mem.root, "forget", "prefers-tabs", "--purge", "--yes").code == 0
     assert (mem.root / "state/sessions.json").read_text() == counted
+
+
+@pytest.mark.slow  # the real embedding model and a real Chroma store
+def test_the_recall_index_and_chroma_hold_nothing_of_it_after_a_purge(mem, cli, monkeypatch):
+    monkeypatch.setenv("EPIMEM_CHROMA_UPDATE", "wait")  # Chroma written inside the command, not later
+    root = mem.root
+    assert cli("--vault", root, "index", "rebuild").code == 0
+    held = files_holding(root / ".epimem", SECRET.encode())
+    assert any("chroma" in h for h in held) and any("recall" in h for h in held), held  # the test can fail
+    r = cli("--vault", root, "forget", "prefers-tabs", "--purge", "--yes")
+    assert r.code == 0, r.err
+    assert "recall index was erased and rebuilt" in r.out
+    assert files_holding(root / ".epimem", SECRET.encode()) == []
+    assert (root / ".epimem" / "chroma").is_dir() and (root / ".epimem" / "recall" / "manifest.json").exists()
+    found = cli("--vault", root, "recall", "tabs indentation editor", "--json", "--observations").json()
+    assert all(h["id"] != "prefers-tabs" for h in found["results"])
+    hits = cli("--vault", root, "recall", SECRET, "--json", "--observations").json()["results"]
+    assert SECRET not in str(hits) and "Reformatted" not in str(hits)
+    assert_no_trace(root, SECRET)
