@@ -331,7 +331,7 @@ def forget(mem: Memory, p: Plan, *, confirm: str) -> Report:
         rewrite.end(mem.root)
         if any(a.action == "push" for a in p.remotes):
             rep.pushed, notes = push_pending(mem)
-            rep.notes += notes
+            rep.notes += notes + [_remote_keeps(mem.root, n) for n in rep.pushed]
     _refresh_context(mem, rep)
     return rep
 
@@ -376,6 +376,13 @@ def _purge(mem: Memory, p: Plan, rep: Report) -> None:
     rewrite.switch(root, updates)
     rep.rewritten = {o: n for o, n in rw.mapping.items() if o != n}
     rewrite.drop_caches(root)
+
+
+def _remote_keeps(root: Path, remote: str) -> str:
+    url = rewrite._out(root, "remote", "get-url", remote, check=False) or remote
+    return (f"{remote} no longer shows the old history, but keeps its objects until it is garbage-collected "
+            f"there: on a repository you own, `git -C {url} reflog expire --expire=now --all && git -C {url} gc "
+            "--prune=now`; on a hosting service, ask its support to (GitHub: \"removing sensitive data\")")
 
 
 def _recall_afresh(mem: Memory, rep: Report) -> None:

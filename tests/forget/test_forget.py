@@ -151,12 +151,12 @@ def test_forget_refuses_a_vault_with_uncommitted_edits(mem, cli):
 
 
 def test_a_purge_keeps_a_session_counted_since_the_last_commit(mem, cli):
+    assert cli("--vault", mem.root, "forget", "prefers-tabs", "--yes").code == 0
     mem.session_start()
     mem.session_start()  # the day's first count is committed on its own; the second waits for a commit
     counted = (mem.root / "state/sessions.json").read_text()
     assert git(mem.root, "status", "--porcelain").stdout  # the hook's count rides along with the next commit
-    assert cli("--vault", mem.root, "forget", "prefers-tabs", "--yes").code == 0
-    assert cli("--vault", mem.root, "forget", "prefers-tabs", "--purge", "--yes").code == 0
+    assert cli("--vault", mem.root, "forget", "prefers-tabs", "--purge", "--yes").code == 0  # no commit of its own
     assert (mem.root / "state/sessions.json").read_text() == counted
 
 
