@@ -21,7 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 import secrets as _secrets
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date
 from pathlib import Path
@@ -36,6 +36,7 @@ from ..core.forget import (
     connected,
     forget_file,
     forgotten_on,
+    names_forgotten,
     tombstone,
     words_of_belief,
     words_of_tension,
@@ -181,8 +182,7 @@ def gather(mem: Memory, ids: Sequence[str], texts: Sequence[str] = (), day: date
         return Forgetting(day, (), frozenset(), tuple(texts), ())
     words: list[str] = []
     observations: set[str] = set()
-    versions = _versions(root, ids)
-    for path, data in versions:
+    for path, data in _versions(root, ids):
         text = data.decode("utf-8", "replace")
         if path.startswith("beliefs/"):
             words += words_of_belief(text, Path(path).stem)
@@ -191,23 +191,20 @@ def gather(mem: Memory, ids: Sequence[str], texts: Sequence[str] = (), day: date
                 observations.add(oid)
                 words += said
         elif path.startswith("tensions/"):
-            if any(b in text for b in ids):
-                from ..core.forget import _names_forgotten
-
-                if _names_forgotten(text, Forgetting(day, tuple(ids))):
-                    words += words_of_tension(text)
+            if names_forgotten(text, Forgetting(day, tuple(ids))):
+                words += words_of_tension(text)
     return Forgetting(day, tuple(ids), frozenset(observations), tuple(texts), clean_words(words))
 
 
-def _versions(root: Path, ids: Sequence[str]) -> list[tuple[str, bytes]]:
+def _versions(root: Path, ids: Sequence[str]) -> Iterator[tuple[str, bytes]]:
     """Every version, in the history and in the work tree, of the forgotten beliefs' files, the
-    logs and the tensions: what they said is looked for in all of them."""
+    logs and the tensions: what they said is looked for in all of them (read a chunk at a time)."""
     from ..store import git
 
     paths = [f"beliefs/{b}.md" for b in ids]
-    seen: dict[tuple[str, str], None] = {}
+    at: dict[str, list[str]] = {}
     if git.has_commits(root):
-        out = rewrite._out(root, "log", "--all", "--format=", "--raw", "--no-abbrev", "--no-renames", "-c",
+        out = rewrite.text(root, "log", "--all", "--format=", "--raw", "--no-abbrev", "--no-renames", "-c",
                            "--", *paths, "observations/", "tensions/")
         for line in out.splitlines():
             if not line.startswith(":") or "\t" not in line:
@@ -215,18 +212,19 @@ def _versions(root: Path, ids: Sequence[str]) -> list[tuple[str, bytes]]:
             meta, path = line.split("\t", 1)
             path = path.split("\t")[-1]
             blob = meta.split()[-2]
-            if set(blob) != {"0"}:
-                seen[(path, blob)] = None
-    blobs = dict(rewrite._blob_reader(root, list(dict.fromkeys(b for _, b in seen))))
-    out_: list[tuple[str, bytes]] = [(p, blobs[b]) for p, b in seen if b in blobs]
+            if set(blob) != {"0"} and path not in at.setdefault(blob, []):
+                at[blob].append(path)
+    for sha, data in rewrite.blobs(root, list(at)):
+        for path in at[sha]:
+            yield path, data
     for p in paths:
         if (root / p).exists():
-            out_.append((p, (root / p).read_bytes()))
+            yield p, (root / p).read_bytes()
     for folder in ("observations", "tensions"):
         d = root / folder
         if d.is_dir():
-            out_ += [(f"{folder}/{q.name}", q.read_bytes()) for q in sorted(d.glob("*.md"))]
-    return out_
+            for q in sorted(d.glob("*.md")):
+                yield f"{folder}/{q.name}", q.read_bytes()
 
 
 def _work_tree(mem: Memory, f: Forgetting) -> tuple[list, list[FileChange]]:
@@ -236,7 +234,7 @@ def _work_tree(mem: Memory, f: Forgetting) -> tuple[list, list[FileChange]]:
 
     root = mem.root
     writes, files = [], []
-    tracked = [p for p in rewrite._out(root, "ls-files", "-z").split("\0") if p]
+    tracked = [p for p in rewrite.text(root, "ls-files", "-z").split("\0") if p]
     for bid in f.beliefs:
         rel = f"beliefs/{bid}.md"
         text = (root / rel).read_text(encoding="utf-8", errors="replace")
@@ -276,7 +274,7 @@ def _remote_actions(mem: Memory, policy: str | None) -> tuple[RemoteAction, ...]
     """Each remote and what the purge does about it. A remote holds the old history: without
     the user's word on it, another machine would merge it back, so the purge refuses."""
     root = mem.root
-    names = [n for n in rewrite._out(root, "remote").split() if n]
+    names = [n for n in rewrite.text(root, "remote").split() if n]
     if not names:
         return ()
     branch = (rewrite.head_ref(root) or "refs/heads/main").removeprefix("refs/heads/")
@@ -288,10 +286,10 @@ def _remote_actions(mem: Memory, policy: str | None) -> tuple[RemoteAction, ...]
             "vault last saw there), `--remotes later` leaves that to the next `epimem sync`. Either way the other "
             "machines' `epimem sync` then refuses to merge the old history and tells them how to follow")
     out = []
-    head = rewrite._out(root, "rev-parse", "HEAD")
+    head = rewrite.text(root, "rev-parse", "HEAD")
     for name in names:
         tracking = f"refs/remotes/{name}/{branch}"
-        lease = rewrite._out(root, "rev-parse", "--verify", "--quiet", tracking, check=False) or None
+        lease = rewrite.text(root, "rev-parse", "--verify", "--quiet", tracking, check=False) or None
         if lease and not rewrite.ok(root, "merge-base", "--is-ancestor", lease, head):
             raise Conflict(f"{name}/{branch} has commits this vault has not merged; `epimem sync` first, so that "
                            "the purge covers them too")
@@ -379,7 +377,7 @@ def _purge(mem: Memory, p: Plan, rep: Report) -> None:
 
 
 def _remote_keeps(root: Path, remote: str) -> str:
-    url = rewrite._out(root, "remote", "get-url", remote, check=False) or remote
+    url = rewrite.text(root, "remote", "get-url", remote, check=False) or remote
     return (f"{remote} no longer shows the old history, but keeps its objects until it is garbage-collected "
             f"there: on a repository you own, `git -C {url} reflog expire --expire=now --all && git -C {url} gc "
             "--prune=now`; on a hosting service, ask its support to (GitHub: \"removing sensitive data\")")
@@ -510,22 +508,22 @@ class Incoming:
 def incoming(mem: Memory, theirs: str) -> list[Incoming]:
     """The purge records `theirs` holds whose rewritten commits this clone still has in its history."""
     root = mem.root
-    listed = rewrite._git(root, "ls-tree", "-r", "--name-only", theirs, "--", RECORDS + "/", check=False).decode()
-    mine = set(rewrite._git(root, "ls-tree", "-r", "--name-only", "HEAD", "--", RECORDS + "/",
+    listed = rewrite.run(root, "ls-tree", "-r", "--name-only", theirs, "--", RECORDS + "/", check=False).decode()
+    mine = set(rewrite.run(root, "ls-tree", "-r", "--name-only", "HEAD", "--", RECORDS + "/",
                             check=False).decode().split())
     new = [p for p in listed.split() if p and p not in mine]
     if not new:
         return []
-    ours = set(rewrite._out(root, "rev-list", "HEAD").split())
+    ours = set(rewrite.text(root, "rev-list", "HEAD").split())
     out = []
     for path in new:
         try:
-            rec = json.loads(rewrite._git(root, "cat-file", "blob", f"{theirs}:{path}"))
+            rec = json.loads(rewrite.run(root, "cat-file", "blob", f"{theirs}:{path}"))
         except (ValueError, StorageError):
             continue
         keys = set((rec.get("rewritten") or {}).keys())
         if keys & ours:
-            theirs_all = set(rewrite._out(root, "rev-list", theirs).split())
+            theirs_all = set(rewrite.text(root, "rev-list", theirs).split())
             local = len([c for c in ours if c not in keys and c not in theirs_all])
             out.append(Incoming(path, rec, local))
     return out
@@ -623,7 +621,7 @@ def _occurs(root: Path, text: str, commits: Sequence[str]) -> bool:
     for c in commits:
         if rewrite.ok(root, "grep", "-q", "-F", "-e", text, c, "--"):
             return True
-        if text in rewrite._out(root, "log", "-1", "--format=%B", c):
+        if text in rewrite.text(root, "log", "-1", "--format=%B", c):
             return True
     return False
 
@@ -631,11 +629,11 @@ def _occurs(root: Path, text: str, commits: Sequence[str]) -> bool:
 # --- what `sync` asks ------------------------------------------------------------------------------
 
 def _records(root: Path, rev: str) -> list[tuple[str, dict]]:
-    listed = rewrite._git(root, "ls-tree", "-r", "--name-only", rev, "--", RECORDS + "/", check=False).decode()
+    listed = rewrite.run(root, "ls-tree", "-r", "--name-only", rev, "--", RECORDS + "/", check=False).decode()
     out = []
     for path in listed.split():
         try:
-            rec = json.loads(rewrite._git(root, "cat-file", "blob", f"{rev}:{path}"))
+            rec = json.loads(rewrite.run(root, "cat-file", "blob", f"{rev}:{path}"))
         except (ValueError, StorageError):
             continue
         if isinstance(rec, dict) and isinstance(rec.get("rewritten"), dict):
@@ -650,7 +648,7 @@ def outgoing_old(mem: Memory, theirs: str) -> list[Incoming]:
     mine = _records(root, "HEAD")
     if not mine:
         return []
-    theirs_all = set(rewrite._out(root, "rev-list", theirs, "--not", "HEAD").split())
+    theirs_all = set(rewrite.text(root, "rev-list", theirs, "--not", "HEAD").split())
     out = []
     for path, rec in mine:
         keys = set(rec["rewritten"])
@@ -670,7 +668,7 @@ def send_pending(mem: Memory, remote: str, branch: str) -> tuple[bool, list[str]
     if code != 0:
         return False, []
     tip = (out.decode().split() or [None])[0]
-    head = rewrite._out(root, "rev-parse", "HEAD")
+    head = rewrite.text(root, "rev-parse", "HEAD")
     if tip == head or (tip and rewrite.ok(root, "merge-base", "--is-ancestor", tip, head)
                        and not outgoing_old(mem, tip)):
         pushed, notes = [], []  # it has the new history already (sent by an earlier sync)
@@ -709,7 +707,7 @@ def follow(mem: Memory, remote: str, branch: str, theirs: str, *, adopt_purge: b
       result pushed with a lease.
     None: nothing to do about purges (the common case: one `ls-tree`)."""
     root = mem.root
-    url = rewrite._out(root, "remote", "get-url", remote, check=False) or remote
+    url = rewrite.text(root, "remote", "get-url", remote, check=False) or remote
     found = incoming(mem, theirs)
     if found:
         if not adopt_purge:
@@ -723,11 +721,11 @@ def follow(mem: Memory, remote: str, branch: str, theirs: str, *, adopt_purge: b
         if pending_push(root, remote):
             _clear_marker(root, remote)
         return None
-    tip = rewrite._out(root, "rev-parse", theirs)
+    tip = rewrite.text(root, "rev-parse", theirs)
     extra = sum(i.local for i in mine)
     if not adopt_purge:
         # What was fetched holds what the purge removed: it is not kept here.
-        rewrite._git(root, "update-ref", "-d", f"refs/remotes/{remote}/{branch}", check=False)
+        rewrite.run(root, "update-ref", "-d", f"refs/remotes/{remote}/{branch}", check=False)
         rewrite.clean(root)
         texts_n = sum(int(i.record.get("texts") or 0) for i in mine)
         raise Conflict(

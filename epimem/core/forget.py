@@ -164,7 +164,7 @@ def forget_file(path: str, text: str, f: Forgetting) -> str | None:
     top = path.split("/", 1)[0]
     out = text
     if f.beliefs and path.endswith(".md") and path.count("/") == 1:
-        if top == "tensions" and _names_forgotten(text, f):
+        if top == "tensions" and names_forgotten(text, f):
             return None
         if top == "observations":
             out = stub_observations(out, f)
@@ -175,7 +175,7 @@ def forget_file(path: str, text: str, f: Forgetting) -> str | None:
     return replace_texts(path, out, f.texts) if f.texts else out
 
 
-def _names_forgotten(text: str, f: Forgetting) -> bool:
+def names_forgotten(text: str, f: Forgetting) -> bool:
     if not any(b in text for b in f.beliefs):
         return False
     try:

@@ -76,6 +76,16 @@ def ok(root: Path, *args: str) -> bool:
     return call(root, *args)[0] == 0
 
 
+def run(root: Path, *args: str, stdin: bytes | None = None, check: bool = True) -> bytes:
+    """`git ARGS`'s output; `PurgeError` with what git said when it fails (unless `check` is off)."""
+    return _git(root, *args, stdin=stdin, check=check)
+
+
+def text(root: Path, *args: str, check: bool = True) -> str:
+    """`git ARGS`'s output as text, stripped."""
+    return _out(root, *args, check=check)
+
+
 def _out(root: Path, *args: str, **kw) -> str:
     return _git(root, *args, **kw).decode("utf-8", "surrogateescape").strip()
 
@@ -268,7 +278,8 @@ class Rewrite:
     blobs_changed: int = 0
 
 
-def _blob_reader(root: Path, wanted: list[str]) -> Iterator[tuple[str, bytes]]:
+def blobs(root: Path, wanted: list[str]) -> Iterator[tuple[str, bytes]]:
+    """(id, bytes) of each blob of `wanted`, read a chunk at a time."""
     for s in range(0, len(wanted), CHUNK):
         chunk = wanted[s:s + CHUNK]
         data = _git(root, "cat-file", "--batch", stdin=("\n".join(chunk) + "\n").encode())
@@ -313,7 +324,7 @@ def rewrite(root: Path, f: Forgetting, tips: Iterable[str], *, exclude: Iterable
                     at_forgotten.add(ref)
     pins = needles(f)
     holding: dict[str, bytes] = {}
-    for sha, data in _blob_reader(root, list(look)):
+    for sha, data in blobs(root, list(look)):
         if sha in at_forgotten or any(n in data for n in pins):
             holding[sha] = data
     next_mark = 1 + max((int(c.mark[1:]) for c in items if isinstance(c, _Commit) and c.mark), default=0)
