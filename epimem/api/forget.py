@@ -564,17 +564,7 @@ def adopt(mem: Memory, found: Sequence[Incoming], refs_to_rewrite: Sequence[str]
         beliefs += [b for b in i.record.get("beliefs") or [] if b not in beliefs]
         need_texts += int(i.record.get("texts") or 0)
         day = day or date.fromisoformat(str(i.record.get("date")))
-    if need_texts and len(texts) < need_texts:
-        raise InputError(f"the purge removed {need_texts} text{'s' if need_texts != 1 else ''} typed by the user; give "
-                         f"{'it' if need_texts == 1 else 'each'} again with --purge-text (or make a new clone)",
-                         field="purge_text")
-    old = [k for k in known]
-    for t in texts:
-        if not _occurs(root, t, [o for o in old if _has(root, o)][:50]):
-            raise InputError("a text given with --purge-text does not occur in the history the purge rewrote; "
-                             "give exactly the text given on the machine that purged", field="purge_text")
-    f = gather(mem, beliefs, texts, day=day)
-    present = [k for k in old if _has(root, k)]
+    present = rewrite.present(root, known)
     current = {r.name: r.sha for r in rewrite.refs(root)}
     updates: dict[str, str | None] = {}
     # The other remotes' branches (and a stash) hold the old history too: dropped, a fetch brings them back.
@@ -591,6 +581,16 @@ def adopt(mem: Memory, found: Sequence[Incoming], refs_to_rewrite: Sequence[str]
             updates[name] = known[sha]
         else:
             tips.append(name)
+    if tips:  # commits the purge did not see: they go through the same forgetting, typed texts included
+        if need_texts and len(texts) < need_texts:
+            raise InputError(f"the purge removed {need_texts} text{'s' if need_texts != 1 else ''} typed by the "
+                             f"user; give {'it' if need_texts == 1 else 'each'} again with --purge-text (or make a "
+                             "new clone)", field="purge_text")
+        for t in texts:
+            if not _occurs(root, t, present[:50]):
+                raise InputError("a text given with --purge-text does not occur in the history the purge rewrote; "
+                                 "give exactly the text given on the machine that purged", field="purge_text")
+    f = gather(mem, beliefs, texts, day=day)
     with mem.vault.lock():
         rewrite.drop_temp_refs(root)
         rewrite.begin_import(root)
@@ -609,10 +609,6 @@ def adopt(mem: Memory, found: Sequence[Incoming], refs_to_rewrite: Sequence[str]
     rewrite.end(root)
     _refresh_context(mem, rep)
     return updates
-
-
-def _has(root: Path, sha: str) -> bool:
-    return rewrite.ok(root, "cat-file", "-e", f"{sha}^{{commit}}")
 
 
 def _occurs(root: Path, text: str, commits: Sequence[str]) -> bool:
@@ -723,7 +719,7 @@ def follow(mem: Memory, remote: str, branch: str, theirs: str, *, adopt_purge: b
         return None
     tip = rewrite.text(root, "rev-parse", theirs)
     extra = sum(i.local for i in mine)
-    if not adopt_purge:
+    if extra and not adopt_purge:
         # What was fetched holds what the purge removed: it is not kept here.
         rewrite.run(root, "update-ref", "-d", f"refs/remotes/{remote}/{branch}", check=False)
         rewrite.clean(root)
@@ -734,6 +730,8 @@ def follow(mem: Memory, remote: str, branch: str, theirs: str, *, adopt_purge: b
             "`epimem sync --adopt-purge" + "".join(" --purge-text TEXT" for _ in range(texts_n))
             + "` carries those commits through the same purge and sends the result with a lease")
     adopt(mem, mine, [f"refs/remotes/{remote}/{branch}"], texts)
+    if not extra:  # the remote holds just the history the purge rewrote: it gets the new one
+        return Followed(tip, [f"{remote} still held the history from before the purge; it is sent the purged one"])
     return Followed(tip, [f"{extra} commit{'s' if extra != 1 else ''} pushed to {remote} on the old history were "
                           "carried through the purge"])
 

@@ -181,13 +181,16 @@ def sync(mem: Memory, remote: str | None = None, *, index: bool = True, adopt_pu
             _fetch(g, remote, branch)
             theirs = f"{remote}/{branch}"
             if _has_ref(g, theirs):
+                outgoing, incoming = (int(x) for x in g.out("rev-list", "--left-right", "--count",
+                                                            f"HEAD...{theirs}").split())
+                # Only what comes in can bring a purge, or the history before one (`api.forget.follow`).
                 followed = forgetting.follow(mem, remote, branch, theirs, adopt_purge=adopt_purge,
-                                             texts=purge_texts)
+                                             texts=purge_texts) if incoming else None
                 if followed is not None:
                     lease, start = followed.lease or lease, ""  # the old HEAD is gone with the old history
                     rep.notes += followed.notes
-                outgoing, incoming = (int(x) for x in g.out("rev-list", "--left-right", "--count",
-                                                            f"HEAD...{theirs}").split())
+                    outgoing, incoming = (int(x) for x in g.out("rev-list", "--left-right", "--count",
+                                                                f"HEAD...{theirs}").split())
                 if incoming:
                     before = g.out("rev-parse", "HEAD")
                     _merge(mem, g, rep, remote, branch, incoming)

@@ -304,8 +304,10 @@ def rewrite(root: Path, f: Forgetting, tips: Iterable[str], *, exclude: Iterable
     known = dict(known or {})
     args = ["fast-export", "--no-data", "--show-original-ids", "--reference-excluded-parents",
             "--use-done-feature", "--signed-tags=strip", "--tag-of-filtered-object=rewrite",
-            "--fake-missing-tagger", "--reencode=no", *tips, *(f"^{e}" for e in exclude)]
-    stream = _git(root, *args)
+            "--fake-missing-tagger", "--reencode=no", "--stdin"]
+    # The revisions on stdin: a purge another machine made may exclude thousands of commits.
+    revs = "".join(f"{t}\n" for t in tips) + "".join(f"^{e}\n" for e in exclude)
+    stream = _git(root, *args, stdin=revs.encode("utf-8", "surrogateescape"))
     items = list(_parse(stream))
     # Which blobs could hold what is forgotten: read once each (a chunk at a time), changed once
     # per (blob, path): the same blob at two paths may be a belief in one and a tension in the other.
@@ -459,6 +461,15 @@ def rewrite(root: Path, f: Forgetting, tips: Iterable[str], *, exclude: Iterable
         else:
             new_refs[name] = temp.get(_temp_name(name))
     return Rewrite(facts, mapping, new_refs, blobs_changed)
+
+
+def present(root: Path, shas: Iterable[str]) -> list[str]:
+    """Those of `shas` that name a commit this repository has (one `cat-file --batch-check`)."""
+    shas = [x for x in shas if is_sha(x)]
+    if not shas:
+        return []
+    out = _git(root, "cat-file", "--batch-check", stdin=("\n".join(shas) + "\n").encode()).decode()
+    return [line.split()[0] for line in out.splitlines() if line.endswith(" commit") or " commit " in line]
 
 
 def drop_temp_refs(root: Path) -> None:
