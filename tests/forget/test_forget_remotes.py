@@ -102,3 +102,37 @@ def test_a_plain_forget_travels_and_a_merge_does_not_bring_it_back(two, cli):
     assert "Used tabs in a new repo." not in text and SECRET not in text
     assert cli("--vault", a.root, "sync", "--no-index").code == 0
     assert (a.root / "observations/2026-11.md").read_text() == (b.root / "observations/2026-11.md").read_text()
+
+
+def test_the_lease_refuses_to_overwrite_what_another_machine_pushed_meanwhile(two, cli):
+    a, b, remote = two
+    old = _commits(a.root)
+    b.observe([{"connects": "short-prs", "strength": "confirming", "evidence": "Kept one PR to 40 lines.",
+                "basis": "behavioral", "session": "b3"}])
+    assert cli("--vault", b.root, "sync", "--no-index").code == 0  # A has not fetched this
+    pushed_by_b = git(remote, "rev-parse", "main").stdout
+    r = cli("--vault", a.root, "forget", "prefers-tabs", "--purge", "--remotes", "push", "--yes")
+    assert r.code == 0, r.err
+    assert "changed since the purge" in r.out  # the lease: nothing was sent over B's work
+    assert git(remote, "rev-parse", "main").stdout == pushed_by_b
+    r = cli("--vault", a.root, "sync", "--no-index")  # B's commit sits on the old history: not merged
+    assert r.code == 1 and "pushed on it since" in r.err and "--adopt-purge" in r.err
+    assert SECRET.encode() not in all_objects(a.root)
+    r = cli("--vault", a.root, "sync", "--no-index", "--adopt-purge")
+    assert r.code == 0, r.err
+    assert "Kept one PR to 40 lines." in (a.root / "observations/2026-11.md").read_text()
+    assert git(remote, "rev-parse", "main").stdout == git(a.root, "rev-parse", "HEAD").stdout
+    assert_no_trace(a.root, SECRET, old_commits=old)
+
+
+def test_a_purge_left_for_the_next_sync_is_sent_by_it(two, cli):
+    a, b, remote = two
+    old = _commits(a.root)
+    assert cli("--vault", a.root, "forget", "prefers-tabs", "--purge", "--remotes", "later", "--yes").code == 0
+    assert SECRET.encode() in all_objects(remote)  # not sent yet
+    r = cli("--vault", a.root, "sync", "--no-index")
+    assert r.code == 0, r.err
+    assert "purged history was sent" in r.out
+    assert git(remote, "rev-parse", "main").stdout == git(a.root, "rev-parse", "HEAD").stdout
+    assert_no_trace(a.root, SECRET, old_commits=old)  # nothing of the old history was fetched back
+    assert cli("--vault", b.root, "sync", "--no-index").code == 1
