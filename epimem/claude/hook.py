@@ -239,7 +239,7 @@ def _rank(records: list[dict], today: date, prm: dict, project_words: set[str]) 
 
 
 def _belief_line(eff: float, rec: dict, prm: dict, gist: bool = True) -> str:
-    words = tier(eff, prm)
+    words = tier(eff, rec.get("basis", ""), prm)
     if rec.get("pinned"):
         words += ", pinned"
     line = f"- ({words}) {rec['title']}"

@@ -99,7 +99,7 @@ def _profile_lines(beliefs, today, params) -> list[str]:
     for b in ranked:
         eff = rules.effective_confidence(b, today, params)
         gist = " ".join(b.statement.split())[:200]
-        out.append(f"- {b.id}: {b.title} — {gist} ({params.tier(eff)}, {b.basis}, {eff:.2f})")
+        out.append(f"- {b.id}: {b.title} — {gist} ({params.tier(eff, b.basis)}, {b.basis}, {eff:.2f})")
     return out
 
 

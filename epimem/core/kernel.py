@@ -81,10 +81,18 @@ def effective_at(stored: float, permanence: str, anchor: date, pinned: bool, tod
     return effective(stored, decay_rate(permanence, decay), (today - anchor).days, False, floor)
 
 
-def tier(confidence: float, tiers=TIERS) -> str:
-    """The name of the highest tier whose lower bound `confidence` reaches."""
-    for name, low in tiers:
+FACT = "fact"
+
+
+def tier(confidence: float, tiers, basis: str) -> str:
+    """The tier of a belief: the highest whose lower bound `confidence` reaches, except that
+    the top tier ("factual") is for basis `fact` alone. Every other basis is capped at that
+    tier's floor (0.90), so a behavioural belief at its cap is "established", never
+    "factual" (SPEC §2) — the one place a tier is named, so no reader can say otherwise."""
+    for i, (name, low) in enumerate(tiers):
         if confidence >= low - 1e-9:
+            if i == 0 and basis != FACT and len(tiers) > 1:
+                return tiers[1][0]
             return name
     return tiers[-1][0]
 

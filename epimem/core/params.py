@@ -66,8 +66,8 @@ class Params:
     # Patterns of secrets added to the built-in ones of core/redact.py (which always apply).
     redact: tuple[tuple[str, str], ...] = ()
 
-    def tier(self, confidence: float) -> str:
-        return kernel.tier(confidence, self.tiers)
+    def tier(self, confidence: float, basis: str) -> str:
+        return kernel.tier(confidence, self.tiers, basis)
 
 
 DEFAULTS = Params()

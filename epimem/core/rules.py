@@ -82,8 +82,8 @@ def effective_confidence(belief: Belief, today: date, params: Params = DEFAULTS)
                                belief.pinned, today, params.decay, params.decay_floor)
 
 
-def tier(confidence: float, params: Params = DEFAULTS) -> str:
-    return kernel.tier(confidence, params.tiers)
+def tier(confidence: float, basis: str, params: Params = DEFAULTS) -> str:
+    return kernel.tier(confidence, params.tiers, basis)
 
 
 # --- rules 3–6: what one observation does to one belief --------------------

@@ -317,7 +317,7 @@ class Hit:
 def make_hit(r: Ranked, item: Item, today: date, params: Params = DEFAULTS, snippet: str = "") -> Hit:
     eff = effective(item, today, params) if item.type == BELIEF else None
     return Hit(id=item.id, type=item.type, title=item.title, score=r.score, effective_confidence=eff,
-               tier=params.tier(eff) if eff is not None else "", confidence=item.confidence,
+               tier=params.tier(eff, item.basis) if eff is not None else "", confidence=item.confidence,
                keyword_terms=r.keyword_terms, keyword_rank=r.keyword_rank,
                semantic_rank=r.semantic_rank, semantic_similarity=r.semantic_similarity,
                kind=item.kind, permanence=item.permanence, status=item.status, scope=item.scope,

@@ -68,8 +68,8 @@ def decayed(stored: float, permanence: str, first: str, confirmed: str | None, p
                                params["decay"], params["decay_floor"])
 
 
-def tier(confidence: float, params: dict) -> str:
-    return kernel.tier(confidence, params["tiers"])
+def tier(confidence: float, basis: str, params: dict) -> str:
+    return kernel.tier(confidence, params["tiers"], basis)
 
 
 def cache_path(root: str | os.PathLike) -> str:
