@@ -73,7 +73,7 @@ def commit_hand_edits(mem: Memory, only: frozenset[str] | None = None
     problems: list[Problem] = []
     changes: list[Change] = []
     lock = mem.vault.lock()
-    params, today = mem.params, mem.today
+    params, today, real = mem.params, mem.write_today, mem.machine_day
 
     def prepare() -> tx.Staged | None:
         rows = []
@@ -113,7 +113,7 @@ def commit_hand_edits(mem: Memory, only: frozenset[str] | None = None
                 except NoteError as e:
                     problems.append(Problem(p, e.line or 1, f"{e.message} (not committed)"))
                     continue
-                broken = rules.rule_problems(new, params)
+                broken = rules.rule_problems(new, params, today=real)
                 if broken:
                     lines = key_lines(text)
                     problems.extend(Problem(p, lines.get(f, 1), f"{msg} (not committed: rule 18)")

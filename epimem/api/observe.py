@@ -17,7 +17,7 @@ from dataclasses import replace
 from datetime import date
 from typing import TYPE_CHECKING, Any
 
-from ..core import rules
+from ..core import kernel, rules
 from ..core.errors import Conflict, InputError
 from ..core.ids import IdError, check_id, slugify, text_key, unique_id
 from ..core.model import BASES, PERMANENCES, STRENGTHS, Belief, Evidence, Observation
@@ -39,7 +39,7 @@ OBSERVATION_KEYS = frozenset({"connects", "strength", "evidence", "suggests", "t
 
 def observe(mem: Memory, items: list[dict[str, Any]], *, source: str, session: str | None) -> ObserveReport:
     params = mem.params
-    today = mem.today
+    today = mem.write_today  # rule 20: never after the machine's date
     parsed = [check_input(i + 1, item, source, session, today, params) for i, item in enumerate(items)]
     if not parsed:
         return ObserveReport((), None)
@@ -91,6 +91,9 @@ def _observe(mem: Memory, parsed: list[tuple[Observation, dict]], params: Params
     results: list[ObservationResult] = []
     new_obs: list[Observation] = []
     open_tensions: dict[str, tuple[str, Any]] = {}
+    # Rule 19: the sessions the vault counted, and per belief the steps already taken.
+    counted = frozenset(kernel.known_sessions(dict(mem.vault.read_sessions().counted), today))
+    spent: dict[str, set[str]] = {}
     for obs, extra in fresh:
         if obs.connects == "new" and extra.get("title"):
             bid = unique_id(slugify(extra["title"]), known | set(beliefs))
@@ -117,7 +120,13 @@ def _observe(mem: Memory, parsed: list[tuple[Observation, dict]], params: Params
             beliefs[obs.connects] = (text, b, replace(b, confirmed_session=last_confirmed_in(b, today, month_obs)),
                                      key, [])
         text, orig, cur, key, evs = beliefs[obs.connects]
-        eff = rules.apply_observation(cur, obs, params)
+        if obs.connects not in spent:
+            spent[obs.connects] = spent_steps(obs.connects, today, month_obs, counted)
+        step = rules.counts_for(obs, counted, today)
+        eff = rules.apply_observation(cur, obs, params, step=step, spent=frozenset(spent[obs.connects]))
+        used = rules.spends(obs, step)
+        if used is not None:
+            spent[obs.connects].add(used)
         evs.append(eff.evidence)
         beliefs[obs.connects] = (text, orig, eff.after, key, evs)
         tid = None
@@ -287,8 +296,10 @@ def check_input(n: int, item: dict, source: str, session: str | None,
         except ValueError:
             raise InputError(f"observation {n}: 'date' must be YYYY-MM-DD, not {item['date']!r}",
                              field="date") from None
+        if d > today:
+            raise InputError(f"observation {n}: " + rules.future_date_message("'date'", d, today), field="date")
     sess = text("session") or (session or "")
-    if sess and not re.fullmatch(r"[A-Za-z0-9_.:\-]{1,80}", sess):
+    if sess and not kernel.is_session_id(sess):
         raise InputError(f"observation {n}: 'session' must be a plain id (letters, digits, - _ . :)", field="session")
     extra: dict[str, Any] = {}
     if connects == "new" and item.get("title"):
@@ -360,6 +371,19 @@ def last_confirmed_in(belief: Belief, today: date, month_obs) -> str:
             if o.id == oid:
                 return rules.pseudo_session(o)
     return belief.confirmed_session
+
+
+def spent_steps(belief_id: str, today: date, month_obs, counted: frozenset[str]) -> set[str]:
+    """Rule 19: the steps that already moved (or could have moved) a belief, from the logs rule 9
+    reads anyway (a counted session is known for days, a source's step for one)."""
+    out = set()
+    for rel in _recent_logs(today):
+        for o in month_obs(rel):
+            if o.connects == belief_id:
+                used = rules.spends(o, rules.logged_step(o, counted))
+                if used is not None:
+                    out.add(used)
+    return out
 
 
 def without_duplicates(parsed: list[tuple[Observation, dict]], month_obs

@@ -43,7 +43,7 @@ def init(mem: Memory) -> bool:
             "epistemology.md": (TEMPLATES / "epistemology.md").read_text(encoding="utf-8"),
             ".gitignore": (TEMPLATES / "gitignore").read_text(encoding="utf-8"),
             ".gitattributes": drivers.ATTRIBUTES,
-            sessions_file.PATH: sessions_file.to_json(Sessions(created=mem.today)),
+            sessions_file.PATH: sessions_file.to_json(Sessions(created=mem.write_today)),
         }
         writes += [tx.create(rel, text) for rel, text in files.items() if not (r / rel).exists()]
         attrs = r / ".gitattributes"

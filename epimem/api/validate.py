@@ -29,11 +29,12 @@ def validate(mem: Memory) -> list[Problem]:
                                         "index, send or commit it"))
     params = mem.params
     root = mem.root
+    real = mem.machine_day  # rule 20: what is dated after the machine's day
     # A malformed belief is reported once, as itself, not again by everything that links to it.
     ids = {b.id for b in snap.beliefs} | {Path(p.path).stem for p in snap.problems if p.path.startswith("beliefs/")}
     obs_ids = {o.id for o in snap.observations}
     for b in snap.beliefs:
-        for fld, msg in rules.rule_problems(b, params):
+        for fld, msg in rules.rule_problems(b, params, today=real):
             problems.append(Problem(b.path, key_line(root / b.path, fld), msg))
         for s in b.supersedes:
             if s not in ids:
@@ -44,10 +45,16 @@ def validate(mem: Memory) -> list[Problem]:
                 problems.append(Problem(b.path, line_of(root / b.path, ev.link),
                                         f"evidence links to a missing observation [[{ev.link}]]"))
     for o in snap.observations:
+        if real is not None and o.date > real:
+            problems.append(Problem(o.path, line_of(root / o.path, f"## {o.id}"),
+                                    rules.future_date_message(f"{o.id} is dated", o.date, real)))
         if o.connects != "new" and o.connects not in ids:
             problems.append(Problem(o.path, line_of(root / o.path, f"## {o.id}"),
                                     f"{o.id} connects to unknown belief '{o.connects}'"))
     for t in snap.tensions:
+        if real is not None and t.date > real:
+            problems.append(Problem(t.path, key_line(root / t.path, "date"),
+                                    rules.future_date_message("'date'", t.date, real)))
         if t.belief not in ids:
             problems.append(Problem(t.path, key_line(root / t.path, "belief"),
                                     f"tension is about unknown belief '{t.belief}'"))

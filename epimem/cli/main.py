@@ -490,10 +490,12 @@ def tension_watch(ctx: typer.Context, tension_id: str = typer.Argument(..., meta
 @session_app.command("start")
 def session_start(ctx: typer.Context,
                   source: str = typer.Option("startup", "--source", help="startup, resume, clear, compact or fork."),
+                  session: str | None = typer.Option(None, "--session",
+                                                     help="The session's id: its observations then move numbers."),
                   as_json: bool = JSON):
     """Count a session (only `startup`) and say whether a review is due or the vault was dormant."""
     mem = memory(ctx)
-    r = mem.session_start(source)
+    r = mem.session_start(source, session)
     if as_json:
         emit_json(session_json(r))
     else:

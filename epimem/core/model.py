@@ -99,6 +99,10 @@ class Sessions:
     next_review_at: int = REVIEW_EVERY_SESSIONS
     created: date | None = None
     days: tuple[tuple[str, int], ...] = ()
+    # machine id → sessions it counted (their sum is `count`: a grow-only counter, SPEC §1.4)
+    machines: tuple[tuple[str, int], ...] = ()
+    # session id → the ISO day it was counted, for a few days (rule 19)
+    counted: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)

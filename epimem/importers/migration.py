@@ -90,7 +90,7 @@ def write_migration(memory, m: Migration, *, subject: str, dry_run: bool = False
                               last_review=m.sessions["last_review"],
                               next_review_at=m.sessions["next_review_at"] if m.sessions["next_review_at"]
                               is not None else cur_s.next_review_at,
-                              created=min([cur_s.created or memory.today] + firsts))
+                              created=min([cur_s.created or memory.write_today] + firsts))
                 writes.append(tx.replace(sessions_file.PATH, sessions_file.to_json(new), key))
                 sessions_written = True
             else:
