@@ -182,7 +182,8 @@ def reject(mem: Memory, belief_id: str, *, retire: bool, note: str) -> Belief:
             text, before, key = common.read(mem, belief_id)
             if before.status != "active":
                 raise Conflict(f"{belief_id} is {before.status}, not active", path=before.path)
-            after = rules.reject(before, mem.write_today, mem.params, retire=retire, note=redact(note, mem.params.redact))
+            after = rules.reject(before, mem.write_today, mem.params, retire=retire,
+                                 note=redact(note, mem.params.redact))
             ev = after.evidence[len(before.evidence):]
             new_text = update_belief_text(text, before, replace(after, evidence=before.evidence), ev)
             subject = (f"retire: {belief_id}" if retire else
@@ -203,8 +204,9 @@ def reinforce(mem: Memory, belief_id: str, note: str, kind: str, affirm: bool = 
     for attempt in common.attempts(mem):
         with attempt:
             text, b, key = common.read(mem, belief_id)
-            ev = Evidence(mem.write_today, kind, "", redact(note, mem.params.redact) or "the user said this is still true")
-            after = rules.user_word(b, mem.write_today) if affirm else b
+            day = mem.write_today
+            ev = Evidence(day, kind, "", redact(note, mem.params.redact) or "the user said this is still true")
+            after = rules.user_word(b, day) if affirm else b
             new_text = update_belief_text(text, b, after, (ev,)) if after is not b else append_evidence(text, (ev,))
             subject = f"{kind}: {belief_id} (" + ("decay counts from today)" if after is not b else "no change)")
             common.commit(mem, [tx.replace(b.path, new_text, key)], subject, op=kind, beliefs=[belief_id])

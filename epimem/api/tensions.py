@@ -93,8 +93,8 @@ def set_status(mem: Memory, tension_id: str, status: str, note: str = "") -> Ten
             if status == "watching" and t.status == "resolved":
                 raise Conflict(f"tension {tension_id} is resolved; reopen it first", path=t.path)
             verb = STATUS_VERBS[status]
-            line = f"- {verb}: {mem.write_today.isoformat()}" + (f" — {' '.join(redact(note, mem.params.redact).split())}"
-                                                            if note else "")
+            said = f" — {' '.join(redact(note, mem.params.redact).split())}" if note else ""
+            line = f"- {verb}: {mem.write_today.isoformat()}" + said
             new = edit_frontmatter(text, {"status": status}).rstrip("\n") + "\n" + line + "\n"
             common.commit(mem, [tx.replace(t.path, new, key)],
                           f"tension: {'reopen' if status == 'unresolved' else 'watch'} {tension_id} "

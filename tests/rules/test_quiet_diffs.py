@@ -7,7 +7,6 @@ import json
 import subprocess
 
 import pytest
-
 from vaults import count_sessions
 
 from epimem.core import merge
