@@ -78,10 +78,11 @@ def anchor(first, confirmed):
 
 def effective_at(stored: float, permanence: str, anchor: date, pinned: bool, today: date,
                  decay: dict[str, float], floor: float) -> float:
-    """Rule 7 for one belief last confirmed (or first seen) on `anchor`."""
+    """Rule 7 for one belief last confirmed (or first seen) on `anchor`, counted from the earlier
+    of that day and today (rule 20): a date after today never holds a number above its decay."""
     if pinned:
         return stored
-    return effective(stored, decay_rate(permanence, decay), (today - anchor).days, False, floor)
+    return effective(stored, decay_rate(permanence, decay), (today - min(anchor, today)).days, False, floor)
 
 
 FACT = "fact"
