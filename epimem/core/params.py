@@ -79,6 +79,18 @@ def _number(v: Any, lo: float, hi: float) -> float | None:
     return float(v) if lo <= v <= hi else None
 
 
+def rules_file_problems(text: str, path: str = "epistemology.md") -> list[Problem]:
+    """What is wrong with a text of `epistemology.md` (each a parameter that would be defaulted):
+    such a text is not committed, nor imported (rule 18)."""
+    from .notes import NoteError, parse_note
+
+    try:
+        note = parse_note(text)
+    except NoteError as e:
+        return [Problem(path, e.line or 1, e.message)]
+    return params_from_meta(note.meta, path, note.key_lines)[1]
+
+
 def params_from_meta(meta: dict[str, Any], path: str = "epistemology.md",
                      lines: dict[str, int] | None = None) -> tuple[Params, list[Problem]]:
     """Read parameters from frontmatter; report and default what is invalid."""

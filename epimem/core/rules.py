@@ -335,6 +335,27 @@ def rule_problems(belief: Belief, params: Params = DEFAULTS, *, today: date | No
     return out
 
 
+def admit(belief: Belief, params: Params, today: date) -> tuple[Belief | None, str]:
+    """Rule 18 for what an importer brings: (the belief as it may enter the vault, or None
+    when it may not; what was done to it, in a sentence, or "").
+
+    A confidence above its basis's cap is lowered to the cap, with an evidence line that
+    says so (the import keeps the belief, not a number it has not earned); a date after
+    today, or any other broken rule, refuses the belief."""
+    c = belief.confidence
+    if not 0.0 <= c <= 1.0:
+        return None, f"confidence {c} is outside 0.00–1.00: not imported"
+    broken = [m for f, m in rule_problems(belief, params, today=today) if f != "confidence"]
+    if broken:
+        return None, "; ".join(broken) + ": not imported"
+    limit = cap(belief.basis, params)
+    if c > limit + 1e-9:
+        why = (f"imported at {c:.2f}, above the {limit:.2f} cap of basis '{belief.basis}': lowered to the cap "
+               "(rule 2)")
+        return replace(belief, confidence=limit, evidence=belief.evidence + (Evidence(today, "lowered", "", why),)), why
+    return belief, ""
+
+
 def hand_edit_evidence(details: tuple[str, ...], today: date, added: bool = False) -> Evidence:
     """Rule 12 for a hand edit: the evidence line naming what the user changed."""
     if added:
