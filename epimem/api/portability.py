@@ -27,7 +27,6 @@ from ..core import merge, rules
 from ..core.errors import InputError
 from ..core.ids import check_id, check_tension_id
 from ..core.model import Belief, Evidence, Observation
-from ..core.params import DEFAULTS, Params, rules_file_problems
 from ..core.notes import (
     NoteError,
     belief_fields,
@@ -39,6 +38,7 @@ from ..core.notes import (
     render_tension,
     update_belief_text,
 )
+from ..core.params import DEFAULTS, Params, rules_file_problems
 from ..core.vocabulary import date_of
 from ..store import sessions as sessions_file
 from ..store import transaction as tx

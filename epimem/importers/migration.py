@@ -85,9 +85,8 @@ def screen(m: Migration, params, today) -> tuple[Migration, tuple[str, ...], tup
 def write_migration(memory, m: Migration, *, subject: str, dry_run: bool = False) -> ImportReport:
     """Write a planned migration into the vault as one commit (nothing when dry_run)."""
     from ..api import common
-    from ..store import sessions as sessions_file
-
     from ..core.scrub import scrub
+    from ..store import sessions as sessions_file
 
     vault = memory.vault
     root = vault.root
