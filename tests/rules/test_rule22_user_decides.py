@@ -88,9 +88,9 @@ def test_what_the_skill_runs_is_either_allowed_or_the_users(name):
 
 
 def test_every_agents_instructions_split_the_same_way():
-    for rel in ("epimem/templates/agents/instructions.md", "epimem/templates/claude/CLAUDE.md.example",
-                "epimem/templates/agents/skills/observe/SKILL.md", "epimem/templates/claude/plugin/skills/observe/SKILL.md",
-                "epimem/templates/claude/plugin/skills/mirror/SKILL.md"):
+    for rel in ("agents/instructions.md", "claude/CLAUDE.md.example", "agents/skills/observe/SKILL.md",
+                "claude/plugin/skills/observe/SKILL.md", "claude/plugin/skills/mirror/SKILL.md"):
+        rel = f"epimem/templates/{rel}"
         text = " ".join((ROOT / rel).read_text().split())
         assert "permission prompt" in text or "asks them" in text, rel
         for word in ("retir", "supersed", "undo", "import", "sync", "--today"):
