@@ -24,7 +24,6 @@ def test_two_machines_one_session_each_the_same_day_count_two(tmp_path):
     before = a.vault.read_sessions().count
     Memory(a.root, today="2026-11-05").session_start()
     Memory(b.root, today="2026-11-05").session_start()
-    assert sessions_file.machine_id(a.root) != sessions_file.machine_id(b.root)
     assert (a.root / sessions_file.PATH).read_bytes() != (b.root / sessions_file.PATH).read_bytes()
     sync_api.sync(a, index=False)
     sync_api.sync(b, index=False)
@@ -32,6 +31,7 @@ def test_two_machines_one_session_each_the_same_day_count_two(tmp_path):
     for m in (a, b):
         c = counter(m)
         assert c["count"] == before + 2, c
+        assert sessions_file.machine_id(a.root) != sessions_file.machine_id(b.root)
         assert sum(c["machines"].values()) == c["count"]
         assert m.vault.read_sessions().days[-1] == ("2026-11-05", 2)
         assert m.validate() == []
@@ -45,8 +45,8 @@ def test_a_plain_git_pull_merges_the_counters_the_same_way(tmp_path):
     Memory(b.root, today="2026-11-05").session_start()
     for m in (a, b):  # the day's first count is committed by itself; a later one rides along
         git(m.root, "commit", "-qam", "sessions", check=False)
-    git(a.root, "push", "-q", "origin", "HEAD")
-    git(b.root, "pull", "-q", "--no-rebase", "origin", "HEAD")
+    git(a.root, "push", "-q", "origin", "main")
+    git(b.root, "pull", "-q", "--no-rebase", "--no-edit", "origin", "main")
     c = counter(b)
     assert c["count"] == 3 and set(c["counted"]) == {"on-a", "on-b"}
 
