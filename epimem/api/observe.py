@@ -227,17 +227,22 @@ def held_back(mem: Memory, fresh: list[tuple[Observation, dict]]) -> list[Observ
     from . import similar
 
     found = {}
+    earlier: list[tuple[str, str, str]] = []  # this batch's new beliefs so far (rule 17 checks them too)
     for i, (obs, extra) in enumerate(fresh):
-        if obs.connects == "new" and extra.get("title") and not extra.get("new_despite_similar"):
-            s = similar.similar(mem, extra["title"], obs.suggests or obs.evidence)
-            if s:
-                found[i] = s
+        if obs.connects == "new" and extra.get("title"):
+            said = obs.suggests or obs.evidence
+            if not extra.get("new_despite_similar"):
+                s = similar.similar(mem, extra["title"], said, batch=earlier)
+                if s:
+                    found[i] = s
+            earlier.append((slugify(extra["title"]), extra["title"], said))
     if not found:
         return None
     out = []
     for i, (obs, _) in enumerate(fresh):
         if i in found:
-            names = ", ".join(f"{s['id']} ({s['similarity']:.2f})" for s in found[i])
+            names = ", ".join(f"{s['id']} ({s['similarity']:.2f}" + (", earlier in this batch)" if s.get("in_batch")
+                                                                    else ")") for s in found[i])
             out.append(ObservationResult(obs, None, similar=tuple(found[i]), reason=(
                 f"not created: close to {names} (rule 17); connect the observation to one of them, "
                 "or set 'new_despite_similar' to create it anyway")))

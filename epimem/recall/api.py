@@ -544,6 +544,18 @@ def similar_beliefs(memory_or_vault, text: str, limit: int = 3) -> list[dict]:
     return [d for d in out if (d["similarity"] or 0.0) >= SIMILAR_MIN]
 
 
+def text_similarities(memory_or_vault, text: str, others: list[str]) -> list[float]:
+    """The cosine similarity of `text` to each of `others` with the vault's embedder: rule 17
+    compares two claims once both are written out the same way (`core.ids.claim_key`)."""
+    if not others:
+        return []
+    root, _ = _root_and_today(memory_or_vault)
+    from .embed import get_embedder
+
+    vs = get_embedder(read_config(root).embedder).embed([text, *others])
+    return [float(v @ vs[0]) for v in vs[1:]]
+
+
 def _similar_json(h: Hit) -> dict:
     """A similar belief: a recall result's name, score and `why`, and its cosine `similarity`."""
     sim = h.semantic_similarity
