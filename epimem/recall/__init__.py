@@ -13,7 +13,8 @@ __all__ = ["recall", "similar_beliefs", "text_similarities", "recaller", "Recall
            "QueryError", "RecallIndexError", "Index", "read_config", "render_markdown", "estimate_tokens"]
 
 _WHERE = {
-    "recall": "api", "similar_beliefs": "api", "text_similarities": "api", "recaller": "api", "Recaller": "api", "Results": "api",
+    "recall": "api", "similar_beliefs": "api", "text_similarities": "api", "recaller": "api", "Recaller": "api",
+    "Results": "api",
     "Filters": "rank", "Hit": "rank", "QueryError": "rank", "render_markdown": "rank",
     "estimate_tokens": "rank", "Index": "index", "read_config": "config", "RecallIndexError": "errors",
 }

@@ -11,8 +11,6 @@ from pathlib import Path
 import anyio
 import pytest
 
-from epimem.core.ids import claim_key
-
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -78,7 +76,10 @@ def test_over_mcp_too(vault):
 
 
 def test_claims_are_written_out_the_same_way():
-    same = [("Keeps PRs small", "Keeps pull requests small"), ("Uses the repo's config", "Uses the repository configuration"),
+    from epimem.core.ids import claim_key
+
+    same = [("Keeps PRs small", "Keeps pull requests small"),
+            ("Uses the repo's config", "Uses the repository configuration"),
             ("Prefers short MRs", "Prefers a short merge request"), ("Writes docs first", "Writes documentation first"),
             ("Reviews queries by hand", "Reviews a query by hand")]
     for a, b in same:
