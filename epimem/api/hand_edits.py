@@ -22,6 +22,7 @@ from ..core.changes import Change, belief_change, belief_field_changes, headline
 from ..core.errors import Conflict
 from ..core.ids import SLUG, slugify, unique_id
 from ..core.model import Belief, Problem
+from ..core.params import rules_file_problems
 from ..core.notes import (
     NoteError,
     edit_frontmatter,
@@ -102,6 +103,14 @@ def commit_hand_edits(mem: Memory, only: frozenset[str] | None = None
                     problems.append(Problem(p, e.line or 1, f"{e.message} (not committed)"))
                     continue
                 _redact_hand_edit(mem, p)
+            if p == "epistemology.md" and fp.is_file():
+                # Rule 18 for the rules themselves: an invalid parameter is not committed.
+                wrong = rules_file_problems(read_text(fp, p), p)
+                if wrong:
+                    problems.extend(Problem(w.path, w.line, f"{w.message.replace('; using the default', '')} "
+                                            "(not committed: rule 18; epimem uses the default meanwhile)")
+                                    for w in wrong)
+                    continue
             if p.startswith("beliefs/") and p.endswith(".md") and fp.exists():
                 text = read_text(fp, p)
                 stem = Path(p).stem

@@ -180,6 +180,11 @@ def sync(mem: Memory, remote: str | None = None, *, index: bool = True) -> SyncR
                     _merge(mem, g, rep, remote, branch, incoming)
                     # a fast-forward leaves nothing to send; a merge sends ours and the merge commit
                     outgoing = 0 if rep.merged == "fast-forward" else outgoing + 1
+                    from .tensions import close_orphans
+
+                    if close_orphans(mem):  # a belief retired there, a tension opened on it here
+                        rep.notes.append("closed the open tensions of beliefs retired or superseded on the other side")
+                        outgoing += 1
             else:
                 rep.merged = "pushed only"  # an empty remote: the first push makes the branch
                 outgoing = _count(g, "HEAD")

@@ -109,6 +109,28 @@ def closing_writes(mem: Memory, belief_id: str, reason: str) -> list[tx.Write]:
             for p, text, key in _open_on(mem, belief_id)]
 
 
+def close_orphans(mem: Memory) -> str | None:
+    """Close the open tensions of beliefs no longer held (retired or superseded), as retiring one
+    does: a merge can bring a belief retired on one machine and a tension opened on it on the
+    other. One commit, or None when there is none."""
+    beliefs, _ = mem.vault.load_beliefs()
+    gone = {b.id: b.status for b in beliefs if b.status != "active"}
+    if not gone:
+        return None
+    writes: list[tx.Write] = []
+    closed: list[str] = []
+    for bid, status in sorted(gone.items()):
+        for w in closing_writes(mem, bid, f"closed: {bid} was {status} (on another machine)"):
+            writes.append(w)
+            closed.append(bid)
+    if not writes:
+        return None
+    n = len(writes)
+    return common.commit(mem, writes, f"tension: closed {n} tension{'s' if n != 1 else ''} of "
+                         f"belief{'s' if len(set(closed)) != 1 else ''} no longer held ({', '.join(sorted(set(closed)))})",
+                         op="tension", beliefs=sorted(set(closed)))
+
+
 def for_contradiction(mem: Memory, obs: Observation, eff: rules.Effect,
                       pending: dict[str, tuple[str, Any]]) -> tuple[str, str, Any]:
     """(id, text, stat key or None for a new file) of the tension this contradiction goes to.

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 def validate(mem: Memory) -> list[Problem]:
     mem.vault.require()
     snap = mem.vault.snapshot(mem.today)
-    problems = list(snap.problems)
+    problems = [p for p in snap.problems if not _renamed_by_commit(mem, p)]
     for rel, target in escaping_links(mem.root):
         problems.append(Problem(rel, 1, f"a symbolic link to {target}, outside the vault: epimem does not read, "
                                         "index, send or commit it"))
@@ -60,6 +60,36 @@ def validate(mem: Memory) -> list[Problem]:
                                     f"tension is about unknown belief '{t.belief}'"))
     problems += merge_leftovers(root)
     return sorted(problems, key=lambda p: (p.path, p.line))
+
+
+def _renamed_by_commit(mem: Memory, p: Problem) -> bool:
+    """A note Obsidian made (`beliefs/Untitled 1.md`, named after its title) is not invalid: `epimem
+    commit` gives it a slug id by renaming it (SPEC §1). True when `p` is only that file's name,
+    the file is new (untracked) and what it holds parses as a belief within the rules."""
+    from ..core.ids import SLUG, slugify
+    from ..core.notes import NoteError, parse_belief
+    from ..store import git
+    from ..store.files import NotUTF8, read_text
+    from .hand_edits import _titled, parse_meta
+
+    rel = p.path
+    stem = Path(rel).stem
+    if not (rel.startswith("beliefs/") and rel.endswith(".md") and "/" not in rel[8:]) or SLUG.match(stem):
+        return False
+    fp = mem.root / rel
+    try:
+        text = read_text(fp, rel)
+    except (OSError, NotUTF8):
+        return False
+    if not git.run(mem.root, "status", "--porcelain", "--", rel, env={"GIT_OPTIONAL_LOCKS": "0"}).startswith("??"):
+        return False
+    if "title" not in parse_meta(text):
+        text = _titled(text, stem)
+    try:
+        b = parse_belief(text, slugify(stem), rel)
+    except NoteError:
+        return False
+    return not rules.rule_problems(b, mem.params, today=mem.machine_day)
 
 
 def _unlinked(mem: Memory) -> list[tuple[str, str, str]]:

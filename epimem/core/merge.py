@@ -231,6 +231,35 @@ def merge_sessions(base: dict | None, ours: dict, theirs: dict) -> dict:
             "machines": machines, "counted": counted}
 
 
+def unapply_sessions(before: dict, after: dict, now: dict, own: str) -> dict:
+    """The counter `now` without what one change did to it (`before` → `after`): undoing an
+    import takes its sessions back out (SPEC §4: never a session this machine counted, on the
+    `own` entry of the map, which the hook's counts that rode along with that change are).
+    Dates the change set are put back when no later change moved them."""
+    bm, am, nm = _machines(before), _machines(after), _machines(now)
+    machines = dict(nm)
+    for k in set(am) | set(bm):
+        if k != own:
+            machines[k] = max(0, nm.get(k, 0) - (am.get(k, 0) - bm.get(k, 0)))
+    machines = {k: n for k, n in sorted(machines.items()) if n}
+    own_added = max(0, am.get(own, 0) - bm.get(own, 0))
+    days = dict(now.get("days") or {})
+    for d in set(after.get("days") or {}) | set(before.get("days") or {}):
+        delta = (after.get("days") or {}).get(d, 0) - (before.get("days") or {}).get(d, 0)
+        days[d] = max(0, days.get(d, 0) - delta)
+    if own_added and after.get("last_session") is not None:
+        d = after["last_session"].isoformat()
+        days[d] = days.get(d, 0) + own_added
+    out = dict(now, machines=machines, count=sum(machines.values()),
+               days={d: n for d, n in sorted(days.items()) if n})
+    for key in ("last_session", "last_review", "next_review_at", "created"):
+        if now.get(key) == after.get(key) and before.get(key) != after.get(key):
+            out[key] = before.get(key)
+    if out["next_review_at"] is None:
+        out["next_review_at"] = now["next_review_at"]
+    return out
+
+
 # --- beliefs ------------------------------------------------------------------------------
 
 _SECTION = re.compile(r"^##[ \t]+(.+?)[ \t]*$", re.M)

@@ -41,6 +41,7 @@ from datetime import date
 from ..core import kernel
 from ..core import vocabulary as vocab
 from ..core.errors import InputError
+from ..core.model import PERMANENCES
 from ..core.params import DEFAULTS, Params
 from .items import BELIEF, Item
 
@@ -108,6 +109,12 @@ class Filters:
                 raise QueryError(f"min_confidence must be a number 0–1, not {min_confidence!r}") from None
             if not 0.0 <= min_confidence <= 1.0:
                 raise QueryError(f"min_confidence must be between 0 and 1, not {min_confidence}")
+        # A permanence no belief can have matches nothing: refused, as `belief list` refuses it,
+        # rather than answered "Nothing recalled." (issue 24).
+        wrong = [p for p in _tuple(permanence) if p not in PERMANENCES]
+        if wrong:
+            raise QueryError(f"permanence must be one of {', '.join(PERMANENCES)}, not {wrong[0]!r}",
+                             field="permanence")
         f = cls(kinds=_tuple(kind), permanences=_tuple(permanence), tags=_tuple(tag),
                 scope=(scope.strip() or None) if isinstance(scope, str) else scope,
                 min_confidence=min_confidence, since=_as_date(since, "since"),
