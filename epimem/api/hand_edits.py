@@ -22,7 +22,6 @@ from ..core.changes import Change, belief_change, belief_field_changes, headline
 from ..core.errors import Conflict
 from ..core.ids import SLUG, slugify, unique_id
 from ..core.model import Belief, Problem
-from ..core.params import rules_file_problems
 from ..core.notes import (
     NoteError,
     edit_frontmatter,
@@ -33,6 +32,7 @@ from ..core.notes import (
     update_belief_text,
     yaml_scalar,
 )
+from ..core.params import rules_file_problems
 from ..store import git
 from ..store import transaction as tx
 from ..store.files import NotUTF8, read_text, stat_key

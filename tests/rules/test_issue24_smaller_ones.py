@@ -6,7 +6,6 @@ import json
 import subprocess
 
 
-
 def git(root, *args) -> str:
     return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=True).stdout
 
