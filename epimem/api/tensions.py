@@ -125,10 +125,10 @@ def close_orphans(mem: Memory) -> str | None:
             closed.append(bid)
     if not writes:
         return None
-    n = len(writes)
+    n, ids = len(writes), sorted(set(closed))
     return common.commit(mem, writes, f"tension: closed {n} tension{'s' if n != 1 else ''} of "
-                         f"belief{'s' if len(set(closed)) != 1 else ''} no longer held ({', '.join(sorted(set(closed)))})",
-                         op="tension", beliefs=sorted(set(closed)))
+                         f"belief{'s' if len(ids) != 1 else ''} no longer held ({', '.join(ids)})",
+                         op="tension", beliefs=ids)
 
 
 def for_contradiction(mem: Memory, obs: Observation, eff: rules.Effect,
