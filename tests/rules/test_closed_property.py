@@ -232,7 +232,7 @@ def test_no_agent_gets_around_the_rules(tmp_path_factory, actions):
             else:
                 run_mcp(root, w.day, "mirror", {"mode": "audit", "record": True})
         now = beliefs(root)
-        for bid, (conf, basis) in now.items():
+        for bid, (conf, _) in now.items():
             if bid in before:
                 raised[bid, w.day] = raised.get((bid, w.day), 0.0) + max(0.0, conf - before[bid][0])
             else:
