@@ -73,7 +73,10 @@ class ObservationIn(BaseModel):
     basis: Literal["behavioral", "self-report", "interpretive"] | None = Field(
         None, description="behavioral (default: what they did), self-report (what they said about themselves) "
                           "or interpretive. Facts come only from the user, never from an observation (rule 14).")
-    session: str | None = Field(None, description="Overrides the session this observation counts for (rule 9).")
+    session: str | None = Field(None, description="Overrides the session this observation counts for (rule 9). "
+                                "Only a session the vault counted (the session-start hook's id) moves a number "
+                                "once; any other name is recorded, and such names move a belief at most one step "
+                                "a day (rule 19).")
     date: str | None = Field(None, description="YYYY-MM-DD; default today.")
     title: str | None = Field(None, description="With connects='new': the new belief's short title.")
     kind: str | None = Field(None, description="With connects='new': a kind in use (see `describe`), default trait.")
@@ -125,7 +128,8 @@ def _check_id(value: str, field: str, check=check_id) -> str:
 
 
 class Sessions:
-    """Which session a call counts for (rules 3 and 9).
+    """Which session a call counts for (rule 9; for rule 3, see `core.rules.counts_for`: an MCP
+    connection, however often a client reconnects, moves a belief one step a day).
 
     1. A `session` argument wins.
     2. Over HTTP, the MCP session: the `mcp-session-id` of the protocol
