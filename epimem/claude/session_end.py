@@ -302,6 +302,10 @@ def record_from_transcript(memory, path, use_llm: bool = False, *, session: str 
         notes.append("nothing worth recording in this session")
         return None, notes
     items = connect_similar(memory, items, notes)
+    # A transcript's times are UTC: west of Greenwich a turn said this evening is dated tomorrow,
+    # a day rule 20 refuses. It is dated no later than today.
+    today = memory.write_today.isoformat()
+    items = [dict(i, date=min(i["date"], today)) if isinstance(i.get("date"), str) else i for i in items]
     report = memory.observe(items, source=f"{t.agent}/transcript", session=sess or None)
     return report, notes
 

@@ -53,3 +53,29 @@ def test_under_mirror_an_answer_and_an_undo_wait_for_the_user(claude_code):
     assert (vault / "beliefs" / "thinks-out-loud.md").read_text() == before
     show = json.loads(cc.epimem("belief", "show", "thinks-out-loud", "--json").stdout)
     assert show["confidence"] == 0.2
+
+
+def test_the_session_the_hook_counted_is_the_one_observe_names(claude_code):
+    """Rule 19 end to end: the hook counts Claude Code's session id, the skill's command names the
+    same id (${CLAUDE_SESSION_ID}), so a confirmation in a real session moves the belief a step."""
+    import re
+
+    cc = claude_code
+    install(cc)
+    vault = cc.default_vault
+    cc.epimem("belief", "add", "--title", "Prefers small pull requests", "--statement", "Splits work into small PRs.",
+              "--kind", "workflow", "--basis", "behavioral", "--permanence", "durable", "--confidence", "0.6")
+
+    def confirming(body):
+        m = re.search(r"^(\S+ observe --session \S+ --source claude-code --json --connects "
+                      r"'prefers-small-pull-requests' --strength confirming .*)$", request_text(body), re.M)
+        assert m, request_text(body)[-3000:]
+        return bash(m.group(1), "Record")
+
+    cc.api.add(confirming, text("Recorded."))
+    run = cc.claude("-p", "/observe")
+    assert run.returncode == 0 and run.denials == [], run.explain()
+    counted = json.loads((vault / "state" / "sessions.json").read_text())["counted"]
+    assert run.session_id in counted
+    show = json.loads(cc.epimem("belief", "show", "prefers-small-pull-requests", "--json").stdout)
+    assert show["confidence"] == 0.65, show
