@@ -10,7 +10,6 @@ from ..core.errors import InputError, VaultError
 from ..core.model import Sessions
 from ..core.notes import wikilink
 from ..core.redact import redact
-from ..store import git
 from ..store import sessions as sessions_file
 from ..store import transaction as tx
 from ..store.files import stat_key
@@ -31,7 +30,7 @@ def start(mem: Memory, source: str, session: str | None = None) -> SessionReport
         raise InputError(f"'source' must be one of {', '.join(SOURCES)}; not {source!r}", field="source")
     if session is not None and not kernel.is_session_id(session):
         raise InputError("'session' must be a plain id (letters, digits, - _ . :)", field="session")
-    mem.vault.require()
+    common.require_repo(mem)  # a count in a folder that is not a repository would never be committed
     with common.lock(mem):
         s, key = _for_write(mem)
         res = rules.start_session(s, source, mem.write_today, mem.params,
@@ -42,8 +41,7 @@ def start(mem: Memory, source: str, session: str | None = None) -> SessionReport
             # commit, or is committed alone at most once a day.
             tx.apply(mem.root, [tx.replace(SESSIONS, sessions_file.to_json(res.sessions), key)], None,
                      lock=mem.vault.lock())
-            if git.is_repo_root(mem.root):
-                sha = sessions_file.commit_counted(mem.root, lock=mem.vault.lock())
+            sha = sessions_file.commit_counted(mem.root, lock=mem.vault.lock())
     return SessionReport(res.counted, res.sessions.count, res.dormant_days, res.review_due, sha)
 
 

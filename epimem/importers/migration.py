@@ -112,6 +112,7 @@ def write_migration(memory, m: Migration, *, subject: str, dry_run: bool = False
         notes.append(f"what looks like a secret was redacted in {len(redacted)} belief"
                      f"{'s' if len(redacted) != 1 else ''}: {', '.join(redacted[:10])}")
     sessions_written = False
+    common.writable(memory)
     with common.lock(memory):
         imported_tensions = []
         for t in m.tensions:
