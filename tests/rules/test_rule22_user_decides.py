@@ -18,7 +18,7 @@ SKILLS = ROOT / "epimem" / "templates" / "claude" / "plugin" / "skills"
 
 # What the model may run by itself: recording observations and reading.
 MODEL = {"observe": {"skill observe", "observe", "recall", "belief list", "belief show"},
-         "mirror": {"skill mirror", "observe", "recall", "belief show"}}
+         "mirror": {"skill mirror", "mirror calibration", "observe", "recall", "belief show"}}
 # The user's decisions (SPEC rule 22), each as a command a careless model would run.
 USER = ["belief add --title T --statement S --kind trait --basis fact --permanence stable",
         "belief edit ID --confidence 0.90", "belief retire ID", "belief reject ID --note n",
