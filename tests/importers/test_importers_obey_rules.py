@@ -27,6 +27,11 @@ def exported(vault, cli, tmp_path):
     return [json.loads(ln) for ln in out.read_text().splitlines()], out
 
 
+def fresh(cli, path):
+    assert cli("init", path).code == 0
+    return path
+
+
 def write(path, records) -> None:
     path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records))
 
@@ -38,7 +43,7 @@ def test_an_edited_099_behavioural_export_comes_in_at_the_cap(vault, cli, tmp_pa
             r["text"] = r["text"].replace("confidence: 0.30", "confidence: 0.99")
             r["confidence"] = 0.99
     write(out, recs)
-    new = tmp_path / "new"
+    new = fresh(cli, tmp_path / "new")
     r = cli("--vault", new, "import", "jsonl", out, "--json")
     assert r.code == 0, r.err
     rep = r.json()
@@ -48,7 +53,7 @@ def test_an_edited_099_behavioural_export_comes_in_at_the_cap(vault, cli, tmp_pa
     assert b.evidence[-1].kind == "lowered" and "0.99" in b.evidence[-1].note
     assert Memory(new).validate() == []
     # the text version says it too
-    again = tmp_path / "again"
+    again = fresh(cli, tmp_path / "again")
     text = cli("--vault", again, "import", "jsonl", out).out
     assert "lowered to the cap" in text
 
@@ -57,14 +62,14 @@ def test_a_record_with_no_frontmatter_is_refused_and_said(vault, cli, tmp_path):
     recs, out = exported(vault, cli, tmp_path)
     recs.append({"type": "belief", "id": "no-frontmatter", "text": "Just a line of prose, no frontmatter.\n"})
     write(out, recs)
-    new = tmp_path / "new"
+    new = fresh(cli, tmp_path / "new")
     r = cli("--vault", new, "import", "jsonl", out, "--json")
     assert r.code == 0, r.err
     assert any(x.startswith("beliefs/no-frontmatter.md") for x in r.json()["refused"]), r.json()
     assert not (new / "beliefs/no-frontmatter.md").exists()
     assert (new / "beliefs/avoids-orms.md").exists()
     assert Memory(new).validate() == []
-    text = cli("--vault", tmp_path / "other", "import", "jsonl", out).out
+    text = cli("--vault", fresh(cli, tmp_path / "other"), "import", "jsonl", out).out
     assert "Refused by the rules (1)" in text and "no-frontmatter" in text
 
 
@@ -78,7 +83,7 @@ def test_future_dates_an_invalid_rulebook_and_secrets_in_an_export(vault, cli, t
         if r["type"] == "epistemology":
             r["text"] = r["text"].replace("confirm_step: 0.05", "confirm_step: lots")
     write(out, recs)
-    new = tmp_path / "new"
+    new = fresh(cli, tmp_path / "new")
     rep = cli("--vault", new, "import", "jsonl", out, "--json").json()
     assert any("reviews-diffs" in x and "rule 20" in x for x in rep["refused"]), rep
     assert any(x.startswith("epistemology.md") and "confirm_step" in x for x in rep["refused"]), rep
