@@ -49,7 +49,7 @@ def _redact_hand_edit(mem: Memory, rel: str) -> None:
     follows records it."""
     import logging
 
-    from ..core.scrub import scrub
+    from ..core.scrub import scrubbed
 
     p = mem.root / rel
     if not (rel.endswith(".md") and rel.split("/", 1)[0] in ("beliefs", "observations", "tensions", "reviews")
@@ -57,9 +57,9 @@ def _redact_hand_edit(mem: Memory, rel: str) -> None:
         return
     key = stat_key(p)
     text = read_text(p, rel)
-    clean = scrub(rel, text, mem.params.redact)
-    if clean == text:
-        return
+    clean, found = scrubbed(rel, text, mem.params.redact)
+    if not found:
+        return  # only a secret is a reason to touch the user's file
     tx.apply(mem.root, [tx.replace(rel, clean, key)], None, lock=common.lock(mem), caches=common.caches(mem))
     logging.getLogger("epimem").warning("epimem: %s held what looks like a secret; it was redacted in the file "
                                         "before the commit", rel)

@@ -134,11 +134,11 @@ def _meta(text: str | None) -> dict:
 
 
 def _json(text: str | None) -> dict:
-    import json
+    from ..core.nesting import loads_json
 
     try:
-        v = json.loads(text) if text else {}
-    except (ValueError, RecursionError):  # RecursionError: JSON nested thousands deep
+        v = loads_json(text) if text else {}
+    except ValueError:
         return {}
     return v if isinstance(v, dict) else {}
 

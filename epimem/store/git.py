@@ -644,17 +644,16 @@ def last_epimem_commit(root: Path) -> CommitInfo | None:
 def uncommitted_sessions(root: Path, path: str = "state/sessions.json") -> str | None:
     """"sessions: …" naming an uncommitted change to the session counter, or None when
     there is none (or the file is not a counter: a broken one is not carried along)."""
-    import json
-
     from ..core.changes import sessions_changes
+    from ..core.nesting import loads_json
 
     if not run(root, "status", "--porcelain", "--", path).strip():
         return None
     try:
-        new = json.loads((root / path).read_text(encoding="utf-8"))
+        new = loads_json((root / path).read_text(encoding="utf-8"))
         old_text = show_many(root, [f"HEAD:{path}"])[0] if has_commits(root) else None
-        old = json.loads(old_text) if old_text else {}
-    except (OSError, ValueError, RecursionError):  # RecursionError: JSON nested thousands deep
+        old = loads_json(old_text) if old_text else {}
+    except (OSError, ValueError):
         return None
     if not isinstance(new, dict) or not isinstance(old, dict):
         return None

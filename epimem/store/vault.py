@@ -24,6 +24,7 @@ from ..core import record
 from ..core.errors import EpimemError, VaultError
 from ..core.ids import IdError, check_id
 from ..core.model import Belief, Observation, Problem, Sessions, Snapshot, Tension
+from ..core.nesting import loads_json
 from ..core.notes import NoteError, parse_belief, parse_note, parse_observations, parse_tension
 from ..core.params import DEFAULTS, Params, params_from_meta
 from . import sessions as sessions_file
@@ -322,13 +323,11 @@ class Vault:
     def read_sessions_checked(self) -> tuple[Sessions, list[Problem]]:
         p = self.root / sessions_file.PATH
         try:
-            raw = json.loads(read_text(p, sessions_file.PATH))
+            raw = loads_json(read_text(p, sessions_file.PATH))
         except FileNotFoundError:
             return Sessions(), []
         except NotUTF8 as e:
             return Sessions(), [Problem(sessions_file.PATH, e.line or 1, e.message)]
-        except RecursionError:
-            return Sessions(), [Problem(sessions_file.PATH, 1, "invalid JSON: nested too deeply")]
         except (OSError, ValueError) as e:
             line = getattr(e, "lineno", 1)
             return Sessions(), [Problem(sessions_file.PATH, line, f"invalid JSON: {e}")]
