@@ -183,10 +183,7 @@ def settle(mem: Memory, paths: list[str]) -> str | None:
     prepared outside the lock (`common.attempts`): a retry checks again."""
     if not paths or not git.has_commits(mem.root):
         return None
-    # Read-only: no index refresh under the write's lock (and none that a full disk would fail).
-    out = git.run(mem.root, "status", "--porcelain", "-z", "--untracked-files=all", "--", *paths,
-                  env={"GIT_OPTIONAL_LOCKS": "0"})
-    dirty = frozenset(item[3:] for item in out.split("\0") if len(item) > 3)
+    dirty = frozenset(c.path for c in git.status(mem.root, paths))
     if not dirty:
         return None
     sha, _, problems = commit_hand_edits(mem, only=dirty)

@@ -283,8 +283,7 @@ def _merged_revert(mem: Memory, sha: str) -> list[tx.Write]:
     root = mem.root
     paths = [p for p in git.run(root, "diff-tree", "--no-commit-id", "--name-only", "-r", "--no-renames",
                                 sha).splitlines() if p and p != SESSIONS]
-    status = git.run(root, "status", "--porcelain", "--", *paths, env={"GIT_OPTIONAL_LOCKS": "0"}) if paths else ""
-    dirty = [ln[3:] for ln in status.splitlines() if len(ln) > 3]
+    dirty = [c.path for c in git.status(root, paths)] if paths else []
     if dirty:
         raise Conflict(f"cannot undo {sha[:8]}: {dirty[0]} has uncommitted edits; commit them (`epimem commit`) "
                        "first; nothing was changed", path=dirty[0])

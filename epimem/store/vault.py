@@ -370,7 +370,7 @@ class Vault:
 
     def _generation(self) -> tuple[str | None, int] | None:
         """What changes when a change is made: None while one is being made (by another process)."""
-        from .git import head_sha
+        from .gitrun import head_sha
 
         journal = os.path.join(self.root, INTERNAL, JOURNAL_NAME)
         try:
