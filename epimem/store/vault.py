@@ -12,7 +12,6 @@ once never interleave.
 from __future__ import annotations
 
 import json
-import marshal
 import os
 import time
 from collections.abc import Callable
@@ -32,14 +31,13 @@ from .files import (
     JOURNAL_NAME,
     NotUTF8,
     VaultLock,
-    compact_json,
     contained,
     lock_path,
     read_text,
     stat_key,
-    write_cache,
 )
 from .paths import is_vault, leaves, note_entries
+from .statcache import StatCache
 
 _T = TypeVar("_T")
 INTERNAL = ".epimem"
@@ -184,50 +182,25 @@ class Vault:
                              "(fix the file; epimem will not rewrite it)") from None
 
     def load_beliefs(self) -> tuple[list[Belief], list[Problem]]:
-        bdir = self.root / "beliefs"
-        cache_path = self.internal / "cache" / "beliefs.json"
-        cached: dict = {}
-        try:
-            raw = json.loads(cache_path.read_text(encoding="utf-8"))
-            if raw.get("version") == CACHE_VERSION:
-                cached = raw["files"]
-        except (OSError, ValueError, KeyError, TypeError):
-            cached = {}  # a missing or corrupt cache is just a cold start
+        cache = StatCache(self.root, "beliefs", CACHE_VERSION)
         beliefs: list[Belief] = []
         problems: list[Problem] = []
-        fresh: dict = {}
-        changed = False
-        # Racy-git trap: a file rewritten twice within the filesystem's mtime
-        # granularity keeps its (mtime, size). An entry younger than this is
-        # stored as unsettled and re-parsed until it is older.
-        settle_ns = time.time_ns() - 2_000_000_000
-        for entry in sorted(note_entries(bdir), key=lambda e: e.name):
+        for entry in sorted(note_entries(self.root / "beliefs"), key=lambda e: e.name):
             name = entry.name
             belief_id = name[:-3]
             try:
                 st = entry.stat()
             except FileNotFoundError:
                 continue  # deleted while we listed (an editor's delete-then-recreate)
-            settled = st.st_mtime_ns < settle_ns
-            hit = cached.get(belief_id)
-            if hit is not None and hit[0] == st.st_mtime_ns and hit[1] == st.st_size and hit[3]:
-                entry_rec = hit
-            else:
+            record = cache.get(belief_id, st)
+            if record is None:
                 record = self._parse_record(entry.path, belief_id, f"beliefs/{name}")
-                entry_rec = [st.st_mtime_ns, st.st_size, record, settled]
-                if hit is None or hit[:3] != entry_rec[:3] or hit[3] != settled:
-                    changed = True
-            fresh[belief_id] = entry_rec
-            record = entry_rec[2]
+                cache.put(belief_id, st, record)
             if "problem" in record:
                 problems.append(Problem(f"beliefs/{name}", record["problem"][0], record["problem"][1]))
             else:
                 beliefs.append(belief_from_record(record["belief"]))
-        if changed or len(fresh) != len(cached):
-            try:
-                write_cache(cache_path, compact_json({"version": CACHE_VERSION, "files": fresh}))
-            except OSError:
-                pass  # a read-only vault still reads
+        cache.save()
         return beliefs, problems
 
     @staticmethod
@@ -260,45 +233,27 @@ class Vault:
         fastest safe way to load 50,000 of them (marshal builds only
         built-in values, it never runs code).
         """
-        cache_path = self.internal / "cache" / "observations.marshal"
-        cached: dict = {}
-        try:
-            raw = marshal.loads(cache_path.read_bytes())
-            if isinstance(raw, dict) and raw.get("version") == CACHE_VERSION:
-                cached = raw["files"]
-        except (OSError, ValueError, EOFError, TypeError, KeyError):
-            cached = {}
-        settle_ns = time.time_ns() - 2_000_000_000  # the racy-git trap, as for beliefs
-        fresh: dict = {}
-        changed = False
+        cache = StatCache(self.root, "observations", CACHE_VERSION)
         out: list[tuple[str, tuple]] = []
         problems: list[Problem] = []
         for p in self.observation_files():
             rel = f"observations/{p.name}"
             try:
                 st = p.stat()
-                hit = cached.get(rel)
-                if hit is not None and hit[0] == st.st_mtime_ns and hit[1] == st.st_size and hit[2]:
-                    entry = hit
-                else:
+                parsed = cache.get(rel, st)
+                if parsed is None:
                     obs, bad = parse_observations(read_text(p, rel), rel)
-                    entry = (st.st_mtime_ns, st.st_size, st.st_mtime_ns < settle_ns,
-                             tuple(_obs_row(o) for o in obs), tuple(bad))
-                    changed = True
+                    parsed = (tuple(_obs_row(o) for o in obs), tuple(bad))
+                    cache.put(rel, st, parsed)
             except NotUTF8 as e:
                 problems.append(Problem(rel, e.line or 1, e.message))
                 continue
             except OSError as e:
                 problems.append(Problem(rel, 1, f"cannot read: {e}"))
                 continue
-            fresh[rel] = entry
-            out.append((rel, entry[3]))
-            problems.extend(Problem(rel, line, msg) for line, msg in entry[4])
-        if changed or len(fresh) != len(cached):
-            try:
-                write_cache(cache_path, marshal.dumps({"version": CACHE_VERSION, "files": fresh}))
-            except (OSError, ValueError):
-                pass  # a read-only vault still reads
+            out.append((rel, parsed[0]))
+            problems.extend(Problem(rel, line, msg) for line, msg in parsed[1])
+        cache.save()
         return ObservationLog(out), problems
 
     # tensions
