@@ -11,7 +11,7 @@ changed since the last one. They share one rule for when a cached value may be t
   until it is older, and stored as settled then.
 
 On disk: `marshal` (it builds only built-in values and never runs code, and loads 50,000 rows
-faster than JSON), `{"version": …, "files": {key: (mtime_ns, size, settled, value)}}`. A missing,
+faster than JSON), `{"version": "statcache-1/N", "files": {key: (mtime_ns, size, settled, value)}}`. A missing,
 corrupt or older cache is a cold start, never an error. Written with `files.write_cache` (atomic,
 no fsync: it can always be rebuilt).
 """
@@ -27,6 +27,7 @@ from typing import Any
 from .files import INTERNAL_DIR, write_cache
 
 SETTLE_NS = 2_000_000_000
+FORMAT = "statcache-1"
 _MISS = object()
 
 
@@ -41,13 +42,15 @@ class StatCache:
 
     def __init__(self, root: str | os.PathLike, name: str, version: int):
         self.path = path_of(root, name)
-        self.version = version
+        # The layout's own version beside the value's: a cache an older epimem wrote under the
+        # same name (an int version, other tuples) is a cold start here, and this one there.
+        self.version = f"{FORMAT}/{version}"
         # Taken before any file is looked at: a file written while the pass runs is young.
         self.settled_before = time.time_ns() - SETTLE_NS
         self._old: dict[str, tuple] = {}
         try:
             raw = marshal.loads(self.path.read_bytes())
-            if isinstance(raw, dict) and raw.get("version") == version and isinstance(raw.get("files"), dict):
+            if isinstance(raw, dict) and raw.get("version") == self.version and isinstance(raw.get("files"), dict):
                 self._old = raw["files"]
         except (OSError, ValueError, EOFError, TypeError):
             pass  # a missing or corrupt cache is just a cold start

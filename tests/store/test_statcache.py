@@ -116,3 +116,22 @@ def test_entries_not_seen_are_dropped_unless_kept(tmp_path, keep):
         c.keep()
     c.save()
     assert sorted(StatCache(tmp_path, "t", 1)._old) == (["a", "b"] if keep else ["a"])
+
+
+def test_a_cache_an_older_epimem_wrote_under_the_same_name_is_a_cold_start_both_ways(vault):
+    # 0.1's observation cache held (mtime, size, settled, rows, bad) under version 4: read as this
+    # layout, its rows would have been taken for (rows, bad) — and this one's for its own by it.
+    import marshal
+
+    from epimem.store.vault import CACHE_VERSION
+
+    root = vault.root
+    log = root / "observations" / "2026-11.md"
+    log.write_text(LOG.format(what="tabs"), encoding="utf-8")
+    _age(log)
+    st = log.stat()
+    old = {"version": CACHE_VERSION, "files": {"observations/2026-11.md": (st.st_mtime_ns, st.st_size, True, (), ())}}
+    (root / ".epimem" / "cache").mkdir(parents=True, exist_ok=True)
+    (root / ".epimem" / "cache" / "observations.marshal").write_bytes(marshal.dumps(old))
+    assert [o.evidence for o in Vault(root).observation_log()[0].observations()] == ["tabs"]
+    assert marshal.loads((root / ".epimem" / "cache" / "observations.marshal").read_bytes())["version"] != CACHE_VERSION
