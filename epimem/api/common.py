@@ -119,7 +119,14 @@ def commit(mem: Memory, writes: list[transaction.Write], subject: str, *, op: st
            reads: Iterable[tuple[str, tuple[int, int] | None]] = (),
            check: Callable[[], None] | None = None) -> str:
     """Write and commit through the one write path (all or nothing; caches follow).
-    `reads` and `check`: see `transaction.apply`."""
+    `reads` and `check`: see `transaction.apply`. A change that supersedes, retires or
+    drops a tier of a belief others rest on flags them in the same commit (SPEC §14)."""
+    from . import dependencies
+
+    flags, lines = dependencies.flag_writes(mem, writes)
+    if flags:
+        writes = [*writes, *flags]
+        body = (body + "\n" if body else "") + "\n".join(f"- {ln}" for ln in lines)
     c = transaction.Commit(subject, op, beliefs=tuple(beliefs), session=session, body=body,
                            extra=tuple((extra or {}).items()), when=mem.replayed)
     res = transaction.apply(mem.root, writes, c, lock=mem.vault.lock(), caches=caches(mem), reads=reads,

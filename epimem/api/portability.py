@@ -30,6 +30,7 @@ from ..core.model import Belief, Evidence, Observation
 from ..core.notes import (
     NoteError,
     belief_fields,
+    link_target,
     parse_belief,
     parse_observations,
     parse_tension,
@@ -117,6 +118,7 @@ def records(mem: Memory) -> Iterator[dict]:
             rec.update({"date": _iso(t.date), "belief": t.belief, "status": t.status, "title": t.title,
                         "what_happened": t.what_happened, "evidence": list(t.evidence), "suggests": t.suggests,
                         "resolution": t.resolution})
+            rec.update({k: v for k, v in (("successor", t.successor), ("rests_on", t.rests_on)) if v})
         except NoteError as err:
             rec["problem"] = f"line {err.line}: {err.message}"
         rec["text"] = text
@@ -183,6 +185,7 @@ def _belief_text(rec: dict) -> str:
                challenged=date_of(rec.get("challenged"), "'challenged'"), status=str(rec.get("status") or "active"),
                tags=tuple(rec.get("tags") or ()), scope=str(rec.get("scope") or "global"),
                pinned=bool(rec.get("pinned")), supersedes=tuple(rec.get("supersedes") or ()),
+               depends_on=tuple(link_target(str(x)) for x in rec.get("depends_on") or ()),
                statement=str(rec.get("statement") or ""), evidence=ev,
                confirmed_session=str(rec.get("confirmed_session") or ""))
     return render_belief(b)
@@ -247,7 +250,9 @@ def plan(path: Path) -> tuple[dict[str, str], JsonlReport]:
                         belief=check_id(str(rec.get("belief"))), status=str(rec.get("status") or "unresolved"),
                         title=str(rec.get("title") or ""), what_happened=str(rec.get("what_happened") or ""),
                         evidence=tuple(rec.get("evidence") or ()), suggests=str(rec.get("suggests") or ""),
-                        resolution=str(rec.get("resolution") or "")))
+                        resolution=str(rec.get("resolution") or ""),
+                        successor=check_id(str(rec["successor"])) if rec.get("successor") else "",
+                        rests_on=check_id(str(rec["rests_on"])) if rec.get("rests_on") else ""))
                 files[f"tensions/{tid}.md"] = text
             elif kind == "review" and _text(rec) is not None:
                 day = date_of(rec.get("date"), "'date'")

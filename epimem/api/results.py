@@ -21,6 +21,9 @@ class ObservationResult:
     # Rule 17: active beliefs close to the one this observation would create
     # ([{id, title, similarity}]); when any observation has some, nothing was written.
     similar: tuple[dict, ...] = ()
+    # SPEC §14: the belief a contradicting observation proposed in place of the one it
+    # contradicts (created tentative, or an existing one), named by the tension too.
+    successor: str | None = None
 
 
 @dataclass(frozen=True)

@@ -107,6 +107,8 @@ def belief_add(ctx: typer.Context,
                tag: list[str] = typer.Option([], "--tag"),
                scope: str = typer.Option("global", "--scope"),
                supersedes: list[str] = typer.Option([], "--supersedes", help="Ids this belief replaces."),
+               depends_on: list[str] = typer.Option([], "--depends-on", metavar="ID",
+                                                    help="A belief this one rests on (repeatable)."),
                pinned: bool = typer.Option(False, "--pinned/--no-pinned"),
                belief_id: str | None = typer.Option(None, "--id", help="Default: a slug of the title."),
                as_json: bool = JSON):
@@ -114,7 +116,7 @@ def belief_add(ctx: typer.Context,
     mem = memory(ctx)
     b = mem.add_belief(title=title, statement=statement, kind=kind, basis=basis, permanence=permanence,
                        confidence=confidence, tags=tag, scope=scope, supersedes=supersedes,
-                       pinned=pinned, belief_id=belief_id)
+                       pinned=pinned, belief_id=belief_id, depends_on=depends_on)
     similar = _similar(mem, b)
     if as_json:
         out = belief_json(b, mem.today, mem.params)
@@ -217,12 +219,16 @@ def belief_edit(ctx: typer.Context, belief_id: str = typer.Argument(..., metavar
                 confidence: float | None = typer.Option(None, "--confidence"),
                 tag: list[str] | None = typer.Option(None, "--tag", help="Replaces the tags."),
                 scope: str | None = typer.Option(None, "--scope"),
+                depends_on: list[str] | None = typer.Option(None, "--depends-on", metavar="ID",
+                                                            help="Replaces what it rests on ('' for nothing)."),
                 note: str = typer.Option("", "--note", help="Why (goes into the evidence line)."),
                 as_json: bool = JSON):
     """Change a belief's fields by hand (a user action, recorded with provenance)."""
     mem = memory(ctx)
+    rests = None if depends_on is None else [d for d in depends_on if d.strip()]
     b = mem.edit_belief(belief_id, note=note, title=title, statement=statement, kind=kind, basis=basis,
-                        permanence=permanence, confidence=confidence, tags=tag or None, scope=scope)
+                        permanence=permanence, confidence=confidence, tags=tag or None, scope=scope,
+                        depends_on=rests)
     _done(mem, b, as_json, f"Edited {b.id}")
 
 
@@ -311,6 +317,11 @@ def observe(ctx: typer.Context,
             new_despite_similar: bool = typer.Option(
                 False, "--new-despite-similar",
                 help="With --connects new: create the belief even when a similar one is active (rule 17)."),
+            successor: str | None = typer.Option(None, "--successor",
+                                                 help="With --strength contradicting: what holds instead "
+                                                      "(a new belief's title, or an id)."),
+            depends_on: list[str] = typer.Option([], "--depends-on", metavar="ID",
+                                                 help="A belief the connected (or new) one rests on."),
             batch: str | None = typer.Option(None, "--input", metavar="FILE|-",
                                              help="A JSON array of observations from FILE, or - for stdin."),
             from_transcript: str | None = typer.Option(None, "--from-transcript",
@@ -360,7 +371,8 @@ def observe(ctx: typer.Context,
         item = {"connects": connects, "strength": strength, "evidence": evidence, "suggests": suggests,
                 "therefore": therefore, "basis": basis, "session": session, "date": date,
                 "title": title, "kind": kind, "permanence": permanence,
-                "new_despite_similar": new_despite_similar or None}
+                "new_despite_similar": new_despite_similar or None, "successor": successor,
+                "depends_on": depends_on or None}
         items = [{k: v for k, v in item.items() if v is not None}]
     report = mem.observe(items, source=source, session=session)
     if as_json:

@@ -299,7 +299,7 @@ def merge_belief(base: str, ours: str, theirs: str, params: Params = DEFAULTS) -
             value = _earlier(_day(ov), _day(tv))
         elif key == "confirmed_session":
             continue  # follows `confirmed`, below
-        elif key in ("tags", "supersedes") and (isinstance(ov, list) or isinstance(tv, list)):
+        elif key in ("tags", "supersedes", "depends_on") and (isinstance(ov, list) or isinstance(tv, list)):
             value = _set_merge(_as_list(bv), _as_list(ov), _as_list(tv))
         elif key == "status" and both:
             value = max((ov, tv), key=lambda s: _STATUS_RANK.get(str(s), -1))

@@ -251,6 +251,8 @@ def rule_problems(belief: Belief, params: Params = DEFAULTS) -> list[tuple[str, 
         out.append(("confidence", str(e)))
     if belief.id in belief.supersedes:
         out.append(("supersedes", "a belief cannot supersede itself"))
+    if belief.id in belief.depends_on:
+        out.append(("depends_on", "a belief cannot depend on itself"))
     return out
 
 

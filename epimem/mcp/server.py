@@ -84,6 +84,13 @@ class ObservationIn(BaseModel):
     new_despite_similar: bool | None = Field(
         None, description="With connects='new': create the belief even though `similar` listed close ones "
                           "(rule 17). Only after checking that none of them is the same belief.")
+    successor: str | None = Field(
+        None, description="With strength 'contradicting': what seems to hold instead — a new belief's title "
+                          "(created tentative) or an existing belief's id. The tension names both; the user's "
+                          "`answer` settles it.")
+    depends_on: list[str] | None = Field(
+        None, description="Ids of beliefs the connected (or new) belief rests on: when one of them changes, "
+                          "it is flagged for the user, never lowered.")
 
 
 def _fail(e: Exception) -> ToolError:
@@ -289,11 +296,13 @@ def build(root: str | Path, *, today: str | None = None) -> MCPServer:
 
     @server.tool(annotations=REVIEW, title="Mirror")
     @_tool
-    def mirror(mode: Annotated[Literal["audit", "gut-check", "interview", "portrait"],
+    def mirror(mode: Annotated[Literal["audit", "gut-check", "interview", "portrait", "calibration"],
                                Field(description="audit: the dashboard; gut-check: 3 firmest and 3 shakiest "
                                                  "interpretive beliefs to ask the user about (answers go to "
                                                  "`answer`); interview: a plan of questions to ask one at a "
-                                                 "time; portrait: the brief of a character study.")],
+                                                 "time; portrait: the brief of a character study; "
+                                                 "calibration: how often the user said still true, per "
+                                                 "confidence band.")],
                record: Annotated[bool, Field(description="audit, gut-check or interview: record it as a review "
                                                          "(resets the review counter, one commit). Only once "
                                                          "the user has seen it.")] = False,
@@ -312,9 +321,15 @@ def build(root: str | Path, *, today: str | None = None) -> MCPServer:
             from ..mirror.portrait import portrait_brief
             data = portrait_brief(snap, params, today)
             md = render.portrait_markdown(data)
+        elif mode == "calibration":
+            from ..api.epistemology import calibrated_since
+            from ..mirror.calibration import calibration, markdown
+            data = calibration(snap, params, today, calibrated_since(m))
+            md = markdown(data)
         elif mode == "audit":
+            from ..api.epistemology import calibrated_since
             from ..mirror.audit import audit
-            data = audit(snap, params, today, tuple(m.merge_leftovers()))
+            data = audit(snap, params, today, tuple(m.merge_leftovers()), calibrated_since(m))
             md = render.audit_markdown(data)
             if record:
                 from ..mirror.gutcheck import record as record_review
@@ -372,15 +387,23 @@ def build(root: str | Path, *, today: str | None = None) -> MCPServer:
                                "changes), false (no longer true: −0.20, or retired with `retire`), unsure.")],
                note: Note = "",
                retire: Annotated[bool, Field(description="With verdict false: retire the belief instead of "
-                                                         "lowering it.")] = False) -> dict[str, Any]:
-        """Record the user's own verdict on a belief (a gut-check answer, or anything they said about it).
+                                                         "lowering it.")] = False,
+               now: Annotated[str, Field(description="With verdict false: what holds instead, in the user's "
+                                                     "words (a title); it supersedes the belief in one step.")] = ""
+               ) -> dict[str, Any]:
+        """Record the user's own verdict on a belief (a gut-check answer, or anything they said about it),
+        with the confidence it had when asked. Where an open tension proposes a successor, the verdict
+        settles it in one step (false: superseded by the successor; true: kept, the proposal retired).
         Ask them; never answer for them."""
         from ..mirror.gutcheck import answer as record_answer
 
         if retire and verdict != "false":
             raise ToolError("'retire' goes with verdict 'false'")
+        if now and verdict != "false":
+            raise ToolError("'now' goes with verdict 'false': it names what holds instead")
         m = mem()
-        return shapes.answer_json(record_answer(m, _check_id(id, "id"), verdict, note=note, retire=retire))
+        return shapes.answer_json(record_answer(m, _check_id(id, "id"), verdict, note=note, retire=retire,
+                                                now=now, source="answer"))
 
     @server.tool(annotations=DECIDE, title="Supersede beliefs")
     @_tool

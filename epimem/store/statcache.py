@@ -55,6 +55,7 @@ class StatCache:
         except (OSError, ValueError, EOFError, TypeError):
             pass  # a missing or corrupt cache is just a cold start
         self._new: dict[str, tuple] = {}
+        self._fresh: set[str] = set()  # looked at in this pass (a kept entry is not)
         self._changed = False
 
     @property
@@ -65,9 +66,13 @@ class StatCache:
     def get(self, key: str, st: os.stat_result, default: Any = None) -> Any:
         """The value parsed from this (mtime, size) of the file, or `default` when it must be
         parsed again (not cached, changed, or not settled when it was)."""
+        seen = self._new.get(key) if key in self._fresh else None
+        if seen is not None and seen[0] == st.st_mtime_ns and seen[1] == st.st_size:
+            return seen[3]  # parsed (or found) in this pass already: settled or not, it is this pass's
         hit = self._old.get(key)
         if hit is not None and hit[2] and hit[0] == st.st_mtime_ns and hit[1] == st.st_size:
             self._new[key] = hit
+            self._fresh.add(key)
             return hit[3]
         return default
 
@@ -82,6 +87,7 @@ class StatCache:
         if old is None or old[:3] != entry[:3] or old[3] != value:
             self._changed = True
         self._new[key] = entry
+        self._fresh.add(key)
 
     def keep(self) -> None:
         """Keep every entry not seen in this pass, as it was (not checked against its file)."""

@@ -41,7 +41,7 @@ from .statcache import StatCache
 
 _T = TypeVar("_T")
 INTERNAL = ".epimem"
-CACHE_VERSION = 4  # 4: a belief is `core.record`'s row, not a dict
+CACHE_VERSION = 5  # 4: a belief is `core.record`'s row, not a dict; 5: `depends_on`
 
 
 def _obs_row(o: Observation) -> tuple:
