@@ -143,15 +143,17 @@ def _observe(mem: Memory, parsed: list[tuple[Observation, dict]], params: Params
         beliefs[obs.connects] = (text, orig, after, key, evs)
         successor = _successor(mem, obs, extra, cur, params, load, beliefs, known, created, writes) \
             if eff.open_tension and (extra.get("successor_id") or extra.get("successor_title")) else None
-        tid = None
+        tid, opened = None, False
         if eff.open_tension:
             tid, ttext, tkey = tensions.for_contradiction(mem, obs, eff, open_tensions, successor=successor)
+            opened = tkey is None and tid not in open_tensions
             open_tensions[tid] = (ttext, tkey)
         new_obs.append(obs)
         reason = eff.reason + (f"; proposed successor {successor}" if successor else "")
         results.append(ObservationResult(obs, obs.connects, before=eff.before.confidence,
                                          after=eff.after.confidence, reason=reason,
-                                         tension=tid, alert=eff.alert, successor=successor))
+                                         tension=tid, tension_opened=opened, alert=eff.alert,
+                                         successor=successor))
     for tid, (ttext, tkey) in open_tensions.items():
         # The first contradiction of a batch creates the file; later ones in the same batch extend it.
         rel = f"tensions/{tid}.md"

@@ -136,6 +136,32 @@ def export(mem: Memory, out: IO[str]) -> int:
     return n
 
 
+def export_file(mem: Memory, path: str | Path) -> tuple[Path, int]:
+    """Write the export to the file `path` whole or not at all: (the file, the number of records).
+
+    The text goes to a temporary file beside it, renamed over it at the end; a failure (a full
+    disk, a vault that cannot be read) removes the temporary file, so nothing is left behind."""
+    import os
+
+    out = Path(path).expanduser()
+    if out.is_dir() or not out.name or out.name in (".", ".."):
+        raise InputError(f"'out' must be a file, and {path} is a folder: give a file name, "
+                         f"e.g. {Path(path) / 'vault.jsonl'}", field="out", path=str(path))
+    if not out.parent.is_dir():
+        raise InputError(f"'out': the folder {out.parent} does not exist; create it first, or choose another",
+                         field="out", path=str(path))
+    tmp = out.with_name(f".{out.name}.epimem-tmp")
+    try:
+        with tmp.open("w", encoding="utf-8") as f:
+            n = export(mem, f)
+        os.replace(tmp, out)
+    except OSError as e:
+        raise InputError(f"'out': cannot write {out}: {e.strerror or e}", field="out", path=str(out)) from None
+    finally:
+        tmp.unlink(missing_ok=True)
+    return out, n
+
+
 # --- import --------------------------------------------------------------------------------
 
 @dataclass
@@ -280,14 +306,15 @@ def plan(path: Path) -> tuple[dict[str, str], JsonlReport]:
 
 
 def import_jsonl(mem: Memory, path: str | Path, *, dry_run: bool = False) -> JsonlReport:
-    """Recreate an export in the vault (created when missing) as one commit; a file the
-    vault already has is merged with the imported one by the merge drivers' rules."""
-    from . import common, setup
+    """Recreate an export in the vault as one commit; a file the vault already has is merged
+    with the imported one by the merge drivers' rules. The vault must exist, as for every other
+    importer (`epimem init` makes one): a mistyped `--vault` is said, not created."""
+    from . import common
 
     path = Path(path).expanduser()
+    if not dry_run:
+        common.writable(mem)
     files, rep = plan(path)
-    if not mem.vault.exists() and not dry_run:
-        setup.init(mem)
     empty = not mem.vault.exists() or _is_fresh(mem)
     writes: list[tx.Write] = []
     with (common.lock(mem) if not dry_run else _nolock()):

@@ -17,6 +17,7 @@ class ObservationResult:
     after: float | None = None
     reason: str = ""
     tension: str | None = None
+    tension_opened: bool = False  # `tension` is new (else the evidence joined one already open)
     alert: bool = False
     # Rule 17: active beliefs close to the one this observation would create
     # ([{id, title, similarity}]); when any observation has some, nothing was written.

@@ -105,7 +105,7 @@ def upgrade_links(mem: Memory) -> tuple[str | None, list[str]]:
     from ..store.files import stat_key
     from . import common, hand_edits
 
-    common.require_repo(mem)
+    common.writable(mem)
     with common.lock(mem):
         hand_edits.settle(mem, [p for p, _, _ in _unlinked(mem)])
         found = _unlinked(mem)

@@ -414,7 +414,8 @@ def _print_observe(report) -> None:
         change = f" ({r.before:.2f} → {r.after:.2f})" if r.before is not None and r.after != r.before else ""
         typer.echo(f"{r.observation.id} → {where}{change}: {r.reason}")
         if r.tension:
-            typer.echo(f"  tension opened: {r.tension}")
+            typer.echo(f"  tension opened: {r.tension}" if r.tension_opened
+                       else f"  added to the open tension {r.tension}")
         for s in r.similar:
             typer.echo(f"  similar: {s['id']} — {s['title']} (similarity {s['similarity']:.2f})")
     if report.held:
@@ -615,6 +616,30 @@ def validate(ctx: typer.Context, as_json: bool = JSON,
         if not problems:
             typer.echo("Vault is valid.")
     if problems:
+        raise typer.Exit(1)
+
+
+@app.command()
+def doctor(ctx: typer.Context, as_json: bool = JSON):
+    """Say what state the vault, its wiring and its index are in, with the fix for each problem; exit 1 on any."""
+    from ..agents.install import wiring
+    from ..api import doctor as doctor_api
+    from ..claude.install import doctor_row
+    from ..store.paths import resolve_root
+
+    st = state(ctx)
+    root = resolve_root(st.vault)
+    given = getattr(ctx.find_root().get_parameter_source("vault"), "name", "")  # Typer's own click
+    source = {"COMMANDLINE": "flag", "ENVIRONMENT": "env"}.get(given, "default")
+    rep = doctor_api.run(root, source=source, today=st.today, agents=(doctor_row(root), *wiring(str(root))))
+    if as_json:
+        emit_json(rep.as_json())
+    else:
+        for c in rep.checks:
+            typer.echo(f"{c.status:<8} {c.name:<14} {c.said}" + (f"\n{'':<23} fix: {c.fix}" if c.fix else ""))
+        n = len(rep.problems)
+        typer.echo("Healthy." if not n else f"{n} problem{'s' if n != 1 else ''}: each says its fix.")
+    if not rep.healthy:
         raise typer.Exit(1)
 
 

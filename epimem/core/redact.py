@@ -122,3 +122,13 @@ def redacted(text: str, patterns: tuple[Pattern, ...] = ()) -> tuple[str, int]:
         text, n = rx.subn(sub, text)
         found += n
     return text, found
+
+
+_MARK = re.compile(r"\[REDACTED:[^\]]*\]")
+
+
+def only_secrets(redacted: str) -> bool:
+    """Whether a redacted text said nothing but its secrets (`- sk-ant-…` in a memory file): with
+    the `[REDACTED:…]` marks taken out, not a letter or a digit is left. An importer makes no
+    belief of it: a belief whose statement is a redaction mark says nothing about anyone."""
+    return "[REDACTED:" in redacted and not any(ch.isalnum() for ch in _MARK.sub("", redacted))

@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ResourceError, ToolError
+from mcp.server.mcpserver.exceptions import ResourceError, ToolError, UnexpectedToolError
 from mcp.server.mcpserver.resources.templates import ResourceSecurity
 from mcp.types import ToolAnnotations
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .. import __version__
 from ..api import shapes
@@ -112,6 +112,33 @@ def _fail(e: Exception) -> ToolError:
     return ToolError(msg)
 
 
+def argument_errors(e: ValidationError) -> str:
+    """Arguments the input schema refused, one line a field, as a model can act on them: the field
+    named as the arguments spell it (`observations[0].strength`), what it must be, and nothing of
+    pydantic's own (its model name, error codes, documentation URLs) or of the value sent (the
+    caller's data, a secret perhaps)."""
+    lines = []
+    for err in e.errors(include_url=False, include_input=False):
+        where = ""
+        for part in err.get("loc", ()):
+            where += f"[{part}]" if isinstance(part, int) else (f".{part}" if where else str(part))
+        msg = "is required" if err.get("type") == "missing" else err.get("msg", "is not valid")
+        lines.append(f"'{where or 'arguments'}': {msg}" if msg != "is required" else f"'{where}' is required")
+    return "; ".join(lines) or "they do not match the tool's input schema"
+
+
+class _Server(MCPServer):
+    async def call_tool(self, name, arguments, context=None):
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as e:
+            cause = e.__cause__
+            if isinstance(cause, ValidationError) and not isinstance(e, UnexpectedToolError):
+                # The SDK's prefix, as on every tool error; it logs the field names of the cause.
+                raise ToolError(f"Error executing tool {name}: invalid arguments: {argument_errors(cause)}") from cause
+            raise
+
+
 def _tool(fn):
     """Domain errors become tool errors; anything else stays the SDK's generic crash message."""
     @functools.wraps(fn)
@@ -150,6 +177,10 @@ class Sessions:
 
     def of(self, ctx: Context | None, given: str | None = None) -> str:
         if given:
+            try:
+                given.encode("utf-8")
+            except UnicodeEncodeError:  # a lone surrogate: echoed back, it would fail the whole reply
+                raise ToolError("'session' must be text (it holds a lone surrogate)") from None
             return given
         sid = None
         try:
@@ -182,7 +213,7 @@ def _client_source(ctx: Context | None) -> str:
 def build(root: str | Path, *, today: str | None = None) -> MCPServer:
     """The server for the vault at `root` (which must exist: `epimem init` makes one)."""
     root = Path(root)
-    server: MCPServer = MCPServer("epimem", title="epimem", version=__version__, instructions=INSTRUCTIONS,
+    server: MCPServer = _Server("epimem", title="epimem", version=__version__, instructions=INSTRUCTIONS,
                                   log_level="WARNING")
     sessions = Sessions()
     recaller_box: list[Any] = []

@@ -20,6 +20,7 @@ from typing import Any
 from ..core.errors import InputError
 from ..core.model import Problem, Snapshot
 from ..core.params import DEFAULTS, Params
+from ..core.redact import redact
 from ..store import transaction
 from . import render
 from .phrase import say
@@ -104,7 +105,8 @@ def answer(mem, belief_id: str, verdict: str, note: str = "", retire: bool = Fal
     now = " ".join((now or "").split())
     if now and (verdict != "false" or retire):
         raise AnswerError("--now goes with --verdict false: it names what holds instead")
-    note = note.strip()
+    # The note is echoed back (the answer, the open gut-check's file): redacted first, as it is written.
+    note = redact(note.strip(), mem.params.redact)
     before = mem.belief(belief_id)
     tag = calibration.tag(before, verdict, source, mem.today, mem.params)
     text = f"{source}: {verdict}" + (f"; {note}" if note else "")

@@ -100,7 +100,9 @@ def _step_paths(t: Timeline, sc: _Scale) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
     steps = t.steps
     for i, s in enumerate(steps):
-        nxt = steps[i + 1].day if i + 1 < len(steps) else (t.decay[0][0] if t.decay else t.end)
+        # The last step runs until decay takes over, or to today when decay began before it.
+        nxt = steps[i + 1].day if i + 1 < len(steps) else (
+            t.decay[0][0] if t.decay and t.decay[0][0] >= s.day else t.end)
         x0, x1, y = sc.x(s.day), sc.x(nxt), sc.y(s.confidence)
         d = f"M{x0} {y}H{x1}"
         if i + 1 < len(steps):

@@ -64,12 +64,13 @@ def is_repo_root(root: Path) -> bool:
 
 
 def _spawn(cwd: Path, args: tuple[str, ...], env: dict[str, str] | None,
-           stdin: bytes | None) -> subprocess.CompletedProcess:
-    """The only place a git process starts (tests/architecture holds it)."""
+           stdin: bytes | None, timeout: float | None = None) -> subprocess.CompletedProcess:
+    """The only place a git process starts (tests/architecture holds it). `timeout`: a
+    `subprocess.TimeoutExpired` after that many seconds (a remote that does not answer)."""
     try:
         with narrowed_umask():
             return subprocess.run([executable(), *args], cwd=cwd, input=stdin, capture_output=True, check=False,
-                                  env={**os.environ, "GIT_TERMINAL_PROMPT": "0", **(env or {})})
+                                  timeout=timeout, env={**os.environ, "GIT_TERMINAL_PROMPT": "0", **(env or {})})
     except OSError as e:
         raise HistoryError(f"git {args[0] if args else ''} cannot be run: {e}") from None
 
@@ -83,14 +84,14 @@ _COMMITTING = frozenset({"commit", "merge", "revert", "cherry-pick", "commit-tre
 
 
 def call(root: Path, *args: str, env: dict[str, str] | None = None, stdin: bytes | str | None = None,
-         identity: bool = False) -> Done:
+         identity: bool = False, timeout: float | None = None) -> Done:
     """`git ARGS` in `root`, whatever its exit code (only a git that cannot run raises).
     `identity`: the command may make a commit (merge, commit), so it needs an author."""
     if isinstance(stdin, str):
         stdin = stdin.encode("utf-8", "surrogateescape")
     if identity:
         env = {**author_env(root), **(env or {})}
-    p = _spawn(root, args, env, stdin)
+    p = _spawn(root, args, env, stdin, timeout)
     return Done(p.returncode, _decode(p.stdout), _decode(p.stderr))
 
 

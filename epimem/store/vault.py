@@ -116,8 +116,16 @@ class Vault:
                              "create one with `epimem init`")
         if not self._git_checked:
             self._git_checked = True
-            from . import drivers  # a merge half done reads as an empty vault; a clone lacks the driver
+            from . import (
+                drivers,  # a merge half done reads as an empty vault; a clone lacks the driver
+                vault_format,
+            )
 
+            try:
+                vault_format.require_known(self.root)  # a newer epimem's vault is refused, not misread
+            except VaultError:
+                self._git_checked = False
+                raise
             what = drivers.unfinished(self.root)
             if what is not None:
                 self._git_checked = False
