@@ -289,7 +289,7 @@ def diagnose(f: Facts) -> Report:
 def gather(root: str | Path, *, source: str, agents: tuple[AgentWiring, ...] = (), today=None,
            hook: bool = True, remotes: bool = True) -> Facts:
     """What `diagnose` needs, read from the vault as it is (nothing is changed)."""
-    from ..store import drivers, refs, vault_format
+    from ..store import drivers, vault_format
     from ..store.paths import is_vault
 
     root = Path(root).absolute()
@@ -299,7 +299,7 @@ def gather(root: str | Path, *, source: str, agents: tuple[AgentWiring, ...] = (
     if not facts["is_vault"]:
         return Facts(**facts)
     facts["mode"] = stat.S_IMODE(root.stat().st_mode)
-    facts["repo"] = refs.is_repo_root(root)
+    facts["repo"] = gitrun.is_repo_root(root)
     if facts["repo"]:
         # Before anything reads the vault: that registers the driver, and doctor is to say whether it was.
         facts["drivers_registered"] = drivers.registered(root)
