@@ -24,23 +24,24 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
+from ..core import text as core_text
 from ..core import vocabulary as vocab
 from ..core.model import Problem
 from ..core.redact import redact
-from . import subject
 from .bm25 import tokenize, tokens_with_words
 from .config import Config, read_config
+from .embed import MAX_CHARS
 from .errors import Corrupt
 from .index import Index, Report
 from .items import BELIEF, OBSERVATION
 from .manifest import SUBDIRS, State
 from .rank import (
-    FLAT_AT,
+    COMMON_SHARE,
+    KW_WEIGHT,
     Filters,
     Hit,
     QueryError,
     fuse,
-    keyword_weight_for,
     make_hit,
     passes,
     render_markdown,
@@ -71,8 +72,6 @@ class Candidates:
     semantic: list           # [(key, cosine similarity)], best first
     confidence: dict         # key → the confidence it brings to its score
     items: dict              # key → Item
-    subject: dict            # key → subject factor (≠ 1 only)
-    coverage: float = 1.0    # the query's IDF mass in the best keyword result
 
 
 @dataclass
@@ -187,9 +186,9 @@ class Recaller:
 
     @property
     def keyword_weight(self) -> float:
-        """The keyword list's weight in fusion: `recall: {keyword_weight: …}`, else the embedder's default."""
+        """The keyword list's weight in fusion: `recall: {keyword_weight: …}`, else rank.KW_WEIGHT."""
         cfg = self.index.config
-        return cfg.keyword_weight if cfg.keyword_weight is not None else keyword_weight_for(cfg.embedder)
+        return cfg.keyword_weight if cfg.keyword_weight is not None else KW_WEIGHT
 
     @property
     def params(self):
@@ -258,8 +257,7 @@ class Recaller:
     # -- search -------------------------------------------------------------------------------------
     def search(self, query: str, *, limit: int = 5, filters: Filters | None = None, mode: str = "fused",
                conf_weight: float | None = None, rrf_k: int | None = None, with_text: bool = True,
-               flat_at: int = FLAT_AT, kw_weight: float | None = None, subject: bool = True,
-               **filter_kw) -> list[Hit]:
+               kw_weight: float | None = None, **filter_kw) -> list[Hit]:
         if not isinstance(query, str):
             raise QueryError("the query must be text")
         text = query.strip()
@@ -278,25 +276,22 @@ class Recaller:
         conf_weight = cfg.confidence_weight if conf_weight is None else conf_weight
         k = cfg.rrf_k if rrf_k is None else rrf_k
         try:
-            return self._search(text, limit, f, mode, conf_weight, k, with_text, flat_at, kw_weight, subject)
+            return self._search(text, limit, f, mode, conf_weight, k, with_text, kw_weight)
         except Corrupt as e:
             # The Chroma side vanished under a valid table (a deleted .epimem/chroma).
             self.index.progress(f"The recall index cannot be used ({e}); rebuilding it.")
             self.rebuild(str(e))
             self.notes.append(f"the recall index was rebuilt ({e})")
             self._state = None
-            return self._search(text, limit, f, mode, conf_weight, k, with_text, flat_at, kw_weight, subject)
+            return self._search(text, limit, f, mode, conf_weight, k, with_text, kw_weight)
 
     def _search(self, text: str, limit: int, f: Filters, mode: str, conf_weight: float, k: int,
-                with_text: bool, flat_at: int = FLAT_AT, kw_weight: float | None = None,
-                subject: bool = True) -> list[Hit]:
+                with_text: bool, kw_weight: float | None = None) -> list[Hit]:
         c = self.candidates(text, f, depth=max(DEPTH, 3 * limit), mode=mode)
         if c is None:
             return []
         ranked = fuse(c.keyword, c.semantic, c.confidence, limit=limit, mode=mode, k=k,
-                      conf_weight=conf_weight, flat_at=flat_at,
-                      kw_weight=self.keyword_weight if kw_weight is None else kw_weight,
-                      subject=c.subject if subject else None, kw_coverage=c.coverage)
+                      conf_weight=conf_weight, kw_weight=self.keyword_weight if kw_weight is None else kw_weight)
         st = c.state
         texts = self._texts(st, [r.key for r in ranked]) if with_text else {}
         # What recall returns may go to a model: redacted whatever its source (a secret typed by hand).
@@ -305,8 +300,8 @@ class Recaller:
                 for r in ranked]
 
     def candidates(self, text: str, f: Filters, *, depth: int = DEPTH, mode: str = "fused") -> Candidates | None:
-        """Each ranker's filtered candidates for `text`, their confidence and
-        subject factors: everything fusion needs (bench/ replays fusion on it)."""
+        """Each ranker's filtered candidates for `text` and their confidence:
+        everything fusion needs (bench/ replays fusion on it)."""
         if mode != "keyword":
             self._prefetch_embedder()
         st = self.state()
@@ -340,8 +335,7 @@ class Recaller:
                 confidence[key] = weight_of(it, today, params, belief)
         kw = [r for r in kw if r[0] in items]
         sem = [r for r in sem if r[0] in items]
-        cov = st.lexical.coverage(table.row_of[kw[0][0]], tokens) if kw else 0.0
-        return Candidates(st, kw, sem, confidence, items, self._subject(st, text, f, items), cov)
+        return Candidates(st, kw, sem, confidence, items)
 
     def _prefetch_embedder(self) -> None:
         """Load the model in a thread while this one reads the index: in a fresh
@@ -360,24 +354,6 @@ class Recaller:
         self._prefetch = threading.Thread(target=load, name="epimem-embedder", daemon=True)
         self._prefetch.start()
 
-    def _subject(self, st: State, text: str, f: Filters, items: dict) -> dict[str, float]:
-        """The subject factors of the candidates (epimem/recall/subject.py)."""
-        table = st.table
-        scopes = set() if f.scope is not None else subject.named_scopes(text, table.scopes())
-        names = [t for t in subject.name_tokens(text) if st.lexical.knows(t)]
-        if not scopes and not names:
-            return {}
-        cands = {}
-        for key, it in items.items():
-            # An observation is about what the belief it connects is about.
-            scope = it.scope
-            if it.type == OBSERVATION:
-                b = table.belief_of(it)
-                scope = b.scope if b is not None else "global"
-            has = st.lexical.matched_terms(table.row_of[key], names) if names else ()
-            cands[key] = (scope or "global", has)
-        return subject.factors(cands, scopes=scopes, names=names)
-
     def _semantic(self, st: State, text: str, allowed, depth: int, f: Filters) -> list[tuple[str, float]]:
         """The `depth` allowed items nearest to the query: an exact cosine scan
         of the sidecar's vectors (unit rows, so a dot product), which at
@@ -388,7 +364,7 @@ class Recaller:
         mat = st.vectors.matrix
         if not len(table) or not allowed.any():
             return []
-        qv = np.asarray(self.index.embedder.embed([text])[0], np.float32)
+        qv = np.asarray(self.index.embedder.embed([semantic_query(text, st.lexical)])[0], np.float32)
         if mat.shape[1] != qv.shape[0]:
             raise Corrupt(f"the index holds {mat.shape[1]}-dimensional vectors, the embedder gives {qv.shape[0]}")
         sims = mat @ qv
@@ -463,6 +439,18 @@ def _recall_kwargs(spec: dict) -> dict:
             raise QueryError(f"unknown key {k!r} (use: {', '.join(sorted(known))})")
         out[k] = v
     return out
+
+
+def semantic_query(text: str, lexical, share: float = COMMON_SHARE) -> str:
+    """What the semantic ranker embeds: the query less the words that are in more than
+    `share` of the indexed texts. A mean of word vectors is pulled toward such a
+    word (the name of the person half the vault is about) and away from the rare words
+    that say what is asked; BM25 already gives them almost no weight."""
+    n = lexical.n_docs
+    if n == 0:
+        return text
+    limit = share * n
+    return core_text.without(text[:MAX_CHARS], lambda t: lexical.df(t) > limit)
 
 
 def _snippet(item, doc: str) -> str:

@@ -17,7 +17,6 @@ from epimem.recall.rank import (
     Ranked,
     estimate_tokens,
     fuse,
-    keyword_weight,
     make_hit,
     passes,
     render_markdown,
@@ -128,38 +127,23 @@ def test_rrf_weights_each_ranking():
     assert s["b"] == pytest.approx(0.5 / 12 + 1 / 11)
 
 
-def test_keyword_weight_is_the_relative_drop_to_the_nth_score():
-    assert keyword_weight([10.0, 9.0, 8.0, 5.0], at=4) == pytest.approx(0.5)
-    # A flat top (generic words matched by many texts alike) weighs nothing...
-    assert keyword_weight([3.0] * 12, at=10) == 0.0
-    # ...a list falling steeply weighs almost fully.
-    assert keyword_weight([9.0] + [0.9] * 11, at=10) == pytest.approx(0.9)
-    # Fewer matches than `at`: the words are specific to those texts.
-    assert keyword_weight([3.0, 3.0], at=10) == 1.0
-    assert keyword_weight([], at=10) == 1.0
-    assert keyword_weight([3.0] * 12, at=0) == 1.0      # switched off
-
-
-def test_fuse_trusts_a_flat_keyword_list_less():
-    # Ten equal keyword matches (copies of one belief matched on generic words)
-    # against a semantic list that agrees with none of them.
-    kw = [(f"copy{i}", 2.0, ["bug"]) for i in range(10)]
-    sem = [("right", 0.6), ("other", 0.5)]
-    conf = {}
-    plain = fuse(kw, sem, conf, limit=3, flat_at=0, kw_weight=1.0)
-    assert [r.key for r in plain][:2] == ["copy0", "right"]      # a tie, broken by keyword rank
-    weighted = fuse(kw, sem, conf, limit=3)
-    assert [r.key for r in weighted] == ["right", "other", "copy0"]
-    # A keyword list whose scores fall steeply keeps (nearly) its full weight.
+def test_fuse_is_plain_reciprocal_rank_fusion_at_the_defaults():
+    # No per-query factor: each list counts 1 / (RRF_K + rank), the keyword list × KW_WEIGHT,
+    # whatever its scores look like (a flat top, a steep one).
+    flat = [(f"copy{i}", 2.0, ["bug"]) for i in range(10)]
     steep = [("copy0", 9.0, ["bug"])] + [(f"copy{i}", 0.5, ["bug"]) for i in range(1, 10)]
-    rrf_of = {r.key: r.rrf for r in fuse(steep, sem, conf, limit=20, k=60, kw_weight=1.0)}
-    assert rrf_of["copy0"] == pytest.approx((8.5 / 9) / 61) and rrf_of["right"] == pytest.approx(1 / 61)
-    # The defaults: keyword weight KW_WEIGHT × coverage × steepness, at RRF_K.
-    rrf_of = {r.key: r.rrf for r in fuse(steep, sem, conf, limit=20, kw_coverage=0.5)}
-    assert rrf_of["copy0"] == pytest.approx(KW_WEIGHT * 0.5 * (8.5 / 9) / (RRF_K + 1))
-    assert rrf_of["right"] == pytest.approx(1 / (RRF_K + 1))
-    # Single-ranker modes are unaffected.
-    assert [r.key for r in fuse(kw, sem, conf, limit=2, mode="keyword")] == ["copy0", "copy1"]
+    sem = [("right", 0.6), ("copy0", 0.5)]
+    for kw in (flat, steep):
+        rrf_of = {r.key: r.rrf for r in fuse(kw, sem, {}, limit=20)}
+        assert rrf_of["copy0"] == pytest.approx(KW_WEIGHT / (RRF_K + 1) + 1 / (RRF_K + 2))
+        assert rrf_of["right"] == pytest.approx(1 / (RRF_K + 1))
+        assert rrf_of["copy1"] == pytest.approx(KW_WEIGHT / (RRF_K + 2))
+    # The weight and k a vault sets are used as given.
+    rrf_of = {r.key: r.rrf for r in fuse(flat, sem, {}, limit=20, k=60, kw_weight=2.0)}
+    assert rrf_of["copy1"] == pytest.approx(2.0 / 62)
+    # Single-ranker modes use one list only.
+    assert [r.key for r in fuse(flat, sem, {}, limit=2, mode="keyword")] == ["copy0", "copy1"]
+    assert [r.key for r in fuse(flat, sem, {}, limit=2, mode="semantic")] == ["right", "copy0"]
 
 
 def test_make_hit_and_json_say_why():
