@@ -111,7 +111,8 @@ def test_fuse_prefers_agreement_and_weights_confidence():
     conf2 = {"a": 0.9, "b": 0.2, "c": 0.2}
     out2 = fuse(kw, sem, conf2, limit=3)
     assert out2[0].key == "b"
-    tie = fuse([("a", 1.0, []), ("z", 1.0, [])], [("z", 0.5), ("a", 0.5)], {"a": 0.9, "z": 0.2}, limit=2)
+    tie = fuse([("a", 1.0, []), ("z", 1.0, [])], [("z", 0.5), ("a", 0.5)], {"a": 0.9, "z": 0.2}, limit=2,
+               kw_weight=1.0)
     assert tie[0].key == "a"
     # Single-ranker modes, for evaluation.
     assert [r.key for r in fuse(kw, sem, conf, limit=5, mode="keyword")] == ["a", "b"]
