@@ -39,7 +39,7 @@ import shutil
 import sys
 import tempfile
 import time
-from datetime import date
+from datetime import date, timedelta
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -341,6 +341,92 @@ def cross_validate(convs: list[dict]) -> dict:
     return {"folds": folds, "pooled_held_out_R@5": pooled, "best_on_all": everything[:10]}
 
 
+# --- newer over older ------------------------------------------------------------------------------
+
+PAIR_SIMILARITY = 0.8    # how alike two observations of one speaker must be to count as one subject
+PAIRS_PER_CONVERSATION = 12   # evenly spaced among those found: each costs two syncs
+
+
+def session_dates(conv: dict) -> dict[int, date]:
+    """Observation number → its session's date ("1:56 pm on 8 May, 2023")."""
+    from datetime import datetime
+
+    days = {}
+    for key, value in conv["conversation"].items():
+        m = re.fullmatch(r"session_(\d+)_date_time", key)
+        if m:
+            days[int(m.group(1))] = datetime.strptime(value.split(" on ")[-1].strip(), "%d %B, %Y").date()
+    out = {}
+    n = 0
+    obs = conv["observation"]
+    for key in sorted(obs, key=lambda s: int(re.findall(r"\d+", s)[0])):
+        session = int(re.findall(r"\d+", key)[0])
+        for entries in obs[key].values():
+            for _ in entries:
+                n += 1
+                out[n] = days.get(session, DAY)
+    return out
+
+
+def pairs_report(data: list[dict], embedder: str | None, root: Path) -> dict:
+    """Two observations of one speaker from different sessions that say nearly the same
+    thing (cosine ≥ PAIR_SIMILARITY: a restatement or an update of it), in a vault dated by
+    session; the query is the words the two share. Counted: how often the newer ranks above
+    the older (both in the top 10) with the newer-first rule and without it, and how often the
+    older ranks first once it is confirmed after the newer was seen. PAIRS_PER_CONVERSATION of
+    them, evenly spaced, keep the run short."""
+    from epimem.core.text import tokens_with_words
+    from epimem.recall import Recaller
+    from epimem.recall.rank import Filters, fuse
+
+    counts = {"pairs": 0, "newer_above_with_rule": 0, "newer_above_without": 0, "confirmed_older_first": 0}
+    for ci, conv in enumerate(data):
+        dates = session_dates(conv)
+        obs = observations(conv)
+        vault = root / f"pairs-{ci}"
+        make_vault(conv, vault, dates=dates)
+        r = Recaller(vault, today=max(dates.values()) + timedelta(days=30), embedder=embedder)
+        r.sync()
+        st = r.state()
+        mat = st.vectors.matrix
+        row = st.table.row_of
+        found = []
+        for i in range(len(obs)):
+            for j in range(i + 1, len(obs)):
+                if obs[i][1] != obs[j][1] or dates[i + 1] >= dates[j + 1]:
+                    continue
+                a, b = f"b/obs-{i + 1}", f"b/obs-{j + 1}"
+                if float(mat[row[a]] @ mat[row[b]]) >= PAIR_SIMILARITY and obs[i][0] != obs[j][0]:
+                    found.append((i + 1, j + 1))
+        step = max(1, len(found) // PAIRS_PER_CONVERSATION)
+        for old, new in found[::step][:PAIRS_PER_CONVERSATION]:
+            shared = {t for t, _ in tokens_with_words(obs[new - 1][0])}
+            query = " ".join(w for t, w in tokens_with_words(obs[old - 1][0]) if t in shared)
+            if not query:
+                continue
+            hits = [h.id for h in r.search(query, limit=10, with_text=False)]
+            c = r.candidates(query, Filters.make())
+            plain = [c.items[x.key].id for x in fuse(c.keyword, c.semantic, c.confidence, limit=10)]
+            o, n = f"obs-{old}", f"obs-{new}"
+            if not {o, n} <= set(hits) or not {o, n} <= set(plain):
+                continue
+            counts["pairs"] += 1
+            counts["newer_above_with_rule"] += hits.index(n) < hits.index(o)
+            counts["newer_above_without"] += plain.index(n) < plain.index(o)
+            # The older confirmed after the newer was seen: it is the current one again.
+            path = vault / "beliefs" / f"{o}.md"
+            text = path.read_text(encoding="utf-8")
+            path.write_text(text.replace("\nconfirmed:\n", f"\nconfirmed: {(dates[new] + timedelta(days=1)).isoformat()}\n", 1),
+                            encoding="utf-8")
+            r.sync()
+            again = [h.id for h in r.search(query, limit=10, with_text=False)]
+            if {o, n} <= set(again) and again.index(o) < again.index(n):
+                counts["confirmed_older_first"] += 1
+            path.write_text(text, encoding="utf-8")
+            r.sync()
+    return counts
+
+
 # --- output --------------------------------------------------------------------------------------
 
 def print_table(title: str, rows: dict, metrics=("R@5", "R@10", "MRR")) -> None:
@@ -379,6 +465,18 @@ def main(argv=None) -> int:
     print_table("Each ranker alone and fused", out["report"])
     out["ablation"] = ablation(convs)
     print_table("Ablation: the same candidates, each fusion replayed (R@5)", out["ablation"], ("R@5",))
+    tmp = Path(tempfile.mkdtemp(prefix="epimem-locomo-pairs-"))
+    try:
+        pr = out["newer_over_older"] = pairs_report(data, args.embedder, tmp)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    n = max(1, pr["pairs"])
+    print(f"\n### Newer over older ({pr['pairs']} pairs of one speaker's observations from different sessions, "
+          f"cosine ≥ {PAIR_SIMILARITY})\n")
+    print(f"newer ranked above the older: {pr['newer_above_with_rule']} ({100 * pr['newer_above_with_rule'] / n:.0f}%) "
+          f"with the newer-first rule, {pr['newer_above_without']} ({100 * pr['newer_above_without'] / n:.0f}%) without; "
+          f"the older confirmed since ranked first: {pr['confirmed_older_first']} "
+          f"({100 * pr['confirmed_older_first'] / n:.0f}%)")
     if not args.no_cv:
         cv = out["cross_validation"] = cross_validate(convs)
         print("\n### Leave one conversation out (grid: k × keyword weight × common share)\n")

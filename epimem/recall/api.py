@@ -41,8 +41,10 @@ from .rank import (
     Filters,
     Hit,
     QueryError,
+    anchor_date,
     fuse,
     make_hit,
+    newer_first,
     passes,
     render_markdown,
     weight_of,
@@ -293,6 +295,7 @@ class Recaller:
         ranked = fuse(c.keyword, c.semantic, c.confidence, limit=limit, mode=mode, k=k,
                       conf_weight=conf_weight, kw_weight=self.keyword_weight if kw_weight is None else kw_weight)
         st = c.state
+        ranked = self._newer_first(st, ranked, c.items)
         texts = self._texts(st, [r.key for r in ranked]) if with_text else {}
         # What recall returns may go to a model: redacted whatever its source (a secret typed by hand).
         return [_redacted(make_hit(r, c.items[r.key], self.today, self.params,
@@ -336,6 +339,22 @@ class Recaller:
         kw = [r for r in kw if r[0] in items]
         sem = [r for r in sem if r[0] in items]
         return Candidates(st, kw, sem, confidence, items)
+
+    def _newer_first(self, st: State, ranked: list, items: dict) -> list:
+        """Of two results about the same subject (cosine similarity at or above rule 17's
+        `similar_threshold`), the newer first (rank.newer_first)."""
+        if len(ranked) < 2:
+            return ranked
+        import numpy as np
+
+        rows = st.table.row_of
+        mat = st.vectors.matrix
+        vec = {r.key: np.asarray(mat[rows[r.key]], np.float32) for r in ranked}
+        threshold = self.params.similar_threshold
+        order = newer_first([r.key for r in ranked], {r.key: anchor_date(items[r.key]) for r in ranked},
+                            lambda a, b: float(vec[a] @ vec[b]) >= threshold)
+        by_key = {r.key: r for r in ranked}
+        return [by_key[key] for key in order]
 
     def _prefetch_embedder(self) -> None:
         """Load the model in a thread while this one reads the index: in a fresh

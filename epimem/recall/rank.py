@@ -208,6 +208,31 @@ def fuse(keyword: Sequence[tuple[str, float, Sequence[str]]],
     return out[:max(0, limit)]
 
 
+def newer_first(keys: Sequence[str], dates: Mapping[str, date | None], similar) -> list[str]:
+    """`keys` in rank order, except that of two items about the same subject
+    (`similar(a, b)`) the newer comes first: each item moves just above the
+    best-ranked item it is similar to and newer than. "Newer" is the date the
+    vault last had evidence for it (SPEC §2.7's anchor: confirmed, else first
+    seen), so an older belief confirmed since keeps its place."""
+    out: list[str] = []
+    for key in keys:
+        d = dates.get(key)
+        at = len(out)
+        if d is not None:
+            for i, other in enumerate(out):
+                od = dates.get(other)
+                if od is not None and d > od and similar(key, other):
+                    at = i
+                    break
+        out.insert(at, key)
+    return out
+
+
+def anchor_date(item: Item) -> date | None:
+    """What "newer" compares: a belief's last confirmation, else its first sighting; an observation's date."""
+    return kernel.anchor(item.first, item.confirmed) if item.type == BELIEF else item.date
+
+
 # --- results --------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -322,6 +347,9 @@ def hit_line(h: Hit, statement: str | None = None) -> str:
     statement = _one_line(h.snippet if statement is None else statement)
     if h.type == BELIEF:
         conf = f" ({h.tier}, {h.effective_confidence:.2f})" if h.effective_confidence is not None else ""
+        if h.status and h.status != "active":
+            # Asked for with --inactive: never shown as if it were still held.
+            conf = f" ({h.status}, no longer held{', was ' + h.tier if h.tier else ''})"
         head = f"- **{_one_line(h.title)}**{conf}"
         return f"{head}: {statement} [{h.id}]" if statement else f"{head} [{h.id}]"
     when = h.date.isoformat() if h.date else ""

@@ -259,3 +259,33 @@ def test_table_edits_equal_a_fresh_table_at_size(n_drop):
     kept = [i for i in range(n) if i not in drop]
     want = Table([patch.get(i, rows[i]) for i in kept] + added, [f"d{i}" for i in kept] + ["a0", "a1", "a2"])
     assert e.to_json() == want.to_json() and e.keys == want.keys
+
+
+def test_newer_first_puts_the_newer_of_two_alike_items_first_unless_the_older_was_confirmed_since():
+    from epimem.recall.rank import anchor_date, newer_first
+
+    old = belief("uses-tabs", first=date(2026, 1, 5))
+    new = belief("uses-spaces", first=date(2026, 6, 1))
+    other = belief("likes-tea", first=date(2026, 9, 1))
+    alike = {frozenset({"b/uses-tabs", "b/uses-spaces"})}
+
+    def similar(a, b):
+        return frozenset({a, b}) in alike
+
+    dates = {it.key: anchor_date(it) for it in (old, new, other)}
+    # Fusion ranked the older first: the newer moves just above it; an unrelated newer item does not.
+    assert newer_first(["b/uses-tabs", "b/likes-tea", "b/uses-spaces"], dates, similar) == [
+        "b/uses-spaces", "b/uses-tabs", "b/likes-tea"]
+    # The older confirmed after the newer was first seen: it is the current one, and stays first.
+    confirmed = belief("uses-tabs", first=date(2026, 1, 5), confirmed=date(2026, 7, 1))
+    dates["b/uses-tabs"] = anchor_date(confirmed)
+    assert newer_first(["b/uses-tabs", "b/uses-spaces"], dates, similar) == ["b/uses-tabs", "b/uses-spaces"]
+    # Items without a date keep their places.
+    assert newer_first(["b/a", "b/b"], {}, lambda a, b: True) == ["b/a", "b/b"]
+
+
+def test_an_inactive_belief_asked_for_is_never_rendered_as_held():
+    b = belief("old-editor", status="superseded")
+    h = make_hit(Ranked("b/old-editor", 0.1, 0.1, 0.5), b, TODAY, DEFAULTS, "Edits in Vim.")
+    line = render_markdown([h])
+    assert "superseded, no longer held" in line and "[old-editor]" in line
