@@ -188,7 +188,7 @@ def build(root: str | Path, *, today: str | None = None) -> MCPServer:
         if not recaller_box:
             from ..recall.api import Recaller
             # A tool call never waits for Chroma: a detached process updates it.
-            recaller_box.append(Recaller(root, today=today, chroma="background"))
+            recaller_box.append(Recaller(root, today=today, chroma="background", semantic="chroma"))
         return recaller_box[0]
 
     # --- tools: reading -------------------------------------------------------------------------

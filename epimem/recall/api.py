@@ -162,7 +162,7 @@ class Recaller:
     def __init__(self, root: str | os.PathLike, *, embedder: str | None = None,
                  chroma_url: str | None = None, config: Config | None = None,
                  today: date | str | None = None, auto_sync: bool = True, progress=None,
-                 chroma: str = "inline"):
+                 chroma: str = "inline", semantic: str | None = None):
         from ..store.vault import Vault
 
         self.root = Path(root).expanduser().absolute()
@@ -178,6 +178,12 @@ class Recaller:
         self._prefetch: threading.Thread | None = None
         self.notes: list[str] = []
         self.last_report: Report | None = None
+        # Where the semantic ranker reads the vectors: Chroma in a process that lives long
+        # enough to pay for opening it, and whenever a server is named; else the sidecar.
+        if semantic not in (None, "chroma", "sidecar"):
+            raise ValueError(f"semantic must be 'chroma' or 'sidecar', not {semantic!r}")
+        self.semantic = semantic or ("chroma" if self.index.config.chroma_url else "sidecar")
+        self._chroma_said = ""
 
     # -- freshness --------------------------------------------------------------------------------
     @property
@@ -386,12 +392,75 @@ class Recaller:
         qv = np.asarray(self.index.embedder.embed([semantic_query(text, st.lexical)])[0], np.float32)
         if mat.shape[1] != qv.shape[0]:
             raise Corrupt(f"the index holds {mat.shape[1]}-dimensional vectors, the embedder gives {qv.shape[0]}")
+        if self.semantic == "chroma":
+            got = self._semantic_chroma(st, qv, allowed, depth)
+            if got is not None:
+                return got
         sims = mat @ qv
         rows = np.flatnonzero(allowed)
         if len(rows) > depth:
             rows = rows[np.argpartition(-sims[rows], depth - 1)[:depth]]
         order = sorted(rows.tolist(), key=lambda r: (-float(sims[r]), r))
         return [(table.keys[r], float(sims[r])) for r in order]
+
+    def _semantic_chroma(self, st: State, qv, allowed, depth: int) -> list[tuple[str, float]] | None:
+        """The same ranking from Chroma's collections (cosine space): each collection asked
+        for `depth` more than it holds rows the filters exclude, so the allowed top `depth`
+        is all there. None — the sidecar answers — while Chroma still lacks a change of the
+        sidecar (it would rank an older vault), or when it cannot be reached: said once on
+        stderr by the command that needed it."""
+        import numpy as np
+
+        from .errors import RecallIndexError
+        from .manifest import load_mirror
+
+        m = load_mirror(self.index.paths)
+        if m.get("rebuild") or m.get("dirty"):
+            url = self.index.config.chroma_url
+            if url:
+                from .chroma import unreachable
+
+                why = unreachable(url)
+                if why:
+                    self._say_chroma(why)
+            return None
+        table = st.table
+        is_belief = table._col("is_belief")
+        try:
+            cols = self.index.collections(st)
+            out = []
+            for kind, prefix, of_kind in ((BELIEF, "b/", is_belief), (OBSERVATION, "o/", ~is_belief)):
+                wanted = int((allowed & of_kind).sum())
+                if not wanted:
+                    continue
+                n = min(int(of_kind.sum()), depth + int((~allowed & of_kind).sum()))
+                res = cols[kind].query(query_embeddings=[np.asarray(qv, np.float32)], n_results=n,
+                                       include=["distances"])
+                for cid, dist in zip(res["ids"][0], res["distances"][0]):
+                    row = table.row_of.get(prefix + cid)
+                    if row is not None and allowed[row]:
+                        out.append((row, 1.0 - float(dist)))
+        except (RecallIndexError, OSError) as e:
+            self._say_chroma(f"{e}")
+            return None
+        except Exception as e:  # noqa: BLE001 - a server's failure is any of chromadb's and httpx's errors
+            self._say_chroma(f"{type(e).__name__}: {e}")
+            return None
+        out.sort(key=lambda x: (-x[1], x[0]))
+        return [(table.keys[r], sim) for r, sim in out[:depth]]
+
+    @property
+    def chroma_problem(self) -> str:
+        """What kept the last query from reading Chroma, if anything ("" when nothing did)."""
+        return self._chroma_said
+
+    def _say_chroma(self, why: str) -> None:
+        where = self.index.config.chroma_url or "the embedded Chroma store"
+        msg = f"recall could not read {where} ({why}); answered from the sidecar index"
+        if msg != self._chroma_said:
+            self._chroma_said = msg
+            self.index.progress(msg)
+            self.notes.append(msg)
 
     def _texts(self, st: State, keys: list[str]) -> dict[str, str]:
         rows = st.table.row_of
