@@ -282,7 +282,8 @@ def render_context(cache: dict | None, info: dict | None, *, cwd: str, today: da
     sections = [(f"For this project ({os.path.basename(proj) or proj}):", _rank(local, today, prm, pwords)),
                 ("In general:", _rank(cache.get("global") or [], today, prm, pwords))]
     intro = ("\nWhat epimem believes about the user: hypotheses, each with its confidence in words "
-             "(tentative ones are guesses to check); [id] names a belief in epimem commands.")
+             "(tentative ones are guesses to check); [id] names a belief in epimem commands: cite the "
+             "[id] of a belief you rely on.")
     body: list[str] = []
     size = len(out) + len(intro)
     shown = 0
