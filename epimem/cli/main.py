@@ -311,6 +311,8 @@ def observe(ctx: typer.Context,
             new_despite_similar: bool = typer.Option(
                 False, "--new-despite-similar",
                 help="With --connects new: create the belief even when a similar one is active (rule 17)."),
+            cited: list[str] | None = typer.Option(
+                None, "--cited", help="A belief id the assistant cited ([id]) this session; repeatable."),
             batch: str | None = typer.Option(None, "--input", metavar="FILE|-",
                                              help="A JSON array of observations from FILE, or - for stdin."),
             from_transcript: str | None = typer.Option(None, "--from-transcript",
@@ -360,7 +362,7 @@ def observe(ctx: typer.Context,
         item = {"connects": connects, "strength": strength, "evidence": evidence, "suggests": suggests,
                 "therefore": therefore, "basis": basis, "session": session, "date": date,
                 "title": title, "kind": kind, "permanence": permanence,
-                "new_despite_similar": new_despite_similar or None}
+                "new_despite_similar": new_despite_similar or None, "cited": cited or None}
         items = [{k: v for k, v in item.items() if v is not None}]
     report = mem.observe(items, source=source, session=session)
     if as_json:
