@@ -325,7 +325,7 @@ def cross_validate(convs: list[dict]) -> dict:
 
     folds = []
     for i in range(len(convs)):
-        rows = [(*judge(n, lambda j: j != i), n) for n in range(len(grid))]
+        rows = [(*judge(n, lambda j, i=i: j != i), n) for n in range(len(grid))]
         ok = [r for r in rows if r[0]]
         _, r5, best = max(ok or rows, key=lambda r: (round(r[1], 6), -grid[r[2]]["k"]))
         held = summary([runs[best]["fused"][i]])["all"]["R@5"]
@@ -416,8 +416,8 @@ def pairs_report(data: list[dict], embedder: str | None, root: Path) -> dict:
             # The older confirmed after the newer was seen: it is the current one again.
             path = vault / "beliefs" / f"{o}.md"
             text = path.read_text(encoding="utf-8")
-            path.write_text(text.replace("\nconfirmed:\n", f"\nconfirmed: {(dates[new] + timedelta(days=1)).isoformat()}\n", 1),
-                            encoding="utf-8")
+            since = (dates[new] + timedelta(days=1)).isoformat()
+            path.write_text(text.replace("\nconfirmed:\n", f"\nconfirmed: {since}\n", 1), encoding="utf-8")
             r.sync()
             again = [h.id for h in r.search(query, limit=10, with_text=False)]
             if {o, n} <= set(again) and again.index(o) < again.index(n):
@@ -473,10 +473,10 @@ def main(argv=None) -> int:
     n = max(1, pr["pairs"])
     print(f"\n### Newer over older ({pr['pairs']} pairs of one speaker's observations from different sessions, "
           f"cosine ≥ {PAIR_SIMILARITY})\n")
-    print(f"newer ranked above the older: {pr['newer_above_with_rule']} ({100 * pr['newer_above_with_rule'] / n:.0f}%) "
-          f"with the newer-first rule, {pr['newer_above_without']} ({100 * pr['newer_above_without'] / n:.0f}%) without; "
-          f"the older confirmed since ranked first: {pr['confirmed_older_first']} "
-          f"({100 * pr['confirmed_older_first'] / n:.0f}%)")
+    with_rule, without, kept = pr["newer_above_with_rule"], pr["newer_above_without"], pr["confirmed_older_first"]
+    print(f"newer ranked above the older: {with_rule} ({100 * with_rule / n:.0f}%) with the newer-first rule, "
+          f"{without} ({100 * without / n:.0f}%) without; the older confirmed since ranked first: {kept} "
+          f"({100 * kept / n:.0f}%)")
     if not args.no_cv:
         cv = out["cross_validation"] = cross_validate(convs)
         print("\n### Leave one conversation out (grid: k × keyword weight × common share)\n")
