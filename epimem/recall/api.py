@@ -265,7 +265,7 @@ class Recaller:
     # -- search -------------------------------------------------------------------------------------
     def search(self, query: str, *, limit: int = 5, filters: Filters | None = None, mode: str = "fused",
                conf_weight: float | None = None, rrf_k: int | None = None, with_text: bool = True,
-               kw_weight: float | None = None, **filter_kw) -> list[Hit]:
+               kw_weight: float | None = None, as_typed: bool = False, **filter_kw) -> list[Hit]:
         if not isinstance(query, str):
             raise QueryError("the query must be text")
         text = query.strip()
@@ -284,18 +284,18 @@ class Recaller:
         conf_weight = cfg.confidence_weight if conf_weight is None else conf_weight
         k = cfg.rrf_k if rrf_k is None else rrf_k
         try:
-            return self._search(text, limit, f, mode, conf_weight, k, with_text, kw_weight)
+            return self._search(text, limit, f, mode, conf_weight, k, with_text, kw_weight, as_typed)
         except Corrupt as e:
             # The Chroma side vanished under a valid table (a deleted .epimem/chroma).
             self.index.progress(f"The recall index cannot be used ({e}); rebuilding it.")
             self.rebuild(str(e))
             self.notes.append(f"the recall index was rebuilt ({e})")
             self._state = None
-            return self._search(text, limit, f, mode, conf_weight, k, with_text, kw_weight)
+            return self._search(text, limit, f, mode, conf_weight, k, with_text, kw_weight, as_typed)
 
     def _search(self, text: str, limit: int, f: Filters, mode: str, conf_weight: float, k: int,
-                with_text: bool, kw_weight: float | None = None) -> list[Hit]:
-        c = self.candidates(text, f, depth=max(DEPTH, 3 * limit), mode=mode)
+                with_text: bool, kw_weight: float | None = None, as_typed: bool = False) -> list[Hit]:
+        c = self.candidates(text, f, depth=max(DEPTH, 3 * limit), mode=mode, as_typed=as_typed)
         if c is None:
             return []
         ranked = fuse(c.keyword, c.semantic, c.confidence, limit=limit, mode=mode, k=k,
@@ -308,7 +308,8 @@ class Recaller:
                                    _snippet(c.items[r.key], texts.get(r.key, ""))), self.params.redact)
                 for r in ranked]
 
-    def candidates(self, text: str, f: Filters, *, depth: int = DEPTH, mode: str = "fused") -> Candidates | None:
+    def candidates(self, text: str, f: Filters, *, depth: int = DEPTH, mode: str = "fused",
+                   as_typed: bool = False) -> Candidates | None:
         """Each ranker's filtered candidates for `text` and their confidence:
         everything fusion needs (bench/ replays fusion on it)."""
         if mode != "keyword":
@@ -331,7 +332,7 @@ class Recaller:
                            [word_of[t] for t in st.lexical.matched_terms(row, tokens)]))
         sem = []
         if mode != "keyword":
-            sem = self._semantic(st, text, allowed, depth, f)
+            sem = self._semantic(st, text if as_typed else semantic_query(text, st.lexical), allowed, depth, f)
 
         # The authoritative filter (rank.passes) and each candidate's confidence.
         confidence: dict[str, float] = {}
@@ -380,16 +381,17 @@ class Recaller:
         self._prefetch.start()
 
     def _semantic(self, st: State, text: str, allowed, depth: int, f: Filters) -> list[tuple[str, float]]:
-        """The `depth` allowed items nearest to the query: an exact cosine scan
-        of the sidecar's vectors (unit rows, so a dot product), which at
-        60,000 rows costs a few milliseconds and needs no chromadb."""
+        """The `depth` allowed items nearest to `text` (what `semantic_query` made of the
+        query): an exact cosine scan of the sidecar's vectors (unit rows, so a dot product),
+        which at 60,000 rows costs a few milliseconds and needs no chromadb — or the same
+        ranking from Chroma's collections where this recaller reads them."""
         import numpy as np
 
         table = st.table
         mat = st.vectors.matrix
         if not len(table) or not allowed.any():
             return []
-        qv = np.asarray(self.index.embedder.embed([semantic_query(text, st.lexical)])[0], np.float32)
+        qv = np.asarray(self.index.embedder.embed([text])[0], np.float32)
         if mat.shape[1] != qv.shape[0]:
             raise Corrupt(f"the index holds {mat.shape[1]}-dimensional vectors, the embedder gives {qv.shape[0]}")
         if self.semantic == "chroma":
@@ -611,7 +613,9 @@ def similar_beliefs(memory_or_vault, text: str, limit: int = 3) -> list[dict]:
     out = None
     if Paths(root).manifest.exists():
         try:
-            hits = recaller(memory_or_vault).search(text, limit=limit, conf_weight=0.0, with_text=False)
+            # The similarity rule 17 compares with its threshold is of the texts as they are.
+            hits = recaller(memory_or_vault).search(text, limit=limit, conf_weight=0.0, with_text=False,
+                                                    as_typed=True)
             out = [_similar_json(h) for h in hits]
         except RecallIndexError:
             pass
