@@ -136,3 +136,19 @@ def test_the_page_cache_is_checked_without_the_cli_the_templates_or_the_parser()
         reach = _closure(start)
         assert not top(reach) & {"typer", "jinja2", "yaml", "git", "chromadb", "mistune"}, (start, reach)
         assert not {"epimem.core.notes", "epimem.store.git", "epimem.store.vault", "epimem.cli"} & reach, reach
+
+
+def test_one_tokenizer_and_one_stemmer():
+    # "The same words" have one home, core/text.py (docs/architecture.md): nothing else
+    # tokenizes for matching or strips suffixes itself; a `stem` elsewhere only delegates.
+    for f in PKG.rglob("*.py"):
+        if f == PKG / "core" / "text.py":
+            continue
+        for node in ast.walk(ast.parse(f.read_text())):
+            if not isinstance(node, ast.FunctionDef):
+                continue
+            assert node.name not in ("tokenize", "tokens_with_words"), f"{f.relative_to(PKG)} defines {node.name}"
+            if node.name == "stem":
+                calls = {n.func.attr for n in ast.walk(node) if isinstance(n, ast.Call)
+                         and isinstance(n.func, ast.Attribute)}
+                assert "stem" in calls, f"{f.relative_to(PKG)}: stem() must delegate to core.text.stem"
