@@ -458,7 +458,8 @@ class Recaller:
 
     def _say_chroma(self, why: str) -> None:
         where = self.index.config.chroma_url or "the embedded Chroma store"
-        msg = f"recall could not read {where} ({why}); answered from the sidecar index"
+        # Said on stderr and kept in the results' notes: never a password the URL carries.
+        msg = redact(f"recall could not read {where} ({why}); answered from the sidecar index")
         if msg != self._chroma_said:
             self._chroma_said = msg
             self.index.progress(msg)

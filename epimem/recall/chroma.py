@@ -58,7 +58,9 @@ def unreachable(url: str, timeout: float = 1.0) -> str:
     try:
         socket.create_connection((u.hostname, port), timeout=timeout).close()
     except OSError as e:
-        return f"cannot reach the Chroma server at {url}: {e.strerror or e}"
+        from ..core.redact import redact
+
+        return redact(f"cannot reach the Chroma server at {url}: {e.strerror or e}")  # a password in the URL
     return ""
 
 

@@ -40,7 +40,7 @@ def server_url(url: str, where: str = "chroma_url") -> str:
     except ValueError:
         raise bad from None
     if (u.scheme not in ("http", "https") or not u.hostname or any(c.isspace() for c in raw)
-            or u.query or u.fragment or u.username or (port is not None and not 0 < port < 65536)):
+            or u.query or u.fragment or (port is not None and not 0 < port < 65536)):
         raise bad
     return full.rstrip("/")
 

@@ -68,3 +68,12 @@ def test_an_unreachable_server_is_said_on_stderr(cli, tmp_path):
     assert r.code == 0, r.err
     assert r.json()["results"][0]["id"] == "small-pull-requests"      # the sidecar answered
     assert url in r.err and "answered from the sidecar" in r.err
+
+
+def test_what_is_said_of_an_unreachable_server_never_shows_its_password(cli, tmp_path):
+    root = mini_vault(tmp_path / "v")
+    url = f"http://bob:s3cretpw@127.0.0.1:{free_port()}"
+    for args in (["index", "sync"], ["recall", "small pull requests", "--json"]):
+        r = cli("--vault", root, *args, "--chroma-url", url)
+        assert r.code == 0, r.err
+        assert "cannot reach the Chroma server" in r.err and "s3cretpw" not in r.err + r.out, r.err
