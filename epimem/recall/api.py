@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import date
@@ -56,6 +57,7 @@ from .rank import (
 DEPTH = 100
 MAX_QUERY_CHARS = 200_000
 SIMILAR_MIN = 0.3     # cosine similarity a "similar belief" must reach
+CHROMA_RETRY = 300.0  # seconds before a long-lived process tries to open Chroma again
 
 
 def _redacted(h: Hit, patterns) -> Hit:
@@ -184,6 +186,9 @@ class Recaller:
             raise ValueError(f"semantic must be 'chroma' or 'sidecar', not {semantic!r}")
         self.semantic = semantic or ("chroma" if self.index.config.chroma_url else "sidecar")
         self._chroma_said = ""
+        # False: not tried · a thread: opening the embedded store · True: open · a float: when it
+        # failed (tried again CHROMA_RETRY seconds later)
+        self._chroma_open: threading.Thread | bool | float = False
 
     # -- freshness --------------------------------------------------------------------------------
     @property
@@ -416,6 +421,16 @@ class Recaller:
         from .errors import RecallIndexError
         from .manifest import load_mirror
 
+        if not self.index.config.chroma_url and self._chroma_open is not True:
+            # Opening the embedded store (importing chromadb, loading the HNSW index) costs
+            # seconds: a long-lived process opens it beside its first queries, which the
+            # sidecar answers meanwhile.
+            failed = isinstance(self._chroma_open, float)
+            if self._chroma_open is False or failed and time.monotonic() - self._chroma_open > CHROMA_RETRY:
+                _import_in_this_thread()
+                self._chroma_open = threading.Thread(target=self.open_chroma, name="epimem-chroma", daemon=True)
+                self._chroma_open.start()
+            return None
         m = load_mirror(self.index.paths)
         if m.get("rebuild") or m.get("dirty"):
             url = self.index.config.chroma_url
@@ -450,6 +465,24 @@ class Recaller:
             return None
         out.sort(key=lambda x: (-x[1], x[0]))
         return [(table.keys[r], sim) for r, sim in out[:depth]]
+
+    def open_chroma(self) -> bool:
+        """Open Chroma's collections now (a long-lived process does it in a thread on its
+        first query); False, and said, when they cannot be opened."""
+        from .errors import RecallIndexError
+
+        try:
+            self.index.collections(self.state())
+        except RecallIndexError as e:
+            self._say_chroma(str(e))
+            self._chroma_open = time.monotonic()
+            return False
+        except Exception as e:  # noqa: BLE001 - chromadb's own errors
+            self._say_chroma(f"{type(e).__name__}: {e}")
+            self._chroma_open = time.monotonic()
+            return False
+        self._chroma_open = True
+        return True
 
     @property
     def chroma_problem(self) -> str:

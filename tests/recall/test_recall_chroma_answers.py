@@ -20,6 +20,9 @@ def test_chroma_ranks_exactly_as_the_sidecar_table(tmp_path):
     side = Recaller(root, semantic="sidecar", chroma="inline")
     side.sync()
     chroma = Recaller(root, semantic="chroma", chroma="inline")
+    # A long-lived process opens the embedded store beside its first query, which the sidecar
+    # answers; here it is opened first, as the MCP server's thread does.
+    assert chroma.open_chroma()
     for q in QUERIES:
         for kw in ({}, {"include_observations": True, "include_inactive": True}, {"kind": ["convention"]}):
             a = chroma.search(q, limit=10, mode="semantic", **kw)
@@ -36,6 +39,7 @@ def test_chroma_ranks_exactly_as_the_sidecar_table(tmp_path):
     ch.release_embedded(force=True)
     shutil.rmtree(root / ".epimem" / "chroma")
     chroma = Recaller(root, semantic="chroma", chroma="later")
+    assert not chroma.open_chroma()
     got = chroma.search(QUERIES[0], limit=5)
     assert [h.id for h in got] == [h.id for h in side.search(QUERIES[0], limit=5)]
     assert "answered from the sidecar" in chroma.chroma_problem
@@ -77,3 +81,21 @@ def test_what_is_said_of_an_unreachable_server_never_shows_its_password(cli, tmp
         r = cli("--vault", root, *args, "--chroma-url", url)
         assert r.code == 0, r.err
         assert "cannot reach the Chroma server" in r.err and "s3cretpw" not in r.err + r.out, r.err
+
+
+def test_a_long_lived_process_opens_chroma_beside_its_first_query(tmp_path, monkeypatch):
+    root = mini_vault(tmp_path / "v")
+    r = Recaller(root, semantic="chroma", chroma="inline")
+    seen = []
+    real = r._semantic_chroma
+
+    def spy(*a):
+        got = real(*a)
+        seen.append(got is not None)
+        return got
+
+    monkeypatch.setattr(r, "_semantic_chroma", spy)
+    first = [h.id for h in r.search(QUERIES[0], limit=5)]      # the sidecar answers, Chroma opens
+    r._chroma_open.join(60)
+    second = [h.id for h in r.search(QUERIES[0], limit=5)]     # Chroma answers
+    assert seen == [False, True] and first == second and r.chroma_problem == ""
