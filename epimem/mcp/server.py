@@ -84,6 +84,9 @@ class ObservationIn(BaseModel):
     new_despite_similar: bool | None = Field(
         None, description="With connects='new': create the belief even though `similar` listed close ones "
                           "(rule 17). Only after checking that none of them is the same belief.")
+    cited: list[str] | None = Field(
+        None, description="The ids of the beliefs you cited ([id]) in this session, the ones you relied on; "
+                          "recorded as used, changing no confidence.")
 
 
 def _fail(e: Exception) -> ToolError:
