@@ -343,7 +343,7 @@ def cross_validate(convs: list[dict]) -> dict:
 
 # --- newer over older ------------------------------------------------------------------------------
 
-PAIR_SIMILARITY = 0.8    # how alike two observations of one speaker must be to count as one subject
+PAIR_SIMILARITY = 0.7    # how alike two observations of one speaker must be to count as one subject
 PAIRS_PER_CONVERSATION = 12   # evenly spaced among those found: each costs two syncs
 
 

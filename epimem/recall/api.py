@@ -41,6 +41,7 @@ from .rank import (
     KW_WEIGHT,
     Filters,
     Hit,
+    SAME_SUBJECT,
     QueryError,
     anchor_date,
     fuse,
@@ -353,8 +354,8 @@ class Recaller:
         return Candidates(st, kw, sem, confidence, items)
 
     def _newer_first(self, st: State, ranked: list, items: dict) -> list:
-        """Of two results about the same subject (cosine similarity at or above rule 17's
-        `similar_threshold`), the newer first (rank.newer_first)."""
+        """Of two results about the same subject (cosine similarity ≥ rank.SAME_SUBJECT), the
+        newer first (rank.newer_first)."""
         if len(ranked) < 2:
             return ranked
         import numpy as np
@@ -362,7 +363,7 @@ class Recaller:
         rows = st.table.row_of
         mat = st.vectors.matrix
         vec = {r.key: np.asarray(mat[rows[r.key]], np.float32) for r in ranked}
-        threshold = self.params.similar_threshold
+        threshold = SAME_SUBJECT
         order = newer_first([r.key for r in ranked], {r.key: anchor_date(items[r.key]) for r in ranked},
                             lambda a, b: float(vec[a] @ vec[b]) >= threshold)
         by_key = {r.key: r for r in ranked}

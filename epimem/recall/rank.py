@@ -39,6 +39,10 @@ CONF_WEIGHT = 0.05
 # The semantic ranker embeds the query without the words found in more than this
 # share of the indexed texts (api.semantic_query); chosen with RRF_K (docs/recall.md).
 COMMON_SHARE = 0.5
+# Two results at least this alike (cosine) are about the same subject: the newer ranks first
+# (newer_first). Chosen as the lowest value that lowers none of the project's own sets
+# (docs/recall.md: "Newer over older").
+SAME_SUBJECT = 0.8
 # An observation has no confidence of its own: it weighs what the belief it
 # supports weighs, or this when it supports none (yet).
 NEUTRAL_CONFIDENCE = 0.5
