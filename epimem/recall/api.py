@@ -39,9 +39,9 @@ from .manifest import SUBDIRS, State
 from .rank import (
     COMMON_SHARE,
     KW_WEIGHT,
+    SAME_SUBJECT,
     Filters,
     Hit,
-    SAME_SUBJECT,
     QueryError,
     anchor_date,
     fuse,
