@@ -105,7 +105,9 @@ def audit_cmd(ctx: typer.Context, as_json: bool = JSON_OPT, as_md: bool = MD_OPT
     apply_only = apply_only if isinstance(apply_only, list) else []
     _check_format(as_json, as_md)
     mem, params, snap = _load(ctx)
-    a = audit(snap, params, mem.today, tuple(mem.merge_leftovers()))
+    from ..api.epistemology import calibrated_since
+
+    a = audit(snap, params, mem.today, tuple(mem.merge_leftovers()), calibrated_since(mem))
     md = render.audit_markdown(a)
     applied = None
     if apply or apply_only:
@@ -160,6 +162,17 @@ def interview_cmd(ctx: typer.Context, as_json: bool = JSON_OPT, as_md: bool = MD
     _output_review(iv, md, as_json, rec)
 
 
+def calibration_cmd(ctx: typer.Context, as_json: bool = JSON_OPT, as_md: bool = MD_OPT):
+    """How often you said "still true" per confidence band, against its confidence (SPEC §14)."""
+    from ..api.epistemology import calibrated_since
+    from ..mirror.calibration import calibration, markdown
+
+    _check_format(as_json, as_md)
+    mem, params, snap = _load(ctx)
+    report = calibration(snap, params, mem.today, calibrated_since(mem))
+    _output(report, markdown(report), as_json)
+
+
 def _configured_model(mem) -> str | None:
     try:
         v = mem.vault.settings().get("mirror_model")
@@ -207,6 +220,9 @@ def answer_cmd(ctx: typer.Context,
                note: str = typer.Option("", "--note", help="What the person said, in a line."),
                retire: bool = typer.Option(False, "--retire",
                                            help="With --verdict false: retire instead of lowering by 0.20."),
+               now: str = typer.Option("", "--now", metavar="TITLE",
+                                       help="With --verdict false: what holds instead, in your words; "
+                                            "it supersedes the belief in one step."),
                as_json: bool = typer.Option(False, "--json", help="Machine-readable output "
                                                                   "(fields in docs/mirror.md).")):
     """Record a gut-check answer: true is your word (no change), false lowers or retires, unsure is noted."""
@@ -215,7 +231,7 @@ def answer_cmd(ctx: typer.Context,
     mem = memory(ctx)
     mem.vault.require()
     try:
-        a = answer(mem, belief_id, verdict, note=note, retire=retire)
+        a = answer(mem, belief_id, verdict, note=note, retire=retire, now=now)
     except AnswerError as e:
         fail(str(e))
     progress = a.progress
@@ -306,6 +322,7 @@ def register(app: typer.Typer) -> None:
     mirror_app.command("gut-check")(gut_check_cmd)
     mirror_app.command("interview")(interview_cmd)
     mirror_app.command("answer")(answer_cmd)
+    mirror_app.command("calibration")(calibration_cmd)
     mirror_app.command("page")(page_cmd)
     mirror_app.command("serve")(serve_cmd)
     app.add_typer(mirror_app, name="mirror")

@@ -18,7 +18,7 @@ class Config:
     ollama_url: str | None = None
     rrf_k: int = RRF_K
     confidence_weight: float = CONF_WEIGHT
-    keyword_weight: float | None = None   # None: the embedder's (rank.keyword_weight_for)
+    keyword_weight: float | None = None   # None: rank.KW_WEIGHT
 
     @property
     def store(self) -> str:
