@@ -19,7 +19,15 @@ from typing import Any
 
 from ..core.model import PERMANENCES, STRENGTHS
 from ..core.redact import redact
-from .transcript import LABELS, Transcript, condensed, find_statements, read_transcript, statement_items
+from .transcript import (
+    LABELS,
+    Transcript,
+    cited_beliefs,
+    condensed,
+    find_statements,
+    read_transcript,
+    statement_items,
+)
 
 TOOL_NAME = "record_observations"
 DEFAULT_MODEL = "claude-sonnet-4-6"
@@ -302,6 +310,10 @@ def record_from_transcript(memory, path, use_llm: bool = False, *, session: str 
         notes.append("nothing worth recording in this session")
         return None, notes
     items = connect_similar(memory, items, notes)
+    # What the assistant relied on, as it cited it: recorded on each observation of the session.
+    cited = cited_beliefs(t, {b.id for b in memory.beliefs(status=None)})
+    if cited:
+        items = [dict(i, cited=list(cited)) for i in items]
     report = memory.observe(items, source=f"{t.agent}/transcript", session=sess or None)
     return report, notes
 

@@ -595,10 +595,11 @@ def _observation(obs_id: str, f: dict[str, str], path: str) -> Observation:
     sm = re.match(r"^(.*?)[ \t]*·[ \t]*session[ \t]+(\S+)$", source)
     if sm:
         source, session = sm.group(1), sm.group(2)
+    cited = tuple(dict.fromkeys(x.strip() for x in re.findall(r"\[\[([^\]|#]+)", f.get("cited", "")) if x.strip()))
     return Observation(id=obs_id, date=d, evidence=f.get("evidence", ""), strength=strength,
                        basis=basis, connects=connects, suggests=f.get("suggests", ""),
                        therefore=f.get("therefore", ""), source=source, session=session,
-                       path=path)
+                       cited=cited, path=path)
 
 
 def _one_line(s: str) -> str:
@@ -612,7 +613,8 @@ def render_observation(o: Observation) -> str:
         source += f" · session {o.session}"
     rows = [("date", o.date.isoformat()), ("evidence", o.evidence), ("suggests", o.suggests),
             ("therefore", o.therefore), ("connects", connects), ("strength", o.strength),
-            ("source", source), ("basis", o.basis)]
+            ("source", source), ("basis", o.basis),
+            ("cited", ", ".join(f"[[{c}]]" for c in o.cited))]
     body = "\n".join(f"- {k}: {_one_line(v)}".rstrip() for k, v in rows if v or k in ("evidence",))
     return f"## {o.id}\n{body}\n"
 

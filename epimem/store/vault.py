@@ -41,16 +41,17 @@ from .statcache import StatCache
 
 _T = TypeVar("_T")
 INTERNAL = ".epimem"
-CACHE_VERSION = 5  # 4: a belief is `core.record`'s row, not a dict; 5: `depends_on`
+CACHE_VERSION = 6  # 4: a belief is `core.record`'s row, not a dict; 5: `depends_on`; 6: an observation's `cited`
 
 
 def _obs_row(o: Observation) -> tuple:
     return (o.id, o.date.isoformat(), o.evidence, o.strength, o.basis, o.connects, o.suggests,
-            o.therefore, o.source, o.session)
+            o.therefore, o.source, o.session, list(o.cited))
 
 
 def _obs_from_row(r: tuple, rel: str) -> Observation:
-    return Observation(r[0], date.fromisoformat(r[1]), r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], path=rel)
+    return Observation(r[0], date.fromisoformat(r[1]), r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9],
+                       cited=tuple(r[10]), path=rel)
 
 
 class ObservationLog:

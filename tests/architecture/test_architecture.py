@@ -181,3 +181,19 @@ def test_only_the_runner_reads_refs_or_asks_git_status():
                 if name in ("run", "call", "out", "ok", "execute"):
                     offenders.append(f"{rel}:{node.lineno}: git status outside the runner")
     assert offenders == []
+
+
+def test_one_tokenizer_and_one_stemmer():
+    # "The same words" have one home, core/text.py (docs/architecture.md): nothing else
+    # tokenizes for matching or strips suffixes itself; a `stem` elsewhere only delegates.
+    for f in PKG.rglob("*.py"):
+        if f == PKG / "core" / "text.py":
+            continue
+        for node in ast.walk(ast.parse(f.read_text())):
+            if not isinstance(node, ast.FunctionDef):
+                continue
+            assert node.name not in ("tokenize", "tokens_with_words"), f"{f.relative_to(PKG)} defines {node.name}"
+            if node.name == "stem":
+                calls = {n.func.attr for n in ast.walk(node) if isinstance(n, ast.Call)
+                         and isinstance(n.func, ast.Attribute)}
+                assert "stem" in calls, f"{f.relative_to(PKG)}: stem() must delegate to core.text.stem"
