@@ -50,7 +50,7 @@ def _redact_hand_edit(mem: Memory, rel: str) -> None:
     follows records it."""
     import logging
 
-    from ..core.scrub import scrub
+    from ..core.scrub import scrubbed
 
     p = mem.root / rel
     if not (rel.endswith(".md") and rel.split("/", 1)[0] in ("beliefs", "observations", "tensions", "reviews")
@@ -58,9 +58,9 @@ def _redact_hand_edit(mem: Memory, rel: str) -> None:
         return
     key = stat_key(p)
     text = read_text(p, rel)
-    clean = scrub(rel, text, mem.params.redact)
-    if clean == text:
-        return
+    clean, found = scrubbed(rel, text, mem.params.redact)
+    if not found:
+        return  # only a secret is a reason to touch the user's file
     tx.apply(mem.root, [tx.replace(rel, clean, key)], None, lock=common.lock(mem), caches=common.caches(mem))
     logging.getLogger("epimem").warning("epimem: %s held what looks like a secret; it was redacted in the file "
                                         "before the commit", rel)
@@ -202,10 +202,7 @@ def settle(mem: Memory, paths: list[str]) -> str | None:
     prepared outside the lock (`common.attempts`): a retry checks again."""
     if not paths or not git.has_commits(mem.root):
         return None
-    # Read-only: no index refresh under the write's lock (and none that a full disk would fail).
-    out = git.run(mem.root, "status", "--porcelain", "-z", "--untracked-files=all", "--", *paths,
-                  env={"GIT_OPTIONAL_LOCKS": "0"})
-    dirty = frozenset(item[3:] for item in out.split("\0") if len(item) > 3)
+    dirty = frozenset(c.path for c in git.status(mem.root, paths))
     if not dirty:
         return None
     sha, _, problems = commit_hand_edits(mem, only=dirty)

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 
 OBSERVATION_KEYS = frozenset({"connects", "strength", "evidence", "suggests", "therefore", "basis", "session",
                               "source", "date", "title", "kind", "permanence", "tags", "scope",
-                              "new_despite_similar", "successor", "depends_on"})
+                              "new_despite_similar", "successor", "depends_on", "cited"})
 
 
 def observe(mem: Memory, items: list[dict[str, Any]], *, source: str, session: str | None) -> ObserveReport:
@@ -114,6 +114,10 @@ def _observe(mem: Memory, parsed: list[tuple[Observation, dict]], params: Params
         return extra.get("depends_on", ())
 
     for obs, extra in fresh:
+        missing = [c for c in obs.cited if not mem.vault.path(f"beliefs/{c}.md").is_file()]
+        if missing:
+            raise InputError(f"'cited' names no belief of this vault: {', '.join(missing)} (cite an [id] "
+                             "the session context or recall showed)", field="cited")
         if obs.connects == "new" and extra.get("title"):
             bid = unique_id(slugify(extra["title"]), known | set(beliefs))
             b = rules.new_belief_from_observation(
@@ -434,6 +438,16 @@ def check_input(n: int, item: dict, source: str, session: str | None,
             raise InputError(f"observation {n}: 'new_despite_similar' must be true or false",
                              field="new_despite_similar")
         extra["new_despite_similar"] = despite
+    cited = item.get("cited") or []
+    if isinstance(cited, str):
+        cited = [cited]
+    if not isinstance(cited, list) or not all(isinstance(c, str) for c in cited):
+        raise InputError(f"observation {n}: 'cited' must be a list of belief ids", field="cited")
+    for c in cited:
+        try:
+            check_id(c.strip())
+        except IdError as e:
+            raise InputError(f"observation {n}: 'cited': {e}", field="cited") from None
     deps = _depends_on(n, item, connects)
     if deps:
         extra["depends_on"] = deps
@@ -458,7 +472,8 @@ def check_input(n: int, item: dict, source: str, session: str | None,
         extra["new_despite_similar"] = despite
     obs = Observation(id="", date=d, evidence=text("evidence", True), strength=strength, basis=basis,
                       connects=connects, suggests=text("suggests"), therefore=text("therefore"),
-                      source=text("source") or source, session=sess)
+                      source=text("source") or source, session=sess,
+                      cited=tuple(dict.fromkeys(c.strip() for c in cited)))
     return obs, extra
 
 

@@ -106,7 +106,8 @@ def records(mem: Memory) -> Iterator[dict]:
             if o is not None:
                 rec.update({"date": _iso(o.date), "evidence": o.evidence, "suggests": o.suggests,
                             "therefore": o.therefore, "connects": o.connects, "strength": o.strength,
-                            "source": o.source, "session": o.session, "basis": o.basis})
+                            "source": o.source, "session": o.session, "basis": o.basis,
+                            "cited": list(o.cited)})
             if i == 0:
                 rec["log_heading"] = pre
             rec["text"] = entry
@@ -228,7 +229,8 @@ def _observation_text(rec: dict) -> str:
                     evidence=str(rec.get("evidence") or ""), strength=str(rec.get("strength") or "single"),
                     basis=str(rec.get("basis") or "behavioral"), connects=str(rec.get("connects") or "new"),
                     suggests=str(rec.get("suggests") or ""), therefore=str(rec.get("therefore") or ""),
-                    source=str(rec.get("source") or "import"), session=str(rec.get("session") or ""))
+                    source=str(rec.get("source") or "import"), session=str(rec.get("session") or ""),
+                    cited=tuple(str(c) for c in rec.get("cited") or () if isinstance(c, str)))
     return render_observation(o)
 
 

@@ -136,11 +136,11 @@ def _meta(text: str | None) -> dict:
 
 
 def _json(text: str | None) -> dict:
-    import json
+    from ..core.nesting import loads_json
 
     try:
-        v = json.loads(text) if text else {}
-    except (ValueError, RecursionError):  # RecursionError: JSON nested thousands deep
+        v = loads_json(text) if text else {}
+    except ValueError:
         return {}
     return v if isinstance(v, dict) else {}
 
@@ -313,8 +313,7 @@ def _merged_revert(mem: Memory, sha: str, allow_empty: bool = False) -> list[tx.
     root = mem.root
     paths = [p for p in git.run(root, "diff-tree", "--no-commit-id", "--name-only", "-r", "--no-renames",
                                 sha).splitlines() if p and p != SESSIONS]
-    status = git.run(root, "status", "--porcelain", "--", *paths, env={"GIT_OPTIONAL_LOCKS": "0"}) if paths else ""
-    dirty = [ln[3:] for ln in status.splitlines() if len(ln) > 3]
+    dirty = [c.path for c in git.status(root, paths)] if paths else []
     if dirty:
         raise Conflict(f"cannot undo {sha[:8]}: {dirty[0]} has uncommitted edits; commit them (`epimem commit`) "
                        "first; nothing was changed", path=dirty[0])

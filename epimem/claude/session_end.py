@@ -19,7 +19,15 @@ from typing import Any
 
 from ..core.model import PERMANENCES, STRENGTHS
 from ..core.redact import redact
-from .transcript import LABELS, Transcript, condensed, find_statements, read_transcript, statement_items
+from .transcript import (
+    LABELS,
+    Transcript,
+    cited_beliefs,
+    condensed,
+    find_statements,
+    read_transcript,
+    statement_items,
+)
 
 TOOL_NAME = "record_observations"
 DEFAULT_MODEL = "claude-sonnet-4-6"
@@ -306,6 +314,10 @@ def record_from_transcript(memory, path, use_llm: bool = False, *, session: str 
     # a day rule 20 refuses. It is dated no later than today.
     today = memory.write_today.isoformat()
     items = [dict(i, date=min(i["date"], today)) if isinstance(i.get("date"), str) else i for i in items]
+    # What the assistant relied on, as it cited it: recorded on each observation of the session.
+    cited = cited_beliefs(t, {b.id for b in memory.beliefs(status=None)})
+    if cited:
+        items = [dict(i, cited=list(cited)) for i in items]
     report = memory.observe(items, source=f"{t.agent}/transcript", session=sess or None)
     return report, notes
 

@@ -74,6 +74,9 @@ class Observation:
     therefore: str = ""
     source: str = ""
     session: str = ""
+    # The beliefs the assistant cited ([id]) in the session this observation came from: what
+    # it relied on, so the mirror can show beliefs that are used but never confirmed.
+    cited: tuple[str, ...] = ()
     path: str = ""  # "observations/<YYYY-MM>.md"
 
 

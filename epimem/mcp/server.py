@@ -94,6 +94,9 @@ class ObservationIn(BaseModel):
     depends_on: list[str] | None = Field(
         None, description="Ids of beliefs the connected (or new) belief rests on: when one of them changes, "
                           "it is flagged for the user, never lowered.")
+    cited: list[str] | None = Field(
+        None, description="The ids of the beliefs you cited ([id]) in this session, the ones you relied on; "
+                          "recorded as used, changing no confidence.")
 
 
 def _fail(e: Exception) -> ToolError:
@@ -230,7 +233,7 @@ def build(root: str | Path, *, today: str | None = None) -> MCPServer:
         if not recaller_box:
             from ..recall.api import Recaller
             # A tool call never waits for Chroma: a detached process updates it.
-            recaller_box.append(Recaller(root, today=today, chroma="background"))
+            recaller_box.append(Recaller(root, today=today, chroma="background", semantic="chroma"))
         return recaller_box[0]
 
     # --- tools: reading -------------------------------------------------------------------------

@@ -241,7 +241,7 @@ def commit_counted(root, session: str = "", lock=None) -> str | None:
 
     def prepare():
         # Under the lock: another commit may already have taken this change along.
-        if not git.run(root, "status", "--porcelain", "--", PATH).strip():
+        if not git.status(root, (PATH,)):
             return None
         now = loads((root / PATH).read_text(encoding="utf-8"))
         committed = git.show_many(root, [f"HEAD:{PATH}"])[0] if git.has_commits(root) else None
