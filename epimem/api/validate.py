@@ -93,7 +93,7 @@ def _renamed_by_commit(mem: Memory, p: Problem) -> bool:
         text = read_text(fp, rel)
     except (OSError, NotUTF8):
         return False
-    if not git.run(mem.root, "status", "--porcelain", "--", rel, env={"GIT_OPTIONAL_LOCKS": "0"}).startswith("??"):
+    if ("??", rel) not in set(git.dirty_paths(mem.root)):  # only a new note is renamed, not a tracked one
         return False
     if "title" not in parse_meta(text):
         text = _titled(text, stem)
