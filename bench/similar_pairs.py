@@ -8,7 +8,7 @@ only lists similar beliefs and never merges. Unrelated pairs set the floor.
     python bench/similar_pairs.py --json
     python bench/similar_pairs.py --locomo   # rule 17 on public pairs nobody here wrote
 
-`--locomo` reads the labelled pairs of bench/data/similar_pairs_locomo.json from LoCoMo's
+`--locomo` reads the labelled pairs of bench/data/similar_pairs_public_refs.json from LoCoMo's
 development half (../shared/data/locomo-dev, or --data): near-duplicates (an event of a
 session and the observation stating the same fact) and distinct facts (two observations LoCoMo
 lists apart). The speaker's name is taken out (a belief never names its person), each text is
@@ -102,7 +102,7 @@ def measure(embedder: str | None = None) -> dict:
     return out
 
 
-LABELLED = Path(__file__).resolve().parent / "data" / "similar_pairs_locomo.json"
+LABELLED = Path(__file__).resolve().parent / "data" / "similar_pairs_public_refs.json"
 LOCOMO = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo-dev" / "locomo-dev.json"
 
 
