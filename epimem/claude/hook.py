@@ -33,10 +33,11 @@ from datetime import date
 from pathlib import Path
 
 from ..core import kernel
+from ..core import text as core_text
 from ..core.errors import EpimemError
 from ..store import sessions as sessions_file
 from ..store import vault_format
-from ..store.clock import lenient_today
+from ..store.clock import lenient_today, lenient_write_day
 from ..store.context_cache import FALLBACK_PARAMS, cache_path, effective, read_context_cache, signature, tier
 from ..store.files import VaultLock, journal_pending, lock_path
 from ..store.paths import is_vault, resolve_root
@@ -152,8 +153,10 @@ def _spawn(root: str, args: list[str]) -> None:
 
 # --- session counting ----------------------------------------------------------------
 
-def update_sessions(root: str, source: str | None, today: date, prm: dict) -> dict | None:
-    """Count the session; None when the counter cannot be read (never overwritten then)."""
+def update_sessions(root: str, source: str | None, today: date, prm: dict,
+                    session_id: str | None = None) -> dict | None:
+    """Count the session; None when the counter cannot be read (never overwritten then).
+    The session's id becomes one the vault knows (rule 19): its observations move numbers."""
     path = os.path.join(root, sessions_file.PATH)
 
     def read() -> tuple[dict, tuple[int, int] | None]:
@@ -164,8 +167,9 @@ def update_sessions(root: str, source: str | None, today: date, prm: dict) -> di
         except FileNotFoundError:
             return kernel.empty_sessions(), None
 
-    def count(s: dict):
-        return kernel.start_session(s, source, today, prm["dormancy_days"], prm["review_every_days"])
+    def count(s: dict, machine: str = kernel.EARLIER):
+        return kernel.start_session(s, source, today, prm["dormancy_days"], prm["review_every_days"],
+                                    machine=machine, session_id=session_id)
 
     try:
         if source != kernel.COUNTED_SOURCE:
@@ -176,7 +180,7 @@ def update_sessions(root: str, source: str | None, today: date, prm: dict) -> di
             lock = VaultLock(lock_path(root), timeout=LOCK_WAIT)
             with lock:
                 old, key = read()
-                s, counted, dormant, due = count(old)
+                s, counted, dormant, due = count(old, sessions_file.machine_id(root))
                 # The one write path, without a commit: the background `--commit-session` makes it.
                 transaction.apply(root, [transaction.replace(sessions_file.PATH, sessions_file.dump(s), key)],
                                   lock=lock)
@@ -212,17 +216,9 @@ def scope_matches(scope: str, cwd: str, proj: str) -> bool:
 
 
 def _words(text: str) -> set[str]:
-    out, cur = set(), []
-    for ch in text.lower():
-        if ch.isalnum():
-            cur.append(ch)
-        else:
-            if len(cur) > 2:
-                out.add("".join(cur))
-            cur = []
-    if len(cur) > 2:
-        out.add("".join(cur))
-    return out
+    """The words a project name and a belief's title share, as recall's keyword ranker reads
+    them (`core.text`: stems, no stopwords), words of three letters or more."""
+    return {t for t in core_text.tokenize(text) if len(t) > 2}
 
 
 def _rank(records: list[dict], today: date, prm: dict, project_words: set[str]) -> list[tuple[float, float, dict]]:
@@ -233,7 +229,7 @@ def _rank(records: list[dict], today: date, prm: dict, project_words: set[str]) 
             continue
         # Relevance: a belief that names the project (tag or title) comes first
         # among equals; confidence still dominates.
-        hits = len(project_words & (_words(rec["title"]) | {t.lower() for t in rec.get("tags", ())}))
+        hits = len(project_words & (_words(rec["title"]) | _words(" ".join(rec.get("tags", ())))))
         out.append((eff + 0.05 * min(hits, 2), eff, rec))
     out.sort(key=lambda x: (-x[0], x[2]["id"]))
     return out
@@ -278,7 +274,7 @@ def question_lines(cache: dict, cwd: str, proj: str,
 
 
 def _belief_line(eff: float, rec: dict, prm: dict, gist: bool = True, asked: bool = False) -> str:
-    words = tier(eff, prm)
+    words = tier(eff, rec.get("basis", ""), prm)
     if rec.get("pinned"):
         words += ", pinned"
     if asked:
@@ -326,7 +322,8 @@ def render_context(cache: dict | None, info: dict | None, *, cwd: str, today: da
                 ("In general:", [r for r in _rank(cache.get("global") or [], today, prm, pwords)
                                  if r[2]["id"] not in named])]
     intro = ("\nWhat epimem believes about the user: hypotheses, each with its confidence in words "
-             "(tentative ones are guesses to check); [id] names a belief in epimem commands.")
+             "(tentative ones are guesses to check); [id] names a belief in epimem commands: cite the "
+             "[id] of a belief you rely on.")
     body: list[str] = []
     size = len(out) + len(intro)
     if asked and size + len(QUESTIONS_TITLE) + sum(len(x) + 1 for x in asked) + 1 <= budget:
@@ -474,7 +471,10 @@ def session_start(argv: list[str]) -> int:
     pending = unfinished(Path(root))
     # Half-merged files are not counted into (state/sessions.json may hold both sides); the
     # session is told, so the assistant does not record evidence into a vault in that state.
-    info = None if pending else update_sessions(root, source, today, prm)
+    # Rule 20: the count is dated by the machine's clock, whatever --today says.
+    sid = _text(payload, "session_id")
+    info = None if pending else update_sessions(root, source, lenient_write_day(opts.get("today") or None), prm,
+                                                sid if sid and kernel.is_session_id(sid) else None)
     if pending:
         _log(f"a git {pending} is unfinished in the vault; the session was not counted")
     if info is not None and info["counted"]:

@@ -19,13 +19,13 @@ from __future__ import annotations
 import json
 import os
 import sys
-import time
 from datetime import date
 
 from ..core import kernel
 from ..core import record as belief_record
 from .files import compact_json, write_cache
 from .paths import note_entries
+from .statcache import StatCache
 
 CACHE_VERSION = 1
 CACHE_NAME = "context.json"
@@ -68,8 +68,8 @@ def decayed(stored: float, permanence: str, first: str, confirmed: str | None, p
                                params["decay"], params["decay_floor"])
 
 
-def tier(confidence: float, params: dict) -> str:
-    return kernel.tier(confidence, params["tiers"])
+def tier(confidence: float, basis: str, params: dict) -> str:
+    return kernel.tier(confidence, params["tiers"], basis)
 
 
 def cache_path(root: str | os.PathLike) -> str:
@@ -204,22 +204,9 @@ def redact_records(cache: dict, patterns=None) -> dict:
     return out
 
 
-INDEX_NAME = "context-index.json"
-INDEX_VERSION = 1
-# A file rewritten twice within the filesystem's mtime granularity keeps its
-# (mtime, size): entries this young are re-read rather than trusted.
-_SETTLE_NS = 2_000_000_000
-
-
-def _read_index(root: str) -> dict:
-    try:
-        with open(os.path.join(root, ".epimem", INDEX_NAME), encoding="utf-8") as fh:
-            raw = json.load(fh)
-        if raw.get("version") == INDEX_VERSION and isinstance(raw.get("files"), dict):
-            return raw
-    except (OSError, ValueError, AttributeError):
-        pass
-    return {"version": INDEX_VERSION, "written": 0, "files": {}}
+# The index of the context: one row per belief file, through the one per-file cache.
+INDEX_NAME = "context"
+INDEX_VERSION = 2  # 2: in store/statcache, with its settle rule per entry
 
 
 def refresh_context(root: str | os.PathLike, today: date | None = None,
@@ -227,8 +214,8 @@ def refresh_context(root: str | os.PathLike, today: date | None = None,
                     sig: dict | None = None) -> dict:
     """Bring `.epimem/context.json` up to date with the vault's files (after every write).
 
-    Incremental: `.epimem/context-index.json` keeps one compact record per
-    belief file with its (mtime, size). With `changed` (the vault-relative
+    Incremental: the index (`store.statcache`, `.epimem/cache/context.marshal`) keeps one
+    compact record per belief file with its (mtime, size). With `changed` (the vault-relative
     paths a write just made) only those files are read again; without it,
     every file's (mtime, size) is checked and only the ones that differ are
     parsed. Either way a write to a 10,000-belief vault costs a re-rank, not
@@ -246,31 +233,26 @@ def refresh_context(root: str | os.PathLike, today: date | None = None,
     if today is None:
         today = lenient_today()
     params, _ = vault.params()
-    index = _read_index(root_s)
+    index = StatCache(root_s, INDEX_NAME, INDEX_VERSION)
     bdir = os.path.join(root_s, "beliefs")
-    if changed is not None and index["files"]:
-        files = dict(index["files"])
+    if changed is not None and index.loaded:
+        index.keep()
         ids = {p[len("beliefs/"):-3] for p in changed if p.startswith("beliefs/") and p.endswith(".md")}
         for bid in ids:
             path = os.path.join(bdir, bid + ".md")
             try:
                 st = os.stat(path)
             except FileNotFoundError:
-                files.pop(bid, None)
+                index.drop(bid)
                 continue
-            files[bid] = [st.st_mtime_ns, st.st_size, _row(path, bid)]
-        dirty = bool(ids)
+            index.put(bid, st, _row(path, bid))
     else:
-        files, dirty = _scan(bdir, index)
-    if dirty or len(files) != len(index["files"]):
-        try:
-            write_cache(os.path.join(root_s, ".epimem", INDEX_NAME),
-                        compact_json({"version": INDEX_VERSION, "written": time.time_ns(), "files": files}))
-        except OSError:
-            pass  # a read-only vault still gets its context below
-    rows = [v[2] for v in files.values() if v[2]]
-    problems = sum(1 for v in files.values() if v[2] is None)
-    cache = rank_records(rows, params_record(params), today, sig=sig, total=len(files), problems=problems)
+        _scan(bdir, index)
+    index.save()
+    values = index.values()
+    rows = [v for v in values if v]
+    problems = sum(1 for v in values if v is None)
+    cache = rank_records(rows, params_record(params), today, sig=sig, total=len(values), problems=problems)
     cache["questions"] = open_questions(root_s)
     write_context_cache(root_s, cache, params.redact)
     return cache
@@ -323,7 +305,8 @@ def update_context(root: str | os.PathLike, changed, params, today: date,
 
 QUESTIONS_KEPT = 20   # more than the context shows; the rest are marked in the lists
 QUESTION_CHARS = 160
-TENSIONS_INDEX = "tensions-index.json"
+TENSIONS_INDEX = "tensions"          # store/statcache: open tensions' rows by file
+QUESTION_BELIEFS = "question-beliefs"  # and the beliefs they name, by theirs
 
 
 def open_questions(root: str | os.PathLike) -> list[dict]:
@@ -331,60 +314,36 @@ def open_questions(root: str | os.PathLike) -> list[dict]:
     sides, a flag names the belief that changed, a contradiction says what happened. Each
     row carries the titles and scope it needs, so the hook reads nothing else.
 
-    Tension files are parsed once per (mtime, size) through `.epimem/tensions-index.json`:
-    a write re-reads only the tensions it changed."""
+    Tension files are parsed once per (mtime, size) through the one stat cache
+    (`store/statcache`): a write re-reads only the tensions it changed."""
     root_s = str(root)
-    tdir = os.path.join(root_s, "tensions")
-    path = os.path.join(root_s, ".epimem", TENSIONS_INDEX)
-    try:
-        with open(path, encoding="utf-8") as fh:
-            old = json.load(fh)
-        if not isinstance(old, dict) or old.get("version") != INDEX_VERSION or not isinstance(old.get("files"), dict):
-            raise ValueError
-    except (OSError, ValueError):
-        old = {"version": INDEX_VERSION, "written": 0, "files": {}}
-    trusted_before = old.get("written", 0) - _SETTLE_NS
-    files: dict[str, list] = {}
-    dirty = False
-    for entry in note_entries(tdir):
+    tensions = StatCache(root_s, TENSIONS_INDEX, INDEX_VERSION)
+    for entry in note_entries(os.path.join(root_s, "tensions")):
         try:
             st = entry.stat()
         except FileNotFoundError:
             continue
-        hit = old["files"].get(entry.name)
-        if hit is not None and hit[0] == st.st_mtime_ns and hit[1] == st.st_size and st.st_mtime_ns < trusted_before:
-            files[entry.name] = hit
-            continue
-        dirty = True
-        files[entry.name] = [st.st_mtime_ns, st.st_size, _tension_row(entry.path, entry.name[:-3])]
+        found, _ = tensions.lookup(entry.name, st)
+        if not found:
+            tensions.put(entry.name, st, _tension_row(entry.path, entry.name[:-3]))
     # The beliefs the questions name, by their file's (mtime, size) as the tensions are: a write
     # re-reads the few it changed, not the twenty a context may ask about.
-    raw = old.get("beliefs")
-    known: dict = raw if isinstance(raw, dict) else {}
-    briefs: dict[str, list] = {}
+    named = StatCache(root_s, QUESTION_BELIEFS, INDEX_VERSION)
 
     def brief(bid: str) -> dict | None:
-        if bid in briefs:
-            return briefs[bid][2]
         try:
             st = os.stat(os.path.join(root_s, "beliefs", bid + ".md"))
         except OSError:
             return None
-        hit = known.get(bid)
-        if hit is not None and hit[0] == st.st_mtime_ns and hit[1] == st.st_size and st.st_mtime_ns < trusted_before:
-            briefs[bid] = hit
-        else:
-            briefs[bid] = [st.st_mtime_ns, st.st_size, _belief_brief(root_s, bid)]
-        return briefs[bid][2]
+        found, value = named.lookup(bid, st)
+        if not found:
+            value = _belief_brief(root_s, bid)
+            named.put(bid, st, value)
+        return value
 
-    rows = [v[2] for v in files.values() if v[2]]
-    out = questions_from(rows, brief)
-    if dirty or len(files) != len(old["files"]) or briefs != {k: known.get(k) for k in briefs}:
-        try:
-            write_cache(path, compact_json({"version": INDEX_VERSION, "written": time.time_ns(), "files": files,
-                                            "beliefs": briefs}))
-        except OSError:
-            pass
+    out = questions_from([v for v in tensions.values() if v], brief)
+    tensions.save()
+    named.save()
     return out
 
 
@@ -477,24 +436,16 @@ def _row(path: str, bid: str):
     return record_row(b) if b.status == "active" else 0
 
 
-def _scan(bdir: str, index: dict) -> tuple[dict[str, list], bool]:
-    old = index["files"]
-    trusted_before = index.get("written", 0) - _SETTLE_NS
-    files: dict[str, list] = {}
-    dirty = False
+def _scan(bdir: str, index: StatCache) -> None:
     for entry in note_entries(bdir):
         bid = entry.name[:-3]
         try:
             st = entry.stat()
         except FileNotFoundError:
             continue
-        hit = old.get(bid)
-        if hit is not None and hit[0] == st.st_mtime_ns and hit[1] == st.st_size and st.st_mtime_ns < trusted_before:
-            files[bid] = hit
-            continue
-        dirty = True
-        files[bid] = [st.st_mtime_ns, st.st_size, _row(entry.path, bid)]
-    return files, dirty
+        found, _ = index.lookup(bid, st)
+        if not found:
+            index.put(bid, st, _row(entry.path, bid))
 
 
 def main(argv: list[str] | None = None) -> int:
