@@ -177,7 +177,7 @@ def _require_clean(mem: Memory) -> None:
 def gather(mem: Memory, ids: Sequence[str], texts: Sequence[str] = (), day: date | None = None) -> Forgetting:
     """What the beliefs said in any version the history holds, and the observations that connect them."""
     root = mem.root
-    day = day or mem.today
+    day = day or mem.write_today  # rule 20: the tombstone and the stubs are dated by the machine
     if not ids:
         return Forgetting(day, (), frozenset(), tuple(texts), ())
     words: list[str] = []
@@ -760,7 +760,7 @@ def reforget(mem: Memory, changed: Iterable[str] | None) -> str | None:
         return None
     from ..store import transaction as tx
 
-    f = Forgetting(mem.today, ids, frozenset(), (), ())
+    f = Forgetting(mem.write_today, ids, frozenset(), (), ())
     obs: set[str] = set()
     d = mem.root / "observations"
     for q in sorted(d.glob("*.md")) if d.is_dir() else []:

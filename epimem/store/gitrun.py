@@ -126,6 +126,17 @@ def run_bytes(root: Path, *args: str, stdin: bytes | None = None) -> bytes:
     return p.stdout
 
 
+def call_bytes(root: Path, *args: str, env: dict[str, str] | None = None,
+               stdin: bytes | None = None) -> tuple[int, bytes, bytes]:
+    """`call` with git's raw output and error, whatever its exit code: a purge's
+    `fast-export | fast-import` streams and blobs need not be UTF-8, and hold megabytes
+    that a decoding would copy twice. An author is named for the commands that commit."""
+    if args and args[0] in _COMMITTING:
+        env = {**author_env(root), **(env or {})}
+    p = _spawn(root, args, env, stdin)
+    return p.returncode, p.stdout, p.stderr
+
+
 # --- who commits --------------------------------------------------------------------
 
 _identity: dict[str, bool] = {}
@@ -312,6 +323,16 @@ def lock_files(root: Path) -> list[Path]:
     except OSError:
         pass
     return out
+
+
+def ref_lock_files(root: Path, names: list[str] | tuple[str, ...] = ()) -> list[Path]:
+    """The lock files a git that moves refs holds while it works: `lock_files`, the packed
+    refs' (files backend) and each of `names`' own (a purge moves every ref at once)."""
+    git_dir = root / ".git"
+    out = lock_files(root)
+    if _files_backend(git_dir):
+        out += [git_dir / "packed-refs.lock", *(git_dir / (n + ".lock") for n in names)]
+    return list(dict.fromkeys(out))
 
 
 class Changed(NamedTuple):

@@ -15,7 +15,8 @@ itself (docs/decisions.md, issue 29), because a purge of a vault must be:
   to fast-import; every other blob is named by its id.
 
 Then the reflogs are expired and `git gc --prune=now` drops every old object, so no pack, loose
-object or reflog holds what was forgotten. The git calls are in `_git` (one place).
+object or reflog holds what was forgotten. Every git call goes through `call`, over the
+store's one runner (`store.gitrun`).
 """
 
 from __future__ import annotations
@@ -23,7 +24,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import suppress
@@ -32,6 +32,7 @@ from pathlib import Path
 
 from ..core.errors import StorageError
 from ..core.forget import CommitFacts, Forgetting, forget_bytes, forget_message, forget_path, needles
+from . import gitrun
 from .files import INTERNAL_DIR, PURGE_NAME, VaultLock, atomic_write, lock_path, private_dir, tmp_dir
 
 TEMP = "refs/epimem-purge/"
@@ -48,20 +49,8 @@ class PurgeError(StorageError):
 def call(root: Path, *args: str, stdin: bytes | None = None, env: dict[str, str] | None = None
          ) -> tuple[int, bytes, bytes]:
     """Every git process of a purge and of what follows it (a push with a lease, a remote's
-    record): (exit code, stdout, stderr). It moves to the store's one git runner when there is one."""
-    from .git import narrowed_umask
-
-    full = {**os.environ, "GIT_TERMINAL_PROMPT": "0", **(env or {})}
-    if args and args[0] in ("commit-tree", "fast-import"):
-        from .git import _env
-
-        full.update(_env(root))
-    try:
-        with narrowed_umask():
-            p = subprocess.run(["git", *args], cwd=root, input=stdin, capture_output=True, env=full, check=False)
-    except OSError as e:
-        raise PurgeError(f"git {args[0]} cannot be run: {e}") from None
-    return p.returncode, p.stdout, p.stderr
+    record), through the store's one runner: (exit code, stdout, stderr), as bytes."""
+    return gitrun.call_bytes(root, *args, stdin=stdin, env=env)
 
 
 def _git(root: Path, *args: str, stdin: bytes | None = None, env: dict[str, str] | None = None,
@@ -571,9 +560,7 @@ def _finish(root: Path, doc: dict) -> None:
 
 def _clear_ref_locks(root: Path, names: list[str], started: float) -> None:
     """The `.lock` files a killed `update-ref` left (only those made during the purge)."""
-    gitdir = Path(root) / ".git"
-    for p in [gitdir / "packed-refs.lock", gitdir / "HEAD.lock", gitdir / "index.lock",
-              *(gitdir / (n + ".lock") for n in names)]:
+    for p in gitrun.ref_lock_files(Path(root), names):
         try:
             if os.stat(p).st_mtime >= started - 1:
                 os.unlink(p)
