@@ -34,6 +34,7 @@ from ..core.errors import StorageError
 from ..core.forget import CommitFacts, Forgetting, forget_bytes, forget_message, forget_path, needles
 from . import gitrun
 from .files import INTERNAL_DIR, PURGE_NAME, VaultLock, atomic_write, lock_path, private_dir, tmp_dir
+from .sessions import MACHINE_FILE
 
 TEMP = "refs/epimem-purge/"
 TEMP_TAGS = "epimem-purge/"  # an annotated tag is imported as refs/tags/epimem-purge/<name>
@@ -632,10 +633,11 @@ def recover(root: Path, lock: VaultLock | None = None) -> str | None:
 
 # --- the caches -------------------------------------------------------------------------------------
 
-# What in `.epimem/` is not a cache of the files: the locks, the journals, the MCP server's token.
-# Recall's folders are recall's to empty (`recall.api.erase`), through its own API.
+# What in `.epimem/` is not a cache of the files: the locks, the journals, the MCP server's token,
+# this clone's id in the per-machine session counter (a new one would leave the old entry
+# behind for good). Recall's folders are recall's to empty (`recall.api.erase`), through its own API.
 KEEP = frozenset({"lock", "cache.lock", "journal.json", "sync-merge.json", JOURNAL, "mcp-token", "tmp",
-                  "recall", "chroma"})
+                  "recall", "chroma", Path(MACHINE_FILE).name})
 
 
 def drop_caches(root: Path) -> list[str]:

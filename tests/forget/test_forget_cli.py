@@ -177,3 +177,19 @@ def test_the_recall_index_and_chroma_hold_nothing_of_it_after_a_purge(mem, cli, 
     hits = cli("--vault", root, "recall", SECRET, "--json", "--observations").json()["results"]
     assert SECRET not in str(hits) and "Reformatted" not in str(hits)
     assert_no_trace(root, SECRET)
+
+
+def test_a_purge_keeps_this_machines_entry_in_the_session_counter(mem, cli):
+    """The counter is per machine (SPEC §1.4): a purge drops the caches under .epimem/, never the
+    clone's machine id, so the next session counts on this machine's entry, not on a new one."""
+    root = mem.root
+    mem.session_start(session="before-purge")
+    mid = (root / ".epimem/machine").read_text()
+    assert cli("--vault", root, "forget", "prefers-tabs", "--purge", "--yes").code == 0
+    assert (root / ".epimem/machine").read_text() == mid
+    Memory(root).session_start(session="after-purge")
+    import json
+
+    counter = json.loads((root / "state/sessions.json").read_text())
+    assert list(counter["machines"]) == [mid.strip()] and counter["machines"][mid.strip()] == 2
+    assert {"before-purge", "after-purge"} <= set(counter.get("counted", {}))

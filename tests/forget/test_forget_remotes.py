@@ -136,3 +136,23 @@ def test_a_purge_left_for_the_next_sync_is_sent_by_it(two, cli):
     assert git(remote, "rev-parse", "main").stdout == git(a.root, "rev-parse", "HEAD").stdout
     assert_no_trace(a.root, SECRET, old_commits=old)  # nothing of the old history was fetched back
     assert cli("--vault", b.root, "sync", "--no-index").code == 1
+
+
+def test_a_clone_that_follows_a_purge_keeps_the_sessions_it_counted(two, cli):
+    """B counted sessions the hook has not committed yet (they ride along with the next commit):
+    adopting A's purge rewrites B's history and work tree, and neither loses B's entry of the counter."""
+    import json
+
+    a, b, _ = two
+    assert cli("--vault", a.root, "forget", "prefers-tabs", "--purge", "--remotes", "push", "--yes").code == 0
+    b.session_start(session="b-first")
+    b.session_start(session="b-second")  # the day's second count waits for a commit
+    mid = (b.root / ".epimem/machine").read_text().strip()
+    assert git(b.root, "status", "--porcelain").stdout  # uncommitted
+    r = cli("--vault", b.root, "sync", "--no-index", "--adopt-purge")
+    assert r.code == 0, r.err
+    counter = json.loads((b.root / "state/sessions.json").read_text())
+    assert counter["machines"].get(mid) == 2 and (b.root / ".epimem/machine").read_text().strip() == mid
+    assert {"b-first", "b-second"} <= set(counter.get("counted", {}))
+    assert cli("--vault", a.root, "sync", "--no-index").code == 0
+    assert json.loads((a.root / "state/sessions.json").read_text())["machines"].get(mid) == 2
