@@ -193,3 +193,26 @@ def test_a_purge_keeps_this_machines_entry_in_the_session_counter(mem, cli):
     counter = json.loads((root / "state/sessions.json").read_text())
     assert list(counter["machines"]) == [mid.strip()] and counter["machines"][mid.strip()] == 2
     assert {"before-purge", "after-purge"} <= set(counter.get("counted", {}))
+
+
+def test_a_tombstone_is_never_dated_in_the_future(tmp_path, monkeypatch, cli):
+    """Rule 20: the tombstone's and the stubs' day is the machine's, whatever `--today` says; a
+    future `--today` writes nothing (the history is not rewritten either)."""
+    from datetime import date, timedelta
+
+    from vaults import new_vault
+
+    real = date.today()
+    m = rich_vault(new_vault(tmp_path / "vault", today=(real - timedelta(days=5)).isoformat()))
+    monkeypatch.delenv("EPIMEM_TEST_CLOCK", raising=False)
+    monkeypatch.delenv("EPIMEM_TODAY", raising=False)
+    head = _head(m.root)
+    future = (real + timedelta(days=30)).isoformat()
+    r = cli("--vault", m.root, "--today", future, "forget", "prefers-tabs", "--purge", "--yes")
+    assert r.code == 1 and "rule 20" in r.err
+    assert _head(m.root) == head and SECRET.encode() in all_objects(m.root)
+    assert cli("--vault", m.root, "forget", "prefers-tabs", "--yes").code == 0
+    text = (m.root / "beliefs/prefers-tabs.md").read_text()
+    assert f"forgotten: {real.isoformat()}" in text and future not in text
+    log = next((m.root / "observations").glob("*.md")).read_text()
+    assert log.count(f"- forgotten: {real.isoformat()}") == 2
