@@ -35,6 +35,7 @@ from ..core.forget import (
     commit_changes,
     connected,
     forget_file,
+    forget_outside,
     forgotten_on,
     names_forgotten,
     tombstone,
@@ -81,6 +82,7 @@ class Plan:
     token: str
     forgetting: Forgetting = field(repr=False, compare=False, default=None)  # type: ignore[assignment]
     writes: tuple = field(repr=False, compare=False, default=())
+    outside: tuple = field(repr=False, compare=False, default=())  # files git does not hold (ignored)
     state: tuple = field(repr=False, compare=False, default=())
 
     def counts(self) -> dict[str, int]:
@@ -120,8 +122,8 @@ def plan(mem: Memory, beliefs: Iterable[str] = (), *, purge: bool = False, texts
             raise NotFound(f"no belief '{bid}' (beliefs/{bid}.md does not exist)", path=f"beliefs/{bid}.md")
     _require_clean(mem)
     f = gather(mem, ids, texts)
-    writes, files = _work_tree(mem, f)
-    if not purge and not writes:
+    writes, outside, files = _work_tree(mem, f)
+    if not purge and not writes and not outside:
         raise Conflict(f"{', '.join(ids)} {'is' if len(ids) == 1 else 'are'} forgotten already; "
                        "`--purge` takes it out of the history too", path=f"beliefs/{ids[0]}.md")
     commits: tuple[CommitChange, ...] = ()
@@ -135,7 +137,8 @@ def plan(mem: Memory, beliefs: Iterable[str] = (), *, purge: bool = False, texts
     token = hashlib.sha256(json.dumps([state, ids, len(texts), purge, f.day.isoformat(),
                                        [(c.path, c.what) for c in files], [a.name for a in actions],
                                        remotes]).encode()).hexdigest()[:16]
-    return Plan(ids, len(texts), purge, tuple(files), commits, actions, token, f, tuple(writes), state)
+    return Plan(ids, len(texts), purge, tuple(files), commits, actions, token, f, tuple(writes), tuple(outside),
+                state)
 
 
 def _check_text(text: str) -> str:
@@ -227,8 +230,9 @@ def _versions(root: Path, ids: Sequence[str]) -> Iterator[tuple[str, bytes]]:
                 yield f"{folder}/{q.name}", q.read_bytes()
 
 
-def _work_tree(mem: Memory, f: Forgetting) -> tuple[list, list[FileChange]]:
-    """The writes that take what `f` forgets out of the work tree, and what each does."""
+def _work_tree(mem: Memory, f: Forgetting, *, untracked: bool = True) -> tuple[list, list, list[FileChange]]:
+    """The writes that take what `f` forgets out of the work tree (the files git holds, those it
+    ignores), and what each does."""
     from ..store import transaction as tx
     from ..store.files import stat_key
 
@@ -267,7 +271,52 @@ def _work_tree(mem: Memory, f: Forgetting) -> tuple[list, list[FileChange]]:
         if any(t in text for t in f.texts):
             hows.append("text replaced")
         files.append(FileChange(rel, ", ".join(hows) or "text replaced"))
-    return writes, files
+    outside = []
+    for rel, new, key in _outside_git(root, set(tracked), f) if untracked else ():
+        outside.append(tx.replace(rel, new, key))
+        files.append(FileChange(rel, "text replaced (not in git)"))
+    return writes, outside, files
+
+
+def _outside_git(root: Path, tracked: set[str], f: Forgetting) -> Iterator[tuple[str, str, tuple[int, int]]]:
+    """(path, new text, stat key) of each file under the vault that git does not hold and that holds
+    what `f` forgets: what git ignores (Obsidian's `.trash/` and layout, an editor's leftovers) is
+    under the vault too. `.git/` is the purge's, `.epimem/` the caches' (dropped); links are not followed."""
+    import os
+
+    from ..core.forget import NOTE_SUFFIXES
+    from ..store.files import INTERNAL_DIR, stat_key
+
+    texts = [t.encode("utf-8") for t in f.texts if t]
+    words = [w.encode("utf-8") for w in f.words]
+    if not texts and not words:
+        return
+    for dirpath, dirs, names in os.walk(root):
+        here = Path(dirpath)
+        if here == root:
+            dirs[:] = [d for d in dirs if d not in (".git", INTERNAL_DIR)]
+        dirs[:] = [d for d in dirs if not (here / d).is_symlink()]
+        for name in sorted(names):
+            p = here / name
+            rel = p.relative_to(root).as_posix()
+            if rel in tracked or p.is_symlink():
+                continue
+            try:
+                data = p.read_bytes()
+            except OSError:
+                continue
+            if not (any(t in data for t in texts)
+                    or (rel.lower().endswith(NOTE_SUFFIXES) and any(w in data for w in words))):
+                continue
+            try:
+                text = data.decode("utf-8")
+            except UnicodeDecodeError:
+                raise Conflict(f"{rel} (a file git does not hold) holds what is forgotten but is not text epimem "
+                               "can change; delete it or move it out of the vault, then forget again",
+                               path=rel) from None
+            new = forget_outside(rel, text, f)
+            if new != text:
+                yield rel, new, stat_key(p)
 
 
 def _remote_actions(mem: Memory, policy: str | None) -> tuple[RemoteAction, ...]:
@@ -320,6 +369,8 @@ def forget(mem: Memory, p: Plan, *, confirm: str) -> Report:
             c = tx.Commit(subject, "forget", beliefs=p.beliefs, body=body, when=mem.replayed)
             res = tx.apply(mem.root, list(p.writes), c, lock=lock, caches=common.caches(mem))
             rep.commit = res.commit
+        if p.outside:  # not in git: written as any change is, without a commit
+            tx.apply(mem.root, list(p.outside), None, lock=lock)
         if p.purge:
             _purge(mem, p, rep)
         else:
@@ -766,7 +817,7 @@ def reforget(mem: Memory, changed: Iterable[str] | None) -> str | None:
     for q in sorted(d.glob("*.md")) if d.is_dir() else []:
         obs |= {oid for oid, _ in connected(q.read_text(encoding="utf-8", errors="replace"), ids)}
     f = replace(f, observations=frozenset(obs))
-    writes, files = _work_tree(mem, f)
+    writes, _, files = _work_tree(mem, f, untracked=False)  # a merge brings only what git holds
     if not writes:
         return None
     c = tx.Commit(f"forget: {', '.join(ids[:5])} again (a merge brought back what was forgotten)", "forget",

@@ -14,6 +14,9 @@ what `forget` leaves in the work tree, and applying it twice changes nothing. It
 nothing either in a file that holds none of `needles()`, which is how a purge skips the
 blobs it has no business with without parsing them.
 
+`forget_outside` does the same for a file git does not hold (ignored: Obsidian's `.trash/`): the
+strings alone, since its format is not epimem's.
+
 `commit_changes` says which commits a rewrite changes, from what the rewrite saw of each.
 
 Pure: no I/O.
@@ -360,6 +363,28 @@ def forget_bytes(path: str, data: bytes, f: Forgetting) -> bytes | None:
         return out
     new = forget_file(path, text, f)
     return None if new is None else new.encode("utf-8")
+
+
+NOTE_SUFFIXES = (".md", ".markdown", ".txt")
+
+
+def forget_outside(path: str, text: str, f: Forgetting) -> str:
+    """A file under the vault that git does not hold (ignored: a note Obsidian moved to `.trash/`,
+    its layout file): its format is not epimem's, so only the strings are replaced, by `MARK` —
+    each typed text (also as a JSON string spells it) and, in a note, what the forgotten beliefs
+    said. Identity on a file that holds none of them."""
+    out = text
+    for t in sorted(f.texts, key=len, reverse=True):
+        if not t:
+            continue
+        out = out.replace(t, MARK)
+        spelled = json.dumps(t, ensure_ascii=False)[1:-1]
+        if spelled != t:
+            out = out.replace(spelled, MARK)
+    if path.lower().endswith(NOTE_SUFFIXES):
+        for w in f.words:  # longest first (`clean_words`)
+            out = out.replace(w, MARK)
+    return out
 
 
 def forget_path(path: str, f: Forgetting) -> str:

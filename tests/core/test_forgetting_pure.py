@@ -16,6 +16,7 @@ from epimem.core.forget import (
     forget_bytes,
     forget_file,
     forget_message,
+    forget_outside,
     forgotten_on,
     is_tombstone,
     needles,
@@ -241,3 +242,17 @@ def test_a_merge_keeps_a_stub_over_the_full_entry():
     for ours, theirs in ((stubbed, LOG), (LOG, stubbed)):
         out = merge.merge_observations(LOG, ours, theirs).text
         assert "hunter2" not in out and out.count("## obs-20261120-aaaa") == 1
+
+
+def test_a_file_git_does_not_hold_loses_the_strings_and_nothing_else():
+    f = Forgetting(DAY, ("prefers-tabs",), frozenset(), ('pw"7Xk2',), ("Indents with tabs",))
+    layout = '{"search": "pw\\"7Xk2", "open": ["beliefs/prefers-tabs.md"], "note": "Indents with tabs"}'
+    out = forget_outside(".obsidian/workspace.json", layout, f)
+    import json
+
+    assert json.loads(out) == {"search": MARK, "open": ["beliefs/prefers-tabs.md"], "note": "Indents with tabs"}
+    note = "# x\nIndents with tabs; pw\"7Xk2.\n"
+    assert forget_outside(".trash/x.md", note, f) == f"# x\n{MARK}; {MARK}.\n"
+    assert forget_outside(".trash/x.md", "nothing here\n", f) == "nothing here\n"
+    assert forget_outside(".trash/x.md", forget_outside(".trash/x.md", note, f), f) == \
+        forget_outside(".trash/x.md", note, f)

@@ -216,3 +216,27 @@ def test_a_tombstone_is_never_dated_in_the_future(tmp_path, monkeypatch, cli):
     assert f"forgotten: {real.isoformat()}" in text and future not in text
     log = next((m.root / "observations").glob("*.md")).read_text()
     assert log.count(f"- forgotten: {real.isoformat()}") == 2
+
+
+def test_what_git_ignores_under_the_vault_loses_it_too(mem, cli):
+    """Every file under the vault, not only git's: a note the user deleted in Obsidian (kept in the
+    ignored `.trash/`) and Obsidian's ignored layout file hold a typed secret and what the belief said."""
+    root = mem.root
+    (root / ".trash").mkdir()
+    trashed = root / ".trash" / "scratch.md"
+    trashed.write_text(f"# Scratch\n\nThe key was {TYPED}. Indents with tabs; mentioned {SECRET} once.\n")
+    layout = root / ".obsidian" / "workspace.json"
+    layout.parent.mkdir()
+    layout.write_text(f'{{"lastOpenFiles": ["beliefs/prefers-tabs.md"], "search": "{TYPED}"}}\n')
+    assert git(root, "status", "--porcelain").stdout == b""  # both ignored: nothing to commit first
+    plan = mem.forget_plan(["prefers-tabs"], texts=[TYPED])
+    assert {(c.path, c.what) for c in plan.files} >= {(".trash/scratch.md", "text replaced (not in git)"),
+                                                      (".obsidian/workspace.json", "text replaced (not in git)")}
+    r = cli("--vault", root, "forget", "prefers-tabs", "--purge-text", TYPED, "--yes")
+    assert r.code == 0, r.err
+    assert_no_trace(root, TYPED, SECRET, "Indents with tabs")
+    assert trashed.read_text().startswith("# Scratch\n") and "[forgotten]" in trashed.read_text()
+    import json
+
+    assert json.loads(layout.read_text())["lastOpenFiles"] == ["beliefs/prefers-tabs.md"]  # still valid JSON
+    assert git(root, "status", "--porcelain").stdout == b""  # they stay out of git
