@@ -9,7 +9,7 @@ note parser would cost them more than the git process does. What is asked of git
   when git refuses; it waits for (and, when its owner is gone, removes) git's `index.lock`,
   narrows the umask, names an author when the machine has none, and passes paths literally;
 - `call` — the same process without the refusal raised, for the callers that read git's exit
-  code (sync's fetch, push and merge);
+  code (sync's fetch, push and merge); `call_bytes` with git's raw bytes (a purge's streams);
 - `head_sha` — HEAD's commit: read from the files on the files backend, asked of git on any
   other (reftable) and whenever the files cannot say;
 - `status` — the one `git status`: what differs from HEAD, file by file;
