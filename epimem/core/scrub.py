@@ -43,15 +43,14 @@ def lines(text: str, patterns) -> str:
 
 
 def _note(text: str, patterns) -> str:
-    from .notes import NoteError, edit_frontmatter, parse_note, split
+    from .notes import edit_frontmatter, parse_note
 
-    try:
-        fm, body, _ = split(text)
-        meta = parse_note(text).meta
-    except NoteError:
+    note = parse_note(text, lenient=True)
+    if note is None:
         return lines(text, patterns)  # not a note epimem can read: the safe, structure-blind way
+    body = note.body
     changes = {}
-    for k, v in meta.items():
+    for k, v in note.meta.items():
         nv = _value(v, patterns)
         if nv != v:
             changes[k] = nv

@@ -494,9 +494,10 @@ def _skill_prompt(name: str, mode: str | None = None) -> str:
         text = (SKILLS_DIR / name / "SKILL.md").read_text(encoding="utf-8")
     except OSError as e:
         raise ResourceError(f"the {name} skill is missing from this installation: {e}") from None
-    if text.startswith("---"):
-        end = text.find("\n---", 3)
-        text = text[end + 4:] if end != -1 else text
+    from ..core.notes import parse_note
+
+    note = parse_note(text, lenient=True)
+    text = note.body if note is not None else text
     # `!` lines are Claude Code's shell expansions: meaningless to another client.
     body = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("!`")).strip()
     head = _TOOLS_FOR_COMMANDS
