@@ -148,7 +148,7 @@ def render_context(cache: dict | None, info: dict | None, *, cwd: str, today: da
             size += len(title) + 1 + sum(len(x) + 1 for x in lines)
     if body:
         out += intro + "\n" + "\n".join(body)
-    refused = cache.get("refused") or []
+    refused = list((cache.get("refused") or {}).values())
     notes = [f"\n{line}" for line in refused[:MAX_REFUSED]]
     if len(refused) > MAX_REFUSED:
         notes.append(f"\n… and {len(refused) - MAX_REFUSED} more hand edits refused; `epimem validate` names them.")

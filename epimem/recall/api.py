@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core import vocabulary as vocab
-from ..core.model import Problem
+from ..core.model import Problem, Refused
 from ..core.redact import redact
 from . import subject
 from .bm25 import tokenize, tokens_with_words
@@ -33,7 +33,7 @@ from .config import Config, read_config
 from .errors import Corrupt
 from .index import Index, Report
 from .items import BELIEF, OBSERVATION
-from .manifest import SUBDIRS, State
+from .manifest import SUBDIRS, State, refused_from
 from .rank import (
     FLAT_AT,
     Filters,
@@ -82,6 +82,7 @@ class Results:
     markdown: str | None = None
     notes: list[str] = field(default_factory=list)       # e.g. "the index was rebuilt (…)"
     problems: list[Problem] = field(default_factory=list)
+    refused: list[Refused] = field(default_factory=list)  # hand edits recalled as last committed
 
     def __iter__(self) -> Iterator[Hit]:
         return iter(self.hits)
@@ -98,7 +99,7 @@ class Results:
 
     def as_json(self) -> dict:
         d: dict[str, Any] = {"query": self.query, "results": [h.as_json() for h in self.hits],
-                             "problems": vocab.problems(self.problems)}
+                             "problems": vocab.problems(self.problems), "refused": vocab.refused(self.refused)}
         if self.markdown is not None:
             d["markdown"] = self.markdown
         if self.notes:
@@ -410,8 +411,10 @@ class Recaller:
         hits = self.search(query, limit=limit, filters=filters, mode=mode, **filter_kw)
         md = render_markdown(hits, budget) if budget is not None else None
         rep = self.last_report
+        st = self._state
         return Results(query=query, hits=hits, markdown=md, notes=list(self.notes),
-                       problems=list(rep.problems) if rep else [])
+                       problems=list(rep.problems) if rep else [],
+                       refused=refused_from(st.manifest) if st is not None else [])
 
     def batch(self, entries: Iterable[Any], *, defaults: dict | None = None) -> Iterator[dict]:
         """One JSON-ready result per entry: a query string, or a dict with

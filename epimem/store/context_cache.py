@@ -129,7 +129,7 @@ def params_record(params) -> dict:
 
 
 def rank_records(rows, prm: dict, today: date, *, sig: dict | None = None, total: int | None = None,
-                 problems: int = 0, per_scope: int = PER_SCOPE) -> dict:
+                 problems: int = 0, per_scope: int = PER_SCOPE, refused: dict[str, str] | None = None) -> dict:
     """The cache from the rows (`FIELDS` order) of the active beliefs: per scope, the best first."""
     import heapq  # not needed by the hook, which only reads the result
 
@@ -152,6 +152,8 @@ def rank_records(rows, prm: dict, today: date, *, sig: dict | None = None, total
                    "scopes": {s: len(v) for s, v in groups.items()}},
         "global": ranked.pop("global", []),
         "scopes": ranked,
+        # path → the line every reader says of a hand edit shown as last committed (SPEC rule 21)
+        "refused": dict(sorted((refused or {}).items())),
     }
 
 
@@ -204,7 +206,7 @@ def redact_records(cache: dict, patterns=None) -> dict:
 
 
 INDEX_NAME = "context-index.json"
-INDEX_VERSION = 1
+INDEX_VERSION = 2  # 2: rows as readers are shown them (SPEC rules 21, 23), a refused edit with its line
 # A file rewritten twice within the filesystem's mtime granularity keeps its
 # (mtime, size): entries this young are re-read rather than trusted.
 _SETTLE_NS = 2_000_000_000
@@ -245,6 +247,7 @@ def refresh_context(root: str | os.PathLike, today: date | None = None,
     if today is None:
         today = lenient_today()
     params, _ = vault.params()
+    reader = vault.reader(today)
     index = _read_index(root_s)
     bdir = os.path.join(root_s, "beliefs")
     if changed is not None and index["files"]:
@@ -257,10 +260,10 @@ def refresh_context(root: str | os.PathLike, today: date | None = None,
             except FileNotFoundError:
                 files.pop(bid, None)
                 continue
-            files[bid] = [st.st_mtime_ns, st.st_size, _row(path, bid)]
+            files[bid] = [st.st_mtime_ns, st.st_size, *_row(reader, path, bid)]
         dirty = bool(ids)
     else:
-        files, dirty = _scan(bdir, index)
+        files, dirty = _scan(bdir, index, reader)
     if dirty or len(files) != len(index["files"]):
         try:
             write_cache(os.path.join(root_s, ".epimem", INDEX_NAME),
@@ -269,7 +272,9 @@ def refresh_context(root: str | os.PathLike, today: date | None = None,
             pass  # a read-only vault still gets its context below
     rows = [v[2] for v in files.values() if v[2]]
     problems = sum(1 for v in files.values() if v[2] is None)
-    cache = rank_records(rows, params_record(params), today, sig=sig, total=len(files), problems=problems)
+    refused = {f"beliefs/{bid}.md": v[3] for bid, v in files.items() if len(v) > 3 and v[3]}
+    cache = rank_records(rows, params_record(params), today, sig=sig, total=len(files), problems=problems,
+                         refused=refused)
     write_context_cache(root_s, cache, params.redact)
     return cache
 
@@ -291,6 +296,8 @@ def update_context(root: str | os.PathLike, changed, params, today: date,
     # `sig_after` (taken under the vault lock) rather than the signature now: a write that
     # landed since this one, and whose update has not run, must leave the cache stale.
     ids = {b.id for b in changed}
+    if any(f"beliefs/{i}.md" in (cache.get("refused") or {}) for i in ids):
+        return refresh_context(root, today)  # a refused edit settled by this write: its file is read again
     groups: dict[str, list[dict]] = {"global": cache.get("global", []), **cache.get("scopes", {})}
     touched = set()
     for scope, recs in groups.items():
@@ -316,21 +323,27 @@ def update_context(root: str | os.PathLike, changed, params, today: date,
     return cache
 
 
-def _row(path: str, bid: str):
-    """The index entry of one belief file: its row, 0 when not active, None when unreadable."""
+def _row(reader, path: str, bid: str) -> tuple:
+    """The index entry of one belief file as readers are shown it (`store.vault.Reader`): its row
+    (0 when not active, None when there is nothing to show) and, when a hand edit was refused,
+    the line that says so."""
     from ..core.ids import IdError, check_id
-    from ..core.notes import NoteError, parse_belief
 
+    rel = f"beliefs/{bid}.md"
     try:
         check_id(bid)
         with open(path, encoding="utf-8") as fh:
-            b = parse_belief(fh.read(), bid)
-    except (IdError, NoteError, OSError, UnicodeDecodeError):
-        return None  # reported by `epimem validate`; counted here
-    return record_row(b) if b.status == "active" else 0
+            seen = reader.seen([reader.parse(rel, fh.read())])[0]
+    except (IdError, OSError, UnicodeDecodeError):
+        return (None,)  # reported by `epimem validate`; counted here
+    b = seen.belief
+    if b is None:
+        return (None,)
+    row = record_row(b) if b.status == "active" else 0
+    return (row,) if seen.refused is None else (row, str(seen.refused))
 
 
-def _scan(bdir: str, index: dict) -> tuple[dict[str, list], bool]:
+def _scan(bdir: str, index: dict, reader) -> tuple[dict[str, list], bool]:
     old = index["files"]
     trusted_before = index.get("written", 0) - _SETTLE_NS
     files: dict[str, list] = {}
@@ -342,11 +355,13 @@ def _scan(bdir: str, index: dict) -> tuple[dict[str, list], bool]:
         except FileNotFoundError:
             continue
         hit = old.get(bid)
-        if hit is not None and hit[0] == st.st_mtime_ns and hit[1] == st.st_size and st.st_mtime_ns < trusted_before:
+        # A refused edit is read again each time: what it is shown as is HEAD's, which moves.
+        if hit is not None and hit[0] == st.st_mtime_ns and hit[1] == st.st_size and st.st_mtime_ns < trusted_before \
+                and len(hit) == 3:
             files[bid] = hit
             continue
         dirty = True
-        files[bid] = [st.st_mtime_ns, st.st_size, _row(entry.path, bid)]
+        files[bid] = [st.st_mtime_ns, st.st_size, *_row(reader, entry.path, bid)]
     return files, dirty
 
 

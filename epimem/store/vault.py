@@ -451,23 +451,15 @@ class Vault:
         """(the file's text, its belief, the refused edit) as readers show them: the text redacted
         and, when a hand edit breaks a rule, as it was last committed."""
         path, rel, _ = self._belief_file(belief_id)
-        reader = self.reader(today)
-        params = reader.params
-        text: str | None
         try:
-            text = read_text(path, rel)
-            now = reader.parse(rel, text)
+            text: str | Problem = read_text(path, rel)
         except NotUTF8 as e:
-            text, now = None, Problem(rel, e.line or 1, e.message)
-        if isinstance(now, Belief) and text is not None and not reading.breaks(now, params, today):
-            return reading.text(rel, text, params.redact), now, None
-        text = reader.committed([rel])[0]
-        seen = reading.last_valid(rel, belief_id, reading.why_not(now, params, today), text, params, today,
-                                  problem=now if isinstance(now, Problem) else None)
-        if seen.belief is None or text is None:
+            text = Problem(rel, e.line or 1, e.message)
+        shown, seen = self.reader(today).file(rel, text)
+        if seen.belief is None or shown is None:
             p = seen.problem or Problem(rel, 1, "cannot be read")
             raise VaultError(f"{p} (fix the file; epimem will not rewrite it)", path=rel, line=p.line)
-        return reading.text(rel, text, params.redact), seen.belief, seen.refused
+        return shown, seen.belief, seen.refused
 
 
 class Reader:
@@ -480,6 +472,11 @@ class Reader:
     def __init__(self, vault: Vault, today: date):
         self.vault, self.today = vault, today
         self.params = vault.params()[0]
+        # What a cache of what this reader shows was redacted with: one redacted otherwise is stale.
+        self.redacted_with = _patterns_key(self.params.redact)
+
+    def observation(self, o: Observation) -> Observation:
+        return reading.observation(o, self.params.redact)
 
     def parse(self, rel: str, text: str) -> Belief | Problem:
         """A belief file's text, parsed and redacted, or the problem parsing it."""
@@ -487,6 +484,20 @@ class Reader:
             return reading.belief(parse_belief(text, rel[len("beliefs/"):-3], rel), self.params.redact)
         except NoteError as e:
             return Problem(rel, e.line or 1, e.message)
+
+    def file(self, rel: str, text: str | Problem) -> tuple[str | None, reading.Seen]:
+        """A belief file's text (or the problem reading it) as readers are given it whole: the
+        text redacted, and its committed text when a hand edit was refused (None: nothing to
+        give); and what it shows."""
+        now = self.parse(rel, text) if isinstance(text, str) else text
+        if isinstance(now, Belief) and isinstance(text, str) and not reading.breaks(now, self.params, self.today):
+            return reading.text(rel, text, self.params.redact), reading.Seen(now)
+        committed = self.committed([rel])[0]
+        seen = reading.last_valid(rel, rel[len("beliefs/"):-3], reading.why_not(now, self.params, self.today),
+                                  committed, self.params, self.today,
+                                  problem=now if isinstance(now, Problem) else None)
+        shown = committed if seen.belief is not None else None
+        return (reading.text(rel, shown, self.params.redact) if shown is not None else None), seen
 
     def committed(self, rels: list[str]) -> list[str | None]:
         """The texts of `rels` at HEAD (None: not there), in order; all None outside git."""
