@@ -70,10 +70,20 @@ def matching(mem: Memory, f: Filters) -> tuple[list[tuple[float, Belief]], list[
     return rows, beliefs, problems, refused
 
 
+def strongest(rows: list[tuple[float, Belief]]) -> list[tuple[float, Belief]]:
+    """(effective, belief) rows in a listing's order: strongest first, then by id."""
+    return sorted(rows, key=lambda r: (-r[0], r[1].id))
+
+
+def ranked(beliefs, today, params) -> list[tuple[float, Belief]]:
+    """Beliefs already read (a snapshot's, an import's) with their effective confidence today, strongest first."""
+    return strongest([(rules.effective_confidence(b, today, params), b) for b in beliefs])
+
+
 def listing(mem: Memory, f: Filters, *, limit: int | None = None, offset: int = 0) -> Listing:
     """The beliefs that pass `f`, strongest first; `offset`/`limit` page them."""
     rows, beliefs, problems, refused = matching(mem, f)
-    rows.sort(key=lambda r: (-r[0], r[1].id))
+    rows = strongest(rows)
     page = rows[offset:] if limit is None else rows[offset:offset + limit]
     return Listing(tuple(page), len(rows), len(beliefs), tuple(problems), tuple(refused))
 

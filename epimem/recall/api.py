@@ -563,7 +563,9 @@ def _similar_in_memory(root: Path, text: str, limit: int) -> list[dict]:
     from .items import from_belief
     from .rank import Ranked
 
-    beliefs, _ = Vault(root).load_beliefs()
+    from ..store.clock import lenient_today
+
+    beliefs, _, _ = Vault(root).shown_beliefs(lenient_today())
     items = [from_belief(b) for b in beliefs if b.status == "active"]
     if not items:
         return []
