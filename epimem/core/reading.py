@@ -21,13 +21,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from datetime import date
+from typing import TYPE_CHECKING
 
-from . import rules
 from .model import Belief, Evidence, Observation, Problem, Refused, Tension
 from .notes import NoteError, parse_belief
-from .params import Params
 from .redact import anchored, holds_secret, redact
-from .scrub import scrub
+
+if TYPE_CHECKING:
+    from .params import Params
 
 Patterns = tuple[tuple[str, str], ...]
 __all__ = ["Refused", "Seen", "belief", "breaks", "last_valid", "observation", "tension", "text", "why_not"]
@@ -47,6 +48,8 @@ class Seen:
 def breaks(b: Belief, params: Params, today: date | None = None) -> str:
     """Why no reader may show this state of a belief ("" when one may): the rules that a
     well-formed file can still break, as `validate` and `epimem commit` judge them (rule 18)."""
+    from . import rules  # imported by the first reader that judges a belief: recall's query path never does
+
     return "; ".join(msg for _, msg in rules.rule_problems(b, params))
 
 
@@ -121,4 +124,6 @@ def tension(t: Tension, patterns: Patterns = ()) -> Tension:
 def text(path: str, content: str, patterns: Patterns = ()) -> str:
     """A file's text as a reader returns it whole (export, MCP's `epimem://belief/…`): redacted
     without breaking its structure (`core/scrub`, the write path's own)."""
+    from .scrub import scrub
+
     return scrub(path, content, patterns)

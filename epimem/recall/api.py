@@ -557,13 +557,12 @@ def _similar_json(h: Hit) -> dict:
 def _similar_in_memory(root: Path, text: str, limit: int) -> list[dict]:
     import numpy as np
 
+    from ..store.clock import lenient_today
     from ..store.vault import Vault
     from .bm25 import LexicalIndex
     from .embed import get_embedder
     from .items import from_belief
     from .rank import Ranked
-
-    from ..store.clock import lenient_today
 
     beliefs, _, _ = Vault(root).shown_beliefs(lenient_today())
     items = [from_belief(b) for b in beliefs if b.status == "active"]
