@@ -9,12 +9,12 @@ then id. A front end renders the result; it never filters or sorts beliefs itsel
 
 from __future__ import annotations
 
-import inspect
 from dataclasses import dataclass
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from ..core import rules
-from ..core.errors import InputError, VaultError
+from ..core.errors import InputError, NotFound, VaultError
 from ..core.filters import Filters
 from ..core.model import Belief, Problem, Refused
 
@@ -35,16 +35,20 @@ class Listing:
         return [b for _, b in self.rows]
 
 
-_KEYWORDS = tuple(inspect.signature(Filters.make).parameters)
+@cache
+def _keywords() -> tuple[str, ...]:
+    import inspect
+
+    return tuple(inspect.signature(Filters.make).parameters)
 
 
 def filters(given: Filters | None, kw: dict[str, Any]) -> Filters:
     """A `Filters` given, or one made from keyword filters (`kind="trait"`, `status="all"`, …)."""
     if given is not None and kw:
         raise InputError("pass either a Filters or keyword filters, not both", field=sorted(kw)[0])
-    unknown = sorted(set(kw) - set(_KEYWORDS))
+    unknown = sorted(set(kw) - set(_keywords())) if kw else []
     if unknown:
-        raise InputError(f"unknown filter '{unknown[0]}'; known: {', '.join(_KEYWORDS)}", field=unknown[0])
+        raise InputError(f"unknown filter '{unknown[0]}'; known: {', '.join(_keywords())}", field=unknown[0])
     return given or Filters.make(**kw)
 
 
@@ -103,8 +107,6 @@ def get_file(mem: Memory, belief_id: str) -> tuple[str, Belief, Refused | None]:
     mem.vault.require()
     rel = f"beliefs/{belief_id}.md"
     if not mem.vault.belief_path(belief_id).exists():
-        from ..core.errors import NotFound
-
         raise NotFound(f"no belief '{belief_id}' ({rel} does not exist)", path=rel)
     try:
         return mem.vault.shown_file(belief_id, mem.today)

@@ -539,6 +539,9 @@ class Reader:
     def settle(self, beliefs: list[Belief], problems: list[Problem]
                ) -> tuple[list[Belief], list[Problem], list[Refused]]:
         """`load_beliefs`' result as readers show it: (beliefs, files not shown, edits refused)."""
+        if not any(p.path.startswith("beliefs/") for p in problems) \
+                and not any(reading.breaks(b, self.params, self.today) for b in beliefs):
+            return beliefs, problems, []  # the common case: every file shown as it is
         at_rest = [p for p in problems if not p.path.startswith("beliefs/")]
         seen = self.seen([*beliefs, *(p for p in problems if p.path.startswith("beliefs/"))])
         shown = sorted((s.belief for s in seen if s.belief is not None), key=lambda b: b.id)
