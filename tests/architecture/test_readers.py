@@ -2,11 +2,18 @@
 
 - A note's frontmatter is read by one parser, `core/notes.parse_note`, strict or lenient: no
   other module splits a file on `---`, loads YAML or wraps the parser in its own fallback.
+- One `Filters` (`core/filters`) for listings and recall; one listing (`api/listing`); no front
+  end reads, filters or ranks beliefs itself; one dispatcher of the mirror's modes
+  (`api/mirror`); one home of the session context's text (`api/context`), and no front end
+  borrows a private name of the hook, a service or the store.
+- Every reader of a belief reads it through `store/vault.Vault.reader` (`core/reading` decides):
+  redacted, and as last committed when a hand edit breaks a rule.
 """
 
 from __future__ import annotations
 
 import ast
+from functools import cache
 from pathlib import Path
 
 from test_architecture import PKG, imports
@@ -14,9 +21,13 @@ from test_architecture import PKG, imports
 NOTES = "core/notes.py"
 
 
+@cache
+def _parsed() -> tuple[tuple[str, ast.Module], ...]:
+    return tuple((f.relative_to(PKG).as_posix(), ast.parse(f.read_text())) for f in sorted(PKG.rglob("*.py")))
+
+
 def _modules():
-    for f in sorted(PKG.rglob("*.py")):
-        yield f.relative_to(PKG).as_posix(), ast.parse(f.read_text())
+    return iter(_parsed())
 
 
 def _calls(tree: ast.AST):
