@@ -239,3 +239,28 @@ def status(name: str, scope: str, project: Path | None = None) -> Status:
     if hpath is not None:
         parts["hook"] = hook_files.has_ours(base.read(hpath), comments=agent.hooks.format == "jsonc")
     return Status(agent.name, agent.label, present(agent), scope, parts, version)
+
+
+def wiring(vault: str, project: Path | None = None) -> list:
+    """Each agent of the table that is on this machine or wired, and whether its files are what
+    `epimem install` would write now for `vault` (`epimem doctor`)."""
+    from ..api.doctor import AgentWiring
+
+    here = (project or Path.cwd()).absolute()
+    rows = []
+    for name, agent in AGENTS.items():
+        for scope in agent.scopes():
+            if scope == "project" and config_path(agent.mcp, "project", here) == config_path(agent.mcp, "user", here):
+                continue
+            try:
+                s = status(name, scope, here)
+                mine = any(s.parts.values())
+                if not mine and (scope == "project" or not s.present):
+                    continue
+                stale = tuple(str(a.path) for a in plan(name, scope, project=here, vault=vault)
+                              if a.what != "unchanged") if mine else ()
+            except InstallError as e:
+                rows.append(AgentWiring(name, agent.label, scope, True, False, problem=str(e)))
+                continue
+            rows.append(AgentWiring(name, agent.label, scope, s.present, mine, stale))
+    return rows

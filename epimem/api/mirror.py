@@ -1,4 +1,4 @@
-"""The mirror's modes (SPEC §5), one dispatcher for every front end: `epimem mirror MODE`,
+"""The mirror's modes (SPEC §5, §14), one dispatcher for every front end: `epimem mirror MODE`,
 `/mirror` (`epimem skill mirror`), MCP's `mirror` tool and its `epimem://audit` resource.
 
 `run` reads the vault as readers see it (`Memory.snapshot`: redacted, a refused hand edit shown
@@ -19,7 +19,7 @@ from ..core.model import Refused, Snapshot
 if TYPE_CHECKING:
     from .memory import Memory
 
-MODES = ("portrait", "audit", "gut-check", "interview")
+MODES = ("portrait", "audit", "gut-check", "interview", "calibration")
 
 
 @dataclass
@@ -51,10 +51,17 @@ def run(mem: Memory, mode: str, *, record: bool = False, apply: bool = False, ap
     data: Any
     if mode == "portrait":
         data, md = _portrait(mem, snap, llm, model, timeout, extra)
+    elif mode == "calibration":
+        from ..mirror.calibration import calibration, markdown
+        from .epistemology import calibrated_since
+
+        data = calibration(snap, params, today, calibrated_since(mem))
+        md = markdown(data)
     elif mode == "audit":
         from ..mirror.audit import audit
+        from .epistemology import calibrated_since
 
-        data = audit(snap, params, today, tuple(mem.merge_leftovers()))
+        data = audit(snap, params, today, tuple(mem.merge_leftovers()), calibrated_since(mem))
         md = render.audit_markdown(data)
         if apply or apply_only:
             from ..mirror.apply import apply as apply_audit

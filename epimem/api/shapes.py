@@ -33,7 +33,7 @@ def listing_json(listing, today, params) -> dict[str, Any]:
 def tension_json(t) -> dict[str, Any]:
     return {"id": t.id, "date": vocab.iso(t.date), "belief": t.belief, "status": t.status, "title": t.title,
             "what_happened": t.what_happened, "evidence": list(t.evidence), "suggests": t.suggests,
-            "resolution": t.resolution}
+            "resolution": t.resolution, "successor": t.successor or None, "rests_on": t.rests_on or None}
 
 
 def observe_json(report) -> dict[str, Any]:
@@ -44,7 +44,7 @@ def observe_json(report) -> dict[str, Any]:
             "id": r.observation.id, "belief": r.belief, "strength": r.observation.strength,
             "duplicate": r.duplicate, "created": r.created, **vocab.confidence_change(r.before, r.after),
             "reason": r.reason, "tension": r.tension, "alert": r.alert,
-            "similar": [dict(x) for x in r.similar],
+            "similar": [dict(x) for x in r.similar], "successor": r.successor,
         } for r in report.results],
         "held": report.held,
         "alerts": [{"belief": r.belief, "observation": r.observation.id,
@@ -77,4 +77,4 @@ def answer_json(a) -> dict[str, Any]:
     """A gut-check answer (`mirror answer`)."""
     return {"belief": a.belief, "verdict": a.verdict, "note": a.note,
             **vocab.confidence_change(a.confidence_before, a.confidence_after),
-            "status": a.status, "gut_check": a.progress}
+            "status": a.status, "successor": a.successor or None, "gut_check": a.progress}

@@ -36,6 +36,7 @@ from ..api.context import CHARS_PER_TOKEN, DEFAULT_BUDGET, MAX_CHARS, render_con
 from ..core import kernel
 from ..core.errors import EpimemError
 from ..store import sessions as sessions_file
+from ..store import vault_format
 from ..store.clock import lenient_today
 from ..store.context_cache import FALLBACK_PARAMS, cache_path, read_context_cache, signature
 from ..store.files import VaultLock, journal_pending, lock_path
@@ -247,6 +248,18 @@ def session_start(argv: list[str]) -> int:
     if not is_vault(root):
         _log(f"no epimem vault at {root} (`epimem init` creates one); nothing added to the session")
         return 0
+    if not os.path.exists(os.path.join(root, ".git")):  # one stat: copied without `.git`, or inside a checkout
+        _log(f"{root} is not a git repository of its own; the session was not counted "
+             f"(`epimem init {root}` makes it one)")
+        _say(f"epimem: the user's vault ({vault_label(root)}) is not a git repository of its own, so nothing can be "
+             f"recorded in it; `epimem init {root}` makes it one.")
+        return 0
+    try:
+        vault_format.require_known(root)  # one small read: a newer epimem's vault is not counted into
+    except EpimemError as e:
+        _log(f"{e}; the session was not counted")
+        _say(f"epimem: the user's vault ({vault_label(root)}) cannot be used by this epimem: {e}")
+        return 0
     if journal_pending(root):  # one stat: a change a killed process left half-made
         from ..store.journal import recover_if_needed
 
@@ -280,14 +293,19 @@ def session_start(argv: list[str]) -> int:
     _maybe_refresh(root, cache)
     text = render_context(cache, info, cwd=cwd, today=today, budget=budget, vault_label=vault_label(root))
     if pending:
-        text = (f"epimem: a git {pending} is unfinished in the user's vault ({vault_label(root)}): its files are half "
-                "merged, so record nothing now; `epimem sync` (or any epimem command) says how to finish it.\n"
+        text = (f"epimem: a git {pending} is unfinished in the user's vault ({vault_label(root)}): its files are "
+                "half merged, so record nothing now; `epimem sync` (or any epimem command) says how to finish it.\n"
                 + (text or ""))
     if text:
-        sys.stdout.write(json.dumps({"hookSpecificOutput": {
-            "hookEventName": "SessionStart", "additionalContext": text}}, ensure_ascii=False))
-        sys.stdout.flush()
+        _say(text)
     return 0
+
+
+def _say(text: str) -> None:
+    """The session's additional context, as Claude Code reads it from a SessionStart hook."""
+    sys.stdout.write(json.dumps({"hookSpecificOutput": {
+        "hookEventName": "SessionStart", "additionalContext": text}}, ensure_ascii=False))
+    sys.stdout.flush()
 
 
 def _standing_down(opts: dict, cwd: str) -> bool:

@@ -449,3 +449,28 @@ def plugin_plan(scope: str = "user", *, project: Path | None = None, uninstall: 
     detail = ", ".join(f"env {k}={v}" for k, v in wanted.items()) or "epimem's env entries removed"
     actions = [_settings_action(path, old, new, detail, uninstall)]
     return cmds, actions
+
+
+# --- what is there (`epimem doctor`) ------------------------------------------------------------
+
+def doctor_row(root: Path, project: Path | None = None):
+    """Claude Code's wiring to the vault at `root`, as this installer would leave it: wired when its
+    hooks or skills are in place, current when `install claude-code` would change nothing."""
+    from ..api.doctor import AgentWiring
+    from ..store.paths import default_root
+
+    present = bool(shutil.which("claude")) or claude_dir().is_dir()
+    try:
+        if wiring.plugin_enabled(project) is not None:
+            return AgentWiring("claude-code", "Claude Code", "user", present, True, how="plugin")
+        vault = None if Path(root).absolute() == default_root().absolute() else str(Path(root).absolute())
+        t = targets("user")
+        settings = read(t["settings"]) or ""
+        hooked = bool(settings.strip()) and remove_hooks(settings, t["settings"]) != settings
+        skills = [read(t["skills"] / s / "SKILL.md") for s in SKILLS]
+        wired = hooked or any(s is not None and skill_is_ours(s) for s in skills)
+        stale = tuple(str(a.path) for a in plan("user", project=project, vault=vault) if a.what != "unchanged") \
+            if wired else ()
+    except InstallError as e:
+        return AgentWiring("claude-code", "Claude Code", "user", present, False, problem=str(e))
+    return AgentWiring("claude-code", "Claude Code", "user", present, wired, stale)

@@ -108,6 +108,8 @@ def belief_add(ctx: typer.Context,
                tag: list[str] = typer.Option([], "--tag"),
                scope: str = typer.Option("global", "--scope"),
                supersedes: list[str] = typer.Option([], "--supersedes", help="Ids this belief replaces."),
+               depends_on: list[str] = typer.Option([], "--depends-on", metavar="ID",
+                                                    help="A belief this one rests on (repeatable)."),
                pinned: bool = typer.Option(False, "--pinned/--no-pinned"),
                belief_id: str | None = typer.Option(None, "--id", help="Default: a slug of the title."),
                as_json: bool = JSON):
@@ -115,7 +117,7 @@ def belief_add(ctx: typer.Context,
     mem = memory(ctx)
     b = mem.add_belief(title=title, statement=statement, kind=kind, basis=basis, permanence=permanence,
                        confidence=confidence, tags=tag, scope=scope, supersedes=supersedes,
-                       pinned=pinned, belief_id=belief_id)
+                       pinned=pinned, belief_id=belief_id, depends_on=depends_on)
     similar = _similar(mem, b)
     if as_json:
         out = belief_json(b, mem.today, mem.params)
@@ -209,12 +211,16 @@ def belief_edit(ctx: typer.Context, belief_id: str = typer.Argument(..., metavar
                 confidence: float | None = typer.Option(None, "--confidence"),
                 tag: list[str] | None = typer.Option(None, "--tag", help="Replaces the tags."),
                 scope: str | None = typer.Option(None, "--scope"),
+                depends_on: list[str] | None = typer.Option(None, "--depends-on", metavar="ID",
+                                                            help="Replaces what it rests on ('' for nothing)."),
                 note: str = typer.Option("", "--note", help="Why (goes into the evidence line)."),
                 as_json: bool = JSON):
     """Change a belief's fields by hand (a user action, recorded with provenance)."""
     mem = memory(ctx)
+    rests = None if depends_on is None else [d for d in depends_on if d.strip()]
     b = mem.edit_belief(belief_id, note=note, title=title, statement=statement, kind=kind, basis=basis,
-                        permanence=permanence, confidence=confidence, tags=tag or None, scope=scope)
+                        permanence=permanence, confidence=confidence, tags=tag or None, scope=scope,
+                        depends_on=rests)
     _done(mem, b, as_json, f"Edited {b.id}")
 
 
@@ -303,6 +309,11 @@ def observe(ctx: typer.Context,
             new_despite_similar: bool = typer.Option(
                 False, "--new-despite-similar",
                 help="With --connects new: create the belief even when a similar one is active (rule 17)."),
+            successor: str | None = typer.Option(None, "--successor",
+                                                 help="With --strength contradicting: what holds instead "
+                                                      "(a new belief's title, or an id)."),
+            depends_on: list[str] = typer.Option([], "--depends-on", metavar="ID",
+                                                 help="A belief the connected (or new) one rests on."),
             batch: str | None = typer.Option(None, "--input", metavar="FILE|-",
                                              help="A JSON array of observations from FILE, or - for stdin."),
             from_transcript: str | None = typer.Option(None, "--from-transcript",
@@ -352,7 +363,8 @@ def observe(ctx: typer.Context,
         item = {"connects": connects, "strength": strength, "evidence": evidence, "suggests": suggests,
                 "therefore": therefore, "basis": basis, "session": session, "date": date,
                 "title": title, "kind": kind, "permanence": permanence,
-                "new_despite_similar": new_despite_similar or None}
+                "new_despite_similar": new_despite_similar or None, "successor": successor,
+                "depends_on": depends_on or None}
         items = [{k: v for k, v in item.items() if v is not None}]
     report = mem.observe(items, source=source, session=session)
     if as_json:
@@ -394,7 +406,8 @@ def _print_observe(report) -> None:
         change = f" ({r.before:.2f} → {r.after:.2f})" if r.before is not None and r.after != r.before else ""
         typer.echo(f"{r.observation.id} → {where}{change}: {r.reason}")
         if r.tension:
-            typer.echo(f"  tension opened: {r.tension}")
+            typer.echo(f"  tension opened: {r.tension}" if r.tension_opened
+                       else f"  added to the open tension {r.tension}")
         for s in r.similar:
             typer.echo(f"  similar: {s['id']} — {s['title']} (similarity {s['similarity']:.2f})")
     if report.held:
@@ -595,6 +608,30 @@ def validate(ctx: typer.Context, as_json: bool = JSON,
         if not problems:
             typer.echo("Vault is valid.")
     if problems:
+        raise typer.Exit(1)
+
+
+@app.command()
+def doctor(ctx: typer.Context, as_json: bool = JSON):
+    """Say what state the vault, its wiring and its index are in, with the fix for each problem; exit 1 on any."""
+    from ..agents.install import wiring
+    from ..api import doctor as doctor_api
+    from ..claude.install import doctor_row
+    from ..store.paths import resolve_root
+
+    st = state(ctx)
+    root = resolve_root(st.vault)
+    given = getattr(ctx.find_root().get_parameter_source("vault"), "name", "")  # Typer's own click
+    source = {"COMMANDLINE": "flag", "ENVIRONMENT": "env"}.get(given, "default")
+    rep = doctor_api.run(root, source=source, today=st.today, agents=(doctor_row(root), *wiring(str(root))))
+    if as_json:
+        emit_json(rep.as_json())
+    else:
+        for c in rep.checks:
+            typer.echo(f"{c.status:<8} {c.name:<14} {c.said}" + (f"\n{'':<23} fix: {c.fix}" if c.fix else ""))
+        n = len(rep.problems)
+        typer.echo("Healthy." if not n else f"{n} problem{'s' if n != 1 else ''}: each says its fix.")
+    if not rep.healthy:
         raise typer.Exit(1)
 
 

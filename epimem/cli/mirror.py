@@ -17,6 +17,7 @@ import typer
 from .common import answer_json, emit_json, fail, memory, warn
 
 BIG = 2000  # beliefs: above this, --json is printed compact
+REVIEWS = ("audit", "gut-check", "interview")  # the modes that can be recorded as a review
 
 JSON_OPT = typer.Option(False, "--json", help="Every figure and list as JSON (fields in docs/mirror.md).")
 MD_OPT = typer.Option(False, "--markdown", help="Readable markdown (the default).")
@@ -52,7 +53,7 @@ def _output(m, as_json: bool) -> None:
 
     if as_json:
         out = as_data(m.data)
-        if m.mode != "portrait":
+        if m.mode in REVIEWS:
             out["recorded"] = m.recorded
         out.update(m.extra)
         out["markdown"] = m.markdown
@@ -105,6 +106,11 @@ def interview_cmd(ctx: typer.Context, as_json: bool = JSON_OPT, as_md: bool = MD
     _output(_run(ctx, as_json, as_md, "interview", record=record), as_json)
 
 
+def calibration_cmd(ctx: typer.Context, as_json: bool = JSON_OPT, as_md: bool = MD_OPT):
+    """How often you said "still true" per confidence band, against its confidence (SPEC §14)."""
+    _output(_run(ctx, as_json, as_md, "calibration"), as_json)
+
+
 def portrait_cmd(ctx: typer.Context, as_json: bool = JSON_OPT, as_md: bool = MD_OPT,
                  llm: bool = typer.Option(False, "--llm",
                                           help="Ask Claude to write the prose (needs ANTHROPIC_API_KEY)."),
@@ -125,6 +131,9 @@ def answer_cmd(ctx: typer.Context,
                note: str = typer.Option("", "--note", help="What the person said, in a line."),
                retire: bool = typer.Option(False, "--retire",
                                            help="With --verdict false: retire instead of lowering by 0.20."),
+               now: str = typer.Option("", "--now", metavar="TITLE",
+                                       help="With --verdict false: what holds instead, in your words; "
+                                            "it supersedes the belief in one step."),
                as_json: bool = typer.Option(False, "--json", help="Machine-readable output "
                                                                   "(fields in docs/mirror.md).")):
     """Record a gut-check answer: true is your word (no change), false lowers or retires, unsure is noted."""
@@ -133,7 +142,7 @@ def answer_cmd(ctx: typer.Context,
     mem = memory(ctx)
     mem.vault.require()
     try:
-        a = answer(mem, belief_id, verdict, note=note, retire=retire)
+        a = answer(mem, belief_id, verdict, note=note, retire=retire, now=now)
     except AnswerError as e:
         fail(str(e))
     progress = a.progress
@@ -224,6 +233,7 @@ def register(app: typer.Typer) -> None:
     mirror_app.command("gut-check")(gut_check_cmd)
     mirror_app.command("interview")(interview_cmd)
     mirror_app.command("answer")(answer_cmd)
+    mirror_app.command("calibration")(calibration_cmd)
     mirror_app.command("page")(page_cmd)
     mirror_app.command("serve")(serve_cmd)
     app.add_typer(mirror_app, name="mirror")

@@ -95,14 +95,17 @@ def index_status(ctx: typer.Context, as_json: bool = JSON, embedder: str | None 
             typer.echo(f"  {label:<8} {p}")
     for p in st.problems:
         typer.echo(f"  malformed {p}")
-    if st.chroma_pending or st.chroma_error:
+    lagging = st.chroma_pending or st.chroma_error
+    if lagging:
         why = f" (the last update failed: {st.chroma_error})" if st.chroma_error else ""
         typer.echo(f"Chroma lacks {st.chroma_pending} item(s) of the index{why}; "
                    "`epimem index sync` updates it.")
-    if not st.stale:
+    if st.stale:
+        typer.echo("Stale: `epimem index sync` updates it.")
+    elif not lagging:  # "up to date" only when Chroma is too: the line above says it is not
         typer.echo("Up to date.")
     else:
-        typer.echo("Stale: `epimem index sync` updates it.")
+        typer.echo("Every file is indexed; only Chroma is behind.")
 
 
 # --- watch --------------------------------------------------------------------------------

@@ -88,7 +88,7 @@ def _clean(texts: list[str], patterns: Patterns) -> bool:
 
 def belief(b: Belief, patterns: Patterns = ()) -> Belief:
     """`b` with every text redacted (itself when there is nothing to redact: the common case)."""
-    texts = [b.title, b.kind, b.statement, b.scope, b.confirmed_session, *b.tags, *b.supersedes]
+    texts = [b.title, b.kind, b.statement, b.scope, b.confirmed_session, *b.tags, *b.supersedes, *b.depends_on]
     for e in b.evidence:
         texts += (e.kind, e.link, e.note)
     if _clean(texts, patterns):
@@ -99,7 +99,7 @@ def belief(b: Belief, patterns: Patterns = ()) -> Belief:
 
     return replace(b, title=r(b.title), kind=r(b.kind), statement=r(b.statement), scope=r(b.scope),
                    confirmed_session=r(b.confirmed_session), tags=tuple(r(t) for t in b.tags),
-                   supersedes=tuple(r(s) for s in b.supersedes),
+                   supersedes=tuple(r(s) for s in b.supersedes), depends_on=tuple(r(d) for d in b.depends_on),
                    evidence=tuple(Evidence(e.date, r(e.kind), r(e.link), r(e.note)) for e in b.evidence))
 
 
@@ -113,12 +113,13 @@ def observation(o: Observation, patterns: Patterns = ()) -> Observation:
 
 
 def tension(t: Tension, patterns: Patterns = ()) -> Tension:
-    texts = [t.title, t.what_happened, t.suggests, t.resolution, t.belief, *t.evidence]
+    texts = [t.title, t.what_happened, t.suggests, t.resolution, t.belief, t.successor, t.rests_on, *t.evidence]
     if _clean(texts, patterns):
         return t
     r = lambda s: redact(s, patterns)  # noqa: E731
     return replace(t, title=r(t.title), what_happened=r(t.what_happened), suggests=r(t.suggests),
-                   resolution=r(t.resolution), belief=r(t.belief), evidence=tuple(r(e) for e in t.evidence))
+                   resolution=r(t.resolution), belief=r(t.belief), successor=r(t.successor),
+                   rests_on=r(t.rests_on), evidence=tuple(r(e) for e in t.evidence))
 
 
 def text(path: str, content: str, patterns: Patterns = ()) -> str:
