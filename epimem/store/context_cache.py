@@ -172,13 +172,16 @@ def build_context_cache(beliefs, params, today: date, *, sig: dict | None = None
 
 # --- I/O -------------------------------------------------------------------------------
 
-def write_context_cache(root: str | os.PathLike, cache: dict, patterns=None) -> None:
+def write_context_cache(root: str | os.PathLike, cache: dict, patterns=None) -> dict:
     """Atomic: the hook reads the old cache or the new one, never half of one.
 
     The context goes to a model at every session start, so its texts are
     redacted here, whatever their source (a secret typed into a belief by hand
-    too); `patterns` are the vault's (`Params.redact`), else the defaults."""
-    write_cache(cache_path(root), compact_json(redact_records(cache, patterns)))
+    too); `patterns` are the vault's (`Params.redact`), else the defaults.
+    Returns the cache as written: what a caller renders is what the hook reads."""
+    redacted = redact_records(cache, patterns)
+    write_cache(cache_path(root), compact_json(redacted))
+    return redacted
 
 
 _TEXT_FIELDS = ("title", "gist", "scope", "what", "successor_title", "rests_on_title")
@@ -277,8 +280,7 @@ def refresh_context(root: str | os.PathLike, today: date | None = None,
     cache = rank_records(rows, params_record(params), today, sig=sig, total=len(files), problems=problems,
                          refused=refused)
     cache["questions"] = open_questions(root_s)
-    write_context_cache(root_s, cache, params.redact)
-    return cache
+    return write_context_cache(root_s, cache, params.redact)
 
 
 def update_context(root: str | os.PathLike, changed, params, today: date,
@@ -322,8 +324,7 @@ def update_context(root: str | os.PathLike, changed, params, today: date,
     cache["scopes"] = groups
     cache["signature"] = sig_after if sig_after is not None else signature(root)
     cache["questions"] = open_questions(root)
-    write_context_cache(root, cache, params.redact)
-    return cache
+    return write_context_cache(root, cache, params.redact)
 
 
 # --- open questions (SPEC §14) ------------------------------------------------------------
@@ -343,6 +344,17 @@ def open_questions(root: str | os.PathLike) -> list[dict]:
     root_s = str(root)
     tdir = os.path.join(root_s, "tensions")
     path = os.path.join(root_s, ".epimem", TENSIONS_INDEX)
+    readers: list = []
+
+    def reader():
+        """What a question shows of a tension or a belief is what readers are shown (SPEC rules 21, 23)."""
+        if not readers:
+            from .clock import lenient_today
+            from .vault import Vault
+
+            readers.append(Vault(root_s).reader(lenient_today()))
+        return readers[0]
+
     try:
         with open(path, encoding="utf-8") as fh:
             old = json.load(fh)
@@ -363,22 +375,13 @@ def open_questions(root: str | os.PathLike) -> list[dict]:
             files[entry.name] = hit
             continue
         dirty = True
-        files[entry.name] = [st.st_mtime_ns, st.st_size, _tension_row(entry.path, entry.name[:-3])]
+        files[entry.name] = [st.st_mtime_ns, st.st_size, _tension_row(entry.path, entry.name[:-3],
+                                                                       reader().params.redact)]
     # The beliefs the questions name, by their file's (mtime, size) as the tensions are: a write
     # re-reads the few it changed, not the twenty a context may ask about.
     raw = old.get("beliefs")
     known: dict = raw if isinstance(raw, dict) else {}
     briefs: dict[str, list] = {}
-
-    readers: list = []
-
-    def reader():
-        if not readers:
-            from .clock import lenient_today
-            from .vault import Vault
-
-            readers.append(Vault(root_s).reader(lenient_today()))
-        return readers[0]
 
     def brief(bid: str) -> dict | None:
         if bid in briefs:
@@ -439,13 +442,14 @@ def _day_number(iso: str) -> int:
         return 0
 
 
-def _tension_row(path: str, tid: str):
-    """One open tension as a question row; 0 when it is resolved, None when unreadable."""
+def _tension_row(path: str, tid: str, patterns=()):
+    """One open tension as a question row, redacted; 0 when it is resolved, None when unreadable."""
+    from ..core import reading
     from ..core.notes import NoteError, parse_tension
 
     try:
         with open(path, encoding="utf-8") as fh:
-            t = parse_tension(fh.read(), tid)
+            t = reading.tension(parse_tension(fh.read(), tid), patterns)
     except (NoteError, OSError, UnicodeDecodeError):
         return None
     return tension_row(t)
