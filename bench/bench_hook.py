@@ -34,6 +34,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from datetime import date, timedelta
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -59,7 +60,10 @@ def committed(root: Path) -> bool:
     # and makes the background commit it waits for fail.
     count = json.loads((root / "state" / "sessions.json").read_text())["count"]
     out = subprocess.run(["git", "log", "-1", "--format=%s"], cwd=root, capture_output=True, text=True).stdout
-    return out.strip() == f"session: start #{count}" and not (root / ".epimem" / "context.refreshing").exists()
+    # "session: #7 counted" (or "#5–#7" when several were), as store/sessions.commit_counted writes it
+    subject = out.strip()
+    landed = subject.startswith("session: ") and subject.endswith((f"#{count} counted", f"start #{count}"))
+    return landed and not (root / ".epimem" / "context.refreshing").exists()
 
 
 def wait_committed(root: Path, timeout: float = 60.0) -> None:
@@ -105,6 +109,9 @@ def main() -> None:
         base, start, resume, commit_lag = [], [], [], []
         context = ""
         for i in range(args.runs + 3):
+            # A day per run: a day's later sessions ride along with its first one's commit
+            # (store/sessions.commit_counted), and the loop waits for each run's commit.
+            env = {**env, "EPIMEM_TODAY": (date(2026, 11, 30) + timedelta(days=i)).isoformat()}
             b, _ = run(base_cmd, payload("startup"), env)
             s, out = run(hook_cmd, payload("startup"), env)
             t_end = time.perf_counter()

@@ -16,6 +16,7 @@ import os
 from datetime import date
 
 from ..core import kernel
+from ..core import text as core_text
 from ..store.context_cache import FALLBACK_PARAMS, effective, tier
 
 # Budgets are given in tokens, like `recall --budget-tokens`, and converted to
@@ -51,17 +52,9 @@ def scope_matches(scope: str, cwd: str, proj: str) -> bool:
 
 
 def _words(text: str) -> set[str]:
-    out, cur = set(), []
-    for ch in text.lower():
-        if ch.isalnum():
-            cur.append(ch)
-        else:
-            if len(cur) > 2:
-                out.add("".join(cur))
-            cur = []
-    if len(cur) > 2:
-        out.add("".join(cur))
-    return out
+    """The words a project name and a belief's title share, as recall's keyword ranker reads
+    them (`core.text`: stems, no stopwords), words of three letters or more."""
+    return {t for t in core_text.tokenize(text) if len(t) > 2}
 
 
 def _rank(records: list[dict], today: date, prm: dict, project_words: set[str]) -> list[tuple[float, float, dict]]:
@@ -72,7 +65,7 @@ def _rank(records: list[dict], today: date, prm: dict, project_words: set[str]) 
             continue
         # Relevance: a belief that names the project (tag or title) comes first
         # among equals; confidence still dominates.
-        hits = len(project_words & (_words(rec["title"]) | {t.lower() for t in rec.get("tags", ())}))
+        hits = len(project_words & (_words(rec["title"]) | _words(" ".join(rec.get("tags", ())))))
         out.append((eff + 0.05 * min(hits, 2), eff, rec))
     out.sort(key=lambda x: (-x[0], x[2]["id"]))
     return out
@@ -117,7 +110,7 @@ def question_lines(cache: dict, cwd: str, proj: str,
 
 
 def _belief_line(eff: float, rec: dict, prm: dict, gist: bool = True, asked: bool = False) -> str:
-    words = tier(eff, prm)
+    words = tier(eff, rec.get("basis", ""), prm)
     if rec.get("pinned"):
         words += ", pinned"
     if asked:
@@ -165,7 +158,8 @@ def render_context(cache: dict | None, info: dict | None, *, cwd: str, today: da
                 ("In general:", [r for r in _rank(cache.get("global") or [], today, prm, pwords)
                                  if r[2]["id"] not in named])]
     intro = ("\nWhat epimem believes about the user: hypotheses, each with its confidence in words "
-             "(tentative ones are guesses to check); [id] names a belief in epimem commands.")
+             "(tentative ones are guesses to check); [id] names a belief in epimem commands: cite the "
+             "[id] of a belief you rely on.")
     body: list[str] = []
     size = len(out) + len(intro)
     if asked and size + len(QUESTIONS_TITLE) + sum(len(x) + 1 for x in asked) + 1 <= budget:

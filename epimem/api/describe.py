@@ -33,7 +33,7 @@ def describe(mem: Memory) -> dict[str, Any]:
     kinds: Counter = Counter(b.kind for b in active)
     tags: Counter = Counter(t for b in active for t in b.tags)
     scopes: Counter = Counter(b.scope for b in active)
-    tiers: Counter = Counter(rules.tier(rules.effective_confidence(b, today, params), params) for b in active)
+    tiers: Counter = Counter(rules.tier(rules.effective_confidence(b, today, params), b.basis, params) for b in active)
     due = rules.review_due(sessions, today, params)
     return {
         "vault": str(mem.root),

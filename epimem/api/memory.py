@@ -73,6 +73,17 @@ class Memory:
         return clock.today(self._today)
 
     @property
+    def write_today(self) -> date:
+        """The day written evidence is dated: `today`, never after the machine's date (rule 20)."""
+        return clock.write_day(self._today)
+
+    @property
+    def machine_day(self) -> date | None:
+        """The machine's date, which no date in the vault may pass (rule 20); None under the
+        test-only clock switch."""
+        return clock.machine_day()
+
+    @property
     def replayed(self) -> date | None:
         """The overridden date when the clock is replayed (tests, EPIMEM_TODAY): commits carry it."""
         if self._today is not None or os.environ.get("EPIMEM_TODAY"):
@@ -229,9 +240,10 @@ class Memory:
         return _tensions.set_status(self, tension_id, "watching", note)
 
     # -- sessions and reviews --------------------------------------------------------------
-    def session_start(self, source: str = "startup") -> SessionReport:
+    def session_start(self, source: str = "startup", session: str | None = None) -> SessionReport:
+        """Count a session; `session` is its id, which rule 19 then knows as a counted session."""
         from . import sessions as _sessions
-        return _sessions.start(self, source)
+        return _sessions.start(self, source, session)
 
     def record_review(self, kind: str, markdown: str, beliefs: Iterable[str] = ()) -> str:
         """Write `reviews/<date>.md` (appending when one exists) and reset the review counter."""

@@ -37,7 +37,7 @@ from ..core import kernel
 from ..core.errors import EpimemError
 from ..store import sessions as sessions_file
 from ..store import vault_format
-from ..store.clock import lenient_today
+from ..store.clock import lenient_today, lenient_write_day
 from ..store.context_cache import FALLBACK_PARAMS, cache_path, read_context_cache, signature
 from ..store.files import VaultLock, journal_pending, lock_path
 from ..store.paths import is_vault, resolve_root
@@ -144,8 +144,10 @@ def _spawn(root: str, args: list[str]) -> None:
 
 # --- session counting ----------------------------------------------------------------
 
-def update_sessions(root: str, source: str | None, today: date, prm: dict) -> dict | None:
-    """Count the session; None when the counter cannot be read (never overwritten then)."""
+def update_sessions(root: str, source: str | None, today: date, prm: dict,
+                    session_id: str | None = None) -> dict | None:
+    """Count the session; None when the counter cannot be read (never overwritten then).
+    The session's id becomes one the vault knows (rule 19): its observations move numbers."""
     path = os.path.join(root, sessions_file.PATH)
 
     def read() -> tuple[dict, tuple[int, int] | None]:
@@ -156,8 +158,9 @@ def update_sessions(root: str, source: str | None, today: date, prm: dict) -> di
         except FileNotFoundError:
             return kernel.empty_sessions(), None
 
-    def count(s: dict):
-        return kernel.start_session(s, source, today, prm["dormancy_days"], prm["review_every_days"])
+    def count(s: dict, machine: str = kernel.EARLIER):
+        return kernel.start_session(s, source, today, prm["dormancy_days"], prm["review_every_days"],
+                                    machine=machine, session_id=session_id)
 
     try:
         if source != kernel.COUNTED_SOURCE:
@@ -168,7 +171,7 @@ def update_sessions(root: str, source: str | None, today: date, prm: dict) -> di
             lock = VaultLock(lock_path(root), timeout=LOCK_WAIT)
             with lock:
                 old, key = read()
-                s, counted, dormant, due = count(old)
+                s, counted, dormant, due = count(old, sessions_file.machine_id(root))
                 # The one write path, without a commit: the background `--commit-session` makes it.
                 transaction.apply(root, [transaction.replace(sessions_file.PATH, sessions_file.dump(s), key)],
                                   lock=lock)
@@ -282,7 +285,10 @@ def session_start(argv: list[str]) -> int:
     pending = unfinished(Path(root))
     # Half-merged files are not counted into (state/sessions.json may hold both sides); the
     # session is told, so the assistant does not record evidence into a vault in that state.
-    info = None if pending else update_sessions(root, source, today, prm)
+    # Rule 20: the count is dated by the machine's clock, whatever --today says.
+    sid = _text(payload, "session_id")
+    info = None if pending else update_sessions(root, source, lenient_write_day(opts.get("today") or None), prm,
+                                                sid if sid and kernel.is_session_id(sid) else None)
     if pending:
         _log(f"a git {pending} is unfinished in the vault; the session was not counted")
     if info is not None and info["counted"]:

@@ -92,7 +92,7 @@ def import_json(report, dry_run: bool) -> dict[str, Any]:
             "totals": {"beliefs": len(report.beliefs), "observations": report.observations,
                        "tensions": len(report.tensions)},
             "session_counter": report.sessions, "commit": report.commit, "dry_run": dry_run,
-            "unmapped": list(report.unmapped), "notes": list(report.notes)}
+            "unmapped": list(report.unmapped), "notes": list(report.notes), "refused": list(report.refused)}
 
 
 problems_json = vocab.problems

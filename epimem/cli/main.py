@@ -309,6 +309,8 @@ def observe(ctx: typer.Context,
             new_despite_similar: bool = typer.Option(
                 False, "--new-despite-similar",
                 help="With --connects new: create the belief even when a similar one is active (rule 17)."),
+            cited: list[str] | None = typer.Option(
+                None, "--cited", help="A belief id the assistant cited ([id]) this session; repeatable."),
             successor: str | None = typer.Option(None, "--successor",
                                                  help="With --strength contradicting: what holds instead "
                                                       "(a new belief's title, or an id)."),
@@ -364,7 +366,7 @@ def observe(ctx: typer.Context,
                 "therefore": therefore, "basis": basis, "session": session, "date": date,
                 "title": title, "kind": kind, "permanence": permanence,
                 "new_despite_similar": new_despite_similar or None, "successor": successor,
-                "depends_on": depends_on or None}
+                "depends_on": depends_on or None, "cited": cited or None}
         items = [{k: v for k, v in item.items() if v is not None}]
     report = mem.observe(items, source=source, session=session)
     if as_json:
@@ -495,10 +497,12 @@ def tension_watch(ctx: typer.Context, tension_id: str = typer.Argument(..., meta
 @session_app.command("start")
 def session_start(ctx: typer.Context,
                   source: str = typer.Option("startup", "--source", help="startup, resume, clear, compact or fork."),
+                  session: str | None = typer.Option(None, "--session",
+                                                     help="The session's id: its observations then move numbers."),
                   as_json: bool = JSON):
     """Count a session (only `startup`) and say whether a review is due or the vault was dormant."""
     mem = memory(ctx)
-    r = mem.session_start(source)
+    r = mem.session_start(source, session)
     if as_json:
         emit_json(session_json(r))
     else:

@@ -91,12 +91,20 @@ def _report(report, as_json: bool, dry_run: bool) -> None:
         typer.echo(f"One commit: {report.commit[:10]}")
     for n in report.notes:
         typer.echo(f"Note: {n}")
+    _refused(report.refused)
     if report.unmapped:
         typer.echo(f"\nCould not map ({len(report.unmapped)}):")
         for u in report.unmapped:
             typer.echo(f"  - {u}")
     if dry_run:
         typer.echo("\nDry run: nothing was written.")
+
+
+def _refused(refused) -> None:
+    if refused:
+        typer.echo(f"\nRefused by the rules ({len(refused)}):")
+        for r in refused:
+            typer.echo(f"  - {r}")
 
 
 DRY_RUN = typer.Option(False, "--dry-run")
@@ -192,7 +200,7 @@ def import_jsonl(ctx: typer.Context, file: Path = typer.Argument(..., metavar="F
     rep = portability.import_jsonl(memory(ctx), file, dry_run=dry_run)
     if as_json:
         emit_json({"commit": rep.commit, "files": rep.files, "totals": rep.counts, "dry_run": dry_run,
-                   "unmapped": rep.unmapped, "notes": rep.notes})
+                   "unmapped": rep.unmapped, "notes": rep.notes, "refused": rep.refused})
         return
     verb = "Would import" if dry_run else "Imported"
     typer.echo(f"{verb} {', '.join(f'{n} × {k}' for k, n in rep.counts.items()) or 'nothing'}.")
@@ -205,6 +213,7 @@ def import_jsonl(ctx: typer.Context, file: Path = typer.Argument(..., metavar="F
         typer.echo(f"One commit: {rep.commit[:10]}")
     for n in rep.notes:
         typer.echo(f"Note: {n}")
+    _refused(rep.refused)
     if rep.unmapped:
         typer.echo(f"\nCould not map ({len(rep.unmapped)}):")
         for u in rep.unmapped:

@@ -114,6 +114,8 @@ def run(vault: str | None, today: str | None, *, query, limit, kind, permanence,
         res = r.recall(query, limit=limit, budget=budget, mode=mode, **filters)
     except errs as e:
         fail(str(e), code=2 if type(e).__name__ == "QueryError" else 1)
+    if r.chroma_problem and as_json:
+        warn(r.chroma_problem)  # said by the progress callback otherwise
     if r.last_report and r.last_report.action in ("synced", "rebuilt"):
         for p in r.last_report.problems:
             warn(f"skipped {p}")
@@ -147,6 +149,14 @@ def sync(vault: str | None, today: str | None, *, as_json, embedder, chroma_url)
         rep = r.sync()
     except errors() as e:
         fail(str(e))
+    url = r.index.config.chroma_url
+    if url:
+        from ..recall.chroma import unreachable
+
+        # The sidecar is current; Chroma, which this command keeps current, is not.
+        why = unreachable(url)
+        if why:
+            warn(f"{why}; the index is synced, Chroma is updated once the server answers")
     report(rep, as_json)
 
 

@@ -74,6 +74,9 @@ class Observation:
     therefore: str = ""
     source: str = ""
     session: str = ""
+    # The beliefs the assistant cited ([id]) in the session this observation came from: what
+    # it relied on, so the mirror can show beliefs that are used but never confirmed.
+    cited: tuple[str, ...] = ()
     path: str = ""  # "observations/<YYYY-MM>.md"
 
 
@@ -107,6 +110,10 @@ class Sessions:
     next_review_at: int = REVIEW_EVERY_SESSIONS
     created: date | None = None
     days: tuple[tuple[str, int], ...] = ()
+    # machine id → sessions it counted (their sum is `count`: a grow-only counter, SPEC §1.4)
+    machines: tuple[tuple[str, int], ...] = ()
+    # session id → the ISO day it was counted, for a few days (rule 19)
+    counted: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)

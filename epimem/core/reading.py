@@ -50,7 +50,10 @@ def breaks(b: Belief, params: Params, today: date | None = None) -> str:
     well-formed file can still break, as `validate` and `epimem commit` judge them (rule 18)."""
     from . import rules  # imported by the first reader that judges a belief: recall's query path never does
 
-    return "; ".join(msg for _, msg in rules.rule_problems(b, params))
+    # Not rule 20's future dates: `today` here may be a test's or a replay's `--today`, and a
+    # date after it harms no reader (decay counts from min(date, today)); `validate` and the
+    # writers judge it against the machine's clock.
+    return "; ".join(msg for _, msg in rules.rule_problems(b, params, today=None))
 
 
 def why_not(now: Belief | Problem, params: Params, today: date | None = None) -> str:

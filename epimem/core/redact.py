@@ -118,8 +118,14 @@ _ESCAPED = re.compile(r"\\[^Az]")
 
 def redact(text: str, patterns: tuple[Pattern, ...] = ()) -> str:
     """`text` with every secret replaced by `[REDACTED:name]`; `patterns` are the vault's own."""
+    return redacted(text, patterns)[0]
+
+
+def redacted(text: str, patterns: tuple[Pattern, ...] = ()) -> tuple[str, int]:
+    """(`text` redacted, how many secrets the patterns found in it): a text can change without a
+    secret in it (a lone surrogate), and only a secret is reported as one."""
     if not text:
-        return text
+        return text, 0
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
@@ -128,7 +134,8 @@ def redact(text: str, patterns: tuple[Pattern, ...] = ()) -> str:
         text = _SURROGATE.sub("\ufffd", text)
     compiled = _compiled(tuple(patterns))
     if not compiled[0].search(text):
-        return text  # the common case: one linear pass finds nothing
+        return text, 0  # the common case: one linear pass finds nothing
+    found = 0
     for name, rx in compiled[1]:
         groups = rx.groupindex
 
@@ -137,8 +144,9 @@ def redact(text: str, patterns: tuple[Pattern, ...] = ()) -> str:
             tail = (m.group("tail") or "") if "tail" in groups else ""
             return f"{keep}[REDACTED:{name}]{tail}"
 
-        text = rx.sub(sub, text)
-    return text
+        text, n = rx.subn(sub, text)
+        found += n
+    return text, found
 
 
 _MARK = re.compile(r"\[REDACTED:[^\]]*\]")

@@ -72,7 +72,10 @@ class ObservationIn(BaseModel):
     basis: Literal["behavioral", "self-report", "interpretive"] | None = Field(
         None, description="behavioral (default: what they did), self-report (what they said about themselves) "
                           "or interpretive. Facts come only from the user, never from an observation (rule 14).")
-    session: str | None = Field(None, description="Overrides the session this observation counts for (rule 9).")
+    session: str | None = Field(None, description="Overrides the session this observation counts for (rule 9). "
+                                "Only a session the vault counted (the session-start hook's id) moves a number "
+                                "once; any other name is recorded, and such names move a belief at most one step "
+                                "a day (rule 19).")
     date: str | None = Field(None, description="YYYY-MM-DD; default today.")
     title: str | None = Field(None, description="With connects='new': the new belief's short title.")
     kind: str | None = Field(None, description="With connects='new': a kind in use (see `describe`), default trait.")
@@ -90,6 +93,9 @@ class ObservationIn(BaseModel):
     depends_on: list[str] | None = Field(
         None, description="Ids of beliefs the connected (or new) belief rests on: when one of them changes, "
                           "it is flagged for the user, never lowered.")
+    cited: list[str] | None = Field(
+        None, description="The ids of the beliefs you cited ([id]) in this session, the ones you relied on; "
+                          "recorded as used, changing no confidence.")
 
 
 def _fail(e: Exception) -> ToolError:
@@ -158,7 +164,8 @@ def _check_id(value: str, field: str, check=check_id) -> str:
 
 
 class Sessions:
-    """Which session a call counts for (rules 3 and 9).
+    """Which session a call counts for (rule 9; for rule 3, see `core.rules.counts_for`: an MCP
+    connection, however often a client reconnects, moves a belief one step a day).
 
     1. A `session` argument wins.
     2. Over HTTP, the MCP session: the `mcp-session-id` of the protocol
@@ -225,7 +232,7 @@ def build(root: str | Path, *, today: str | None = None) -> MCPServer:
         if not recaller_box:
             from ..recall.api import Recaller
             # A tool call never waits for Chroma: a detached process updates it.
-            recaller_box.append(Recaller(root, today=today, chroma="background"))
+            recaller_box.append(Recaller(root, today=today, chroma="background", semantic="chroma"))
         return recaller_box[0]
 
     # --- tools: reading -------------------------------------------------------------------------

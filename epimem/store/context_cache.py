@@ -19,13 +19,13 @@ from __future__ import annotations
 import json
 import os
 import sys
-import time
 from datetime import date
 
 from ..core import kernel
 from ..core import record as belief_record
 from .files import compact_json, write_cache
 from .paths import note_entries
+from .statcache import StatCache
 
 CACHE_VERSION = 1
 CACHE_NAME = "context.json"
@@ -68,8 +68,8 @@ def decayed(stored: float, permanence: str, first: str, confirmed: str | None, p
                                params["decay"], params["decay_floor"])
 
 
-def tier(confidence: float, params: dict) -> str:
-    return kernel.tier(confidence, params["tiers"])
+def tier(confidence: float, basis: str, params: dict) -> str:
+    return kernel.tier(confidence, params["tiers"], basis)
 
 
 def cache_path(root: str | os.PathLike) -> str:
@@ -209,22 +209,11 @@ def redact_records(cache: dict, patterns=None) -> dict:
     return out
 
 
-INDEX_NAME = "context-index.json"
-INDEX_VERSION = 2  # 2: rows as readers are shown them (SPEC rules 21, 23), a refused edit with its line
-# A file rewritten twice within the filesystem's mtime granularity keeps its
-# (mtime, size): entries this young are re-read rather than trusted.
-_SETTLE_NS = 2_000_000_000
-
-
-def _read_index(root: str) -> dict:
-    try:
-        with open(os.path.join(root, ".epimem", INDEX_NAME), encoding="utf-8") as fh:
-            raw = json.load(fh)
-        if raw.get("version") == INDEX_VERSION and isinstance(raw.get("files"), dict):
-            return raw
-    except (OSError, ValueError, AttributeError):
-        pass
-    return {"version": INDEX_VERSION, "written": 0, "files": {}}
+# The index of the context: one row per belief file, through the one per-file cache.
+INDEX_NAME = "context"
+# 2: in store/statcache, with its settle rule per entry; 3: rows as readers are shown them
+# (SPEC rules 21, 23), a refused edit with its line.
+INDEX_VERSION = 3
 
 
 def refresh_context(root: str | os.PathLike, today: date | None = None,
@@ -232,8 +221,8 @@ def refresh_context(root: str | os.PathLike, today: date | None = None,
                     sig: dict | None = None) -> dict:
     """Bring `.epimem/context.json` up to date with the vault's files (after every write).
 
-    Incremental: `.epimem/context-index.json` keeps one compact record per
-    belief file with its (mtime, size). With `changed` (the vault-relative
+    Incremental: the index (`store.statcache`, `.epimem/cache/context.marshal`) keeps one
+    compact record per belief file with its (mtime, size). With `changed` (the vault-relative
     paths a write just made) only those files are read again; without it,
     every file's (mtime, size) is checked and only the ones that differ are
     parsed. Either way a write to a 10,000-belief vault costs a re-rank, not
@@ -252,32 +241,27 @@ def refresh_context(root: str | os.PathLike, today: date | None = None,
         today = lenient_today()
     params, _ = vault.params()
     reader = vault.reader(today)
-    index = _read_index(root_s)
+    index = StatCache(root_s, INDEX_NAME, INDEX_VERSION, reader.redacted_with)
     bdir = os.path.join(root_s, "beliefs")
-    if changed is not None and index["files"]:
-        files = dict(index["files"])
+    if changed is not None and index.loaded:
+        index.keep()
         ids = {p[len("beliefs/"):-3] for p in changed if p.startswith("beliefs/") and p.endswith(".md")}
         for bid in ids:
             path = os.path.join(bdir, bid + ".md")
             try:
                 st = os.stat(path)
             except FileNotFoundError:
-                files.pop(bid, None)
+                index.drop(bid)
                 continue
-            files[bid] = [st.st_mtime_ns, st.st_size, *_row(reader, path, bid)]
-        dirty = bool(ids)
+            index.put(bid, st, _row(reader, path, bid))
     else:
-        files, dirty = _scan(bdir, index, reader)
-    if dirty or len(files) != len(index["files"]):
-        try:
-            write_cache(os.path.join(root_s, ".epimem", INDEX_NAME),
-                        compact_json({"version": INDEX_VERSION, "written": time.time_ns(), "files": files}))
-        except OSError:
-            pass  # a read-only vault still gets its context below
-    rows = [v[2] for v in files.values() if v[2]]
-    problems = sum(1 for v in files.values() if v[2] is None)
-    refused = {f"beliefs/{bid}.md": v[3] for bid, v in files.items() if len(v) > 3 and v[3]}
-    cache = rank_records(rows, params_record(params), today, sig=sig, total=len(files), problems=problems,
+        _scan(bdir, index, reader)
+    index.save()
+    entries = index.items()
+    rows = [v[0] for _, v in entries if v[0]]
+    problems = sum(1 for _, v in entries if v[0] is None)
+    refused = {f"beliefs/{bid}.md": v[1] for bid, v in entries if len(v) > 1 and v[1]}
+    cache = rank_records(rows, params_record(params), today, sig=sig, total=len(entries), problems=problems,
                          refused=refused)
     cache["questions"] = open_questions(root_s)
     return write_context_cache(root_s, cache, params.redact)
@@ -331,7 +315,8 @@ def update_context(root: str | os.PathLike, changed, params, today: date,
 
 QUESTIONS_KEPT = 20   # more than the context shows; the rest are marked in the lists
 QUESTION_CHARS = 160
-TENSIONS_INDEX = "tensions-index.json"
+TENSIONS_INDEX = "tensions"          # store/statcache: open tensions' rows by file
+QUESTION_BELIEFS = "question-beliefs"  # and the beliefs they name, by theirs
 
 
 def open_questions(root: str | os.PathLike) -> list[dict]:
@@ -339,11 +324,9 @@ def open_questions(root: str | os.PathLike) -> list[dict]:
     sides, a flag names the belief that changed, a contradiction says what happened. Each
     row carries the titles and scope it needs, so the hook reads nothing else.
 
-    Tension files are parsed once per (mtime, size) through `.epimem/tensions-index.json`:
-    a write re-reads only the tensions it changed."""
+    Tension files are parsed once per (mtime, size) through the one stat cache
+    (`store/statcache`): a write re-reads only the tensions it changed."""
     root_s = str(root)
-    tdir = os.path.join(root_s, "tensions")
-    path = os.path.join(root_s, ".epimem", TENSIONS_INDEX)
     readers: list = []
 
     def reader():
@@ -355,56 +338,35 @@ def open_questions(root: str | os.PathLike) -> list[dict]:
             readers.append(Vault(root_s).reader(lenient_today()))
         return readers[0]
 
-    try:
-        with open(path, encoding="utf-8") as fh:
-            old = json.load(fh)
-        if not isinstance(old, dict) or old.get("version") != INDEX_VERSION or not isinstance(old.get("files"), dict):
-            raise ValueError
-    except (OSError, ValueError):
-        old = {"version": INDEX_VERSION, "written": 0, "files": {}}
-    trusted_before = old.get("written", 0) - _SETTLE_NS
-    files: dict[str, list] = {}
-    dirty = False
-    for entry in note_entries(tdir):
+    # Salted with the redaction patterns: a row redacted under other patterns is stale.
+    salt = reader().redacted_with
+    tensions = StatCache(root_s, TENSIONS_INDEX, INDEX_VERSION, salt)
+    for entry in note_entries(os.path.join(root_s, "tensions")):
         try:
             st = entry.stat()
         except FileNotFoundError:
             continue
-        hit = old["files"].get(entry.name)
-        if hit is not None and hit[0] == st.st_mtime_ns and hit[1] == st.st_size and st.st_mtime_ns < trusted_before:
-            files[entry.name] = hit
-            continue
-        dirty = True
-        files[entry.name] = [st.st_mtime_ns, st.st_size, _tension_row(entry.path, entry.name[:-3],
-                                                                       reader().params.redact)]
+        found, _ = tensions.lookup(entry.name, st)
+        if not found:
+            tensions.put(entry.name, st, _tension_row(entry.path, entry.name[:-3], reader().params.redact))
     # The beliefs the questions name, by their file's (mtime, size) as the tensions are: a write
     # re-reads the few it changed, not the twenty a context may ask about.
-    raw = old.get("beliefs")
-    known: dict = raw if isinstance(raw, dict) else {}
-    briefs: dict[str, list] = {}
+    named = StatCache(root_s, QUESTION_BELIEFS, INDEX_VERSION, salt)
 
     def brief(bid: str) -> dict | None:
-        if bid in briefs:
-            return briefs[bid][2]
         try:
             st = os.stat(os.path.join(root_s, "beliefs", bid + ".md"))
         except OSError:
             return None
-        hit = known.get(bid)
-        if hit is not None and hit[0] == st.st_mtime_ns and hit[1] == st.st_size and st.st_mtime_ns < trusted_before:
-            briefs[bid] = hit
-        else:
-            briefs[bid] = [st.st_mtime_ns, st.st_size, _belief_brief(reader(), root_s, bid)]
-        return briefs[bid][2]
+        found, value = named.lookup(bid, st)
+        if not found:
+            value = _belief_brief(reader(), root_s, bid)
+            named.put(bid, st, value)
+        return value
 
-    rows = [v[2] for v in files.values() if v[2]]
-    out = questions_from(rows, brief)
-    if dirty or len(files) != len(old["files"]) or briefs != {k: known.get(k) for k in briefs}:
-        try:
-            write_cache(path, compact_json({"version": INDEX_VERSION, "written": time.time_ns(), "files": files,
-                                            "beliefs": briefs}))
-        except OSError:
-            pass
+    out = questions_from([v for v in tensions.values() if v], brief)
+    tensions.save()
+    named.save()
     return out
 
 
@@ -505,26 +467,17 @@ def _row(reader, path: str, bid: str) -> tuple:
     return (row,) if seen.refused is None else (row, str(seen.refused))
 
 
-def _scan(bdir: str, index: dict, reader) -> tuple[dict[str, list], bool]:
-    old = index["files"]
-    trusted_before = index.get("written", 0) - _SETTLE_NS
-    files: dict[str, list] = {}
-    dirty = False
+def _scan(bdir: str, index: StatCache, reader) -> None:
     for entry in note_entries(bdir):
         bid = entry.name[:-3]
         try:
             st = entry.stat()
         except FileNotFoundError:
             continue
-        hit = old.get(bid)
+        found, value = index.lookup(bid, st)
         # A refused edit is read again each time: what it is shown as is HEAD's, which moves.
-        if hit is not None and hit[0] == st.st_mtime_ns and hit[1] == st.st_size and st.st_mtime_ns < trusted_before \
-                and len(hit) == 3:
-            files[bid] = hit
-            continue
-        dirty = True
-        files[bid] = [st.st_mtime_ns, st.st_size, *_row(reader, entry.path, bid)]
-    return files, dirty
+        if not found or len(value) > 1:
+            index.put(bid, st, _row(reader, entry.path, bid))
 
 
 def main(argv: list[str] | None = None) -> int:

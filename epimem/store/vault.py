@@ -20,7 +20,6 @@ once never interleave.
 from __future__ import annotations
 
 import json
-import marshal
 import os
 import time
 from collections.abc import Callable
@@ -32,6 +31,7 @@ from ..core import reading, record
 from ..core.errors import EpimemError, VaultError
 from ..core.ids import IdError, check_id
 from ..core.model import Belief, Observation, Problem, Refused, Sessions, Snapshot, Tension
+from ..core.nesting import loads_json
 from ..core.notes import NoteError, parse_belief, parse_note, parse_observations, parse_tension
 from ..core.params import DEFAULTS, Params, params_from_meta
 from . import sessions as sessions_file
@@ -39,18 +39,19 @@ from .files import (
     JOURNAL_NAME,
     NotUTF8,
     VaultLock,
-    compact_json,
     contained,
     lock_path,
     read_text,
     stat_key,
-    write_cache,
 )
 from .paths import is_vault, leaves, note_entries
+from .statcache import StatCache
 
 _T = TypeVar("_T")
 INTERNAL = ".epimem"
-CACHE_VERSION = 5  # 4: a belief is `core.record`'s row, not a dict; 5: `depends_on`
+# 4: a belief is `core.record`'s row, not a dict; 5: `depends_on`; 6: an observation's `cited`;
+# 7: values redacted as read (rule 23).
+CACHE_VERSION = 7
 
 
 def _patterns_key(patterns: tuple[tuple[str, str], ...]) -> str:
@@ -62,11 +63,12 @@ def _patterns_key(patterns: tuple[tuple[str, str], ...]) -> str:
 
 def _obs_row(o: Observation) -> tuple:
     return (o.id, o.date.isoformat(), o.evidence, o.strength, o.basis, o.connects, o.suggests,
-            o.therefore, o.source, o.session)
+            o.therefore, o.source, o.session, list(o.cited))
 
 
 def _obs_from_row(r: tuple, rel: str) -> Observation:
-    return Observation(r[0], date.fromisoformat(r[1]), r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], path=rel)
+    return Observation(r[0], date.fromisoformat(r[1]), r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9],
+                       cited=tuple(r[10]), path=rel)
 
 
 class ObservationLog:
@@ -214,53 +216,26 @@ class Vault:
     def load_beliefs(self) -> tuple[list[Belief], list[Problem]]:
         """Every belief file as it is on disk, redacted; those that do not parse as problems.
         (What a reader shows of them is `shown_beliefs`.)"""
-        bdir = self.root / "beliefs"
-        cache_path = self.internal / "cache" / "beliefs.json"
         patterns = self.params()[0].redact
-        redacted_with = _patterns_key(patterns)
-        cached: dict = {}
-        try:
-            raw = json.loads(cache_path.read_text(encoding="utf-8"))
-            if raw.get("version") == CACHE_VERSION and raw.get("redacted") == redacted_with:
-                cached = raw["files"]
-        except (OSError, ValueError, KeyError, TypeError):
-            cached = {}  # a missing or corrupt cache is just a cold start
+        cache = StatCache(self.root, "beliefs", CACHE_VERSION, _patterns_key(patterns))
         beliefs: list[Belief] = []
         problems: list[Problem] = []
-        fresh: dict = {}
-        changed = False
-        # Racy-git trap: a file rewritten twice within the filesystem's mtime
-        # granularity keeps its (mtime, size). An entry younger than this is
-        # stored as unsettled and re-parsed until it is older.
-        settle_ns = time.time_ns() - 2_000_000_000
-        for entry in sorted(note_entries(bdir), key=lambda e: e.name):
+        for entry in sorted(note_entries(self.root / "beliefs"), key=lambda e: e.name):
             name = entry.name
             belief_id = name[:-3]
             try:
                 st = entry.stat()
             except FileNotFoundError:
                 continue  # deleted while we listed (an editor's delete-then-recreate)
-            settled = st.st_mtime_ns < settle_ns
-            hit = cached.get(belief_id)
-            if hit is not None and hit[0] == st.st_mtime_ns and hit[1] == st.st_size and hit[3]:
-                entry_rec = hit
-            else:
+            record = cache.get(belief_id, st)
+            if record is None:
                 record = self._parse_record(entry.path, belief_id, f"beliefs/{name}", patterns)
-                entry_rec = [st.st_mtime_ns, st.st_size, record, settled]
-                if hit is None or hit[:3] != entry_rec[:3] or hit[3] != settled:
-                    changed = True
-            fresh[belief_id] = entry_rec
-            record = entry_rec[2]
+                cache.put(belief_id, st, record)
             if "problem" in record:
                 problems.append(Problem(f"beliefs/{name}", record["problem"][0], record["problem"][1]))
             else:
                 beliefs.append(belief_from_record(record["belief"]))
-        if changed or len(fresh) != len(cached):
-            try:
-                write_cache(cache_path, compact_json({"version": CACHE_VERSION, "redacted": redacted_with,
-                                                      "files": fresh}))
-            except OSError:
-                pass  # a read-only vault still reads
+        cache.save()
         return beliefs, problems
 
     @staticmethod
@@ -293,48 +268,28 @@ class Vault:
         fastest safe way to load 50,000 of them (marshal builds only
         built-in values, it never runs code).
         """
-        cache_path = self.internal / "cache" / "observations.marshal"
         patterns = self.params()[0].redact
-        redacted_with = _patterns_key(patterns)
-        cached: dict = {}
-        try:
-            raw = marshal.loads(cache_path.read_bytes())
-            if isinstance(raw, dict) and raw.get("version") == CACHE_VERSION and raw.get("redacted") == redacted_with:
-                cached = raw["files"]
-        except (OSError, ValueError, EOFError, TypeError, KeyError):
-            cached = {}
-        settle_ns = time.time_ns() - 2_000_000_000  # the racy-git trap, as for beliefs
-        fresh: dict = {}
-        changed = False
+        cache = StatCache(self.root, "observations", CACHE_VERSION, _patterns_key(patterns))
         out: list[tuple[str, tuple]] = []
         problems: list[Problem] = []
         for p in self.observation_files():
             rel = f"observations/{p.name}"
             try:
                 st = p.stat()
-                hit = cached.get(rel)
-                if hit is not None and hit[0] == st.st_mtime_ns and hit[1] == st.st_size and hit[2]:
-                    entry = hit
-                else:
+                parsed = cache.get(rel, st)
+                if parsed is None:
                     obs, bad = parse_observations(read_text(p, rel), rel)
-                    entry = (st.st_mtime_ns, st.st_size, st.st_mtime_ns < settle_ns,
-                             tuple(_obs_row(reading.observation(o, patterns)) for o in obs), tuple(bad))
-                    changed = True
+                    parsed = (tuple(_obs_row(reading.observation(o, patterns)) for o in obs), tuple(bad))
+                    cache.put(rel, st, parsed)
             except NotUTF8 as e:
                 problems.append(Problem(rel, e.line or 1, e.message))
                 continue
             except OSError as e:
                 problems.append(Problem(rel, 1, f"cannot read: {e}"))
                 continue
-            fresh[rel] = entry
-            out.append((rel, entry[3]))
-            problems.extend(Problem(rel, line, msg) for line, msg in entry[4])
-        if changed or len(fresh) != len(cached):
-            try:
-                write_cache(cache_path, marshal.dumps({"version": CACHE_VERSION, "redacted": redacted_with,
-                                                       "files": fresh}))
-            except (OSError, ValueError):
-                pass  # a read-only vault still reads
+            out.append((rel, parsed[0]))
+            problems.extend(Problem(rel, line, msg) for line, msg in parsed[1])
+        cache.save()
         return ObservationLog(out), problems
 
     # tensions
@@ -361,13 +316,11 @@ class Vault:
     def read_sessions_checked(self) -> tuple[Sessions, list[Problem]]:
         p = self.root / sessions_file.PATH
         try:
-            raw = json.loads(read_text(p, sessions_file.PATH))
+            raw = loads_json(read_text(p, sessions_file.PATH))
         except FileNotFoundError:
             return Sessions(), []
         except NotUTF8 as e:
             return Sessions(), [Problem(sessions_file.PATH, e.line or 1, e.message)]
-        except RecursionError:
-            return Sessions(), [Problem(sessions_file.PATH, 1, "invalid JSON: nested too deeply")]
         except (OSError, ValueError) as e:
             line = getattr(e, "lineno", 1)
             return Sessions(), [Problem(sessions_file.PATH, line, f"invalid JSON: {e}")]
@@ -413,7 +366,7 @@ class Vault:
 
     def _generation(self) -> tuple[str | None, int] | None:
         """What changes when a change is made: None while one is being made (by another process)."""
-        from .git import head_sha
+        from .gitrun import head_sha
 
         journal = os.path.join(self.root, INTERNAL, JOURNAL_NAME)
         try:
@@ -509,7 +462,7 @@ class Reader:
 
     def committed(self, rels: list[str]) -> list[str | None]:
         """The texts of `rels` at HEAD (None: not there), in order; all None outside git."""
-        from .refs import head_sha
+        from .gitrun import head_sha
 
         if not rels or head_sha(self.vault.root) is None:
             return [None] * len(rels)

@@ -5,6 +5,7 @@ import subprocess
 from datetime import date
 
 import pytest
+from vaults import count_sessions
 
 import epimem
 from epimem.api.memory import EpimemError, Memory
@@ -64,6 +65,7 @@ def test_add_refuses_exact_duplicate_statement(vault):
 
 def test_observe_confirm_reinforce_challenge_sequence_one_commit_each(vault):
     add(vault)
+    count_sessions(vault, "a", "b", "c", "d")
     n0 = len(commits(vault))
     r = vault.observe([ob("prefers-small-prs", session="a")])
     assert (r.results[0].before, r.results[0].after) == (0.30, 0.35)

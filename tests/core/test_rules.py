@@ -253,9 +253,17 @@ def test_parameters_are_read_and_bad_ones_reported_with_key():
 
 
 def test_tiers():
-    assert [DEFAULTS.tier(x) for x in (0.95, 0.9, 0.89, 0.7, 0.5, 0.3, 0.29, 0.0)] == [
+    assert [DEFAULTS.tier(x, "fact") for x in (0.95, 0.9, 0.89, 0.7, 0.5, 0.3, 0.29, 0.0)] == [
         "factual", "factual", "established", "established", "developing", "tentative",
         "speculative", "speculative"]
+
+
+def test_factual_is_for_facts_alone():
+    # Every other basis is capped at 0.90, the factual tier's floor: at its cap it is established.
+    for basis in ("behavioral", "self-report", "interpretive", ""):
+        assert DEFAULTS.tier(0.90, basis) == "established"
+        assert DEFAULTS.tier(0.70, basis) == "established"
+        assert DEFAULTS.tier(0.50, basis) == "developing"
 
 
 def test_sessions_since_counts_sessions_strictly_after_a_date():

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from dataclasses import replace
@@ -48,7 +47,7 @@ def test_incremental_refresh_is_exact(vault):
         write(root, i, belief_text(i, 0.30 + i / 200, "proj" if i % 7 == 0 else "global"))
     c = context.refresh_context(root, TODAY)
     assert same(c, full(root)) and len(c["global"]) == context.PER_SCOPE
-    index = json.loads((root / ".epimem" / context.INDEX_NAME).read_text())
+    index = __import__("marshal").loads((root / ".epimem" / "cache" / "context.marshal").read_bytes())
     assert len(index["files"]) == 70
     # hand edits: one raised, one retired, one removed, one broken, one new
     write(root, 3, belief_text(3, 0.88))
