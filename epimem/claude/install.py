@@ -40,6 +40,7 @@ from ..agents.base import (
     backup,
     read,
     remove_block,
+    skill_is_ours,
 )
 from ..agents.hooks import add_group, find_ours, matcher
 from ..agents.jsonc import Node, _insert, _remove, indent_unit, parse_spans
@@ -240,11 +241,6 @@ def render_skill(text: str, command: str) -> str:
     return _COMMAND.sub(lambda _: shlex.quote(command), text)
 
 
-def _skill_is_ours(text: str) -> bool:
-    fm = text.split("---", 2)[1] if text.startswith("---") and text.count("---") >= 2 else ""
-    return bool(re.search(r"^\s+package:\s*epimem\s*$", fm, re.M))
-
-
 # --- the plan --------------------------------------------------------------------------------
 
 def claude_dir() -> Path:
@@ -334,13 +330,13 @@ def plan(scope: str = "user", *, project: Path | None = None, auto_observe: bool
         if uninstall:
             if cur is None:
                 continue
-            if _skill_is_ours(cur):
+            if skill_is_ours(cur):
                 actions.append(Action(dst, "remove", f"the /{name} skill", None))
             else:
                 actions.append(Action(dst, "unchanged", f"not epimem's /{name} skill; left alone"))
         elif cur == src:
             actions.append(Action(dst, "unchanged", f"/{name} skill up to date"))
-        elif cur is not None and not _skill_is_ours(cur):
+        elif cur is not None and not skill_is_ours(cur):
             actions.append(Action(dst, "refused", f"a /{name} skill that is not epimem's is already there; "
                                                   "move it away to install epimem's"))
         else:
@@ -472,7 +468,7 @@ def doctor_row(root: Path, project: Path | None = None):
         settings = read(t["settings"]) or ""
         hooked = bool(settings.strip()) and remove_hooks(settings, t["settings"]) != settings
         skills = [read(t["skills"] / s / "SKILL.md") for s in SKILLS]
-        wired = hooked or any(s is not None and _skill_is_ours(s) for s in skills)
+        wired = hooked or any(s is not None and skill_is_ours(s) for s in skills)
         stale = tuple(str(a.path) for a in plan("user", project=project, vault=vault) if a.what != "unchanged") \
             if wired else ()
     except InstallError as e:

@@ -102,3 +102,9 @@ def report_problems(problems) -> None:
     """Every command that meets a malformed file says so, on stderr."""
     for p in problems:
         warn(f"skipped {p}")
+
+
+def report_refused(refused) -> None:
+    """Every command that shows a belief whose hand edit was refused says so (SPEC rule 21)."""
+    for r in refused:
+        warn(str(r))

@@ -23,6 +23,7 @@ from .common import (
     observe_json,
     problems_json,
     report_problems,
+    report_refused,
     session_json,
     state,
     tension_json,
@@ -144,12 +145,15 @@ def _similar(mem, b) -> list[dict]:
 @belief_app.command("show")
 def belief_show(ctx: typer.Context, belief_id: str = typer.Argument(..., metavar="ID"), as_json: bool = JSON):
     """Show one belief with its evidence."""
+    from ..api.shapes import belief_json as shown_json
+
     mem = memory(ctx)
-    b = mem.belief(belief_id)
-    d = belief_json(b, mem.today, mem.params)
+    b, refused = mem.shown_belief(belief_id)
+    d = shown_json(b, refused, mem.today, mem.params)
     if as_json:
         emit_json(d)
         return
+    report_refused([refused] if refused else [])
     typer.echo(f"{b.title}  [{b.id}]")
     typer.echo(f"  {b.kind} · {b.basis} · {b.permanence} · {b.status}"
                + (" · pinned" if b.pinned else "") + (f" · scope {b.scope}" if b.scope != "global" else ""))
@@ -177,34 +181,22 @@ def belief_list(ctx: typer.Context,
                                                             help="On effective confidence, 0–1."),
                 as_json: bool = JSON):
     """List beliefs, strongest first, with stored → effective confidence."""
-    from ..api.memory import Filters
-    from ..core import rules
-    from ..core.model import PERMANENCES, STATUSES
+    from ..api.shapes import listing_json
+    from ..core.filters import Filters
 
-    _choice("status", status, STATUSES + ("all",))
-    if permanence is not None:
-        _choice("permanence", permanence, PERMANENCES)
+    f = Filters.make(kind=kind, permanence=permanence, status=status, tag=tag, scope=scope,
+                     min_confidence=min_confidence)
     mem = memory(ctx)
-    mem.vault.require()
-    bs, problems = mem.vault.load_beliefs()
-    report_problems(problems)
-    today, params = mem.today, mem.params
-    f = Filters(kind=kind, permanence=permanence, status=None if status == "all" else status,
-                tag=tag, scope=scope, min_confidence=min_confidence)
-    rows = []
-    for b in bs:
-        eff = rules.effective_confidence(b, today, params)
-        if f.match(b, eff):
-            rows.append((eff, b))
-    rows.sort(key=lambda r: (-r[0], r[1].id))
+    listed = mem.listing(f)
+    report_problems(listed.problems)
     if as_json:
-        emit_json({"beliefs": [belief_json(b, today, params, full=False) for _, b in rows],
-                   "problems": problems_json(problems)})
+        emit_json(listing_json(listed, mem.today, mem.params))
         return
-    if not rows:
-        typer.echo("No beliefs match." if bs else "No beliefs yet.")
+    report_refused(listed.refused)
+    if not listed.rows:
+        typer.echo("No beliefs match." if listed.shown else "No beliefs yet.")
         return
-    for eff, b in rows:
+    for eff, b in listed.rows:
         typer.echo(f"{b.confidence:.2f} → {eff:.2f}  {b.permanence:<11} {b.id} — {b.title}"
                    + ("" if b.status == "active" else f"  ({b.status})"))
 

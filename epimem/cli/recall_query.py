@@ -122,6 +122,8 @@ def run(vault: str | None, today: str | None, *, query, limit, kind, permanence,
     if as_json:
         emit_json(res.as_json())
         return
+    for refused in res.refused:
+        warn(str(refused))
     if budget is not None:
         sys.stdout.write(res.markdown or "")
         return

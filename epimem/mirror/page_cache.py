@@ -28,7 +28,7 @@ from ..store.paths import is_vault, note_entries
 
 TOP = 30          # cards with a timeline per tier
 PAGE_SIZE = 200   # rows per page for the rest of a tier
-BUILD_VERSION = "3"
+BUILD_VERSION = "4"  # 4: what readers are shown (SPEC rules 21, 23)
 CACHE_FILE = "page.html"
 CACHE_KEY_FILE = "page.key"
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates" / "page"

@@ -10,7 +10,7 @@ from datetime import date
 import pytest
 from vaults import count_sessions
 
-from epimem.claude import hook
+from epimem.api import context as hook  # the session context's one rendering (the hook's)
 from epimem.core.errors import Conflict, InputError
 from epimem.core.notes import parse_belief, render_belief
 from epimem.mirror.gutcheck import answer
