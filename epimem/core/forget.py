@@ -99,10 +99,10 @@ def forgotten_on(text: str) -> date | None:
     """The day a tombstone was written, or None when `text` is not a tombstone."""
     if f"\n{KIND}:" not in text:
         return None
-    try:
-        meta = parse_note(text).meta
-    except NoteError:
+    note = parse_note(text, lenient=True)
+    if note is None:
         return None
+    meta = note.meta
     d = meta.get(KIND)
     if meta.get("kind") != KIND or not isinstance(d, date):
         return None
@@ -123,11 +123,10 @@ def words_of_belief(text: str, belief_id: str) -> list[str]:
     try:
         b = parse_belief(text, belief_id)
     except NoteError:
-        try:
-            meta = parse_note(text).meta
-        except NoteError:
+        note = parse_note(text, lenient=True)
+        if note is None:
             return []
-        title = meta.get("title")
+        title = note.meta.get("title")
         return [title.strip()] if isinstance(title, str) and title.strip() else []
     return [b.title, *(ln.strip() for ln in b.statement.splitlines())]
 
@@ -330,11 +329,11 @@ def _value(v: Any, texts: Sequence[str]) -> Any:
 
 
 def _note_replace(text: str, texts: Sequence[str]) -> str:
-    try:
-        _, body, _ = split(text)
-        meta = parse_note(text).meta
-    except NoteError:
+    note = parse_note(text, lenient=True)
+    if note is None:
         return text
+    _, body, _ = split(text)
+    meta = note.meta
     changes = {k: nv for k, v in meta.items() if (nv := _value(v, texts)) != v}
     head = text[:len(text) - len(body)]
     return (edit_frontmatter(head, changes) if changes else head) + body
