@@ -8,28 +8,25 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import typer
+from .common import echo, emit_json, memory, usage
+from .spec import Opt, command, group
 
-from .common import emit_json, fail, memory, state
-
-install_app = typer.Typer(invoke_without_command=True, help="Connect epimem to an assistant: claude-code, "
-                                                            "codex, gemini, opencode, cursor, claude-desktop.")
-
-SCOPE = typer.Option("user", "--scope", help="user (the agent's config in your home) or project "
-                                             "(the current folder), where the agent has both.")
-PROJECT = typer.Option(None, "--project", help="The project folder for --scope project (default: the current one).")
-DRY_RUN = typer.Option(False, "--dry-run", help="Say what would change; change nothing.")
-UNINSTALL = typer.Option(False, "--uninstall", help="Remove exactly what the install added.")
+SCOPE = Opt("--scope", default="user", choices=("user", "project"),
+            help="user (the agent's config in your home) or project (the current folder), where the agent has both.")
+PROJECT = Opt("--project", type=Path, metavar="DIR", complete="dir",
+              help="The project folder for --scope project (default: the current one).")
+DRY_RUN = Opt("--dry-run", type=bool, help="Say what would change; change nothing.")
+UNINSTALL = Opt("--uninstall", type=bool, help="Remove exactly what the install added.")
 
 
-def _vault(ctx: typer.Context, *, create: bool, dry_run: bool) -> str:
+def _vault(ctx, *, create: bool, dry_run: bool) -> str:
     """The vault every agent is given, absolute; created (with its context cache) on a real install."""
     from ..store.paths import resolve_root
 
-    root = resolve_root(state(ctx).vault).absolute()
+    root = resolve_root(ctx.vault).absolute()
     mem = memory(ctx)
     if create and not mem.vault.exists():
-        typer.echo(f"{'would create' if dry_run else 'create':<9} {root} — a new vault")
+        echo(f"{'would create' if dry_run else 'create':<9} {root} — a new vault")
         if not dry_run:
             from ..api.memory import Memory
 
@@ -37,7 +34,7 @@ def _vault(ctx: typer.Context, *, create: bool, dry_run: bool) -> str:
     return str(root)
 
 
-def _run_agent(ctx: typer.Context, name: str, scope: str, project: Path | None, dry_run: bool,
+def _run_agent(ctx, name: str, scope: str, project: Path | None, dry_run: bool,
                uninstall: bool) -> bool:
     """Plan and (unless a dry run) carry out one agent's install; False when a part was refused."""
     from ..agents import base
@@ -47,39 +44,38 @@ def _run_agent(ctx: typer.Context, name: str, scope: str, project: Path | None, 
     vault = _vault(ctx, create=not uninstall, dry_run=dry_run)
     actions = agents_install.plan(name, scope, project=project, vault=vault, uninstall=uninstall)
     for a in actions:
-        typer.echo(a.line())
+        echo(a.line())
     if dry_run:
         return not any(a.what == "refused" for a in actions)
     for note in base.apply(actions):
-        typer.echo(note)
+        echo(note)
     if not uninstall:
         from ..store.context_cache import refresh_context
 
         refresh_context(Path(vault))  # the first session starts with context, not with a rebuild
         label = AGENTS[name].label
-        typer.echo(f"Done: {label} reaches the vault through the epimem MCP server.")
+        echo(f"Done: {label} reaches the vault through the epimem MCP server.")
         if AGENTS[name].module.NOTE:
-            typer.echo(f"Note: {AGENTS[name].module.NOTE}")
+            echo(f"Note: {AGENTS[name].module.NOTE}")
     return not any(a.what == "refused" for a in actions)
 
 
-def _agent_command(name: str):
-    def command(ctx: typer.Context, scope: str = SCOPE, project: Path | None = PROJECT,
-                dry_run: bool = DRY_RUN, uninstall: bool = UNINSTALL):
-        ok = _run_agent(ctx, name, scope, project, dry_run, uninstall)
-        if dry_run:
-            typer.echo("Dry run: nothing was changed.")
-        if not ok:
-            raise typer.Exit(1)
-
+def _agent_command(name: str) -> None:
     from ..agents.table import AGENTS
 
     agent = AGENTS[name]
     parts = ["instructions" if agent.instructions != (None, None) else None,
              "skills" if agent.skills != (None, None) else None, "the MCP server",
              "a session-start hook" if agent.hooks else None]
-    command.__doc__ = f"Wire epimem into {agent.label}: " + ", ".join(p for p in parts if p) + "."
-    return command
+
+    @command(("install", name), SCOPE, PROJECT, DRY_RUN, UNINSTALL,
+             help=f"Wire epimem into {agent.label}: " + ", ".join(p for p in parts if p) + ".")
+    def install_agent(ctx, scope, project, dry_run, uninstall):
+        ok = _run_agent(ctx, name, scope, project, dry_run, uninstall)
+        if dry_run:
+            echo("Dry run: nothing was changed.")
+        if not ok:
+            raise SystemExit(1)
 
 
 def _claude_code_status() -> dict:
@@ -122,43 +118,41 @@ def _statuses(project: Path | None) -> list[dict]:
 
 
 def _print_list(rows: list[dict]) -> None:
-    typer.echo(f"{'agent':<15} {'scope':<8} {'present':<8} {'wired':<6} {'files':<6} parts")
+    echo(f"{'agent':<15} {'scope':<8} {'present':<8} {'wired':<6} {'files':<6} parts")
     for r in rows:
         parts = ", ".join(f"{k} {'yes' if v else 'no'}" for k, v in r["parts"].items())
-        typer.echo(f"{r['agent']:<15} {r['scope']:<8} {'yes' if r['present'] else 'no':<8} "
+        echo(f"{r['agent']:<15} {r['scope']:<8} {'yes' if r['present'] else 'no':<8} "
                    f"{'yes' if r['wired'] else 'no':<6} {r['version'] or '-':<6} {parts}"
                    + (f"  ({r['problem']})" if r.get("problem") else ""))
 
 
-@install_app.callback()
-def install_group(ctx: typer.Context,
-                  list_: bool = typer.Option(False, "--list", help="Which agents are on this machine, which are "
-                                                                   "wired, which version of epimem's files each has."),
-                  all_: bool = typer.Option(False, "--all", help="Install (or with --uninstall remove) every agent "
-                                                                 "present on this machine."),
-                  as_json: bool = typer.Option(False, "--json", help="With --list: machine-readable rows."),
-                  scope: str = SCOPE, project: Path | None = PROJECT, dry_run: bool = DRY_RUN,
-                  uninstall: bool = UNINSTALL):
-    if ctx.invoked_subcommand is not None:
-        if list_ or all_:
-            fail("--list and --all go without an agent name")
-        return
+def install_group(ctx, list_, all_, as_json, scope, project, dry_run, uninstall):
+    """`epimem install` without an agent: --list, --all, or this help."""
     if list_ and all_:
-        fail("give --list or --all, not both")
+        usage("give --list or --all, not both")
     if list_:
         rows = _statuses(project)
         if as_json:
             emit_json(rows)
         else:
             _print_list(rows)
-        raise typer.Exit(0)
+        return
     if not all_:
-        typer.echo(ctx.get_help())
-        raise typer.Exit(0)
+        echo(ctx.help())
+        return
     _install_all(ctx, scope, project, dry_run, uninstall)
 
 
-def _install_all(ctx: typer.Context, scope: str, project: Path | None, dry_run: bool, uninstall: bool) -> None:
+group("install", "Connect epimem to an assistant: claude-code, codex, gemini, opencode, cursor, claude-desktop.",
+      Opt("--list", dest="list_", type=bool, help="Which agents are on this machine, which are wired, which "
+                                                  "version of epimem's files each has."),
+      Opt("--all", dest="all_", type=bool, help="Install (or with --uninstall remove) every agent present on "
+                                                "this machine."),
+      Opt("--json", dest="as_json", type=bool, help="With --list: machine-readable rows."),
+      SCOPE, PROJECT, DRY_RUN, UNINSTALL, run=install_group)
+
+
+def _install_all(ctx, scope: str, project: Path | None, dry_run: bool, uninstall: bool) -> None:
     from ..agents import install as agents_install
     from ..agents.table import AGENTS
 
@@ -172,20 +166,20 @@ def _install_all(ctx: typer.Context, scope: str, project: Path | None, dry_run: 
                 continue
         elif not agents_install.present(agent):
             continue
-        typer.echo(f"== {agent.label}")
+        echo(f"== {agent.label}")
         ok = _run_agent(ctx, name, scope, project, dry_run, uninstall) and ok
         done.append(agent.label)
     ok = _claude_code_all(ctx, scope, project, dry_run, uninstall, done) and ok
     if not done:
-        typer.echo("No agent to " + ("uninstall from." if uninstall else "install: none found on this machine "
+        echo("No agent to " + ("uninstall from." if uninstall else "install: none found on this machine "
                                      "(`epimem install --list`)."))
     if dry_run:
-        typer.echo("Dry run: nothing was changed.")
+        echo("Dry run: nothing was changed.")
     if not ok:
-        raise typer.Exit(1)
+        raise SystemExit(1)
 
 
-def _claude_code_all(ctx: typer.Context, scope: str, project: Path | None, dry_run: bool, uninstall: bool,
+def _claude_code_all(ctx, scope: str, project: Path | None, dry_run: bool, uninstall: bool,
                      done: list[str]) -> bool:
     """Claude Code's part of --all, through its own installer (the defaults of `install claude-code`)."""
     from ..claude import install as claude_install
@@ -194,22 +188,27 @@ def _claude_code_all(ctx: typer.Context, scope: str, project: Path | None, dry_r
     row = _claude_code_status()
     if not (row["wired"] if uninstall else row["present"]):
         return True
-    typer.echo("== Claude Code")
+    echo("== Claude Code")
     done.append("Claude Code")
     vault = _vault(ctx, create=not uninstall, dry_run=dry_run)
     vault_arg = None if Path(vault) == default_root().absolute() else vault
     actions = claude_install.plan(scope, project=project, uninstall=uninstall, vault=vault_arg)
     for a in actions:
-        typer.echo(a.line())
+        echo(a.line())
     if not dry_run:
         for note in claude_install.apply(actions):
-            typer.echo(note)
+            echo(note)
     return not any(a.what == "refused" for a in actions)
 
 
-def register(app: typer.Typer) -> None:
+from . import claude  # noqa: E402,F401  (declares `install claude-code`)
+
+
+def _declare_agents() -> None:
     from ..agents.table import AGENTS
 
     for name in AGENTS:
-        install_app.command(name)(_agent_command(name))
-    app.add_typer(install_app, name="install")
+        _agent_command(name)
+
+
+_declare_agents()
