@@ -3,11 +3,7 @@ lines, warnings), and errors that end the command with a message, never a traceb
 
 from __future__ import annotations
 
-import dataclasses
-import json
 import sys
-from datetime import date, datetime
-from typing import Any, NoReturn
 
 from ..api.shapes import (  # the shapes the MCP server shows too: their one home, used by every CLI module
     NOTHING_OBSERVED,  # noqa: F401
@@ -21,6 +17,11 @@ from ..api.shapes import (  # the shapes the MCP server shows too: their one hom
 from ..core import vocabulary as vocab
 from ..core.record import view as _belief_view  # standard library only: cheap at start-up
 from .spec import Context, Opt, UsageError
+
+TYPE_CHECKING = False  # every command's module imports this one: nothing here it does not use
+if TYPE_CHECKING:
+    from datetime import date
+    from typing import Any, NoReturn
 
 JSON = Opt("--json", dest="as_json", type=bool, help="Machine-readable output (fields in docs/cli.md).")
 
@@ -39,6 +40,9 @@ def memory(ctx: Context):
 # --- what a command prints ---------------------------------------------------------------------
 
 def _default(o: Any) -> Any:
+    import dataclasses
+    from datetime import date, datetime
+
     if isinstance(o, (date, datetime)):
         return o.isoformat()
     if dataclasses.is_dataclass(o) and not isinstance(o, type):
@@ -49,6 +53,8 @@ def _default(o: Any) -> Any:
 
 
 def emit_json(obj: Any) -> None:
+    import json
+
     sys.stdout.write(json.dumps(obj, default=_default, ensure_ascii=False, indent=2) + "\n")
 
 

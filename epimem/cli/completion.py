@@ -213,6 +213,8 @@ def complete(words: list[str]) -> list[tuple[str, str, str]]:
         if node is None and path == () and w in AREAS:
             load(w)
         candidate = (*path, w)
+        if node is not None:
+            node.children()  # a group that declares its commands late
         if candidate in COMMANDS and positional_seen == 0:
             path = candidate
             node = COMMANDS[path]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .common import echo, emit_json, memory, usage
+from .common import echo, emit_json, fail, memory, usage
 from .spec import Opt, command, group
 
 SCOPE = Opt("--scope", default="user", choices=("user", "project"),
@@ -76,6 +76,111 @@ def _agent_command(name: str) -> None:
             echo("Dry run: nothing was changed.")
         if not ok:
             raise SystemExit(1)
+
+
+# --- Claude Code --------------------------------------------------------------------------
+
+@command("install claude-code",
+         Opt("--scope", default="user", choices=("user", "project"),
+             help="user (~/.claude) or project (./.claude)."),
+         Opt("--project", type=Path, metavar="DIR", complete="dir",
+             help="The project folder for --scope project (default: the current one)."),
+         Opt("--plugin", type=bool, help="Install epimem's Claude Code plugin (with `claude plugin …`) instead of "
+                                         "hooks in settings.json."),
+         Opt("--auto-observe", type=bool, help="Also install the SessionEnd hook that reads each transcript."),
+         Opt("--llm", type=bool, help="With --auto-observe: also let Claude read the transcript (sends it to "
+                                      "Anthropic; needs ANTHROPIC_API_KEY)."),
+         Opt("--mcp", type=bool, help="Also register the MCP server (`epimem mcp`): ~/.claude.json for --scope "
+                                      "user, .mcp.json for --scope project."),
+         Opt("--dry-run", type=bool, help="Say what would change; change nothing."),
+         Opt("--uninstall", type=bool, help="Remove exactly what the install added."))
+def install_claude_code(ctx, scope, project, plugin, auto_observe, llm, mcp, dry_run, uninstall):
+    """Put the /observe and /mirror skills, the hooks and the CLAUDE.md lines in place."""
+    from ..claude import install
+    from ..store.paths import default_root, resolve_root
+
+    if llm and not auto_observe and not uninstall:
+        usage("--llm goes with --auto-observe")
+    if plugin and mcp:
+        usage("the plugin carries the MCP server already: --mcp goes with the settings install")
+    if plugin and auto_observe:
+        usage("--auto-observe is not part of the plugin yet: use the settings install for it")
+    root = resolve_root(ctx.vault)
+    # The vault travels in settings.json's "env", which reaches the hooks, the skills' `!` lines and
+    # the model's commands alike (docs/claude-code.md); the default place needs no entry.
+    vault_arg = None if root == default_root().absolute() else str(root)
+    try:
+        if plugin:
+            commands, actions = install.plugin_plan(scope, project=project, uninstall=uninstall, vault=vault_arg)
+        else:
+            commands = []
+            actions = install.plan(scope, project=project, auto_observe=auto_observe, llm=llm,
+                                   uninstall=uninstall, vault=vault_arg)
+        # The plugin carries its own MCP server. --uninstall removes the entry an earlier --mcp added,
+        # whether or not --mcp is given again.
+        mcp_actions = _mcp_plan(scope, project, vault_arg, uninstall) if (mcp or uninstall) and not plugin else []
+    except install.InstallError as e:
+        fail(str(e))
+    mem = memory(ctx)
+    if not uninstall and not mem.vault.exists():
+        echo(f"{'would create' if dry_run else 'create':<9} {root} — a new vault")
+    import shlex
+    import shutil
+    import subprocess
+
+    claude = shutil.which("claude")
+    for argv in commands:
+        echo(f"{'run':<9} claude {' '.join(shlex.quote(a) for a in argv)}")
+    for a in actions + mcp_actions:
+        echo(a.line())
+    for note in install.notes(scope) if not plugin and not uninstall else []:
+        echo(f"Note: {note}")
+    if dry_run:
+        echo("Dry run: nothing was changed.")
+        return
+    if commands and claude is None:
+        fail("`claude` is not on PATH: install Claude Code, or run the `claude plugin` commands above "
+             "yourself; nothing was changed")
+    if not uninstall and not mem.vault.exists():
+        from ..api.memory import Memory
+
+        Memory.init(root)
+    for argv in commands:
+        proc = subprocess.run([claude, *argv], capture_output=True, text=True, cwd=project or None)
+        said = (proc.stdout + proc.stderr).strip()
+        if proc.returncode != 0 and not uninstall:
+            fail(f"claude {' '.join(argv)} failed: {said}")
+        if said:
+            echo(said.splitlines()[-1])
+    if commands:
+        # `claude plugin …` has just rewritten settings.json (enabledPlugins): the env entries are
+        # merged into what it wrote, not into the text read before.
+        _, actions = install.plugin_plan(scope, project=project, uninstall=uninstall, vault=vault_arg)
+    for note in install.apply(actions, uninstall=uninstall) + _mcp_apply(mcp_actions):
+        echo(note)
+    if not uninstall:
+        from ..store.context_cache import refresh_context
+
+        refresh_context(root)  # the first session starts with context, not with a rebuild
+        echo("Done: new Claude Code sessions start with epimem's context; /observe and /mirror are ready.")
+    if any(a.what == "refused" for a in actions + mcp_actions):
+        raise SystemExit(1)
+
+
+def _mcp_plan(scope, project, vault, uninstall):
+    from ..claude.install import InstallError
+    from ..mcp import register
+
+    try:
+        return register.plan(scope, project=project, vault=vault, uninstall=uninstall)
+    except register.RegisterError as e:
+        raise InstallError(str(e)) from None
+
+
+def _mcp_apply(actions) -> list[str]:
+    from ..mcp import register
+
+    return register.apply(actions) if actions else []
 
 
 def _claude_code_status() -> dict:
@@ -149,7 +254,7 @@ group("install", "Connect epimem to an assistant: claude-code, codex, gemini, op
       Opt("--all", dest="all_", type=bool, help="Install (or with --uninstall remove) every agent present on "
                                                 "this machine."),
       Opt("--json", dest="as_json", type=bool, help="With --list: machine-readable rows."),
-      SCOPE, PROJECT, DRY_RUN, UNINSTALL, run=install_group)
+      SCOPE, PROJECT, DRY_RUN, UNINSTALL, run=install_group, expand=lambda: _declare_agents())
 
 
 def _install_all(ctx, scope: str, project: Path | None, dry_run: bool, uninstall: bool) -> None:
@@ -201,14 +306,9 @@ def _claude_code_all(ctx, scope: str, project: Path | None, dry_run: bool, unins
     return not any(a.what == "refused" for a in actions)
 
 
-from . import claude  # noqa: E402,F401  (declares `install claude-code`)
-
-
 def _declare_agents() -> None:
     from ..agents.table import AGENTS
 
     for name in AGENTS:
         _agent_command(name)
 
-
-_declare_agents()

@@ -5,7 +5,6 @@ themselves: they call `epimem.api` and render (--json, or text).
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
@@ -325,6 +324,8 @@ def observe(ctx, connects, strength, evidence, suggests, therefore, basis, sessi
         except UnicodeDecodeError as e:
             line = data.count(b"\n", 0, e.start) + 1
             fail(f"{where}:{line}: not valid UTF-8 (byte {e.start})")
+        import json
+
         try:
             items = json.loads(raw) if raw.strip() else []
         except json.JSONDecodeError as e:

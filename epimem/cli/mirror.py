@@ -8,12 +8,14 @@ JSON carries every figure and list plus the rendered markdown.
 
 from __future__ import annotations
 
-import json
 import sys
-from typing import Any
 
 from .common import answer_json, echo, emit_json, fail, memory, usage, warn
 from .spec import Arg, Opt, command, group
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 BIG = 2000  # beliefs: above this, --json is printed compact
 
@@ -61,6 +63,8 @@ def _size(data: Any) -> int:
 
 
 def _output(data: Any, markdown: str, as_json: bool, extra: dict[str, Any] | None = None) -> None:
+    import json
+
     from ..mirror.data import as_data
 
     if as_json:

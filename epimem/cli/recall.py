@@ -8,7 +8,6 @@ assistant may run at every turn, imports nothing here it does not use.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from pathlib import Path
@@ -241,6 +240,8 @@ def watch_cmd(ctx, commit, debounce, step, poll, embedder, chroma_url):
 
 
 def _batch(r, source: str, defaults: dict) -> None:
+    import json
+
     try:
         text = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as e:

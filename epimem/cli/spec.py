@@ -134,11 +134,15 @@ class Command:
     """A command (`run` set) or a group of commands (children in the registry), or both:
     `install` runs itself when no agent is named."""
 
-    __slots__ = ("path", "options", "run", "help", "hidden", "loose", "exit_zero")
+    __slots__ = ("path", "options", "run", "help", "hidden", "loose", "exit_zero", "expand")
 
     def __init__(self, path: tuple[str, ...], options: tuple[Opt, ...], run: Callable | None, help: str,
-                 hidden: bool = False, loose: bool = False, exit_zero: bool = False):
+                 hidden: bool = False, loose: bool = False, exit_zero: bool = False,
+                 expand: Callable[[], None] | None = None):
         self.path = path
+        # expand: declares the group's commands when they are first needed (`install`'s agents come
+        # from a table `epimem --help` need not import).
+        self.expand = expand
         # exit_zero: a usage error under it is said on stderr and exits 0 (the hooks: a hook that
         # fails would disturb the session it runs for).
         self.exit_zero = exit_zero
@@ -155,6 +159,9 @@ class Command:
         return self.help.strip().split("\n\n", 1)[0].replace("\n", " ") if self.help else ""
 
     def children(self) -> list[Command]:
+        if self.expand is not None:
+            declare, self.expand = self.expand, None
+            declare()
         n = len(self.path)
         return [c for p, c in COMMANDS.items() if len(p) == n + 1 and p[:n] == self.path]
 
@@ -179,12 +186,12 @@ def command(path: str | tuple[str, ...], *options: Opt, help: str | None = None,
 
 
 def group(path: str | tuple[str, ...], help: str, *options: Opt, run: Callable | None = None,
-          hidden: bool = False, exit_zero: bool = False) -> None:
+          hidden: bool = False, exit_zero: bool = False, expand: Callable[[], None] | None = None) -> None:
     """Declare a group of commands (`belief`); `run` with `options` when it is given no command."""
     p = _path(path)
     if p in COMMANDS:
         raise ValueError(f"`{' '.join(p)}` is declared twice")
-    COMMANDS[p] = Command(p, options, run, help, hidden, exit_zero=exit_zero)
+    COMMANDS[p] = Command(p, options, run, help, hidden, exit_zero=exit_zero, expand=expand)
 
 
 class Context:
@@ -298,6 +305,7 @@ def resolve(words: list[str]) -> tuple[Command, list[str]]:
     i = 0
     while i < len(words) and (*path, words[i]) in COMMANDS:
         path = (*path, words[i])
+        COMMANDS[path].children()  # a group declares its commands now if it waited
         i += 1
     if not path:
         raise KeyError(words[0] if words else "")
