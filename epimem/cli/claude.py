@@ -29,7 +29,9 @@ def _never_fail(ctx, produce) -> None:
             raise
         line = "epimem could not compute this skill's data (its error is above)."
     except EpimemError as e:
-        line = f"epimem: {error_message(e)}."
+        from .spec import COMMANDS
+
+        line = f"epimem: {error_message(e, COMMANDS.get(ctx.command))}."
     except Exception as e:  # a bug must not take the skill down with it
         line = f"epimem failed while computing this skill's data ({type(e).__name__}: {e})."
     root = str(resolve_root(ctx.vault))

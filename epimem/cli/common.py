@@ -85,15 +85,20 @@ def usage(message: str) -> NoReturn:
     raise UsageError(message)
 
 
-def error_message(e) -> str:
+def error_message(e, cmd=None) -> str:
     """An API error as the command line says it. The API names fields ("'title' is
-    required"); here the user set that field with a flag, so the flag is named."""
+    required"); here the user set that field with an option or an argument, so that is named
+    (`--title is required`, `COMMIT: 'x' is not a commit`) as the command declares it."""
     from ..core.errors import InputError
 
     msg = str(e)
-    if isinstance(e, InputError) and e.field and msg.startswith(f"'{e.field}'"):
-        msg = "--" + e.field.replace("_", "-") + msg[len(e.field) + 2:]
-    return msg
+    if not (isinstance(e, InputError) and e.field and msg.startswith(f"'{e.field}'")):
+        return msg
+    named = next((o for o in (cmd.options if cmd is not None else ()) if o.dest == e.field), None)
+    if named is None and cmd is not None:
+        return msg  # not a field the command line sets: said as the API says it
+    name = named.name if named is not None else "--" + e.field.replace("_", "-")
+    return name + msg[len(e.field) + 2:]
 
 
 # --- the shapes of the JSON output ---------------------------------------------------------

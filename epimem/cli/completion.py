@@ -1,7 +1,7 @@
 """Tab completion for bash, zsh and fish, made from the commands' declarations (`cli.spec`).
 
-The script a shell loads is small and fixed: at each TAB it runs `epimem completion --complete
-SHELL -- WORD...` (the words up to the cursor), and this module answers from the one
+The script a shell loads is small and fixed: at each TAB it runs `epimem __complete SHELL --
+WORD...` (the words up to the cursor), and this module answers from the one
 declaration: commands, options, an option's choices, the ids of the vault's beliefs and
 tensions, or "complete a file name here". A new command or option is completed as soon as it
 is declared; an upgraded epimem needs no new script.
@@ -28,7 +28,7 @@ _epimem_completion() {
             dir) compopt -o filenames 2>/dev/null; COMPREPLY+=($(compgen -d -- "$cur")) ;;
             plain) COMPREPLY+=("$value") ;;
         esac
-    done < <("${COMP_WORDS[0]}" completion --complete bash -- "${COMP_WORDS[@]:1:COMP_CWORD}" 2>/dev/null)
+    done < <("${COMP_WORDS[0]}" __complete bash -- "${COMP_WORDS[@]:1:COMP_CWORD}" 2>/dev/null)
 }
 complete -o nosort -F _epimem_completion epimem
 '''
@@ -38,7 +38,7 @@ ZSH = r'''#compdef epimem
 _epimem() {
     local -a descs
     local line kind value help out
-    out=$("${words[1]}" completion --complete zsh -- "${(@)words[2,CURRENT]}" 2>/dev/null)
+    out=$("${words[1]}" __complete zsh -- "${(@)words[2,CURRENT]}" 2>/dev/null)
     for line in "${(@f)out}"; do
         kind=${line%%$'\t'*}; line=${line#*$'\t'}
         value=${line%%$'\t'*}; help=${line#*$'\t'}
@@ -62,7 +62,7 @@ function __epimem_complete
     set -l words (commandline -opc) (commandline -ct)
     set -l program $words[1]
     set -e words[1]
-    for line in (command $program completion --complete fish -- $words 2>/dev/null)
+    for line in (command $program __complete fish -- $words 2>/dev/null)
         set -l parts (string split \t -- $line)
         switch $parts[1]
             case file
@@ -248,17 +248,10 @@ def complete(words: list[str]) -> list[tuple[str, str, str]]:
 
 @command("completion", Arg("shell", required=False, choices=SHELLS, help="bash, zsh or fish (default: $SHELL's)."),
          Opt("--install", type=bool, help="Install it where the shell finds it (and the line in ~/.bashrc or "
-                                          "~/.zshrc that loads it), instead of printing it."),
-         Opt("--complete", dest="complete_for", metavar="SHELL", hidden=True,
-             help="Answer a TAB (what the scripts run)."),
-         Arg("words", multiple=True, required=False, hidden=True, help="The words up to the cursor."))
-def completion_cmd(ctx, shell, install=False, complete_for=None, words=()):
+                                          "~/.zshrc that loads it), instead of printing it."))
+def completion_cmd(ctx, shell, install=False):
     """Tab completion for bash, zsh and fish: print the script, or install it with --install."""
-    if complete_for is not None:
-        for kind, value, help_ in complete(list(words)):
-            sys.stdout.write(f"{kind}\t{value}\t{' '.join(help_.split())}\n")
-        return
-    from .common import fail, usage
+    from .common import echo, fail, usage
 
     shell = shell or user_shell()
     if shell is None:
@@ -270,9 +263,15 @@ def completion_cmd(ctx, shell, install=False, complete_for=None, words=()):
         said = install_script(shell)
     except OSError as e:
         fail(f"cannot install the {shell} completion: {e}")
-    from .common import echo
-
     for line in said:
         echo(line)
     echo(f"Open a new {shell} to use it.")
 
+
+@command("__complete", Arg("shell", choices=SHELLS, help="The shell asking."),
+         Arg("words", multiple=True, required=False, help="The words up to the cursor, the last one at it."),
+         hidden=True)
+def complete_cmd(ctx, shell, words):
+    """Answer a TAB: one `kind<TAB>value<TAB>help` line a candidate (what the scripts run)."""
+    for kind, value, help_ in complete(list(words)):
+        sys.stdout.write(f"{kind}\t{value}\t{' '.join(help_.split())}\n")

@@ -23,7 +23,7 @@ AREAS = {
     "install": "install", "hook": "hook", "skill": "claude", "mcp": "mcp",
     "sync": "portability", "clone": "portability", "export": "portability", "import": "portability",
     "merge-driver": "portability",
-    "completion": "completion",
+    "completion": "completion", "__complete": "completion",
 }
 
 HELP = ("A personal epistemic memory: what the assistant believes about you, as markdown files in a "
@@ -112,20 +112,21 @@ def main(args: list[str]) -> int:
     """Run `epimem ARGS`; the exit code (docs/cli.md, "Exit codes")."""
     from ..core.errors import EpimemError
 
+    running: list[Command] = []
     try:
-        return _run(args)
+        return _run(args, running)
     except SystemExit as e:
         return e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
     except EpimemError as e:
         from .common import error_message
 
-        _say(f"epimem: error: {error_message(e)}")
+        _say(f"epimem: error: {error_message(e, running[-1] if running else None)}")
         return e.exit_code
     except KeyboardInterrupt:
         return 130
 
 
-def _run(args: list[str]) -> int:
+def _run(args: list[str], running: list[Command]) -> int:
     cmd = TOP
     try:
         got, rest = split_global(args)
@@ -164,6 +165,7 @@ def _run(args: list[str]) -> int:
             import os
 
             vault = os.environ.get("EPIMEM_VAULT") or None
+        running.append(cmd)
         cmd.run(Context(vault, got["today"], cmd.path), **kwargs)
         return 0
     except HelpRequested as h:
@@ -185,7 +187,11 @@ def exit_zero(cmd: Command) -> bool:
 
 
 def _no_command(cmd: Command, word: str) -> str:
-    names = list(AREAS) if cmd.path == () else [c.path[-1] for c in cmd.children() if not c.hidden]
+    from .help import visible_children
+
+    if cmd.path == ():
+        load_all()
+    names = [c.path[-1] for c in visible_children(cmd)]
     from difflib import get_close_matches
 
     near = get_close_matches(word, names, n=1)

@@ -26,12 +26,12 @@ def usage(cmd: Command) -> str:
     elif any(not o.positional for o in cmd.options):
         parts.append("[OPTIONS]")
     parts += [_arg_usage(o) for o in cmd.options if o.positional and not o.hidden]
-    if _visible_children(cmd):
+    if visible_children(cmd):
         parts.append("COMMAND [ARGS]..." if cmd.run is None else "[COMMAND [ARGS]...]")
     return "Usage: " + " ".join(parts)
 
 
-def _visible_children(cmd: Command) -> list[Command]:
+def visible_children(cmd: Command) -> list[Command]:
     children = [c for c in cmd.children() if not c.hidden]
     if cmd.path == ():
         from .dispatch import AREAS
@@ -97,7 +97,7 @@ def render(cmd: Command, global_options: tuple[Opt, ...] = ()) -> str:
     opts = [o for o in (*global_options, *cmd.options) if not o.positional and not o.hidden] + [HELP_OPT]
     lines.append("Options:")
     lines += _table([(_option_label(o), _option_help(o)) for o in opts])
-    children = _visible_children(cmd)
+    children = visible_children(cmd)
     if children:
         lines += ["", "Commands:"]
         lines += _table([(c.path[-1], c.summary) for c in children])

@@ -139,7 +139,7 @@ def import_mcp_memory(ctx, file, dry_run, as_json):
 
 
 @command("import claude-auto-memory", Arg("folder", metavar="DIR", type=Path, complete="dir",
-                                          help="~/.claude/projects/<project>/memory"),
+                                          help="The memory folder: ~/.claude/projects/<project>/memory."),
          Opt("--project", metavar="NAME", help="The scope (default: the project the folder is named after)."),
          DRY_RUN, IMPORT_JSON)
 def import_claude_auto_memory(ctx, folder, project, dry_run, as_json):
