@@ -420,10 +420,10 @@ def session_start(vault: str | None = None, today: str | None = None, budget_tok
 
 def _standing_down(via: str | None, cwd: str) -> bool:
     """True for the plugin's hook when epimem's settings.json hooks are also installed: they run
-    too, and one session must count once (epimem/claude/wiring.py)."""
+    too, and one session must count once (epimem/agents/wiring.py)."""
     if via != "plugin":
         return False
-    from .wiring import settings_hook_present
+    from ..agents.wiring import settings_hook_present
 
     # Claude Code reads the project's settings from the project root, which a session's cwd may be below.
     found = settings_hook_present(os.environ.get("CLAUDE_PROJECT_DIR") or cwd)

@@ -1,7 +1,8 @@
 """`epimem install AGENT | --list | --all`: wire epimem into every agent the user has (SPEC §10).
 
-The group is created here; `install claude-code` (cli/claude.py) is one of its
-commands, the others come from the table in `epimem/agents/table.py`.
+One command for each agent of the installer's table (`epimem/agents/table.py`), Claude Code as
+the others; `install claude-code` has options of its own (its SessionEnd hook, the optional MCP
+server, the plugin instead of settings.json).
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .common import echo, emit_json, fail, memory, usage
-from .spec import Opt, command, group
+from .spec import COMMANDS, Opt, command, group
 
 SCOPE = Opt("--scope", default="user", choices=("user", "project"),
             help="user (the agent's config in your home) or project (the current folder), where the agent has both.")
@@ -34,30 +35,39 @@ def _vault(ctx, *, create: bool, dry_run: bool) -> str:
     return str(root)
 
 
-def _run_agent(ctx, name: str, scope: str, project: Path | None, dry_run: bool,
-               uninstall: bool) -> bool:
+def _run_agent(ctx, name: str, scope: str, project: Path | None, dry_run: bool, uninstall: bool,
+               **options: bool) -> bool:
     """Plan and (unless a dry run) carry out one agent's install; False when a part was refused."""
     from ..agents import base
     from ..agents import install as agents_install
     from ..agents.table import AGENTS
 
-    vault = _vault(ctx, create=not uninstall, dry_run=dry_run)
-    actions = agents_install.plan(name, scope, project=project, vault=vault, uninstall=uninstall)
+    agent = AGENTS[name]
+    try:
+        vault = _vault(ctx, create=False, dry_run=dry_run)
+        command = agents_install.command_of(agent)
+        actions = agents_install.plan(name, scope, project=project, vault=vault, command=command,
+                                      uninstall=uninstall, **options)
+    except base.InstallError as e:
+        fail(str(e))
+    _vault(ctx, create=not uninstall, dry_run=dry_run)
     for a in actions:
         echo(a.line())
+    for note in [] if uninstall else getattr(agent.module, "notes", lambda s, c: [])(scope, command):
+        echo(f"Note: {note}")
+    ok = not any(a.what == "refused" for a in actions)
     if dry_run:
-        return not any(a.what == "refused" for a in actions)
-    for note in base.apply(actions):
+        return ok
+    for note in base.apply(actions, uninstall=uninstall):
         echo(note)
     if not uninstall:
         from ..store.context_cache import refresh_context
 
         refresh_context(Path(vault))  # the first session starts with context, not with a rebuild
-        label = AGENTS[name].label
-        echo(f"Done: {label} reaches the vault through the epimem MCP server.")
-        if AGENTS[name].module.NOTE:
-            echo(f"Note: {AGENTS[name].module.NOTE}")
-    return not any(a.what == "refused" for a in actions)
+        echo(getattr(agent.module, "DONE", f"Done: {agent.label} reaches the vault through the epimem MCP server."))
+        if agent.module.NOTE:
+            echo(f"Note: {agent.module.NOTE}")
+    return ok
 
 
 def _agent_command(name: str) -> None:
@@ -71,20 +81,19 @@ def _agent_command(name: str) -> None:
     @command(("install", name), SCOPE, PROJECT, DRY_RUN, UNINSTALL,
              help=f"Wire epimem into {agent.label}: " + ", ".join(p for p in parts if p) + ".")
     def install_agent(ctx, scope, project, dry_run, uninstall):
-        ok = _run_agent(ctx, name, scope, project, dry_run, uninstall)
-        if dry_run:
-            echo("Dry run: nothing was changed.")
-        if not ok:
-            raise SystemExit(1)
+        _finish(_run_agent(ctx, name, scope, project, dry_run, uninstall), dry_run)
+
+
+def _finish(ok: bool, dry_run: bool) -> None:
+    if dry_run:
+        echo("Dry run: nothing was changed.")
+    if not ok:
+        raise SystemExit(1)
 
 
 # --- Claude Code --------------------------------------------------------------------------
 
-@command("install claude-code",
-         Opt("--scope", default="user", choices=("user", "project"),
-             help="user (~/.claude) or project (./.claude)."),
-         Opt("--project", type=Path, metavar="DIR", complete="dir",
-             help="The project folder for --scope project (default: the current one)."),
+@command("install claude-code", SCOPE, PROJECT,
          Opt("--plugin", type=bool, help="Install epimem's Claude Code plugin (with `claude plugin …`) instead of "
                                          "hooks in settings.json."),
          Opt("--auto-observe", type=bool, help="Also install the SessionEnd hook that reads each transcript."),
@@ -92,59 +101,47 @@ def _agent_command(name: str) -> None:
                                       "Anthropic; needs ANTHROPIC_API_KEY)."),
          Opt("--mcp", type=bool, help="Also register the MCP server (`epimem mcp`): ~/.claude.json for --scope "
                                       "user, .mcp.json for --scope project."),
-         Opt("--dry-run", type=bool, help="Say what would change; change nothing."),
-         Opt("--uninstall", type=bool, help="Remove exactly what the install added."))
+         DRY_RUN, UNINSTALL)
 def install_claude_code(ctx, scope, project, plugin, auto_observe, llm, mcp, dry_run, uninstall):
     """Put the /observe and /mirror skills, the hooks and the CLAUDE.md lines in place."""
-    from ..claude import install
-    from ..store.paths import default_root, resolve_root
-
     if llm and not auto_observe and not uninstall:
         usage("--llm goes with --auto-observe")
     if plugin and mcp:
         usage("the plugin carries the MCP server already: --mcp goes with the settings install")
     if plugin and auto_observe:
         usage("--auto-observe is not part of the plugin yet: use the settings install for it")
-    root = resolve_root(ctx.vault)
-    # The vault travels in settings.json's "env", which reaches the hooks, the skills' `!` lines and
-    # the model's commands alike (docs/claude-code.md); the default place needs no entry.
-    vault_arg = None if root == default_root().absolute() else str(root)
-    try:
-        if plugin:
-            commands, actions = install.plugin_plan(scope, project=project, uninstall=uninstall, vault=vault_arg)
-        else:
-            commands = []
-            actions = install.plan(scope, project=project, auto_observe=auto_observe, llm=llm,
-                                   uninstall=uninstall, vault=vault_arg)
-        # The plugin carries its own MCP server. --uninstall removes the entry an earlier --mcp added,
-        # whether or not --mcp is given again.
-        mcp_actions = _mcp_plan(scope, project, vault_arg, uninstall) if (mcp or uninstall) and not plugin else []
-    except install.InstallError as e:
-        fail(str(e))
-    mem = memory(ctx)
-    if not uninstall and not mem.vault.exists():
-        echo(f"{'would create' if dry_run else 'create':<9} {root} — a new vault")
+    if plugin:
+        _finish(_plugin(ctx, scope, project, dry_run, uninstall), dry_run)
+        return
+    # --uninstall removes the MCP entry an earlier --mcp added, whether or not --mcp is given again.
+    _finish(_run_agent(ctx, "claude-code", scope, project, dry_run, uninstall, auto_observe=auto_observe,
+                       llm=llm, mcp=mcp), dry_run)
+
+
+def _plugin(ctx, scope: str, project: Path | None, dry_run: bool, uninstall: bool) -> bool:
+    """The plugin's install: `claude plugin …`, then the vault (and the epimem to run) in "env"."""
     import shlex
     import shutil
     import subprocess
 
+    from ..agents import base, claude_code
+
+    vault = _vault(ctx, create=False, dry_run=dry_run)
+    try:
+        commands, actions = claude_code.plugin_plan(scope, project=project, uninstall=uninstall, vault=vault)
+    except base.InstallError as e:
+        fail(str(e))
+    _vault(ctx, create=not uninstall, dry_run=dry_run)
     claude = shutil.which("claude")
     for argv in commands:
-        echo(f"{'run':<9} claude {' '.join(shlex.quote(a) for a in argv)}")
-    for a in actions + mcp_actions:
+        echo(f"{'run':<9} claude {shlex.join(argv)}")
+    for a in actions:
         echo(a.line())
-    for note in install.notes(scope) if not plugin and not uninstall else []:
-        echo(f"Note: {note}")
     if dry_run:
-        echo("Dry run: nothing was changed.")
-        return
-    if commands and claude is None:
+        return True
+    if claude is None:
         fail("`claude` is not on PATH: install Claude Code, or run the `claude plugin` commands above "
              "yourself; nothing was changed")
-    if not uninstall and not mem.vault.exists():
-        from ..api.memory import Memory
-
-        Memory.init(root)
     for argv in commands:
         proc = subprocess.run([claude, *argv], capture_output=True, text=True, cwd=project or None)
         said = (proc.stdout + proc.stderr).strip()
@@ -152,53 +149,20 @@ def install_claude_code(ctx, scope, project, plugin, auto_observe, llm, mcp, dry
             fail(f"claude {' '.join(argv)} failed: {said}")
         if said:
             echo(said.splitlines()[-1])
-    if commands:
-        # `claude plugin …` has just rewritten settings.json (enabledPlugins): the env entries are
-        # merged into what it wrote, not into the text read before.
-        _, actions = install.plugin_plan(scope, project=project, uninstall=uninstall, vault=vault_arg)
-    for note in install.apply(actions, uninstall=uninstall) + _mcp_apply(mcp_actions):
+    # `claude plugin …` has just rewritten settings.json (enabledPlugins): the env entries are
+    # merged into what it wrote, not into the text read before.
+    _, actions = claude_code.plugin_plan(scope, project=project, uninstall=uninstall, vault=vault)
+    for note in base.apply(actions, uninstall=uninstall):
         echo(note)
     if not uninstall:
         from ..store.context_cache import refresh_context
 
-        refresh_context(root)  # the first session starts with context, not with a rebuild
-        echo("Done: new Claude Code sessions start with epimem's context; /observe and /mirror are ready.")
-    if any(a.what == "refused" for a in actions + mcp_actions):
-        raise SystemExit(1)
+        refresh_context(Path(vault))
+        echo(claude_code.DONE)
+    return True
 
 
-def _mcp_plan(scope, project, vault, uninstall):
-    from ..claude.install import InstallError
-    from ..mcp import register
-
-    try:
-        return register.plan(scope, project=project, vault=vault, uninstall=uninstall)
-    except register.RegisterError as e:
-        raise InstallError(str(e)) from None
-
-
-def _mcp_apply(actions) -> list[str]:
-    from ..mcp import register
-
-    return register.apply(actions) if actions else []
-
-
-def _claude_code_status() -> dict:
-    """Claude Code's row of `--list`, from the files its own installer writes."""
-    import shutil
-
-    from ..agents import base
-    from ..claude import install as claude_install
-
-    t = claude_install.targets("user")
-    settings = base.read(t["settings"]) or ""
-    hooked = bool(settings.strip()) and claude_install.remove_hooks(settings, t["settings"]) != settings
-    versions = [base.skill_version(base.read(t["skills"] / s / "SKILL.md")) for s in claude_install.SKILLS]
-    return {"agent": "claude-code", "label": "Claude Code", "scope": "user",
-            "present": bool(shutil.which("claude")) or claude_install.claude_dir().is_dir(),
-            "wired": hooked, "parts": {"hook": hooked, "skills": all(versions)},
-            "version": next((v for v in versions if v), None)}
-
+# --- --list and --all ---------------------------------------------------------------------
 
 def _statuses(project: Path | None) -> list[dict]:
     from ..agents import install as agents_install
@@ -206,14 +170,14 @@ def _statuses(project: Path | None) -> list[dict]:
 
     here = (project or Path.cwd()).absolute()
     rows = []
-    try:
-        rows.append(_claude_code_status())
-    except Exception as e:  # a broken settings.json must not hide the other agents
-        rows.append({"agent": "claude-code", "label": "Claude Code", "scope": "user", "present": True,
-                     "wired": False, "parts": {}, "version": None, "problem": str(e)})
     for name, agent in AGENTS.items():
         for scope in agent.scopes():
-            s = agents_install.status(name, scope, project)
+            try:
+                s = agents_install.status(name, scope, project)
+            except Exception as e:  # a broken config must not hide the other agents
+                rows.append({"agent": name, "label": agent.label, "scope": scope, "present": True,
+                             "wired": False, "parts": {}, "version": None, "problem": str(e)})
+                continue
             if scope == "project" and (not any(s.parts.values()) or config_path(agent.mcp, "project", here)
                                        == config_path(agent.mcp, "user", here)):
                 continue  # a project row only where something of epimem's is, and is not the user's
@@ -227,8 +191,8 @@ def _print_list(rows: list[dict]) -> None:
     for r in rows:
         parts = ", ".join(f"{k} {'yes' if v else 'no'}" for k, v in r["parts"].items())
         echo(f"{r['agent']:<15} {r['scope']:<8} {'yes' if r['present'] else 'no':<8} "
-                   f"{'yes' if r['wired'] else 'no':<6} {r['version'] or '-':<6} {parts}"
-                   + (f"  ({r['problem']})" if r.get("problem") else ""))
+             f"{'yes' if r['wired'] else 'no':<6} {r['version'] or '-':<6} {parts}"
+             + (f"  ({r['problem']})" if r.get("problem") else ""))
 
 
 def install_group(ctx, list_, all_, as_json, scope, project, dry_run, uninstall):
@@ -248,15 +212,6 @@ def install_group(ctx, list_, all_, as_json, scope, project, dry_run, uninstall)
     _install_all(ctx, scope, project, dry_run, uninstall)
 
 
-group("install", "Connect epimem to an assistant: claude-code, codex, gemini, opencode, cursor, claude-desktop.",
-      Opt("--list", dest="list_", type=bool, help="Which agents are on this machine, which are wired, which "
-                                                  "version of epimem's files each has."),
-      Opt("--all", dest="all_", type=bool, help="Install (or with --uninstall remove) every agent present on "
-                                                "this machine."),
-      Opt("--json", dest="as_json", type=bool, help="With --list: machine-readable rows."),
-      SCOPE, PROJECT, DRY_RUN, UNINSTALL, run=install_group, expand=lambda: _declare_agents())
-
-
 def _install_all(ctx, scope: str, project: Path | None, dry_run: bool, uninstall: bool) -> None:
     from ..agents import install as agents_install
     from ..agents.table import AGENTS
@@ -274,41 +229,24 @@ def _install_all(ctx, scope: str, project: Path | None, dry_run: bool, uninstall
         echo(f"== {agent.label}")
         ok = _run_agent(ctx, name, scope, project, dry_run, uninstall) and ok
         done.append(agent.label)
-    ok = _claude_code_all(ctx, scope, project, dry_run, uninstall, done) and ok
     if not done:
         echo("No agent to " + ("uninstall from." if uninstall else "install: none found on this machine "
-                                     "(`epimem install --list`)."))
-    if dry_run:
-        echo("Dry run: nothing was changed.")
-    if not ok:
-        raise SystemExit(1)
-
-
-def _claude_code_all(ctx, scope: str, project: Path | None, dry_run: bool, uninstall: bool,
-                     done: list[str]) -> bool:
-    """Claude Code's part of --all, through its own installer (the defaults of `install claude-code`)."""
-    from ..claude import install as claude_install
-    from ..store.paths import default_root
-
-    row = _claude_code_status()
-    if not (row["wired"] if uninstall else row["present"]):
-        return True
-    echo("== Claude Code")
-    done.append("Claude Code")
-    vault = _vault(ctx, create=not uninstall, dry_run=dry_run)
-    vault_arg = None if Path(vault) == default_root().absolute() else vault
-    actions = claude_install.plan(scope, project=project, uninstall=uninstall, vault=vault_arg)
-    for a in actions:
-        echo(a.line())
-    if not dry_run:
-        for note in claude_install.apply(actions):
-            echo(note)
-    return not any(a.what == "refused" for a in actions)
+                               "(`epimem install --list`)."))
+    _finish(ok, dry_run)
 
 
 def _declare_agents() -> None:
     from ..agents.table import AGENTS
 
     for name in AGENTS:
-        _agent_command(name)
+        if ("install", name) not in COMMANDS:  # claude-code is declared above, with its own options
+            _agent_command(name)
 
+
+group("install", "Connect epimem to an assistant: claude-code, codex, gemini, opencode, cursor, claude-desktop.",
+      Opt("--list", dest="list_", type=bool, help="Which agents are on this machine, which are wired, which "
+                                                  "version of epimem's files each has."),
+      Opt("--all", dest="all_", type=bool, help="Install (or with --uninstall remove) every agent present on "
+                                                "this machine."),
+      Opt("--json", dest="as_json", type=bool, help="With --list: machine-readable rows."),
+      SCOPE, PROJECT, DRY_RUN, UNINSTALL, run=install_group, expand=_declare_agents)

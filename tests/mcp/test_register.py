@@ -45,7 +45,7 @@ def test_user_scope_writes_claude_json_like_claude_mcp_add(tmp_path, mvault):
     assert len(backups) == 1 and stat.S_IMODE(backups[0].stat().st_mode) == 0o600
     # Twice changes nothing.
     again = epimem(home, proj, "--vault", str(mvault), "install", "claude-code", "--mcp")
-    assert "the epimem MCP server is already registered" in again.stdout
+    assert f"unchanged {cj} — already as wanted" in again.stdout
     assert len(list(home.glob(".claude.json.epimem-backup-*"))) == 1
     # --uninstall removes exactly the entry (even without --mcp).
     r = epimem(home, proj, "--vault", str(mvault), "install", "claude-code", "--uninstall")
@@ -78,5 +78,5 @@ def test_someone_elses_epimem_entry_and_broken_json_are_left_alone(tmp_path, mva
     assert json.loads((proj / ".mcp.json").read_text()) == theirs
     (proj / ".mcp.json").write_text("{ broken")
     r = epimem(home, proj, "--vault", str(mvault), "install", "claude-code", "--scope", "project", "--mcp")
-    assert r.returncode == 1 and "not valid JSON" in r.stderr and "Traceback" not in r.stderr
+    assert r.returncode == 1 and "invalid JSON" in r.stderr and "line 1" in r.stderr and "Traceback" not in r.stderr
     assert (proj / ".mcp.json").read_text() == "{ broken"
