@@ -59,8 +59,14 @@ def test_project_scope_writes_mcp_json(tmp_path, mvault):
     proj.mkdir()
     r = epimem(home, proj, "--vault", str(mvault), "install", "claude-code", "--scope", "project", "--mcp")
     assert r.returncode == 0, r.stderr
-    data = json.loads((proj / ".mcp.json").read_text())
-    assert list(data) == ["mcpServers"] and data["mcpServers"]["epimem"]["args"][-1] == "mcp"
+    text = (proj / ".mcp.json").read_text()
+    data = json.loads(text)
+    # A team commits .mcp.json: plain `epimem mcp`, no path of this machine; the vault reaches the
+    # server from settings.local.json's "env", as it reaches the hooks.
+    assert data == {"mcpServers": {"epimem": {"type": "stdio", "command": "epimem", "args": ["mcp"], "env": {}}}}
+    assert str(tmp_path) not in text
+    local = json.loads((proj / ".claude" / "settings.local.json").read_text())
+    assert local["env"] == {"EPIMEM_VAULT": str(mvault)}
     r = epimem(home, proj, "--vault", str(mvault), "install", "claude-code", "--scope", "project", "--uninstall")
     assert r.returncode == 0, r.stderr
     assert not (proj / ".mcp.json").exists()
