@@ -12,14 +12,15 @@ with the replayed one, kept for the next start when it differs, and not sent twi
 *tool call* waits for the SDK as before. A cache written by another build of epimem or the SDK, or
 a request with different parameters (another client, another protocol version), is never replayed.
 
-The process's fd 0 and 1 are diverted as the SDK's own stdio transport does (fd 0 reads the null
-device, fd 1 goes to stderr), so a stray print of a handler can never corrupt the protocol.
+The client's ends of fd 0 and 1 are kept private (`_Wire`); the SDK runs through its public
+`MCPServer.run_stdio_async` over fds 0 and 1 made two pipes, one fed by `_pump`, one read by
+`_relay`, and diverts them from handlers as it does a terminal's, so a stray print of a handler
+can never corrupt the protocol.
 """
 
 from __future__ import annotations
 
 import hashlib
-import io
 import json
 import os
 import sys
@@ -152,30 +153,18 @@ def _divert(fd: int, flags: int) -> int:
     return private
 
 
-class _ToClient(io.TextIOBase):
-    """What the SDK writes as stdout: whole JSON lines, filtered through the handshake."""
-
-    def __init__(self, wire: _Wire, handshake: Handshake) -> None:
-        self.wire = wire
-        self.handshake = handshake
-        self.buf = ""
-
-    def writable(self) -> bool:
-        return True
-
-    def write(self, s: str) -> int:
-        self.buf += s
-        while "\n" in self.buf:
-            line, self.buf = self.buf.split("\n", 1)
-            if self.handshake.watching():
+def _relay(from_sdk: int, wire: _Wire, handshake: Handshake) -> None:
+    """What the SDK writes, whole JSON lines, to the client, filtered through the handshake."""
+    with os.fdopen(from_sdk, "rb") as lines:
+        for line in lines:
+            if handshake.watching():
                 try:
                     msg = json.loads(line)
                 except ValueError:
                     msg = None
-                if isinstance(msg, dict) and not self.handshake.on_answer(msg):
+                if isinstance(msg, dict) and not handshake.on_answer(msg):
                     continue
-            self.wire.send(line.encode("utf-8") + b"\n")
-        return len(s)
+            wire.send(line if line.endswith(b"\n") else line + b"\n")
 
 
 def _pump(wire: _Wire, handshake: Handshake, to_sdk: int) -> None:
@@ -204,34 +193,39 @@ def serve(root: Path, *, today: str | None = None) -> int:
     handshake = Handshake(root / ".epimem" / CACHE_NAME, stamp())
     wire = _Wire()
     sdk_in, to_sdk = os.pipe()
+    from_sdk, sdk_out = os.pipe()
     threading.Thread(target=_pump, args=(wire, handshake, to_sdk), daemon=True, name="mcp-stdin").start()
+    relay = threading.Thread(target=_relay, args=(from_sdk, wire, handshake), daemon=True, name="mcp-stdout")
+    relay.start()
 
     import anyio
-    from mcp.server.stdio import stdio_server
 
     from . import server
 
     srv = server.build(root, today=today)
     with handshake.lock:
         handshake.sdk_ready = True
-    low = srv._lowlevel_server  # what MCPServer.run_stdio_async runs; the SDK is pinned to 2.x
-
-    async def run() -> None:
-        stdin = anyio.wrap_file(io.TextIOWrapper(os.fdopen(sdk_in, "rb"), encoding="utf-8", errors="replace"))
-        stdout = anyio.wrap_file(_ToClient(wire, handshake))
-        async with stdio_server(stdin=stdin, stdout=stdout) as (read, write):
-            await low.run(read, write, low.create_initialization_options())
-
-    anyio.run(run)
+    # The SDK's own stdio transport, through its public entry point, over fds 0 and 1 made the two
+    # pipes: it claims them (and diverts them from handlers) as it claims a terminal's.
+    sys.stdout.flush()
+    os.dup2(sdk_in, 0)
+    os.dup2(sdk_out, 1)
+    os.close(sdk_in)
+    os.close(sdk_out)
+    try:
+        anyio.run(srv.run_stdio_async)
+    finally:
+        sys.stdout.flush()
+        os.dup2(2, 1)  # the last end of the SDK's pipe: the relay reads to its end, then stops
+        relay.join(timeout=10)
     return 0
 
 
 def main(vault: str | None, today: str | None) -> int:
     """`epimem [--vault V] [--today D] mcp`: what the console script and the CLI both run.
 
-    Reached from `epimem.__main__` without Typer (its import is a quarter of a second a client
-    waits for); an error before serving is one line on stderr, which clients show as a failed
-    connection, and nothing on stdout."""
+    Reached through the CLI's parser and this module only; an error before serving is one line
+    on stderr, which clients show as a failed connection, and nothing on stdout."""
     from ..core.errors import VaultError
     from ..store.paths import resolve_root
     from ..store.vault import Vault

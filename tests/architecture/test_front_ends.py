@@ -67,3 +67,10 @@ def test_claude_code_is_an_agent_of_the_table_like_the_others():
         for fn in ("mcp_entry", "hook_specs"):
             assert callable(getattr(agent.module, fn)), (agent.name, fn)
         assert agent.module.LABEL
+
+
+def test_the_mcp_server_runs_through_the_sdks_public_api():
+    # MCPServer.run_stdio_async, not its private low-level server (which a minor release may rename).
+    for f in (PKG / "mcp").rglob("*.py"):
+        assert "_lowlevel_server" not in f.read_text(), f
+    assert "run_stdio_async" in (PKG / "mcp" / "stdio.py").read_text()
