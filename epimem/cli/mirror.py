@@ -50,9 +50,9 @@ def _check_format(as_json: bool, as_md: bool) -> None:
 
 
 def _recorded(mem, kind: str, markdown: str, beliefs=()) -> dict[str, Any]:
-    from ..mirror.gutcheck import record
+    from ..mirror.gutcheck import write_review
 
-    return record(mem, kind, markdown, beliefs=beliefs)
+    return write_review(mem, kind, markdown, beliefs=beliefs)
 
 
 def _size(data: Any) -> int:

@@ -317,26 +317,25 @@ def build(root: str | Path, *, today: str | None = None) -> MCPServer:
             data = audit(snap, params, today, tuple(m.merge_leftovers()))
             md = render.audit_markdown(data)
             if record:
-                from ..mirror.gutcheck import record as record_review
-                recorded = record_review(m, "audit", render.audit_markdown(data, whole=True))
+                from ..mirror.gutcheck import write_review
+                recorded = write_review(m, "audit", render.audit_markdown(data, whole=True))
         elif mode == "gut-check":
-            from ..mirror.gutcheck import close_gut_check, gut_check, open_gut_check
-            from ..mirror.gutcheck import record as record_review
+            from ..mirror.gutcheck import close_gut_check, gut_check, open_gut_check, write_review
             data = gut_check(snap, params, today)
             md = render.gut_check_markdown(data)
             if data.beliefs:
                 open_gut_check(m, data.beliefs)
             if record:
-                recorded = record_review(m, "gut-check", md, beliefs=data.beliefs)
+                recorded = write_review(m, "gut-check", md, beliefs=data.beliefs)
                 close_gut_check(m)
         else:
-            from ..mirror.gutcheck import record as record_review
+            from ..mirror.gutcheck import write_review
             from ..mirror.interview import interview
             data = interview(snap, params, today)
             md = render.interview_markdown(data)
             if record:
-                recorded = record_review(m, "interview", md,
-                                         beliefs=sorted({q.belief for q in data.questions if q.belief}))
+                recorded = write_review(m, "interview", md,
+                                        beliefs=sorted({q.belief for q in data.questions if q.belief}))
         out = as_data(data)
         out.update({"mode": mode, "markdown": md, "recorded": recorded})
         return out

@@ -7,7 +7,6 @@ import ast
 
 from test_architecture import PKG, _closure, imports
 
-
 FRONT_ENDS = ("cli", "claude", "agents", "mcp")
 
 
