@@ -168,18 +168,18 @@ def test_a_failed_chroma_update_is_not_retried_by_every_recall(root):
     from epimem.recall import follow
     from epimem.recall.config import read_config
     from epimem.recall.index import Index
-    from epimem.recall.manifest import load_mirror, save_mirror
+    from epimem.recall.manifest import load_chroma_state, save_chroma_state
 
     url = f"http://127.0.0.1:{free_port()}"
     ix = Index(root, read_config(root, chroma_url=url), chroma="later")
     ix.rebuild("test")
     ix.chroma_mode = "background"
     assert follow.main([str(root), "--chroma-url", url]) == 1
-    assert load_mirror(ix.paths).get("error_at")
+    assert load_chroma_state(ix.paths).get("error_at")
     spawned = []
     ix.update_chroma_later = lambda: spawned.append(1)   # type: ignore[method-assign]
     assert ix.sync().action == "unchanged" and spawned == []
-    m = load_mirror(ix.paths)
+    m = load_chroma_state(ix.paths)
     m["error_at"] -= 3600                                  # an hour ago: try again
-    save_mirror(ix.paths, m)
+    save_chroma_state(ix.paths, m)
     assert ix.sync().chroma == "pending" and spawned == [1]
