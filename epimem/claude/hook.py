@@ -151,7 +151,7 @@ def update_sessions(root: str, source: str | None, today: date, prm: dict) -> di
         if source != kernel.COUNTED_SOURCE:
             s, counted, dormant, due = count(read()[0])
         else:
-            from ..store import transaction  # typing's import (~3 ms) is paid only when counting
+            from ..store import transaction  # what it imports (typing) is paid only when counting
 
             lock = VaultLock(lock_path(root), timeout=LOCK_WAIT)
             with lock:

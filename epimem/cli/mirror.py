@@ -72,8 +72,8 @@ def _output(data: Any, markdown: str, as_json: bool, extra: dict[str, Any] | Non
         out.update(extra or {})
         out["markdown"] = markdown
         if _size(data) > BIG:
-            # json's C encoder only runs without indent: a 10,000-belief audit
-            # prints in a tenth of the time, on one line.
+            # json's C encoder only runs without indent: a large audit prints on one
+            # line, in a fraction of the time (docs/benchmarks.md).
             sys.stdout.write(json.dumps(out, ensure_ascii=False) + "\n")
         else:
             emit_json(out)

@@ -1,8 +1,8 @@
 """`epimem mcp` over stdio: the SDK's server, with a client's discovery answered before the SDK has loaded.
 
 Why this module exists: importing the MCP SDK (its pydantic models of every protocol version it
-speaks, starlette, the auth modules) takes about a second of CPU, more than everything epimem does
-at start-up. Clients start their MCP servers when they launch and wait for the handshake and the
+speaks, starlette, the auth modules) costs more CPU than everything epimem does at start-up
+(docs/benchmarks.md, "MCP"). Clients start their MCP servers when they launch and wait for the handshake and the
 tool list before the user can type. Those answers (`initialize`, `server/discover`, `tools/list`,
 `prompts/list`, `resources/list`, `resources/templates/list`) are fixed for one build of epimem and
 the SDK, so the SDK's own answers from an earlier start are kept in `.epimem/mcp-handshake.json` and
