@@ -153,10 +153,17 @@ def _divert(fd: int, flags: int) -> int:
     return private
 
 
+_END = b"\x00epimem: the SDK has stopped\n"  # never a JSON line: the SDK's last word is before it
+
+
 def _relay(from_sdk: int, wire: _Wire, handshake: Handshake) -> None:
     """What the SDK writes, whole JSON lines, to the client, filtered through the handshake."""
     with os.fdopen(from_sdk, "rb") as lines:
         for line in lines:
+            if line == _END:
+                return
+            if not line.strip():
+                continue  # the newline that ends what the SDK left unfinished (see serve)
             if handshake.watching():
                 try:
                     msg = json.loads(line)
@@ -211,13 +218,17 @@ def serve(root: Path, *, today: str | None = None) -> int:
     os.dup2(sdk_in, 0)
     os.dup2(sdk_out, 1)
     os.close(sdk_in)
+    # The SDK may keep its duplicate of fd 1 open after it returns: the relay stops at a line of
+    # ours written after the SDK's last, not at the pipe's end.
+    end = os.dup(sdk_out)
     os.close(sdk_out)
     try:
         anyio.run(srv.run_stdio_async)
     finally:
         sys.stdout.flush()
-        os.dup2(2, 1)  # the last end of the SDK's pipe: the relay reads to its end, then stops
-        relay.join(timeout=10)
+        os.write(end, b"\n" + _END)
+        os.close(end)
+        relay.join()
     return 0
 
 
