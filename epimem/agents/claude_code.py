@@ -6,9 +6,9 @@ An agent of the installer like the others (`table.py`, `install.py`); what is it
   "env" (`EPIMEM_VAULT`, only when it is not the default), which reaches the hooks, the skills'
   `!` lines and the model's commands alike (docs/claude-code.md);
 - a project install keeps everything personal (the hooks' path to epimem, the vault) in
-  `.claude/settings.local.json`, which is not committed; the committed `.claude/settings.json`
-  only loses epimem hooks an older install put there, and `.mcp.json` (committed too) runs plain
-  `epimem mcp`, finding the vault the same way;
+  `.claude/settings.local.json` and the MCP server in the project's entry of `~/.claude.json`
+  (Claude Code's "local" scope), none of it committed; the committed `.claude/settings.json` and
+  `.mcp.json` only lose what an older install put there;
 - the skills are the plugin's (`templates/claude/plugin/skills`, one copy), with `epimem`
   replaced by the epimem this machine has where they run it, when it is off PATH;
 - the plugin (`templates/claude/plugin`) is the other way to install the same skills and hook;
@@ -184,17 +184,15 @@ SKILL_LABEL = "/{name}"
 # --- the MCP server --------------------------------------------------------------------------
 
 def mcp_entry(command: list[str], vault: str, scope: str = "user") -> dict:
-    """What `claude mcp add` writes. A project's `.mcp.json` is committed: plain `epimem mcp`,
-    the vault from "env" as the hooks find it; the user's names this machine's epimem and vault."""
-    if scope == "project":
-        return {"type": "stdio", "command": "epimem", "args": ["mcp"], "env": {}}
+    """What `claude mcp add` writes, at either scope a personal entry (`.claude.json`): this
+    machine's epimem, and the vault when it is not the default."""
     v = env_vault(vault)
     return {"type": "stdio", "command": command[0], "args": [*command[1:], *(["--vault", v] if v else []), "mcp"],
             "env": {}}
 
 
 def mcp_mode(path: Path) -> int | None:
-    return 0o600 if path.name == ".claude.json" else None  # it holds the account
+    return 0o600  # `.claude.json` holds the account
 
 
 # --- what else a plan does ---------------------------------------------------------------------
@@ -211,13 +209,30 @@ def check(scope: str, project: Path, uninstall: bool) -> None:
             "or `epimem install claude-code --plugin --uninstall`); nothing was changed")
 
 
-def legacy_files(scope: str, project: Path) -> list[tuple[Path, str]]:
-    """Files an older install wrote what now goes elsewhere: the committed settings.json of a
-    project held the hooks (personal paths) that settings.local.json holds now."""
+def legacy_files(scope: str, project: Path) -> list:
+    """Files an older install wrote what now goes elsewhere, with what takes epimem's parts out:
+    a project's committed settings.json held the hooks (personal paths) settings.local.json holds
+    now, and its committed `.mcp.json` the server now in the project's entry of `.claude.json`."""
     if scope != "project":
         return []
-    return [(project / ".claude" / "settings.json",
-             "epimem's hooks moved to settings.local.json (this file is committed; they hold personal paths)")]
+    settings = project / ".claude" / "settings.json"
+    mcp_json = project / ".mcp.json"
+    return [(settings, "epimem's hooks moved to settings.local.json (this file is committed; they hold "
+                       "personal paths)", lambda text: strip_settings(text, settings)),
+            (mcp_json, "epimem's MCP server moved to this project's entry in ~/.claude.json (this file is "
+                       "committed; it held personal paths)", lambda text: _strip_mcp_json(text, mcp_json))]
+
+
+def _strip_mcp_json(text: str, path: Path) -> str:
+    from .install import is_our_server
+    from .jsonc import delete_path, get_path
+
+    try:
+        if not is_our_server(get_path(text, ("mcpServers", "epimem"))):
+            return text  # someone else's `epimem`, or none: not ours to move
+        return delete_path(text, ("mcpServers", "epimem"), prune=1)
+    except ValueError as e:
+        raise InstallError(f"{path}: invalid JSON ({e}); fix it first, nothing was changed") from None
 
 
 def strip_settings(text: str, path: Path) -> str:
@@ -235,8 +250,8 @@ def strip_settings(text: str, path: Path) -> str:
 def notes(scope: str, command: list[str]) -> list[str]:
     """What the user should know about a plan before it runs."""
     if scope == "project" and command != ["epimem"]:
-        return [f"epimem is not on PATH ({shlex.join(command)}): this project's skills and .mcp.json call plain "
-                "`epimem`, so put its folder on PATH (the hooks in settings.local.json find it by path)"]
+        return [f"epimem is not on PATH ({shlex.join(command)}): this project's skills call plain `epimem`, so "
+                "put its folder on PATH (the hooks and the MCP server find it by path)"]
     return []
 
 

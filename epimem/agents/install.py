@@ -79,19 +79,20 @@ def skill_texts(agent: Agent, command: list[str], vault: str, scope: str) -> dic
 
 # --- the MCP entry and the hooks: one config file each -----------------------------------------
 
-def _read_entry(cfg: Config, text: str | None, path: Path) -> Any:
+def _read_entry(cfg: Config, text: str | None, path: Path, key: tuple[str, ...] | None = None) -> Any:
+    key = key or cfg.key
     if not text or not text.strip():
         return None
     try:
         if cfg.format == "toml":
-            return tomlcfg.get_table(text, cfg.key)
-        return jsonc.get_path(text, cfg.key, comments=cfg.format == "jsonc")
+            return tomlcfg.get_table(text, key)
+        return jsonc.get_path(text, key, comments=cfg.format == "jsonc")
     except ValueError as e:
         raise InstallError(f"{path}: invalid {'TOML' if cfg.format == 'toml' else 'JSON'} ({e}); "
                            "fix it first, nothing was changed") from None
 
 
-def _is_our_server(entry: Any) -> bool:
+def is_our_server(entry: Any) -> bool:
     """An `epimem` entry that runs `… mcp` is ours; one the user wrote for something else is not."""
     if not isinstance(entry, dict):
         return False
@@ -100,20 +101,20 @@ def _is_our_server(entry: Any) -> bool:
     return bool(argv) and argv[-1] == "mcp" and any(isinstance(a, str) and "epimem" in a for a in argv)
 
 
-def _set_entry(cfg: Config, text: str, value: Any, path: Path) -> str:
+def _set_entry(cfg: Config, text: str, value: Any, path: Path, key: tuple[str, ...]) -> str:
     try:
         if cfg.format == "toml":
-            return tomlcfg.set_table(text, cfg.key, value)
-        return jsonc.set_path(text, cfg.key, value, comments=cfg.format == "jsonc")
+            return tomlcfg.set_table(text, key, value)
+        return jsonc.set_path(text, key, value, comments=cfg.format == "jsonc")
     except ValueError as e:
         raise InstallError(f"{path}: {e}; nothing was changed") from None
 
 
-def _delete_entry(cfg: Config, text: str) -> str:
+def _delete_entry(cfg: Config, text: str, key: tuple[str, ...]) -> str:
     if cfg.format == "toml":
-        return tomlcfg.remove_table(text, cfg.key)
-    # the wrapper object ("mcpServers", "mcp") goes too when ours was all it held
-    return jsonc.delete_path(text, cfg.key, comments=cfg.format == "jsonc", prune=len(cfg.key) - 1)
+        return tomlcfg.remove_table(text, key)
+    # the wrapper objects ("mcpServers", "mcp", a project's) go too when ours was all they held
+    return jsonc.delete_path(text, key, comments=cfg.format == "jsonc", prune=len(key) - 1)
 
 
 @dataclass
@@ -190,19 +191,20 @@ def plan(name: str, scope: str = "user", *, project: Path | None = None, vault: 
     mpath = config_path(agent.mcp, scope, project)
     if mpath is not None and (uninstall or not agent.mcp.optional or options.get("mcp")):
         f = edit(mpath)
-        current = _read_entry(agent.mcp, f.old, mpath)
-        if current is not None and not _is_our_server(current):
+        mkey = agent.mcp.key_for(scope, project)
+        current = _read_entry(agent.mcp, f.old, mpath, mkey)
+        if current is not None and not is_our_server(current):
             actions.append(Action(mpath, "unchanged" if uninstall else "refused",
                                   "an MCP server named epimem that is not `epimem mcp`; left alone" if uninstall
                                   else "an MCP server named epimem that is not `epimem mcp` is configured there; "
                                        "rename or remove it to install epimem's"))
         elif uninstall:
             if current is not None:
-                f.edits.append(lambda t, cfg=agent.mcp: _delete_entry(cfg, t) if t else t)
+                f.edits.append(lambda t, cfg=agent.mcp, k=mkey: _delete_entry(cfg, t, k) if t else t)
                 f.details.append("the epimem MCP server")
         else:
             entry = mod.mcp_entry(command, vault, scope)
-            f.edits.append(lambda t, cfg=agent.mcp, entry=entry, p=mpath: _set_entry(cfg, t or "", entry, p))
+            f.edits.append(lambda t, cfg=agent.mcp, entry=entry, p=mpath, k=mkey: _set_entry(cfg, t or "", entry, p, k))
             f.details.append(f"MCP server epimem ({_argv(entry)})")
         f.mode = getattr(mod, "mcp_mode", lambda p: None)(mpath)
     # 4. the session hooks
@@ -267,21 +269,17 @@ def _stripper(f: _File, uninstall: bool) -> Callable[[str], str | None] | None:
 
 
 def _legacy(mod, scope: str, project: Path, top: Path) -> list[Action]:
-    """Files an older install wrote what now goes elsewhere: taken out of them on every run."""
+    """Files an older install wrote what now goes elsewhere: epimem's parts taken out of them on
+    every run (`strip`), like an uninstall: they are committed files, given back without a backup."""
     out = []
-    for path, detail in getattr(mod, "legacy_files", lambda s, p: [])(scope, project):
+    for path, detail, strip in getattr(mod, "legacy_files", lambda s, p: [])(scope, project):
         old = base.read(path)
         if old is None:
             continue
-
-        def strip(text, path=path):
-            return mod.strip_settings(text, path)
-
         new = base.emptied(strip(old), path, strip)
         if new == old:
             continue
         a = base.change(path, old, new, detail, same="")
-        # Like an uninstall: the file goes back to what it was without epimem, and is committed: no backup.
         a.backup, a.strip, a.stop = False, strip, top
         out.append(a)
     return out
@@ -296,13 +294,7 @@ def wired(agent: Agent, scope: str, project: Path) -> bool:
         return path is not None and hook_files.has_ours(_read_quietly(path),
                                                         comments=agent.hooks is not None
                                                         and agent.hooks.format == "jsonc")
-    path = config_path(agent.mcp, scope, project)
-    if path is None:
-        return False
-    try:
-        return _is_our_server(_read_entry(agent.mcp, base.read(path), path))
-    except InstallError:
-        return False
+    return _has_server(agent, scope, project)
 
 
 def _read_quietly(path: Path) -> str | None:
@@ -356,6 +348,7 @@ def status(name: str, scope: str, project: Path | None = None) -> Status:
 def _has_server(agent: Agent, scope: str, project: Path) -> bool:
     path = config_path(agent.mcp, scope, project)
     try:
-        return path is not None and _is_our_server(_read_entry(agent.mcp, base.read(path), path))
+        return path is not None and is_our_server(_read_entry(agent.mcp, base.read(path), path,
+                                                               agent.mcp.key_for(scope, project)))
     except InstallError:
         return False

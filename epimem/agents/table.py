@@ -27,6 +27,14 @@ class Config:
     format: str            # "toml", "json" (strict) or "jsonc" (comments allowed)
     key: tuple[str, ...]   # where the entry goes, e.g. ("mcpServers", "epimem")
     optional: bool = False  # installed only when asked for (`install claude-code --mcp`); always uninstalled
+    # Where the entry goes at project scope when not at `key` ("{project}": the project's path):
+    # Claude Code keeps a project's personal servers in `.claude.json`, under the project.
+    project_key: tuple[str, ...] | None = None
+
+    def key_for(self, scope: str, project: Path) -> tuple[str, ...]:
+        if scope == "project" and self.project_key is not None:
+            return tuple(str(project.resolve()) if k == "{project}" else k for k in self.project_key)
+        return self.key
 
 
 @dataclass(frozen=True)
@@ -54,11 +62,14 @@ MCP_KEY = ("mcpServers", "epimem")
 
 AGENTS: dict[str, Agent] = {a.name: a for a in (
     # Claude Code reads the vault from settings.json's "env" and runs hooks and skills: the MCP
-    # server is optional (`--mcp`); a project's personal parts go to settings.local.json.
+    # server is optional (`--mcp`). A project's personal parts go where Claude Code keeps them, not
+    # in a committed file: the hooks to settings.local.json, the server to the project's entry in
+    # `.claude.json` (what `claude mcp add --scope local` writes).
     Agent("claude-code", claude_code, "claude", "$CLAUDE_CONFIG_DIR",
           instructions=("$CLAUDE_CONFIG_DIR/CLAUDE.md", "CLAUDE.md"),
           skills=("$CLAUDE_CONFIG_DIR/skills", ".claude/skills"),
-          mcp=Config("$CLAUDE_JSON", ".mcp.json", "json", MCP_KEY, optional=True),
+          mcp=Config("$CLAUDE_JSON", "$CLAUDE_JSON", "json", MCP_KEY, optional=True,
+                     project_key=("projects", "{project}", *MCP_KEY)),
           hooks=Config("$CLAUDE_CONFIG_DIR/settings.json", ".claude/settings.local.json", "json", ("hooks",)),
           transcripts="$CLAUDE_CONFIG_DIR/projects", wired_by="hook"),
     Agent("codex", codex, "codex", "$CODEX_HOME",

@@ -99,8 +99,8 @@ def _finish(ok: bool, dry_run: bool) -> None:
          Opt("--auto-observe", type=bool, help="Also install the SessionEnd hook that reads each transcript."),
          Opt("--llm", type=bool, help="With --auto-observe: also let Claude read the transcript (sends it to "
                                       "Anthropic; needs ANTHROPIC_API_KEY)."),
-         Opt("--mcp", type=bool, help="Also register the MCP server (`epimem mcp`): ~/.claude.json for --scope "
-                                      "user, .mcp.json for --scope project."),
+         Opt("--mcp", type=bool, help="Also register the MCP server (`epimem mcp`) in ~/.claude.json, for you "
+                                      "or (--scope project) for this project only."),
          DRY_RUN, UNINSTALL)
 def install_claude_code(ctx, scope, project, plugin, auto_observe, llm, mcp, dry_run, uninstall):
     """Put the /observe and /mirror skills, the hooks and the CLAUDE.md lines in place."""
@@ -178,8 +178,9 @@ def _statuses(project: Path | None) -> list[dict]:
                 rows.append({"agent": name, "label": agent.label, "scope": scope, "present": True,
                              "wired": False, "parts": {}, "version": None, "problem": str(e)})
                 continue
-            if scope == "project" and (not any(s.parts.values()) or config_path(agent.mcp, "project", here)
-                                       == config_path(agent.mcp, "user", here)):
+            same = (config_path(agent.mcp, "project", here), agent.mcp.key_for("project", here)) == \
+                (config_path(agent.mcp, "user", here), agent.mcp.key_for("user", here))
+            if scope == "project" and (not any(s.parts.values()) or same):
                 continue  # a project row only where something of epimem's is, and is not the user's
             rows.append({"agent": s.agent, "label": s.label, "scope": s.scope, "present": s.present,
                          "wired": s.wired, "parts": s.parts, "version": s.version})
