@@ -31,6 +31,7 @@ from typing import Any, BinaryIO
 CACHE_NAME = "mcp-handshake.json"
 CACHEABLE = frozenset({"initialize", "server/discover", "tools/list", "prompts/list", "resources/list",
                        "resources/templates/list"})
+PING = "ping"  # answered at once while the SDK loads, never kept
 
 
 def stamp() -> str:
@@ -82,6 +83,14 @@ class Handshake:
 
     def on_request(self, msg: dict[str, Any]) -> dict[str, Any] | None:
         """The answer to send now for this client message, or None to leave it to the SDK."""
+        if msg.get("method") == "ping" and "id" in msg:
+            # Always the empty result (the protocol's): a client's health check (`gemini mcp list`
+            # pings within 5 s of starting the server) needs no SDK.
+            with self.lock:
+                if self.sdk_ready:
+                    return None
+                self.early[json.dumps(msg["id"])] = PING
+            return {"jsonrpc": "2.0", "id": msg["id"], "result": {}}
         key = request_key(msg)
         if key is None:
             return None
@@ -102,7 +111,7 @@ class Handshake:
             key = self.early.pop(rid, None)
             send = key is None
             key = key or self.pending.pop(rid, None)
-            if key is None or "result" not in msg or self.answers.get(key) == msg["result"]:
+            if key in (None, PING) or "result" not in msg or self.answers.get(key) == msg["result"]:
                 return send
             self.answers[key] = msg["result"]
             data = {"stamp": self.stamp, "answers": self.answers}
