@@ -28,7 +28,7 @@ TODAY = "2026-11-30"
 MODES = (
     ("portrait", "A character study: who the model thinks you are, in words, not numbers."),
     ("audit", "The dashboard a periodic review starts from."),
-    ("gut-check", "Six beliefs to answer true, false or unsure."),
+    ("gut-check", "The firmest, the shakiest and a few from thin bands: true, false or unsure."),
     ("interview", "The questions the assistant would ask, one at a time."),
 )
 

@@ -531,6 +531,10 @@ def make_vault(root, n_beliefs: int = 10000, n_observations: int = 50000, seed: 
         "count": count, "last_session": max(days) if days else None, "last_review": review.isoformat(),
         "next_review_at": at_review + 10, "created": min(days) if days else None, "days": days,
     }, indent=2) + "\n", encoding="utf-8")
+    # In the format this epimem writes, as a vault it made would be: no migration before the first change.
+    from epimem.core import kernel
+
+    (root / kernel.FORMAT_FILE).write_text(kernel.format_text(kernel.VAULT_FORMAT), encoding="utf-8")
     (root / "reviews" / f"{review.isoformat()}.md").write_text(
         f"---\ndate: {review.isoformat()}\nkind: audit\n---\n# Audit {review.isoformat()}\n\n"
         f"Synthetic audit at session {at_review}: {len(beliefs)} beliefs, "

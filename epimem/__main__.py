@@ -12,6 +12,26 @@ import sys
 
 
 def main(argv: list[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    except BrokenPipeError:
+        # The reader went away (`epimem recall tea | head -1`): what it read was whole. Nothing more
+        # is said, and the exit flush must not meet the closed pipe again either (Click's way, exit 1).
+        _quiet_stdout()
+        return 1
+
+
+def _quiet_stdout() -> None:
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+
+
+def _main(argv: list[str] | None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if args == ["--version"]:
         from . import __version__

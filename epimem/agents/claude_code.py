@@ -209,6 +209,13 @@ def check(scope: str, project: Path, uninstall: bool) -> None:
             "or `epimem install claude-code --plugin --uninstall`); nothing was changed")
 
 
+def installed_as(scope: str, project: Path) -> str:
+    """"plugin" when Claude Code has epimem as its plugin at this scope (not this installer's files)."""
+    if scope != "user":
+        return ""
+    return "plugin" if wiring.plugin_enabled(project) is not None else ""
+
+
 def legacy_files(scope: str, project: Path) -> list:
     """Files an older install wrote what now goes elsewhere, with what takes epimem's parts out:
     a project's committed settings.json held the hooks (personal paths) settings.local.json holds

@@ -352,3 +352,33 @@ def _has_server(agent: Agent, scope: str, project: Path) -> bool:
                                                                agent.mcp.key_for(scope, project)))
     except InstallError:
         return False
+
+
+def wiring(vault: str, project: Path | None = None) -> list:
+    """Each agent of the table (Claude Code included) that is on this machine or wired, and
+    whether its files are what `epimem install` would write now for `vault` (`epimem doctor`)."""
+    from ..api.doctor import AgentWiring
+
+    here = (project or Path.cwd()).absolute()
+    rows = []
+    for name, agent in AGENTS.items():
+        for scope in agent.scopes():
+            if scope == "project" and (config_path(agent.mcp, "project", here), agent.mcp.key_for("project", here)) \
+                    == (config_path(agent.mcp, "user", here), agent.mcp.key_for("user", here)):
+                continue
+            how = getattr(agent.module, "installed_as", lambda s, p: "")(scope, here)
+            try:
+                if how:  # another way of installing it than this installer's (Claude Code's plugin)
+                    rows.append(AgentWiring(name, agent.label, scope, present(agent), True, how=how))
+                    continue
+                s = status(name, scope, here)
+                mine = any(s.parts.values())
+                if not mine and (scope == "project" or not s.present):
+                    continue
+                stale = tuple(str(a.path) for a in plan(name, scope, project=here, vault=vault)
+                              if a.what != "unchanged") if mine else ()
+            except InstallError as e:
+                rows.append(AgentWiring(name, agent.label, scope, True, False, problem=str(e)))
+                continue
+            rows.append(AgentWiring(name, agent.label, scope, s.present, mine, stale))
+    return rows

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from .memory import Memory
 
 EDITABLE = frozenset({"title", "statement", "kind", "basis", "permanence", "confidence", "tags", "scope",
-                      "pinned", "status"})
+                      "pinned", "status", "depends_on"})
 
 
 # --- reading ---------------------------------------------------------------------------------
@@ -74,7 +74,7 @@ def _check_confidence(conf: float, basis: str, params) -> None:
 
 def add(mem: Memory, *, title: str, statement: str, kind: str, basis: str, permanence: str,
         confidence: float | None, tags: Iterable[str], scope: str, belief_id: str | None,
-        supersedes: Iterable[str], pinned: bool, note: str) -> Belief:
+        supersedes: Iterable[str], pinned: bool, note: str, depends_on: Iterable[str] = ()) -> Belief:
     params = mem.params
     title, statement = redact(title.strip(), params.redact), redact(statement.strip(), params.redact)
     if not title:
@@ -89,6 +89,7 @@ def add(mem: Memory, *, title: str, statement: str, kind: str, basis: str, perma
     supersedes = tuple(supersedes)
     for s in supersedes:
         common.check_id_input(s, "supersedes")
+    rests = check_depends_on(depends_on)
     today = mem.today
     for attempt in common.attempts(mem):
         with attempt:
@@ -100,17 +101,19 @@ def add(mem: Memory, *, title: str, statement: str, kind: str, basis: str, perma
             bid = common.check_id_input(belief_id, "belief_id") if belief_id else unique_id(slugify(title), ids)
             if bid in ids:
                 raise Conflict(f"belief '{bid}' already exists", path=f"beliefs/{bid}.md")
+            _known_bases(bid, rests, ids)
             how = note or "added by the user"
             b = Belief(id=bid, title=title, kind=kind, basis=basis, confidence=round(conf, 2),
                        permanence=permanence, first=today, tags=common.clean_tags(tags), scope=scope or "global",
-                       pinned=pinned, supersedes=supersedes, statement=statement,
+                       pinned=pinned, supersedes=supersedes, depends_on=rests, statement=statement,
                        evidence=(Evidence(today, "added", "", f"{how} ({conf:.2f})"),),
                        path=f"beliefs/{bid}.md")
             writes = [tx.create(b.path, render_belief(b))]
             for old_id in supersedes:
                 text, old, key = common.read(mem, old_id)
                 after = replace(old, status="superseded")
-                ev = Evidence(today, "superseded", f"beliefs/{bid}", f"replaced by {title}")
+                ev = Evidence(today, "superseded", f"beliefs/{bid}",
+                              _verdict(f"replaced by {title}", old, "supersession", mem))
                 writes.append(tx.replace(old.path, update_belief_text(text, old, after, (ev,)), key))
                 writes += tensions.closing_writes(mem, old_id, f"closed: {old_id} was superseded by {bid}")
             subject = f"belief: add {bid} ({conf:.2f}, {basis}, {permanence})"
@@ -119,6 +122,33 @@ def add(mem: Memory, *, title: str, statement: str, kind: str, basis: str, perma
             common.commit(mem, writes, subject, op="add", beliefs=[bid, *supersedes],
                           check=lambda ids=ids, same=same: _no_identical_since(mem, ids, same))
     return b
+
+
+def _verdict(note: str, b: Belief, source: str, mem: Memory) -> str:
+    """The note of the user's verdict that `b` no longer holds, with the confidence it had
+    (SPEC §14: calibration counts it); a note that carries its verdict already is kept."""
+    from ..core import calibration
+
+    if b.status != "active" or calibration.parse(b.id, None, note) is not None:
+        return note
+    return calibration.with_tag(note, b, "false", source, mem.today, mem.params)
+
+
+def check_depends_on(values: Iterable[str]) -> tuple[str, ...]:
+    """The ids of `depends_on` as given (ids or [[wikilinks]]), each a slug, in order, once."""
+    from ..core.notes import link_target
+
+    if isinstance(values, str):
+        values = [values]
+    return tuple(dict.fromkeys(common.check_id_input(link_target(str(v)), "depends_on") for v in values))
+
+
+def _known_bases(bid: str, rests: tuple[str, ...], ids: set[str]) -> None:
+    for d in rests:
+        if d == bid:
+            raise InputError(f"{bid} cannot depend on itself", field="depends_on")
+        if d not in ids:
+            raise InputError(f"'depends_on' names unknown belief '{d}'", field="depends_on")
 
 
 def _refuse_identical(b: Belief, same: str) -> None:
@@ -157,9 +187,14 @@ def edit(mem: Memory, belief_id: str, note: str, changes: dict[str, Any]) -> Bel
             common.check_choice(k, changes[k], allowed)
     if "tags" in changes:
         changes["tags"] = common.clean_tags(changes["tags"])
+    if "depends_on" in changes:
+        changes["depends_on"] = check_depends_on(changes["depends_on"])
     for attempt in common.attempts(mem):
         with attempt:
             text, before, key = common.read(mem, belief_id)
+            if changes.get("depends_on"):
+                _known_bases(belief_id, changes["depends_on"],
+                             {p.stem for p in (mem.root / "beliefs").glob("*.md")})
             after = replace(before, **changes)
             if "confidence" in changes:
                 after = replace(after, confidence=round(float(changes["confidence"]), 2))
@@ -182,7 +217,9 @@ def reject(mem: Memory, belief_id: str, *, retire: bool, note: str) -> Belief:
             text, before, key = common.read(mem, belief_id)
             if before.status != "active":
                 raise Conflict(f"{belief_id} is {before.status}, not active", path=before.path)
-            after = rules.reject(before, mem.today, mem.params, retire=retire, note=redact(note, mem.params.redact))
+            said = _verdict(redact(note, mem.params.redact) or "the user said this is no longer true", before,
+                            "retirement" if retire else "rejection", mem)
+            after = rules.reject(before, mem.today, mem.params, retire=retire, note=said)
             ev = after.evidence[len(before.evidence):]
             new_text = update_belief_text(text, before, replace(after, evidence=before.evidence), ev)
             subject = (f"retire: {belief_id}" if retire else
@@ -236,7 +273,8 @@ def supersede(mem: Memory, old_ids: Iterable[str], by: str, note: str) -> Belief
                     raise InputError("a belief cannot supersede itself", field="by")
                 otext, old, okey = common.read(mem, oid)
                 after = replace(old, status="superseded")
-                ev = Evidence(mem.today, "superseded", f"beliefs/{by}", note or f"replaced by {new.title}")
+                ev = Evidence(mem.today, "superseded", f"beliefs/{by}",
+                              _verdict(note or f"replaced by {new.title}", old, "supersession", mem))
                 writes.append(tx.replace(old.path, update_belief_text(otext, old, after, (ev,)), okey))
                 writes += tensions.closing_writes(mem, oid, f"closed: {oid} was superseded by {by}")
             merged = tuple(dict.fromkeys(new.supersedes + tuple(old_ids)))

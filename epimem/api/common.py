@@ -84,7 +84,7 @@ def attempts(mem: Memory, tries: int = OPTIMISTIC_ATTEMPTS):
     itself, so a change under heavy contention still lands. A refusal (a rule, a
     conflict the user must settle) is raised from the pass that found it.
     """
-    mem.vault.require()
+    writable(mem)
     held = mem.vault.lock().held  # a caller's outer change: preparing again cannot help
     for n in range(1, tries + 2):
         a = Attempt(mem, n, last=held or n > tries)
@@ -93,11 +93,29 @@ def attempts(mem: Memory, tries: int = OPTIMISTIC_ATTEMPTS):
             return
 
 
+def writable(mem: Memory) -> None:
+    """What every change needs first: a vault that is its own repository, in this epimem's format
+    (an older vault is migrated in one commit of its own, `api.upgrade`; a newer one refused)."""
+    require_repo(mem)
+    from . import upgrade
+
+    upgrade.upgrade(mem)
+
+
 def require_repo(mem: Memory) -> None:
     mem.vault.require()
     if not git.is_repo_root(mem.root):
-        raise VaultError(f"{mem.root} is not a git repository of its own; every change is a commit, "
-                         "so run `epimem init` on it first", path=str(mem.root))
+        raise VaultError(not_a_repo(mem.root), path=str(mem.root))
+
+
+def not_a_repo(root: Path) -> str:
+    """What to say of a vault folder that is not its own git repository (copied without `.git`,
+    or the sample vault inside epimem's checkout): the fix, and what it does."""
+    outer = next((p for p in Path(root).parents if (p / ".git").exists()), None)
+    inside = (f"; it lies inside the repository at {outer}: to try it without touching that one, copy it out "
+              f"first (`cp -r {root} /tmp/{Path(root).name} && epimem init /tmp/{Path(root).name}`)") if outer else ""
+    return (f"{root} is not a git repository of its own, and every change is a commit: "
+            f"`epimem init {root}` makes it one (its files become the first commit){inside}; nothing was written")
 
 
 def read(mem: Memory, belief_id: str) -> tuple[str, Belief, tuple[int, int]]:
@@ -119,7 +137,16 @@ def commit(mem: Memory, writes: list[transaction.Write], subject: str, *, op: st
            reads: Iterable[tuple[str, tuple[int, int] | None]] = (),
            check: Callable[[], None] | None = None) -> str:
     """Write and commit through the one write path (all or nothing; caches follow).
-    `reads` and `check`: see `transaction.apply`."""
+    `reads` and `check`: see `transaction.apply`. A change that supersedes, retires or
+    drops a tier of a belief others rest on flags them in the same commit (SPEC §14)."""
+    if not git.is_repo_root(mem.root):  # one stat: a writer that did not go through `attempts`
+        raise VaultError(not_a_repo(mem.root), path=str(mem.root))
+    from . import dependencies
+
+    flags, lines = dependencies.flag_writes(mem, writes)
+    if flags:
+        writes = [*writes, *flags]
+        body = (body + "\n" if body else "") + "\n".join(f"- {ln}" for ln in lines)
     c = transaction.Commit(subject, op, beliefs=tuple(beliefs), session=session, body=body,
                            extra=tuple((extra or {}).items()), when=mem.replayed)
     res = transaction.apply(mem.root, writes, c, lock=mem.vault.lock(), caches=caches(mem), reads=reads,

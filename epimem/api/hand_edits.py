@@ -65,11 +65,12 @@ def _redact_hand_edit(mem: Memory, rel: str) -> None:
                                         "before the commit", rel)
 
 
-def commit_hand_edits(mem: Memory, only: frozenset[str] | None = None
+def commit_hand_edits(mem: Memory, only: frozenset[str] | None = None, *, preview: bool = False
                       ) -> tuple[str | None, list[Change], list[Problem]]:
     """Commit what the user changed by hand, with a message naming it
-    (`only`: just those paths, when a change is about to touch them)."""
-    common.require_repo(mem)
+    (`only`: just those paths, when a change is about to touch them; `preview`: say what would
+    be committed and refused, and write nothing — `epimem doctor`)."""
+    common.require_repo(mem) if preview else common.writable(mem)
     problems: list[Problem] = []
     changes: list[Change] = []
     lock = mem.vault.lock()
@@ -101,7 +102,8 @@ def commit_hand_edits(mem: Memory, only: frozenset[str] | None = None
                 except NotUTF8 as e:
                     problems.append(Problem(p, e.line or 1, f"{e.message} (not committed)"))
                     continue
-                _redact_hand_edit(mem, p)
+                if not preview:
+                    _redact_hand_edit(mem, p)
             if p.startswith("beliefs/") and p.endswith(".md") and fp.exists():
                 text = read_text(fp, p)
                 stem = Path(p).stem
@@ -149,6 +151,8 @@ def commit_hand_edits(mem: Memory, only: frozenset[str] | None = None
             c = belief_change(Path(new_path).stem, None, born[new_path])
             assert c is not None
             changes.append(Change(c.what, c.ident, c.action, c.details + (f"renamed from {old_path}",)))
+        if preview:
+            return None
         if rewrites or renames:
             # Written without a commit first, then committed with the rest below: one
             # commit, and `abort` restores the user's own files if that commit fails.
@@ -170,6 +174,12 @@ def commit_hand_edits(mem: Memory, only: frozenset[str] | None = None
     with one_parse():  # each file is read by the checks, the message and the context cache
         res = tx.adopt(mem.root, prepare, lock=common.lock(mem), caches=common.caches(mem))
     return res.commit, changes, problems
+
+
+def preview(mem: Memory) -> tuple[list[Change], list[Problem]]:
+    """What `epimem commit` would record now, and what it would leave out: nothing is written."""
+    _, changes, problems = commit_hand_edits(mem, preview=True)
+    return changes, problems
 
 
 def settle(mem: Memory, paths: list[str]) -> str | None:
@@ -229,4 +239,4 @@ def _with_provenance(text: str, old: Belief | None, new: Belief, today) -> str |
     return update_belief_text(text, new, after, (rules.hand_edit_evidence(details, today),))
 
 
-__all__ = ["commit_hand_edits", "settle"]
+__all__ = ["commit_hand_edits", "preview", "settle"]

@@ -130,11 +130,11 @@ class Memory:
     def add_belief(self, *, title: str, statement: str, kind: str, basis: str, permanence: str,
                    confidence: float | None = None, tags: Iterable[str] = (), scope: str = "global",
                    belief_id: str | None = None, supersedes: Iterable[str] = (),
-                   pinned: bool = False, note: str = "") -> Belief:
+                   pinned: bool = False, note: str = "", depends_on: Iterable[str] = ()) -> Belief:
         from . import beliefs as _beliefs
         return _beliefs.add(self, title=title, statement=statement, kind=kind, basis=basis, permanence=permanence,
                             confidence=confidence, tags=tags, scope=scope, belief_id=belief_id,
-                            supersedes=supersedes, pinned=pinned, note=note)
+                            supersedes=supersedes, pinned=pinned, note=note, depends_on=depends_on)
 
     def edit_belief(self, belief_id: str, note: str = "", **changes: Any) -> Belief:
         """Change fields by the user's hand; a confidence change is a user action with provenance."""

@@ -18,7 +18,7 @@ from datetime import date
 from typing import TYPE_CHECKING, Any
 
 from ..core import rules
-from ..core.errors import Conflict, InputError
+from ..core.errors import Conflict, InputError, NotFound, VaultError
 from ..core.ids import IdError, check_id, slugify, text_key, unique_id
 from ..core.model import BASES, PERMANENCES, STRENGTHS, Belief, Evidence, Observation
 from ..core.notes import parse_observations, render_belief, render_observation, update_belief_text
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 
 OBSERVATION_KEYS = frozenset({"connects", "strength", "evidence", "suggests", "therefore", "basis", "session",
                               "source", "date", "title", "kind", "permanence", "tags", "scope",
-                              "new_despite_similar"})
+                              "new_despite_similar", "successor", "depends_on"})
 
 
 def observe(mem: Memory, items: list[dict[str, Any]], *, source: str, session: str | None) -> ObserveReport:
@@ -80,17 +80,36 @@ def _observe(mem: Memory, parsed: list[tuple[Observation, dict]], params: Params
 
     fresh, dupes = without_duplicates(parsed, month_obs)
     check_session_limit(fresh, today, month_obs, params)
+    fresh = [(o, _successor_target(mem, o, x)) for o, x in fresh]
     held = held_back(mem, fresh)
     if held is not None:
         return ObserveReport(tuple(dupes + held), None)
     writes: list[tx.Write] = []
     beliefs: dict[str, tuple[str, Belief, Belief, Any, list[Evidence]]] = {}
     known: set[str] = set()
-    if any(o.connects == "new" and x.get("title") for o, x in fresh):  # a listdir of 10k files costs
-        known = {n[:-3] for n in os.listdir(mem.root / "beliefs") if n.endswith(".md")}
+    if any(x.get("title") or x.get("successor_title") or x.get("depends_on") for _, x in fresh):
+        known = {n[:-3] for n in os.listdir(mem.root / "beliefs") if n.endswith(".md")}  # a listdir of 10k costs
     results: list[ObservationResult] = []
     new_obs: list[Observation] = []
     open_tensions: dict[str, tuple[str, Any]] = {}
+    created: set[str] = set()
+
+    def load(bid: str) -> None:
+        if bid not in beliefs:
+            if bid in created:
+                raise Conflict(f"observation connects to {bid}, created in the same batch; "
+                               "submit it in a later call")
+            text, b, key = common.read(mem, bid)
+            beliefs[bid] = (text, b, replace(b, confirmed_session=last_confirmed_in(b, today, month_obs)), key, [])
+
+    def depends(extra: dict, bid: str) -> tuple[str, ...]:
+        for d in extra.get("depends_on", ()):
+            if d == bid:
+                raise InputError(f"{bid} cannot depend on itself", field="depends_on")
+            if d not in known and d not in created:
+                raise InputError(f"'depends_on' names unknown belief '{d}'", field="depends_on")
+        return extra.get("depends_on", ())
+
     for obs, extra in fresh:
         if obs.connects == "new" and extra.get("title"):
             bid = unique_id(slugify(extra["title"]), known | set(beliefs))
@@ -98,8 +117,10 @@ def _observe(mem: Memory, parsed: list[tuple[Observation, dict]], params: Params
                 replace(obs, connects=bid), bid, title=extra["title"], kind=extra["kind"],
                 basis=obs.basis, permanence=extra["permanence"], params=params,
                 tags=extra.get("tags", ()), scope=extra.get("scope", "global"))
+            b = replace(b, depends_on=depends(extra, bid))
             obs = replace(obs, connects=bid)
             known.add(bid)
+            created.add(bid)
             writes.append(tx.create(b.path, render_belief(b)))
             new_obs.append(obs)
             results.append(ObservationResult(obs, bid, created=True, after=b.confidence,
@@ -109,25 +130,30 @@ def _observe(mem: Memory, parsed: list[tuple[Observation, dict]], params: Params
             new_obs.append(obs)
             results.append(ObservationResult(obs, None, reason="recorded, not connected to a belief"))
             continue
-        if obs.connects not in beliefs:
-            if obs.connects in {r.belief for r in results if r.created}:
-                raise Conflict(f"observation connects to {obs.connects}, created in the same batch; "
-                               "submit it in a later call")
-            text, b, key = common.read(mem, obs.connects)
-            beliefs[obs.connects] = (text, b, replace(b, confirmed_session=last_confirmed_in(b, today, month_obs)),
-                                     key, [])
+        load(obs.connects)
         text, orig, cur, key, evs = beliefs[obs.connects]
         eff = rules.apply_observation(cur, obs, params)
-        evs.append(eff.evidence)
-        beliefs[obs.connects] = (text, orig, eff.after, key, evs)
-        tid = None
+        evs.append(_as_answer(eff.evidence, obs, cur, params))
+        after = eff.after
+        rests = tuple(d for d in depends(extra, obs.connects) if d not in after.depends_on)
+        if rests:
+            after = replace(after, depends_on=after.depends_on + rests)
+            evs.append(Evidence(obs.date, "linked", rules.observation_link(obs),
+                                f"rests on {', '.join(rests)} (proposed by an observation)"))
+        beliefs[obs.connects] = (text, orig, after, key, evs)
+        successor = _successor(mem, obs, extra, cur, params, load, beliefs, known, created, writes) \
+            if eff.open_tension and (extra.get("successor_id") or extra.get("successor_title")) else None
+        tid, opened = None, False
         if eff.open_tension:
-            tid, ttext, tkey = tensions.for_contradiction(mem, obs, eff, open_tensions)
+            tid, ttext, tkey = tensions.for_contradiction(mem, obs, eff, open_tensions, successor=successor)
+            opened = tkey is None and tid not in open_tensions
             open_tensions[tid] = (ttext, tkey)
         new_obs.append(obs)
+        reason = eff.reason + (f"; proposed successor {successor}" if successor else "")
         results.append(ObservationResult(obs, obs.connects, before=eff.before.confidence,
-                                         after=eff.after.confidence, reason=eff.reason,
-                                         tension=tid, alert=eff.alert))
+                                         after=eff.after.confidence, reason=reason,
+                                         tension=tid, tension_opened=opened, alert=eff.alert,
+                                         successor=successor))
     for tid, (ttext, tkey) in open_tensions.items():
         # The first contradiction of a batch creates the file; later ones in the same batch extend it.
         rel = f"tensions/{tid}.md"
@@ -148,10 +174,84 @@ def _observe(mem: Memory, parsed: list[tuple[Observation, dict]], params: Params
         subject, body = message(results)
         sessions = sorted({o.session for o in new_obs if o.session})
         sha = common.commit(mem, writes, subject, op="observe", body=body,
-                            beliefs=[r.belief for r in results if r.belief],
+                            beliefs=[b for r in results for b in (r.belief, r.successor) if b],
                             session=", ".join(sessions) or None,
                             extra={"Epimem-Observations": ", ".join(o.id for o in new_obs)}, reads=reads)
     return ObserveReport(tuple(dupes + results), sha)
+
+
+def _as_answer(ev: Evidence, obs: Observation, before: Belief, params: Params) -> Evidence:
+    """An interview answer that confirms or denies a belief is the user's verdict on it
+    (SPEC §14): its evidence line carries the confidence the belief had when asked."""
+    from ..core import calibration
+
+    if (obs.source not in calibration.INTERVIEW_SOURCES or obs.basis != "self-report"
+            or obs.strength not in ("confirming", "contradicting")):
+        return ev
+    outcome = "true" if obs.strength == "confirming" else "false"
+    return replace(ev, note=calibration.with_tag(ev.note, before, outcome, "interview", obs.date, params))
+
+
+def _successor_target(mem: Memory, obs: Observation, extra: dict) -> dict:
+    """Resolve an observation's `successor` (SPEC §14): the id of an existing active belief
+    (`successor_id`) — named by id, or the successor an open tension on the belief already
+    proposed under the same title — or the title of a belief to create (`successor_title`)."""
+    v = extra.get("successor")
+    if not v:
+        return extra
+    out = {k: x for k, x in extra.items() if k != "successor"}
+    try:
+        sid = check_id(v)
+    except IdError:
+        sid = ""
+    if sid and mem.vault.belief_path(sid).exists():
+        if sid == obs.connects:
+            raise InputError(f"a belief cannot succeed itself ({sid})", field="successor")
+        out["successor_id"] = sid
+        return out
+    proposed = tensions.open_successor(mem, obs.connects)
+    if proposed:
+        try:
+            b = mem.vault.read_belief(proposed)[1]
+        except (OSError, InputError, Conflict, NotFound, VaultError):
+            b = None
+        if b is not None and b.status == "active" and text_key(b.title) == text_key(v):
+            out["successor_id"] = proposed
+            return out
+    out["successor_title"] = v
+    out["successor_exclude"] = tuple(x for x in (obs.connects, proposed) if x)
+    return out
+
+
+def _successor(mem: Memory, obs: Observation, extra: dict, old: Belief, params: Params, load, beliefs: dict,
+               known: set[str], created: set[str], writes: list[tx.Write]) -> str:
+    """The successor a contradicting observation proposes: an existing belief, which the
+    observation then supports as it contradicts the old one (what shows the old no longer
+    holds shows the new one does), or a new belief, born tentative of this observation."""
+    sid = extra.get("successor_id")
+    if sid:
+        if sid in created:
+            return sid
+        load(sid)
+        text, orig, cur, key, evs = beliefs[sid]
+        if cur.status != "active":
+            raise Conflict(f"the successor {sid} is {cur.status}; propose an active belief or a new title",
+                           path=cur.path)
+        eff = rules.apply_observation(cur, replace(obs, connects=sid, strength="confirming"), params)
+        evs.append(eff.evidence)
+        beliefs[sid] = (text, orig, eff.after, key, evs)
+        return sid
+    title = extra["successor_title"]
+    sid = unique_id(slugify(title), known | set(beliefs))
+    b = rules.new_belief_from_observation(
+        replace(obs, connects=sid, strength="single"), sid, title=title,
+        kind=extra.get("successor_kind") or old.kind, basis=obs.basis,
+        permanence=extra.get("successor_permanence") or old.permanence, params=params,
+        tags=old.tags, scope=old.scope)
+    known.add(sid)
+    created.add(sid)
+    writes.append(tx.create(b.path, render_belief(b)))
+    return sid
 
 
 def append_entries(log: str, rel: str, blocks: list[str]) -> str:
@@ -223,14 +323,22 @@ def held_back(mem: Memory, fresh: list[tuple[Observation, dict]]) -> list[Observ
             s = similar.similar(mem, extra["title"], obs.suggests or obs.evidence)
             if s:
                 found[i] = s
+        elif extra.get("successor_title") and not extra.get("new_despite_similar"):
+            # The belief it replaces is expected to look like it; any other is a question.
+            s = similar.similar(mem, extra["successor_title"], obs.suggests,
+                                exclude=frozenset(extra.get("successor_exclude", ())))
+            if s:
+                found[i] = s
     if not found:
         return None
     out = []
-    for i, (obs, _) in enumerate(fresh):
+    for i, (obs, extra) in enumerate(fresh):
         if i in found:
             names = ", ".join(f"{s['id']} ({s['similarity']:.2f})" for s in found[i])
+            how = ("name one of them as the 'successor'" if extra.get("successor_title")
+                   else "connect the observation to one of them")
             out.append(ObservationResult(obs, None, similar=tuple(found[i]), reason=(
-                f"not created: close to {names} (rule 17); connect the observation to one of them, "
+                f"not created: close to {names} (rule 17); {how}, "
                 "or set 'new_despite_similar' to create it anyway")))
         else:
             out.append(ObservationResult(obs, None, reason="not recorded: the batch was held back (rule 17)"))
@@ -310,10 +418,56 @@ def check_input(n: int, item: dict, source: str, session: str | None,
             raise InputError(f"observation {n}: 'new_despite_similar' must be true or false",
                              field="new_despite_similar")
         extra["new_despite_similar"] = despite
+    deps = _depends_on(n, item, connects)
+    if deps:
+        extra["depends_on"] = deps
+    successor = text("successor")
+    if successor:
+        if strength != "contradicting" or connects == "new":
+            raise InputError(f"observation {n}: 'successor' goes with a contradicting observation that connects "
+                             "the belief it replaces", field="successor")
+        extra["successor"] = successor
+        for key, allowed in (("kind", None), ("permanence", PERMANENCES)):
+            v = text(key)
+            if v and allowed is not None and v not in allowed:
+                raise InputError(f"observation {n}: '{key}' must be one of {', '.join(allowed)}", field=key)
+            if v and allowed is None and not re.fullmatch(r"[a-z][a-z0-9\-]*", v):
+                raise InputError(f"observation {n}: invalid 'kind' {v!r}", field=key)
+            if v:
+                extra[f"successor_{key}"] = v
+        despite = item.get("new_despite_similar", False)
+        if not isinstance(despite, bool):
+            raise InputError(f"observation {n}: 'new_despite_similar' must be true or false",
+                             field="new_despite_similar")
+        extra["new_despite_similar"] = despite
     obs = Observation(id="", date=d, evidence=text("evidence", True), strength=strength, basis=basis,
                       connects=connects, suggests=text("suggests"), therefore=text("therefore"),
                       source=text("source") or source, session=sess)
     return obs, extra
+
+
+def _depends_on(n: int, item: dict, connects: str) -> tuple[str, ...]:
+    """The `depends_on` of an observation: the ids (or [[wikilinks]]) of the beliefs the
+    belief it connects (or creates) rests on (SPEC §14)."""
+    from ..core.notes import link_target
+
+    v = item.get("depends_on")
+    if v is None or v == [] or v == "":
+        return ()
+    if isinstance(v, str):
+        v = [v]
+    if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
+        raise InputError(f"observation {n}: 'depends_on' must be a list of belief ids", field="depends_on")
+    if connects == "new" and not item.get("title"):
+        raise InputError(f"observation {n}: 'depends_on' needs a belief: connect one, or give the new one a title",
+                         field="depends_on")
+    out = []
+    for x in v:
+        try:
+            out.append(check_id(link_target(x)))
+        except IdError as e:
+            raise InputError(f"observation {n}: 'depends_on': {e}", field="depends_on") from None
+    return tuple(dict.fromkeys(out))
 
 
 def check_session_limit(fresh: list[tuple[Observation, dict]], today: date, month_obs, params: Params) -> None:

@@ -30,6 +30,7 @@ from ..core.model import Belief, Evidence, Observation
 from ..core.notes import (
     NoteError,
     belief_fields,
+    link_target,
     parse_belief,
     parse_observations,
     parse_tension,
@@ -117,6 +118,7 @@ def records(mem: Memory) -> Iterator[dict]:
             rec.update({"date": _iso(t.date), "belief": t.belief, "status": t.status, "title": t.title,
                         "what_happened": t.what_happened, "evidence": list(t.evidence), "suggests": t.suggests,
                         "resolution": t.resolution})
+            rec.update({k: v for k, v in (("successor", t.successor), ("rests_on", t.rests_on)) if v})
         except NoteError as err:
             rec["problem"] = f"line {err.line}: {err.message}"
         rec["text"] = text
@@ -132,6 +134,32 @@ def export(mem: Memory, out: IO[str]) -> int:
         out.write(_line(rec) + "\n")
         n += 1
     return n
+
+
+def export_file(mem: Memory, path: str | Path) -> tuple[Path, int]:
+    """Write the export to the file `path` whole or not at all: (the file, the number of records).
+
+    The text goes to a temporary file beside it, renamed over it at the end; a failure (a full
+    disk, a vault that cannot be read) removes the temporary file, so nothing is left behind."""
+    import os
+
+    out = Path(path).expanduser()
+    if out.is_dir() or not out.name or out.name in (".", ".."):
+        raise InputError(f"'out' must be a file, and {path} is a folder: give a file name, "
+                         f"e.g. {Path(path) / 'vault.jsonl'}", field="out", path=str(path))
+    if not out.parent.is_dir():
+        raise InputError(f"'out': the folder {out.parent} does not exist; create it first, or choose another",
+                         field="out", path=str(path))
+    tmp = out.with_name(f".{out.name}.epimem-tmp")
+    try:
+        with tmp.open("w", encoding="utf-8") as f:
+            n = export(mem, f)
+        os.replace(tmp, out)
+    except OSError as e:
+        raise InputError(f"'out': cannot write {out}: {e.strerror or e}", field="out", path=str(out)) from None
+    finally:
+        tmp.unlink(missing_ok=True)
+    return out, n
 
 
 # --- import --------------------------------------------------------------------------------
@@ -183,6 +211,7 @@ def _belief_text(rec: dict) -> str:
                challenged=date_of(rec.get("challenged"), "'challenged'"), status=str(rec.get("status") or "active"),
                tags=tuple(rec.get("tags") or ()), scope=str(rec.get("scope") or "global"),
                pinned=bool(rec.get("pinned")), supersedes=tuple(rec.get("supersedes") or ()),
+               depends_on=tuple(link_target(str(x)) for x in rec.get("depends_on") or ()),
                statement=str(rec.get("statement") or ""), evidence=ev,
                confirmed_session=str(rec.get("confirmed_session") or ""))
     return render_belief(b)
@@ -247,7 +276,9 @@ def plan(path: Path) -> tuple[dict[str, str], JsonlReport]:
                         belief=check_id(str(rec.get("belief"))), status=str(rec.get("status") or "unresolved"),
                         title=str(rec.get("title") or ""), what_happened=str(rec.get("what_happened") or ""),
                         evidence=tuple(rec.get("evidence") or ()), suggests=str(rec.get("suggests") or ""),
-                        resolution=str(rec.get("resolution") or "")))
+                        resolution=str(rec.get("resolution") or ""),
+                        successor=check_id(str(rec["successor"])) if rec.get("successor") else "",
+                        rests_on=check_id(str(rec["rests_on"])) if rec.get("rests_on") else ""))
                 files[f"tensions/{tid}.md"] = text
             elif kind == "review" and _text(rec) is not None:
                 day = date_of(rec.get("date"), "'date'")
@@ -275,14 +306,15 @@ def plan(path: Path) -> tuple[dict[str, str], JsonlReport]:
 
 
 def import_jsonl(mem: Memory, path: str | Path, *, dry_run: bool = False) -> JsonlReport:
-    """Recreate an export in the vault (created when missing) as one commit; a file the
-    vault already has is merged with the imported one by the merge drivers' rules."""
-    from . import common, setup
+    """Recreate an export in the vault as one commit; a file the vault already has is merged
+    with the imported one by the merge drivers' rules. The vault must exist, as for every other
+    importer (`epimem init` makes one): a mistyped `--vault` is said, not created."""
+    from . import common
 
     path = Path(path).expanduser()
+    if not dry_run:
+        common.writable(mem)
     files, rep = plan(path)
-    if not mem.vault.exists() and not dry_run:
-        setup.init(mem)
     empty = not mem.vault.exists() or _is_fresh(mem)
     writes: list[tx.Write] = []
     with (common.lock(mem) if not dry_run else _nolock()):

@@ -17,10 +17,14 @@ class ObservationResult:
     after: float | None = None
     reason: str = ""
     tension: str | None = None
+    tension_opened: bool = False  # `tension` is new (else the evidence joined one already open)
     alert: bool = False
     # Rule 17: active beliefs close to the one this observation would create
     # ([{id, title, similarity}]); when any observation has some, nothing was written.
     similar: tuple[dict, ...] = ()
+    # SPEC §14: the belief a contradicting observation proposed in place of the one it
+    # contradicts (created tentative, or an existing one), named by the tension too.
+    successor: str | None = None
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,6 @@ from ..core.errors import InputError, VaultError
 from ..core.model import Sessions
 from ..core.notes import wikilink
 from ..core.redact import redact
-from ..store import git
 from ..store import sessions as sessions_file
 from ..store import transaction as tx
 from ..store.files import stat_key
@@ -28,7 +27,7 @@ SESSIONS = sessions_file.PATH
 def start(mem: Memory, source: str) -> SessionReport:
     if source not in SOURCES:
         raise InputError(f"'source' must be one of {', '.join(SOURCES)}; not {source!r}", field="source")
-    mem.vault.require()
+    common.require_repo(mem)  # a count in a folder that is not a repository would never be committed
     with common.lock(mem):
         s, key = _for_write(mem)
         res = rules.start_session(s, source, mem.today, mem.params)
@@ -38,8 +37,7 @@ def start(mem: Memory, source: str) -> SessionReport:
             # commit, or is committed alone at most once a day.
             tx.apply(mem.root, [tx.replace(SESSIONS, sessions_file.to_json(res.sessions), key)], None,
                      lock=mem.vault.lock())
-            if git.is_repo_root(mem.root):
-                sha = sessions_file.commit_counted(mem.root, lock=mem.vault.lock())
+            sha = sessions_file.commit_counted(mem.root, lock=mem.vault.lock())
     return SessionReport(res.counted, res.sessions.count, res.dormant_days, res.review_due, sha)
 
 

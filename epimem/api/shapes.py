@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 def tension_json(t) -> dict[str, Any]:
     return {"id": t.id, "date": vocab.iso(t.date), "belief": t.belief, "status": t.status, "title": t.title,
             "what_happened": t.what_happened, "evidence": list(t.evidence), "suggests": t.suggests,
-            "resolution": t.resolution}
+            "resolution": t.resolution, "successor": t.successor or None, "rests_on": t.rests_on or None}
 
 
 def observe_json(report) -> dict[str, Any]:
@@ -28,7 +28,7 @@ def observe_json(report) -> dict[str, Any]:
             "id": r.observation.id, "belief": r.belief, "strength": r.observation.strength,
             "duplicate": r.duplicate, "created": r.created, **vocab.confidence_change(r.before, r.after),
             "reason": r.reason, "tension": r.tension, "alert": r.alert,
-            "similar": [dict(x) for x in r.similar],
+            "similar": [dict(x) for x in r.similar], "successor": r.successor,
         } for r in report.results],
         "held": report.held,
         "alerts": [{"belief": r.belief, "observation": r.observation.id,
@@ -61,4 +61,4 @@ def answer_json(a) -> dict[str, Any]:
     """A gut-check answer (`mirror answer`)."""
     return {"belief": a.belief, "verdict": a.verdict, "note": a.note,
             **vocab.confidence_change(a.confidence_before, a.confidence_after),
-            "status": a.status, "gut_check": a.progress}
+            "status": a.status, "successor": a.successor or None, "gut_check": a.progress}

@@ -369,6 +369,9 @@ def clone(url: str, path: str | os.PathLike, *, index: bool = True, today=None) 
     if p.returncode != 0:
         raise StorageError(f"cannot clone {url}: {_first_lines(p.stderr)}")
     _check_out_a_branch(_Git(dest))
+    from .setup import make_private
+
+    make_private(dest)  # as `init` makes a vault: the owner's alone
     mem = Memory(dest, today=today)
     if not mem.vault.exists():
         raise VaultError(f"{url} is a git repository but not an epimem vault (no epistemology.md, no "

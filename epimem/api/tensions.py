@@ -109,12 +109,47 @@ def closing_writes(mem: Memory, belief_id: str, reason: str) -> list[tx.Write]:
             for p, text, key in _open_on(mem, belief_id)]
 
 
+def open_successor(mem: Memory, belief_id: str) -> str:
+    """The successor an open tension on `belief_id` proposes ("" when none does)."""
+    for _, text, _ in _open_on(mem, belief_id):
+        try:
+            t = parse_tension(text, "t")
+        except NoteError:
+            continue
+        if t.successor and not t.rests_on:
+            return t.successor
+    return ""
+
+
+def open_on(mem: Memory, belief_id: str) -> list[Tension]:
+    """The open tensions about `belief_id` (or proposing it as a successor), oldest first."""
+    out = []
+    tdir = mem.root / "tensions"
+    if not tdir.is_dir():
+        return out
+    for p in sorted(tdir.glob("*.md")):
+        try:
+            text = read_text(p, f"tensions/{p.name}")
+        except (NotUTF8, OSError):
+            continue
+        if belief_id not in text:
+            continue
+        try:
+            t = parse_tension(text, p.stem, f"tensions/{p.name}")
+        except NoteError:
+            continue
+        if t.status != "resolved" and belief_id in (t.belief, t.successor):
+            out.append(t)
+    return out
+
+
 def for_contradiction(mem: Memory, obs: Observation, eff: rules.Effect,
-                      pending: dict[str, tuple[str, Any]]) -> tuple[str, str, Any]:
+                      pending: dict[str, tuple[str, Any]], successor: str | None = None) -> tuple[str, str, Any]:
     """(id, text, stat key or None for a new file) of the tension this contradiction goes to.
 
     A belief with an open tension gets the new evidence added to it, not a
     second file: one tension per open question, however often it recurs.
+    A proposed `successor` (SPEC §14) is named in it, so the question has both sides.
     """
     bid = eff.before.id
     candidates = [(tid, text, key) for tid, (text, key) in pending.items()]
@@ -137,15 +172,18 @@ def for_contradiction(mem: Memory, obs: Observation, eff: rules.Effect,
             t = parse_tension(text, tid)
         except NoteError:
             continue  # a malformed tension is never rewritten
-        if t.belief == bid and t.status != "resolved":
+        if t.belief == bid and t.status != "resolved" and not t.rests_on:
             line = (f"- evidence: [[{rules.observation_link(obs)}]] "
                     f"({obs.date.isoformat()}: {' '.join(obs.evidence.split())})\n")
+            if successor and successor != t.successor:
+                text = edit_frontmatter(text, {"successor": wikilink(successor)})
+                line += f"- proposed: {obs.date.isoformat()} — [[{successor}]] in place of [[{bid}]]\n"
             return tid, text.rstrip("\n") + "\n" + line, key
-    tid, text = _new(mem, obs, eff, set(pending))
+    tid, text = _new(mem, obs, eff, set(pending), successor or "")
     return tid, text, None
 
 
-def _new(mem: Memory, obs: Observation, eff: rules.Effect, pending: set[str]) -> tuple[str, str]:
+def _new(mem: Memory, obs: Observation, eff: rules.Effect, pending: set[str], successor: str = "") -> tuple[str, str]:
     existing = {p.stem for p in (mem.root / "tensions").glob("*.md")} | set(pending)
     tid = unique_id(f"{obs.date.isoformat()}-{eff.before.id}", existing)
     if eff.divergence:
@@ -154,8 +192,13 @@ def _new(mem: Memory, obs: Observation, eff: rules.Effect, pending: set[str]) ->
     else:
         title = f"Contradicts “{eff.before.title}”"
         suggests = obs.suggests or "The belief may be narrower than stated. Held lightly."
+    if successor:
+        title = f"Has “{eff.before.title}” given way to something new?"
+        suggests = (f"{successor} may have replaced {eff.before.id}: ask the user; their word supersedes "
+                    "it in one step, or keeps it.")
     t = Tension(id=tid, date=obs.date, belief=eff.before.id, status="watching", title=title,
-                what_happened=obs.evidence, evidence=(rules.observation_link(obs),), suggests=suggests)
+                what_happened=obs.evidence, evidence=(rules.observation_link(obs),), suggests=suggests,
+                successor=successor)
     return tid, render_tension(t)
 
 

@@ -108,6 +108,8 @@ def describe(mem: Memory, rows, old_spec, new_spec, new_from_disk: bool = False)
             c = None
         elif p.startswith("reviews/"):
             c = Change("review", stem, "added" if old is None else "changed")
+        elif p in ("epistemology.md", SESSIONS) and old is None and new is not None:
+            c = Change("file", p, "added")  # a new file is new, not each of its keys (`init`'s commit)
         elif p == "epistemology.md":
             c = _file_change(p, _meta(old), _meta(new), mapping_changes)
         elif p == SESSIONS:
@@ -149,9 +151,9 @@ def _file_change(path: str, old: dict, new: dict, how) -> Change:
 
 
 # What undo walks back through (SPEC §4): epimem's commits that changed what was
-# learned. A session count, the vault's creation, and undo/redo themselves are not.
+# learned. A session count, the vault's creation, a format migration and undo/redo themselves are not.
 CONTENT = ("beliefs/", "observations/", "tensions/")
-NOT_UNDONE = frozenset({"init", "session", "undo", "redo"})
+NOT_UNDONE = frozenset({"init", "session", "undo", "redo", "migrate"})
 SESSIONS = "state/sessions.json"
 
 
@@ -223,7 +225,7 @@ def _beliefs(trailers: dict[str, str]) -> tuple[str, ...]:
 def undo(mem: Memory, commit: str | None = None) -> tuple[str, str]:
     """Revert the given epimem commit, or the last one not yet undone that changed a
     belief, an observation or a tension; a new commit. Returns (new sha, undone subject)."""
-    common.require_repo(mem)
+    common.writable(mem)
 
     def pick() -> tuple[str, tx.Commit, str]:
         log = git.epimem_log(mem.root)
@@ -238,7 +240,7 @@ def undo(mem: Memory, commit: str | None = None) -> tuple[str, str]:
 
 def redo(mem: Memory) -> tuple[str, str]:
     """Re-apply the last undo's change (the undos since the last change, newest first)."""
-    common.require_repo(mem)
+    common.writable(mem)
 
     def pick() -> tuple[str, tx.Commit, str]:
         log = git.epimem_log(mem.root)

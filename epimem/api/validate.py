@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..core import rules
+from ..core import dependencies, rules
 from ..core.model import Problem
 from ..store.paths import escaping_links
 from .common import key_line, line_of
@@ -39,10 +39,19 @@ def validate(mem: Memory) -> list[Problem]:
             if s not in ids:
                 problems.append(Problem(b.path, key_line(root / b.path, "supersedes"),
                                         f"supersedes unknown belief '{s}'"))
+        for d in b.depends_on:
+            if d not in ids:
+                problems.append(Problem(b.path, key_line(root / b.path, "depends_on"),
+                                        f"depends on unknown belief '{d}'"))
         for ev in b.evidence:
             if ev.link.startswith("observations/") and "#" in ev.link and ev.link.split("#", 1)[1] not in obs_ids:
                 problems.append(Problem(b.path, line_of(root / b.path, ev.link),
                                         f"evidence links to a missing observation [[{ev.link}]]"))
+    for loop in dependencies.cycles(snap.beliefs):
+        first = next(b for b in snap.beliefs if b.id == loop[0])
+        problems.append(Problem(first.path, key_line(root / first.path, "depends_on"),
+                                "dependencies go round in a loop: " + " → ".join(loop + loop[:1])
+                                + "; a belief cannot rest, through others, on itself"))
     for o in snap.observations:
         if o.connects != "new" and o.connects not in ids:
             problems.append(Problem(o.path, line_of(root / o.path, f"## {o.id}"),
@@ -51,6 +60,9 @@ def validate(mem: Memory) -> list[Problem]:
         if t.belief not in ids:
             problems.append(Problem(t.path, key_line(root / t.path, "belief"),
                                     f"tension is about unknown belief '{t.belief}'"))
+        for key, ref in (("successor", t.successor), ("rests_on", t.rests_on)):
+            if ref and ref not in ids:
+                problems.append(Problem(t.path, key_line(root / t.path, key), f"{key} names unknown belief '{ref}'"))
     problems += merge_leftovers(root)
     return sorted(problems, key=lambda p: (p.path, p.line))
 
@@ -93,7 +105,7 @@ def upgrade_links(mem: Memory) -> tuple[str | None, list[str]]:
     from ..store.files import stat_key
     from . import common, hand_edits
 
-    common.require_repo(mem)
+    common.writable(mem)
     with common.lock(mem):
         hand_edits.settle(mem, [p for p, _, _ in _unlinked(mem)])
         found = _unlinked(mem)

@@ -36,6 +36,7 @@ from pathlib import Path
 from ..core import kernel
 from ..core.errors import EpimemError
 from ..store import sessions as sessions_file
+from ..store import vault_format
 from ..store.clock import lenient_today
 from ..store.context_cache import FALLBACK_PARAMS, cache_path, effective, read_context_cache, signature, tier
 from ..store.files import VaultLock, journal_pending, lock_path
@@ -219,10 +220,50 @@ def _rank(records: list[dict], today: date, prm: dict, project_words: set[str]) 
     return out
 
 
-def _belief_line(eff: float, rec: dict, prm: dict, gist: bool = True) -> str:
+MAX_QUESTIONS = 5
+QUESTIONS_TITLE = "Open questions — ask the user before relying on either side:"
+
+
+def question_lines(cache: dict, cwd: str, proj: str,
+                   limit: int = MAX_QUESTIONS) -> tuple[list[str], set[str], set[str]]:
+    """(the lines of the open questions this session may ask, the beliefs they name, the
+    beliefs in a question beyond `limit`).
+
+    SPEC §14: while a tension is open, the context shows both sides as a question, never one
+    of them as if current: a belief in a shown question is left out of the lists below it,
+    and one in a question that did not fit is listed marked "in question"."""
+    lines: list[str] = []
+    named: set[str] = set()
+    more: set[str] = set()
+    for q in cache.get("questions") or ():
+        scope = q.get("scope") or "global"
+        if not kernel.is_global(scope) and not scope_matches(scope, cwd, proj):
+            continue
+        ids = {q["belief"]} | ({q["successor"]} if q.get("successor") else set())
+        if len(lines) >= limit:
+            more |= ids
+            continue
+        named |= ids
+        title, bid = q["title"], q["belief"]
+        if q.get("successor"):
+            line = (f"- Has “{title}” [{bid}] given way to “{q['successor_title']}” [{q['successor']}]? "
+                    f"Since {q['date']}: {q['what']}")
+        elif q.get("rests_on"):
+            line = f"- Does “{title}” [{bid}] still hold? It rests on [{q['rests_on']}]: {q['what']}"
+        elif q.get("divergence"):
+            line = f"- Said and did differ on “{title}” [{bid}] (since {q['date']}): {q['what']}"
+        else:
+            line = f"- Does “{title}” [{bid}] still hold? Contradicted on {q['date']}: {q['what']}"
+        lines.append(line)
+    return lines, named, more - named
+
+
+def _belief_line(eff: float, rec: dict, prm: dict, gist: bool = True, asked: bool = False) -> str:
     words = tier(eff, prm)
     if rec.get("pinned"):
         words += ", pinned"
+    if asked:
+        words += ", in question"
     line = f"- ({words}) {rec['title']}"
     g = rec.get("gist") or ""
     if gist and g and g.rstrip(".").lower() != rec["title"].rstrip(".").lower():
@@ -260,12 +301,19 @@ def render_context(cache: dict | None, info: dict | None, *, cwd: str, today: da
     for scope, recs in (cache.get("scopes") or {}).items():
         if scope_matches(scope, cwd, proj):
             local.extend(recs)
-    sections = [(f"For this project ({os.path.basename(proj) or proj}):", _rank(local, today, prm, pwords)),
-                ("In general:", _rank(cache.get("global") or [], today, prm, pwords))]
+    asked, named, marked = question_lines(cache, cwd, proj)
+    sections = [(f"For this project ({os.path.basename(proj) or proj}):",
+                 [r for r in _rank(local, today, prm, pwords) if r[2]["id"] not in named]),
+                ("In general:", [r for r in _rank(cache.get("global") or [], today, prm, pwords)
+                                 if r[2]["id"] not in named])]
     intro = ("\nWhat epimem believes about the user: hypotheses, each with its confidence in words "
              "(tentative ones are guesses to check); [id] names a belief in epimem commands.")
     body: list[str] = []
     size = len(out) + len(intro)
+    if asked and size + len(QUESTIONS_TITLE) + sum(len(x) + 1 for x in asked) + 1 <= budget:
+        body.append(QUESTIONS_TITLE)
+        body.extend(asked)
+        size += len(QUESTIONS_TITLE) + 1 + sum(len(x) + 1 for x in asked)
     shown = 0
     for title, ranked in sections:
         if not ranked or shown >= MAX_BELIEFS:
@@ -275,9 +323,9 @@ def render_context(cache: dict | None, info: dict | None, *, cwd: str, today: da
         for _, eff, rec in ranked:
             if shown >= MAX_BELIEFS:
                 break
-            line = _belief_line(eff, rec, prm)
+            line = _belief_line(eff, rec, prm, asked=rec["id"] in marked)
             if used + len(line) + 1 > budget:
-                line = _belief_line(eff, rec, prm, gist=False)  # the title alone still says it
+                line = _belief_line(eff, rec, prm, gist=False, asked=rec["id"] in marked)  # the title alone
                 if used + len(line) + 1 > budget:
                     break
             lines.append(line)
@@ -375,6 +423,18 @@ def session_start(vault: str | None = None, today: str | None = None, budget_tok
     if not is_vault(root):
         _log(f"no epimem vault at {root} (`epimem init` creates one); nothing added to the session")
         return 0
+    if not os.path.exists(os.path.join(root, ".git")):  # one stat: copied without `.git`, or inside a checkout
+        _log(f"{root} is not a git repository of its own; the session was not counted "
+             f"(`epimem init {root}` makes it one)")
+        _say(f"epimem: the user's vault ({_label(root)}) is not a git repository of its own, so nothing can be "
+             f"recorded in it; `epimem init {root}` makes it one.")
+        return 0
+    try:
+        vault_format.require_known(root)  # one small read: a newer epimem's vault is not counted into
+    except EpimemError as e:
+        _log(f"{e}; the session was not counted")
+        _say(f"epimem: the user's vault ({_label(root)}) cannot be used by this epimem: {e}")
+        return 0
     if journal_pending(root):  # one stat: a change a killed process left half-made
         from ..store.journal import recover_if_needed
 
@@ -412,10 +472,15 @@ def session_start(vault: str | None = None, today: str | None = None, budget_tok
                 "merged, so record nothing now; `epimem sync` (or any epimem command) says how to finish it.\n"
                 + (text or ""))
     if text:
-        sys.stdout.write(json.dumps({"hookSpecificOutput": {
-            "hookEventName": "SessionStart", "additionalContext": text}}, ensure_ascii=False))
-        sys.stdout.flush()
+        _say(text)
     return 0
+
+
+def _say(text: str) -> None:
+    """The session's additional context, as Claude Code reads it from a SessionStart hook."""
+    sys.stdout.write(json.dumps({"hookSpecificOutput": {
+        "hookEventName": "SessionStart", "additionalContext": text}}, ensure_ascii=False))
+    sys.stdout.flush()
 
 
 def _standing_down(via: str | None, cwd: str) -> bool:

@@ -17,7 +17,7 @@ from .spec import COMMANDS, Command, Context, HelpRequested, Opt, UsageError, re
 AREAS = {
     "init": "main", "belief": "main", "observe": "main", "tensions": "main", "tension": "main",
     "session": "main", "history": "main", "diff": "main", "undo": "main", "redo": "main",
-    "commit": "main", "validate": "main",
+    "commit": "main", "validate": "main", "doctor": "main",
     "recall": "recall", "index": "recall", "watch": "recall",
     "mirror": "mirror",
     "install": "install", "hook": "hook", "skill": "claude", "mcp": "mcp",
@@ -160,13 +160,14 @@ def _run(args: list[str], running: list[Command]) -> int:
         kwargs = parse(cmd, words)
         if not exit_zero(cmd):  # the hooks take `--today` as given: a bad one is logged, not an error
             check_today(got["today"])
-        vault = got["vault"]
+        vault, source = got["vault"], "flag"
         if vault is None:
             import os
 
             vault = os.environ.get("EPIMEM_VAULT") or None
+            source = "env" if vault else "default"
         running.append(cmd)
-        cmd.run(Context(vault, got["today"], cmd.path), **kwargs)
+        cmd.run(Context(vault, got["today"], cmd.path, source), **kwargs)
         return 0
     except HelpRequested as h:
         _help(COMMANDS.get(h.command, TOP), err=False)

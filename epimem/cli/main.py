@@ -100,16 +100,18 @@ def init(ctx, path, as_json):
          Opt("--tag", multiple=True, help="A tag."),
          Opt("--scope", default="global", metavar="PROJECT", help="global, or the project it holds in."),
          Opt("--supersedes", multiple=True, metavar="ID", complete="belief", help="An id this belief replaces."),
+         Opt("--depends-on", multiple=True, metavar="ID", complete="belief",
+             help="A belief this one rests on (repeatable)."),
          Opt("--pinned/--no-pinned", type=bool, help="Exempt it from decay."),
          Opt("--id", dest="belief_id", metavar="ID", help="Default: a slug of the title."),
          JSON)
-def belief_add(ctx, title, statement, kind, basis, permanence, confidence, tag, scope, supersedes, pinned,
-               belief_id, as_json):
+def belief_add(ctx, title, statement, kind, basis, permanence, confidence, tag, scope, supersedes, depends_on,
+               pinned, belief_id, as_json):
     """Add a belief; its confidence starts where its basis says (rule 1)."""
     mem = memory(ctx)
     b = mem.add_belief(title=title, statement=statement, kind=kind, basis=basis, permanence=permanence,
                        confidence=confidence, tags=tag, scope=scope, supersedes=supersedes,
-                       pinned=pinned, belief_id=belief_id)
+                       pinned=pinned, belief_id=belief_id, depends_on=depends_on)
     similar = _similar(mem, b)
     if as_json:
         out = belief_json(b, mem.today, mem.params)
@@ -206,13 +208,18 @@ def belief_list(ctx, kind, permanence, status, tag, scope, min_confidence, as_js
          Opt("--confidence", **CONFIDENCE, help="A new stored confidence."),
          Opt("--tag", multiple=True, help="Replaces the tags."),
          Opt("--scope", metavar="PROJECT", help="global, or the project it holds in."),
+         Opt("--depends-on", multiple=True, default=None, metavar="ID", complete="belief",
+             help="Replaces what it rests on ('' for nothing)."),
          Opt("--note", default="", metavar="TEXT", help="Why (goes into the evidence line)."),
          JSON)
-def belief_edit(ctx, belief_id, title, statement, kind, basis, permanence, confidence, tag, scope, note, as_json):
+def belief_edit(ctx, belief_id, title, statement, kind, basis, permanence, confidence, tag, scope, depends_on, note,
+                as_json):
     """Change a belief's fields by hand (a user action, recorded with provenance)."""
     mem = memory(ctx)
+    rests = None if depends_on is None else [d for d in depends_on if d.strip()]
     b = mem.edit_belief(belief_id, note=note, title=title, statement=statement, kind=kind, basis=basis,
-                        permanence=permanence, confidence=confidence, tags=tag or None, scope=scope)
+                        permanence=permanence, confidence=confidence, tags=tag or None, scope=scope,
+                        depends_on=rests)
     _done(mem, b, as_json, f"Edited {b.id}")
 
 
@@ -290,6 +297,10 @@ def _done(mem, b, as_json: bool, text: str) -> None:
          Opt("--permanence", choices=_permanences, help="With --connects new: the new belief's permanence."),
          Opt("--new-despite-similar", type=bool,
              help="With --connects new: create the belief even when a similar one is active (rule 17)."),
+         Opt("--successor", metavar="TITLE|ID",
+             help="With --strength contradicting: what holds instead (a new belief's title, or an id)."),
+         Opt("--depends-on", multiple=True, metavar="ID", complete="belief",
+             help="A belief the connected (or new) one rests on."),
          Opt("--input", dest="batch", metavar="FILE|-", complete="file",
              help="A JSON array of observations from FILE, or - for stdin."),
          Opt("--from-transcript", metavar="FILE", complete="file",
@@ -299,7 +310,7 @@ def _done(mem, b, as_json: bool, text: str) -> None:
          # `observe --json FILE|-` read a batch before --json became the output switch.
          Arg("legacy", multiple=True, required=False, hidden=True, help="The old `--json FILE|-` batch."))
 def observe(ctx, connects, strength, evidence, suggests, therefore, basis, session, source, date, title, kind,
-            permanence, new_despite_similar, batch, from_transcript, llm, as_json, legacy):
+            permanence, new_despite_similar, successor, depends_on, batch, from_transcript, llm, as_json, legacy):
     """Record observations (0–3 per session) and apply the rules to the beliefs they connect."""
     if legacy:
         # `observe --json FILE|-` read a batch before --json became the output switch; the
@@ -342,7 +353,8 @@ def observe(ctx, connects, strength, evidence, suggests, therefore, basis, sessi
         item = {"connects": connects, "strength": strength, "evidence": evidence, "suggests": suggests,
                 "therefore": therefore, "basis": basis, "session": session, "date": date,
                 "title": title, "kind": kind, "permanence": permanence,
-                "new_despite_similar": new_despite_similar or None}
+                "new_despite_similar": new_despite_similar or None, "successor": successor,
+                "depends_on": depends_on or None}
         items = [{k: v for k, v in item.items() if v is not None}]
     report = mem.observe(items, source=source, session=session)
     if as_json:
@@ -384,7 +396,8 @@ def _print_observe(report) -> None:
         change = f" ({r.before:.2f} → {r.after:.2f})" if r.before is not None and r.after != r.before else ""
         echo(f"{r.observation.id} → {where}{change}: {r.reason}")
         if r.tension:
-            echo(f"  tension opened: {r.tension}")
+            echo(f"  tension opened: {r.tension}" if r.tension_opened
+                 else f"  added to the open tension {r.tension}")
         for s in r.similar:
             echo(f"  similar: {s['id']} — {s['title']} (similarity {s['similarity']:.2f})")
     if report.held:
@@ -576,4 +589,24 @@ def validate(ctx, as_json, fix):
         if not problems:
             echo("Vault is valid.")
     if problems:
+        raise SystemExit(1)
+
+
+@command("doctor", JSON)
+def doctor(ctx, as_json):
+    """Say what state the vault, its wiring and its index are in, with the fix for each problem; exit 1 on any."""
+    from ..agents.install import wiring
+    from ..api import doctor as doctor_api
+    from ..store.paths import resolve_root
+
+    root = resolve_root(ctx.vault)
+    rep = doctor_api.run(root, source=ctx.vault_source, today=ctx.today, agents=tuple(wiring(str(root))))
+    if as_json:
+        emit_json(rep.as_json())
+    else:
+        for c in rep.checks:
+            echo(f"{c.status:<8} {c.name:<14} {c.said}" + (f"\n{'':<23} fix: {c.fix}" if c.fix else ""))
+        n = len(rep.problems)
+        echo("Healthy." if not n else f"{n} problem{'s' if n != 1 else ''}: each says its fix.")
+    if not rep.healthy:
         raise SystemExit(1)

@@ -110,7 +110,9 @@ def audit_cmd(ctx, as_json, as_md, record, apply=False, apply_only=()):
 
     _check_format(as_json, as_md)
     mem, params, snap = _load(ctx)
-    a = audit(snap, params, mem.today, tuple(mem.merge_leftovers()))
+    from ..api.epistemology import calibrated_since
+
+    a = audit(snap, params, mem.today, tuple(mem.merge_leftovers()), calibrated_since(mem))
     md = render.audit_markdown(a)
     applied = None
     if apply or apply_only:
@@ -165,6 +167,18 @@ def interview_cmd(ctx, as_json, as_md, record):
     _output_review(iv, md, as_json, rec)
 
 
+@command("mirror calibration", JSON_OPT, MD_OPT)
+def calibration_cmd(ctx, as_json, as_md):
+    """How often you said "still true" per confidence band, against its confidence (SPEC §14)."""
+    from ..api.epistemology import calibrated_since
+    from ..mirror.calibration import calibration, markdown
+
+    _check_format(as_json, as_md)
+    mem, params, snap = _load(ctx)
+    report = calibration(snap, params, mem.today, calibrated_since(mem))
+    _output(report, markdown(report), as_json)
+
+
 def _configured_model(mem) -> str | None:
     try:
         v = mem.vault.settings().get("mirror_model")
@@ -211,17 +225,21 @@ def portrait_cmd(ctx, as_json, as_md, llm, model, timeout):
              help="What the person said."),
          Opt("--note", default="", metavar="TEXT", help="What the person said, in a line."),
          Opt("--retire", type=bool, help="With --verdict false: retire instead of lowering by 0.20."),
+         Opt("--now", default="", metavar="TITLE",
+             help="With --verdict false: what holds instead, in your words; it supersedes the belief in one step."),
          Opt("--json", dest="as_json", type=bool, help="Machine-readable output (fields in docs/mirror.md)."))
-def answer_cmd(ctx, belief_id, verdict, note, retire, as_json):
+def answer_cmd(ctx, belief_id, verdict, note, retire, now, as_json):
     """Record a gut-check answer: true is your word (no change), false lowers or retires, unsure is noted."""
     from ..mirror.gutcheck import AnswerError, answer
 
     if retire and verdict != "false":
         usage("--retire goes with --verdict false")
+    if now.strip() and (verdict != "false" or retire):
+        usage("--now goes with --verdict false: it names what holds instead")
     mem = memory(ctx)
     mem.vault.require()
     try:
-        a = answer(mem, belief_id, verdict, note=note, retire=retire)
+        a = answer(mem, belief_id, verdict, note=note, retire=retire, now=now)
     except AnswerError as e:
         fail(str(e))
     progress = a.progress

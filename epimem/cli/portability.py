@@ -171,16 +171,13 @@ def export_cmd(ctx, out):
     if out is None:
         portability.export(mem, sys.stdout)
         return
-    tmp = out.with_name(f".{out.name}.epimem-tmp")
-    with tmp.open("w", encoding="utf-8") as f:
-        n = portability.export(mem, f)
-    tmp.replace(out)  # a failed export never leaves half a file where a whole one was
+    out, n = portability.export_file(mem, out)  # whole or not at all, no temporary file left
     echo(f"Exported {n} records to {out}", err=True)
 
 
 @command("import jsonl", Arg("file", type=Path, complete="file", help="An `epimem export`."), DRY_RUN, IMPORT_JSON)
 def import_jsonl(ctx, file, dry_run, as_json):
-    """Recreate an export in this vault (created when missing); files it has already are merged."""
+    """Recreate an export in this vault (`epimem init` makes an empty one); files it has already are merged."""
     from ..api import portability
 
     rep = portability.import_jsonl(memory(ctx), file, dry_run=dry_run)

@@ -189,20 +189,23 @@ def index_status(ctx, as_json, embedder, chroma_url):
         echo(f"The index must be rebuilt: {st.needs_rebuild}.")
     if st.written:
         echo(f"{st.items} items from {st.files} files; embedder {st.embedder}; store {st.store}; "
-                   f"written {st.written}.")
+             f"written {st.written}.")
     for label, paths in (("new", st.new), ("changed", st.changed), ("deleted", st.deleted)):
         for p in paths:
             echo(f"  {label:<8} {p}")
     for p in st.problems:
         echo(f"  malformed {p}")
-    if st.chroma_pending or st.chroma_error:
+    lagging = st.chroma_pending or st.chroma_error
+    if lagging:
         why = f" (the last update failed: {st.chroma_error})" if st.chroma_error else ""
         echo(f"Chroma lacks {st.chroma_pending} item(s) of the index{why}; "
-                   "`epimem index sync` updates it.")
-    if not st.stale:
+             "`epimem index sync` updates it.")
+    if st.stale:
+        echo("Stale: `epimem index sync` updates it.")
+    elif not lagging:  # "up to date" only when Chroma is too: the line above says it is not
         echo("Up to date.")
     else:
-        echo("Stale: `epimem index sync` updates it.")
+        echo("Every file is indexed; only Chroma is behind.")
 
 
 # --- watch --------------------------------------------------------------------------------

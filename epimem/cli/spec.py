@@ -38,14 +38,19 @@ class HelpRequested(Exception):
 _KINDS = {int: "a whole number", float: "a number"}
 
 
+_UNSET = object()  # no default given: [] for a repeatable option, False for a flag, else None
+
+
 class Opt:
-    """An option (`flags` given) or a positional argument (`Arg`)."""
+    """An option (`flags` given) or a positional argument (`Arg`). A repeatable option declared
+    with `default=None` receives None when it is not given (to tell "not given" from "given
+    empty")."""
 
     __slots__ = ("flags", "negative", "dest", "type", "default", "help", "metavar", "multiple", "required",
                  "_choices", "min", "max", "envvar", "hidden", "complete")
 
     def __init__(self, *flags: str, help: str, dest: str | None = None, type: Callable = str,
-                 default: object = None, metavar: str | None = None, multiple: bool = False,
+                 default: object = _UNSET, metavar: str | None = None, multiple: bool = False,
                  required: bool = False, choices: Iterable[str] | Callable[[], Iterable[str]] | None = None,
                  min: float | None = None,
                  max: float | None = None, envvar: str | None = None, hidden: bool = False,
@@ -61,8 +66,9 @@ class Opt:
         self.negative = tuple(negative)
         self.dest = dest or next((f for f in self.flags if f.startswith("--")), self.flags[0])[2:].replace("-", "_")
         self.type = type
-        self.default = ([] if default is None else list(default)) if multiple else (
-            False if type is bool and default is None else default)
+        if default is _UNSET:
+            default = [] if multiple else (False if type is bool else None)
+        self.default = list(default) if multiple and default is not None else default
         self.help = help
         self.metavar = metavar
         self.multiple = multiple
@@ -123,7 +129,7 @@ def _num(x: float) -> str:
 
 
 def Arg(dest: str, *, help: str, metavar: str | None = None, required: bool = True, multiple: bool = False,
-        default: object = None, type: Callable = str, choices: Iterable[str] | Callable | None = None,
+        default: object = _UNSET, type: Callable = str, choices: Iterable[str] | Callable | None = None,
         hidden: bool = False, complete: str | None = None) -> Opt:
     """A positional argument."""
     return Opt(help=help, dest=dest, type=type, default=default, metavar=metavar or dest.upper(),
@@ -197,12 +203,14 @@ def group(path: str | tuple[str, ...], help: str, *options: Opt, run: Callable |
 class Context:
     """What every command is given besides its options: the global options and where it is."""
 
-    __slots__ = ("vault", "today", "command")
+    __slots__ = ("vault", "today", "command", "vault_source")
 
-    def __init__(self, vault: str | None = None, today: str | None = None, command: tuple[str, ...] = ()):
+    def __init__(self, vault: str | None = None, today: str | None = None, command: tuple[str, ...] = (),
+                 vault_source: str = "default"):
         self.vault = vault
         self.today = today
         self.command = command
+        self.vault_source = vault_source  # where `vault` came from: "flag", "env" or "default"
 
     def help(self) -> str:
         from .help import render
@@ -221,7 +229,8 @@ def parse(cmd: Command, args: list[str]) -> dict:
         for f in o.negative:
             by_flag[f] = (o, False)
     positional = [o for o in cmd.options if o.positional]
-    out: dict = {o.dest: (list(o.default) if o.multiple else o.default) for o in cmd.options}
+    out: dict = {o.dest: (list(o.default) if o.multiple and o.default is not None else o.default)
+                 for o in cmd.options}
     given: set[str] = set()
     words: list[str] = []
     i = 0
@@ -261,7 +270,7 @@ def parse(cmd: Command, args: list[str]) -> dict:
                     i += 1
                 v = o.convert(value)
                 if o.multiple:
-                    out[o.dest].append(v)
+                    out[o.dest] = [*(out[o.dest] or ()), v]
                 else:
                     out[o.dest] = v
             given.add(o.dest)

@@ -13,7 +13,7 @@ from .model import Belief, Tension
 
 # Frontmatter fields worth naming, in the order a person cares about them.
 _FIELDS = ("confidence", "status", "permanence", "basis", "kind", "title", "scope",
-           "pinned", "tags", "confirmed", "challenged", "supersedes")
+           "pinned", "tags", "confirmed", "challenged", "supersedes", "depends_on")
 
 
 @dataclass(frozen=True)

@@ -89,6 +89,44 @@ def tier(confidence: float, tiers=TIERS) -> str:
     return tiers[-1][0]
 
 
+# --- the vault's format (SPEC §1.4) ---------------------------------------------------------
+# Here because the hook checks it before it counts a session; `core.formats` brings an older
+# vault up to it, `store.vault_format` reads it.
+
+VAULT_FORMAT = 2                     # the format this epimem writes (core.formats.MIGRATIONS ends here)
+FORMAT_FILE = "state/vault.json"     # absent: format 1, every vault made before formats were recorded
+
+
+def vault_format(text: str | None) -> int:
+    """The format a `state/vault.json` text records (1 for no file); ValueError for a text that
+    records none, so that a damaged file is said, never read as some format."""
+    if text is None:
+        return 1
+    import json
+
+    try:
+        raw = json.loads(text)
+    except (ValueError, RecursionError):
+        raise ValueError("not JSON") from None
+    v = raw.get("format") if isinstance(raw, dict) else None
+    if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+        raise ValueError(f"'format' must be a whole number from 1, not {v!r}")
+    return v
+
+
+def format_text(fmt: int) -> str:
+    return f'{{"format": {int(fmt)}}}\n'
+
+
+def too_new(fmt: int) -> str | None:
+    """What to say of a vault a newer epimem wrote (None when this one reads it)."""
+    if fmt <= VAULT_FORMAT:
+        return None
+    return (f"this vault is in format {fmt}, written by a newer epimem; this epimem knows formats up to "
+            f"{VAULT_FORMAT} and reads or changes nothing rather than misread it: install the newer epimem "
+            "(pipx: `pipx upgrade epimem-cli`, or `pipx install --force` from a newer checkout)")
+
+
 # --- rules 8 and 10: sessions --------------------------------------------------------------
 
 def empty_sessions() -> dict:

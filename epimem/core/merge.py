@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
-from . import rules
+from . import kernel, rules
 from .notes import NoteError, drop_frontmatter_keys, edit_frontmatter, parse_note, split
 from .params import DEFAULTS, Params
 from .vocabulary import date_of
@@ -52,6 +52,8 @@ def kind_of(path: str) -> str | None:
     p = path.replace("\\", "/")
     if p == "state/sessions.json":
         return "sessions"
+    if p == kernel.FORMAT_FILE:
+        return "format"
     if not p.endswith(".md") or p.count("/") != 1:
         return None
     top = p.split("/", 1)[0]
@@ -299,7 +301,7 @@ def merge_belief(base: str, ours: str, theirs: str, params: Params = DEFAULTS) -
             value = _earlier(_day(ov), _day(tv))
         elif key == "confirmed_session":
             continue  # follows `confirmed`, below
-        elif key in ("tags", "supersedes") and (isinstance(ov, list) or isinstance(tv, list)):
+        elif key in ("tags", "supersedes", "depends_on") and (isinstance(ov, list) or isinstance(tv, list)):
             value = _set_merge(_as_list(bv), _as_list(ov), _as_list(tv))
         elif key == "status" and both:
             value = max((ov, tv), key=lambda s: _STATUS_RANK.get(str(s), -1))
@@ -518,4 +520,16 @@ def merge_file(path: str, base: str, ours: str, theirs: str, *, params: Params =
         return merge_review(base, ours, theirs)
     if kind == "sessions" and load_sessions is not None and dump_sessions is not None:
         return merge_json_counter(base, ours, theirs, load_sessions, dump_sessions)
+    if kind == "format":
+        return merge_format(ours, theirs)
     return None
+
+
+def merge_format(ours: str, theirs: str) -> Merged | None:
+    """The vault's format after a merge is the newer side's (SPEC §1.4): the files of both are in
+    it, and an epimem that knows only the older one then refuses the vault rather than misread it."""
+    try:
+        fmt = max(kernel.vault_format(ours), kernel.vault_format(theirs))
+    except ValueError:
+        return None  # a damaged side: git's conflict names the file
+    return Merged(kernel.format_text(fmt))

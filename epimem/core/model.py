@@ -51,6 +51,9 @@ class Belief:
     scope: str = "global"
     pinned: bool = False
     supersedes: tuple[str, ...] = ()
+    # The beliefs this one rests on (SPEC §14): when one of them is superseded, retired or
+    # falls a tier, this one is flagged by a tension, never lowered by itself.
+    depends_on: tuple[str, ...] = ()
     statement: str = ""
     evidence: tuple[Evidence, ...] = ()
     # The Claude session that last confirmed the belief: rule 3 only counts a
@@ -86,6 +89,11 @@ class Tension:
     suggests: str = ""
     resolution: str = ""
     path: str = ""
+    # SPEC §14: the belief a contradicting observation proposed in place of `belief`, so
+    # that the question names both sides; and, for a flag "rests on a belief that changed",
+    # the belief that changed under `belief`. Each is a belief id ("" when not set).
+    successor: str = ""
+    rests_on: str = ""
 
 
 @dataclass(frozen=True)

@@ -193,10 +193,16 @@ def _bad_date_line(fm: str) -> int:
     return 2
 
 
+class Raw(str):
+    """A frontmatter value already written as YAML (a flow mapping of parameters): kept as it is."""
+
+
 def yaml_scalar(value: Any, _flow: bool = False) -> str:
     """One YAML value as Obsidian writes it: plain where safe, quoted where not.
     (`_flow`: an item of a `[a, b]` list, where YAML reads some plain text
     differently, `:0` for one.)"""
+    if isinstance(value, Raw):
+        return str(value)
     if value is None:
         return ""
     if isinstance(value, bool):
@@ -307,6 +313,15 @@ def _text_list(meta: dict, key: str, lines: dict) -> tuple[str, ...]:
     raise NoteError(lines.get(key, 2), f"'{key}' must be a list of text")
 
 
+def _link_list(meta: dict, key: str, lines: dict) -> tuple[str, ...]:
+    """A list of references as a person may type it: `[[a]], [[b]]` unquoted is YAML's nested lists."""
+    v = meta.get(key)
+    if isinstance(v, list):
+        v = [f"[[{x[0]}]]" if isinstance(x, list) and len(x) == 1 and isinstance(x[0], str) else x for x in v]
+        meta = {**meta, key: v}
+    return _text_list(meta, key, lines)
+
+
 # --- beliefs -------------------------------------------------------------------
 
 _EVIDENCE_HEADING = re.compile(r"^##[ \t]+Evidence[ \t]*$", re.M | re.I)
@@ -399,7 +414,8 @@ def _parse_belief(text: str, belief_id: str, path: str = "") -> Belief:
         first=_required_date(meta, "first", kl),
         confirmed=_date(meta, "confirmed", kl), challenged=_date(meta, "challenged", kl),
         status=status, tags=_text_list(meta, "tags", kl), scope=scope, pinned=pinned,
-        supersedes=tuple(link_target(x) for x in _text_list(meta, "supersedes", kl)), statement=statement,
+        supersedes=tuple(link_target(x) for x in _text_list(meta, "supersedes", kl)),
+        depends_on=tuple(link_target(x) for x in _link_list(meta, "depends_on", kl)), statement=statement,
         evidence=evidence, confirmed_session=str(meta.get("confirmed_session") or ""),
         path=path or f"beliefs/{belief_id}.md",
     )
@@ -447,12 +463,17 @@ def with_wikilinks(path: str, text: str) -> str | None:
 
 
 def belief_fields(b: Belief) -> dict[str, Any]:
-    return {
+    out = {
         "title": b.title, "kind": b.kind, "basis": b.basis, "confidence": b.confidence,
         "permanence": b.permanence, "first": b.first, "confirmed": b.confirmed,
         "challenged": b.challenged, "status": b.status, "tags": list(b.tags),
         "scope": b.scope, "pinned": b.pinned, "supersedes": [wikilink(x) for x in b.supersedes],
     }
+    # Written only when the belief rests on others, so that every file written before
+    # `depends_on` existed reads and rewrites byte for byte as it did.
+    if b.depends_on:
+        out["depends_on"] = [wikilink(x) for x in b.depends_on]
+    return out
 
 
 def format_evidence(ev: Evidence) -> str:
@@ -478,6 +499,8 @@ def update_belief_text(text: str, before: Belief, after: Belief,
     """Rewrite only what changed between `before` and `after`, then append evidence."""
     old, new = belief_fields(before), belief_fields(after)
     changes = {k: v for k, v in new.items() if old.get(k) != v}
+    if before.depends_on and not after.depends_on:
+        changes["depends_on"] = []
     out = edit_frontmatter(text, changes)
     if after.confirmed_session != before.confirmed_session:
         # `confirmed_session` is no longer written: the session that last confirmed is read from
@@ -611,7 +634,20 @@ def parse_tension(text: str, tension_id: str, path: str = "") -> Tension:
                    what_happened=fields.get("what happened", ""), evidence=tuple(links),
                    suggests=fields.get("what this suggests", ""),
                    resolution=fields.get("resolution", ""),
-                   path=path or f"tensions/{tension_id}.md")
+                   path=path or f"tensions/{tension_id}.md",
+                   successor=_reference(meta, "successor", kl), rests_on=_reference(meta, "rests_on", kl))
+
+
+def _reference(meta: dict, key: str, lines: dict) -> str:
+    """An optional reference to one belief (`successor: "[[id]]"`), as an id; "" when absent."""
+    v = meta.get(key)
+    if isinstance(v, list) and len(v) == 1 and isinstance(v[0], list) and len(v[0]) == 1:
+        v = f"[[{v[0][0]}]]"  # unquoted `[[id]]`: YAML's nested list
+    if v is None or v == "":
+        return ""
+    if not isinstance(v, str) or not link_target(v):
+        raise NoteError(lines.get(key, 2), f"'{key}' must be a belief id or [[wikilink]]")
+    return link_target(v)
 
 
 def render_tension(t: Tension) -> str:
@@ -620,7 +656,8 @@ def render_tension(t: Tension) -> str:
             f"- what this suggests: {_one_line(t.suggests)}"]
     if t.resolution:
         rows.append(f"- resolution: {_one_line(t.resolution)}")
-    return (f"---\ndate: {t.date.isoformat()}\nbelief: \"{wikilink(t.belief)}\"\nstatus: {t.status}\n---\n"
+    refs = "".join(f'{k}: "{wikilink(v)}"\n' for k, v in (("successor", t.successor), ("rests_on", t.rests_on)) if v)
+    return (f"---\ndate: {t.date.isoformat()}\nbelief: \"{wikilink(t.belief)}\"\nstatus: {t.status}\n{refs}---\n"
             f"# {_one_line(t.title)}\n" + "\n".join(r.rstrip() for r in rows) + "\n")
 
 

@@ -30,17 +30,18 @@ from . import vocabulary as vocab
 
 # `core.model.Belief`'s fields, in its order (so a row is `Belief(*row)`).
 FIELDS = ("id", "title", "kind", "basis", "confidence", "permanence", "first", "confirmed", "challenged",
-          "status", "tags", "scope", "pinned", "supersedes", "statement", "evidence", "confirmed_session",
-          "path")
+          "status", "tags", "scope", "pinned", "supersedes", "depends_on", "statement", "evidence",
+          "confirmed_session", "path")
 # How the non-JSON-native fields are encoded (by name, whatever the object).
 DATES = frozenset({"first", "confirmed", "challenged", "date"})   # ISO text or None
-LISTS = frozenset({"tags", "supersedes"})                            # tuples become lists
+LISTS = frozenset({"tags", "supersedes", "depends_on"})              # tuples become lists
 EVIDENCE_FIELDS = ("date", "kind", "link", "note")                   # one row per evidence line
 # Derived from the stored fields on a date; never stored.
 DERIVED = ("effective_confidence", "tier")
 # What `--json` shows, in its order; `statement` and `evidence` only in full.
 JSON_FIELDS = ("id", "title", "kind", "basis", "confidence", "effective_confidence", "tier", "permanence",
-               "first", "confirmed", "challenged", "status", "tags", "scope", "pinned", "supersedes", "path")
+               "first", "confirmed", "challenged", "status", "tags", "scope", "pinned", "supersedes", "depends_on",
+               "path")
 FULL_JSON_FIELDS = JSON_FIELDS + ("statement", "evidence")
 _iso = vocab.iso
 

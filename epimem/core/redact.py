@@ -114,3 +114,13 @@ def redact(text: str, patterns: tuple[Pattern, ...] = ()) -> str:
 
         text = rx.sub(sub, text)
     return text
+
+
+_MARK = re.compile(r"\[REDACTED:[^\]]*\]")
+
+
+def only_secrets(redacted: str) -> bool:
+    """Whether a redacted text said nothing but its secrets (`- sk-ant-…` in a memory file): with
+    the `[REDACTED:…]` marks taken out, not a letter or a digit is left. An importer makes no
+    belief of it: a belief whose statement is a redaction mark says nothing about anyone."""
+    return "[REDACTED:" in redacted and not any(ch.isalnum() for ch in _MARK.sub("", redacted))

@@ -166,12 +166,12 @@ def apply_observation(belief: Belief, obs: Observation, params: Params = DEFAULT
             new = min(new, conf)  # a hand-set value below the floor is not raised
         after = replace(belief, confidence=new, challenged=obs.date)
         if diverging:
-            why = "self-report and behaviour diverge: both kept, tension opened (rule 6)"
+            why = "self-report and behaviour diverge: both kept, as a tension (rule 6)"
             if new != conf:
                 why += f"; challenged again with no confirmation between ({conf:.2f} → {new:.2f}, rule 15)"
             return done("diverging", after, why, open_tension=True, divergence=True, alert=alert)
         why = (f"challenged again with no confirmation between ({conf:.2f} → {new:.2f})"
-               if new != conf else "challenged: tension opened, confidence unchanged (rule 4)")
+               if new != conf else "challenged: on record as a tension, confidence unchanged (rule 4)")
         return done("contradicting", after, why, open_tension=True, alert=alert)
 
     if obs.strength == "complicating":
@@ -251,6 +251,8 @@ def rule_problems(belief: Belief, params: Params = DEFAULTS) -> list[tuple[str, 
         out.append(("confidence", str(e)))
     if belief.id in belief.supersedes:
         out.append(("supersedes", "a belief cannot supersede itself"))
+    if belief.id in belief.depends_on:
+        out.append(("depends_on", "a belief cannot depend on itself"))
     return out
 
 

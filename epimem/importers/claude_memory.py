@@ -13,7 +13,7 @@ from ..core.errors import InputError, NotFound
 from ..core.ids import slugify, text_key
 from ..core.model import Belief, Evidence
 from ..core.params import DEFAULTS, Params
-from ..core.redact import redact
+from ..core.redact import only_secrets, redact
 from . import markdown as md
 from .migration import ImportReport, Migration, write_migration
 
@@ -30,6 +30,7 @@ def plan_claude_memory(text: str, *, name: str, today: date, params: Params = DE
     have = {text_key(b.statement.split("\n\n")[0]) for b in existing} | {text_key(b.title) for b in existing}
     beliefs: list[Belief] = []
     notes: list[str] = []
+    unmapped: list[str] = []
     dup = 0
     heading = ""
 
@@ -52,6 +53,9 @@ def plan_claude_memory(text: str, *, name: str, today: date, params: Params = DE
         statement = first + ("\n\n" + redact(rest, params.redact) if rest else "")
         if not first:
             continue
+        if only_secrets(first):  # `- sk-ant-…`: a secret kept in a memory file, not something believed
+            unmapped.append(f"{name}: a bullet held only a secret ({first}); not imported")
+            continue
         if text_key(first) in have:
             dup += 1
             continue
@@ -70,9 +74,9 @@ def plan_claude_memory(text: str, *, name: str, today: date, params: Params = DE
                                "(a gut-check, or `epimem belief edit`)"),)))
     if dup:
         notes.append(f"{dup} bullet(s) already in the vault were left out")
-    if not beliefs and not dup:
+    if not beliefs and not dup and not unmapped:
         notes.append(f"{name}: no bullets found")
-    return Migration(tuple(beliefs), notes=tuple(notes))
+    return Migration(tuple(beliefs), unmapped=tuple(unmapped), notes=tuple(notes))
 
 
 def import_claude_memory(memory, path: str | Path, *, dry_run: bool = False) -> ImportReport:

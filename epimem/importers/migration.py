@@ -57,6 +57,7 @@ def write_migration(memory, m: Migration, *, subject: str, dry_run: bool = False
         months.setdefault(o.path, []).append(o)
     notes = list(m.notes)
     sessions_written = False
+    common.writable(memory)
     with common.lock(memory):
         imported_tensions = []
         for t in m.tensions:

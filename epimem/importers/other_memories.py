@@ -23,7 +23,7 @@ from ..core.errors import InputError, NotFound
 from ..core.ids import slugify, text_key
 from ..core.model import Belief, Evidence
 from ..core.params import DEFAULTS, Params
-from ..core.redact import redact
+from ..core.redact import only_secrets, redact
 from . import markdown as md
 from .claude_memory import plan_claude_memory
 from .migration import ImportReport, Migration, write_migration
@@ -45,11 +45,15 @@ class _Builder:
         self.params = params
         self.beliefs: list[Belief] = []
         self.duplicates = 0
+        self.unmapped: list[str] = []
 
     def add(self, text: str, *, kind: str, basis: str, first: date, tags: tuple[str, ...], scope: str,
             source: str) -> Belief | None:
         text = redact(" ".join(text.split()), self.params.redact)
         if not text:
+            return None
+        if only_secrets(text):
+            self.unmapped.append(f"{source}: only a secret ({text}); not imported")
             return None
         if text_key(text) in self.have:
             self.duplicates += 1
@@ -100,6 +104,9 @@ def plan_mcp_memory(text: str, *, name: str, today: date, params: Params = DEFAU
             if not obs:
                 unmapped.append(f"entity {ent!r} ({etype or 'no type'}): no observations to believe")
             for o in obs:
+                if only_secrets(redact(o, params.redact)):  # before "alex: …" gives it a word of its own
+                    unmapped.append(f"entity {ent!r}: an observation that is only a secret; not imported")
+                    continue
                 text_ = o if ent.lower() in o.lower() else f"{ent}: {o}"
                 b.add(text_, kind=_kind(etype, params, "fact"), basis="interpretive", first=today,
                       tags=(ent, etype, "mcp-memory"), scope="global", source=f"{name} (entity {ent})")
@@ -112,10 +119,16 @@ def plan_mcp_memory(text: str, *, name: str, today: date, params: Params = DEFAU
                   tags=(frm, to, "mcp-memory"), scope="global", source=f"{name} (relation)")
         else:
             unmapped.append(f"line {n}: a record of type {rec.get('type')!r}")
-    return Migration(tuple(b.beliefs), unmapped=tuple(unmapped), notes=b.notes())
+    return Migration(tuple(b.beliefs), unmapped=tuple(unmapped + b.unmapped), notes=b.notes())
 
 
 # --- Claude Code's auto memory folder -------------------------------------------------------------
+
+# A topic file's `type:` (Claude Code writes user, feedback, project, reference) says what sort of
+# memory it is: the user's own guidance on how to work is a preference, what they are (role, goals,
+# knowledge) their identity, a project's state or a pointer elsewhere a fact. A kind its heading or
+# wording names instead is kept.
+AUTO_MEMORY_KINDS = {"user": "identity", "feedback": "preference", "project": "fact", "reference": "fact"}
 
 def project_of(folder: Path) -> str:
     """The project a `~/.claude/projects/<project>/memory` folder belongs to: Claude Code names
@@ -153,9 +166,12 @@ def plan_claude_auto_memory(files: dict[str, str], *, project: str, today: date,
         mtype = str(meta.get("type") or "")
         found = list(m.beliefs)
         dup = any("already in the vault" in n for n in m.notes)
-        if not found and text.strip() and not dup:
+        unmapped += m.unmapped
+        if not found and text.strip() and not dup and not m.unmapped:
             body = " ".join(text.split())
-            if body and text_key(body) not in {text_key(b.statement) for b in taken}:
+            if only_secrets(redact(body, params.redact)):
+                unmapped.append(f"auto memory {name}: only a secret; not imported")
+            elif body and text_key(body) not in {text_key(b.statement) for b in taken}:
                 found = [Belief(id=md.unique(slugify(str(meta.get("name") or Path(name).stem)),
                                              {b.id for b in taken}),
                                 title=str(meta.get("name") or Path(name).stem.replace("-", " ").capitalize()),
@@ -170,7 +186,8 @@ def plan_claude_auto_memory(files: dict[str, str], *, project: str, today: date,
 
             # feedback and user notes are what the user said; project and reference notes are the model's
             basis = "interpretive" if mtype in ("project", "reference") else "self-report"
-            b = replace(b, scope=project, basis=basis,
+            kind = AUTO_MEMORY_KINDS.get(mtype, b.kind) if b.kind == "fact" else b.kind
+            b = replace(b, scope=project, basis=basis, kind=kind,
                         tags=tuple(dict.fromkeys(b.tags + tuple(t for t in (topic, "claude-auto-memory") if t))))
             beliefs.append(b)
             taken.append(b)
@@ -224,7 +241,7 @@ def plan_mem0(data: Any, *, name: str, today: date, params: Params = DEFAULTS,
         extra = sorted(set(m) - MEM0_KNOWN) + sorted(f"metadata.{k}" for k in meta if k not in ("project", "kind"))
         if made is not None and extra:
             unmapped.append(f"memory {mid}: {', '.join(extra)} kept nowhere")
-    return Migration(tuple(b.beliefs), unmapped=tuple(unmapped), notes=b.notes())
+    return Migration(tuple(b.beliefs), unmapped=tuple(unmapped + b.unmapped), notes=b.notes())
 
 
 # --- reading the sources and writing them --------------------------------------------------------

@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ResourceError, ToolError
+from mcp.server.mcpserver.exceptions import ResourceError, ToolError, UnexpectedToolError
 from mcp.server.mcpserver.resources.templates import ResourceSecurity
 from mcp.types import ToolAnnotations
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .. import __version__
 from ..api import shapes
@@ -84,6 +84,13 @@ class ObservationIn(BaseModel):
     new_despite_similar: bool | None = Field(
         None, description="With connects='new': create the belief even though `similar` listed close ones "
                           "(rule 17). Only after checking that none of them is the same belief.")
+    successor: str | None = Field(
+        None, description="With strength 'contradicting': what seems to hold instead — a new belief's title "
+                          "(created tentative) or an existing belief's id. The tension names both; the user's "
+                          "`answer` settles it.")
+    depends_on: list[str] | None = Field(
+        None, description="Ids of beliefs the connected (or new) belief rests on: when one of them changes, "
+                          "it is flagged for the user, never lowered.")
 
 
 def _fail(e: Exception) -> ToolError:
@@ -103,6 +110,33 @@ def _fail(e: Exception) -> ToolError:
 
         msg += "\nsimilar: " + json.dumps(list(similar), ensure_ascii=False, default=str)
     return ToolError(msg)
+
+
+def argument_errors(e: ValidationError) -> str:
+    """Arguments the input schema refused, one line a field, as a model can act on them: the field
+    named as the arguments spell it (`observations[0].strength`), what it must be, and nothing of
+    pydantic's own (its model name, error codes, documentation URLs) or of the value sent (the
+    caller's data, a secret perhaps)."""
+    lines = []
+    for err in e.errors(include_url=False, include_input=False):
+        where = ""
+        for part in err.get("loc", ()):
+            where += f"[{part}]" if isinstance(part, int) else (f".{part}" if where else str(part))
+        msg = "is required" if err.get("type") == "missing" else err.get("msg", "is not valid")
+        lines.append(f"'{where or 'arguments'}': {msg}" if msg != "is required" else f"'{where}' is required")
+    return "; ".join(lines) or "they do not match the tool's input schema"
+
+
+class _Server(MCPServer):
+    async def call_tool(self, name, arguments, context=None):
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as e:
+            cause = e.__cause__
+            if isinstance(cause, ValidationError) and not isinstance(e, UnexpectedToolError):
+                # The SDK's prefix, as on every tool error; it logs the field names of the cause.
+                raise ToolError(f"Error executing tool {name}: invalid arguments: {argument_errors(cause)}") from cause
+            raise
 
 
 def _tool(fn):
@@ -143,6 +177,10 @@ class Sessions:
 
     def of(self, ctx: Context | None, given: str | None = None) -> str:
         if given:
+            try:
+                given.encode("utf-8")
+            except UnicodeEncodeError:  # a lone surrogate: echoed back, it would fail the whole reply
+                raise ToolError("'session' must be text (it holds a lone surrogate)") from None
             return given
         sid = None
         try:
@@ -175,7 +213,7 @@ def _client_source(ctx: Context | None) -> str:
 def build(root: str | Path, *, today: str | None = None) -> MCPServer:
     """The server for the vault at `root` (which must exist: `epimem init` makes one)."""
     root = Path(root)
-    server: MCPServer = MCPServer("epimem", title="epimem", version=__version__, instructions=INSTRUCTIONS,
+    server: MCPServer = _Server("epimem", title="epimem", version=__version__, instructions=INSTRUCTIONS,
                                   log_level="WARNING")
     sessions = Sessions()
     recaller_box: list[Any] = []
@@ -289,11 +327,13 @@ def build(root: str | Path, *, today: str | None = None) -> MCPServer:
 
     @server.tool(annotations=REVIEW, title="Mirror")
     @_tool
-    def mirror(mode: Annotated[Literal["audit", "gut-check", "interview", "portrait"],
+    def mirror(mode: Annotated[Literal["audit", "gut-check", "interview", "portrait", "calibration"],
                                Field(description="audit: the dashboard; gut-check: 3 firmest and 3 shakiest "
                                                  "interpretive beliefs to ask the user about (answers go to "
                                                  "`answer`); interview: a plan of questions to ask one at a "
-                                                 "time; portrait: the brief of a character study.")],
+                                                 "time; portrait: the brief of a character study; "
+                                                 "calibration: how often the user said still true, per "
+                                                 "confidence band.")],
                record: Annotated[bool, Field(description="audit, gut-check or interview: record it as a review "
                                                          "(resets the review counter, one commit). Only once "
                                                          "the user has seen it.")] = False,
@@ -312,9 +352,15 @@ def build(root: str | Path, *, today: str | None = None) -> MCPServer:
             from ..mirror.portrait import portrait_brief
             data = portrait_brief(snap, params, today)
             md = render.portrait_markdown(data)
+        elif mode == "calibration":
+            from ..api.epistemology import calibrated_since
+            from ..mirror.calibration import calibration, markdown
+            data = calibration(snap, params, today, calibrated_since(m))
+            md = markdown(data)
         elif mode == "audit":
+            from ..api.epistemology import calibrated_since
             from ..mirror.audit import audit
-            data = audit(snap, params, today, tuple(m.merge_leftovers()))
+            data = audit(snap, params, today, tuple(m.merge_leftovers()), calibrated_since(m))
             md = render.audit_markdown(data)
             if record:
                 from ..mirror.gutcheck import write_review
@@ -371,15 +417,23 @@ def build(root: str | Path, *, today: str | None = None) -> MCPServer:
                                "changes), false (no longer true: −0.20, or retired with `retire`), unsure.")],
                note: Note = "",
                retire: Annotated[bool, Field(description="With verdict false: retire the belief instead of "
-                                                         "lowering it.")] = False) -> dict[str, Any]:
-        """Record the user's own verdict on a belief (a gut-check answer, or anything they said about it).
+                                                         "lowering it.")] = False,
+               now: Annotated[str, Field(description="With verdict false: what holds instead, in the user's "
+                                                     "words (a title); it supersedes the belief in one step.")] = ""
+               ) -> dict[str, Any]:
+        """Record the user's own verdict on a belief (a gut-check answer, or anything they said about it),
+        with the confidence it had when asked. Where an open tension proposes a successor, the verdict
+        settles it in one step (false: superseded by the successor; true: kept, the proposal retired).
         Ask them; never answer for them."""
         from ..mirror.gutcheck import answer as record_answer
 
         if retire and verdict != "false":
             raise ToolError("'retire' goes with verdict 'false'")
+        if now and verdict != "false":
+            raise ToolError("'now' goes with verdict 'false': it names what holds instead")
         m = mem()
-        return shapes.answer_json(record_answer(m, _check_id(id, "id"), verdict, note=note, retire=retire))
+        return shapes.answer_json(record_answer(m, _check_id(id, "id"), verdict, note=note, retire=retire,
+                                                now=now, source="answer"))
 
     @server.tool(annotations=DECIDE, title="Supersede beliefs")
     @_tool

@@ -6,7 +6,9 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, replace
 from datetime import date
 
+from ..core import calibration as cal
 from ..core import rules
+from ..core.calibration import Calibration
 from ..core.model import PERMANENCES, Belief, Problem, Snapshot
 from ..core.params import DEFAULTS, Params
 from . import text as tx
@@ -163,6 +165,8 @@ class Audit:
     # What a merge of two machines kept in both versions for the user to settle (SPEC §11):
     # found in the files' text by api/validate.merge_leftovers, passed in by the caller.
     merge_leftovers: tuple[Problem, ...] = ()
+    # SPEC §14: the user's verdicts against the confidences they were asked at, per band.
+    calibration: Calibration | None = None
 
     @property
     def empty(self) -> bool:
@@ -338,7 +342,9 @@ def count_totals(snapshot: Snapshot) -> Totals:
 
 
 def audit(snapshot: Snapshot, params: Params = DEFAULTS, today: date | None = None,
-          merge_leftovers: tuple[Problem, ...] = ()) -> Audit:
+          merge_leftovers: tuple[Problem, ...] = (), calibrated: dict[str, date] | None = None) -> Audit:
+    """The dashboard. `calibrated`: when accepted proposals last changed each parameter
+    (`api.epistemology.calibrated_since`), so the calibration judges it on later verdicts."""
     today = today or snapshot.today or date.today()
     beliefs = active(snapshot)
     views = active_views(snapshot, today, params)
@@ -392,4 +398,5 @@ def audit(snapshot: Snapshot, params: Params = DEFAULTS, today: date | None = No
         drift=drift(beliefs, by_id, today, params), coherence=coherence,
         permanence=tuple(perm), proposals=tuple(proposals), unconnected=unconnected,
         candidates=belief_candidates(unconnected),
-        problems=snapshot.problems, merge_leftovers=tuple(merge_leftovers))
+        problems=snapshot.problems, merge_leftovers=tuple(merge_leftovers),
+        calibration=cal.calibrate(cal.verdicts(snapshot.beliefs), params, calibrated))

@@ -22,14 +22,18 @@ _PLAIN = frozenset((str, int, bool, type(None)))
 
 
 def as_data(obj: Any) -> Any:
-    """Plain JSON-able data: dates as ISO strings, floats to three decimals,
+    """Plain JSON-able data: dates as ISO strings, floats to three decimals (below 0.01: three
+    significant digits),
     and the properties that carry figures (`empty`, `total`) included.
     (Exact type tests, not isinstance: a 10,000-belief audit has 100,000 values.)"""
     t = type(obj)
     if t in _PLAIN:
         return obj
     if t is float:
-        return round(obj, 3) if math.isfinite(obj) else None
+        if not math.isfinite(obj):
+            return None
+        # A decay rate (0.00125 a day) keeps three significant digits; everything else three decimals.
+        return round(obj, 3) if obj == 0 or abs(obj) >= 0.01 else float(f"{obj:.3g}")
     if t is tuple or t is list:
         return [v if type(v) in _PLAIN else as_data(v) for v in obj]
     if t is date:

@@ -20,6 +20,7 @@ from typing import Any
 from ..core.errors import InputError
 from ..core.model import Problem, Snapshot
 from ..core.params import DEFAULTS, Params
+from ..core.redact import redact
 from ..store import transaction
 from . import render
 from .phrase import say
@@ -43,6 +44,8 @@ class Answer:
     status: str
     said: str
     progress: dict[str, Any] = field(default_factory=dict)
+    # SPEC §14: the belief that now holds in its place, when the answer superseded it.
+    successor: str = ""
 
 
 def _path(mem):
@@ -82,32 +85,75 @@ def close_gut_check(mem) -> None:
     _write_pending(mem, None)
 
 
-def answer(mem, belief_id: str, verdict: str, note: str = "", retire: bool = False) -> Answer:
+def answer(mem, belief_id: str, verdict: str, note: str = "", retire: bool = False, now: str = "",
+           source: str = "gut-check") -> Answer:
+    """The user's verdict on a belief, recorded with the confidence it had when asked (SPEC §14).
+
+    Where an open tension proposes a successor, the verdict settles it in one step: false on
+    the belief (or true on the successor) supersedes it by the successor; true on the belief
+    keeps it and retires the proposal; false on the successor retires it. `now` (false only)
+    names what holds instead, in the user's words: it supersedes the belief by that."""
+    from ..api import updates
+    from ..api.tensions import open_on
+    from ..core import calibration
+
     verdict = verdict.strip().lower()
     if verdict not in VERDICTS:
         raise AnswerError(f"--verdict must be true, false or unsure, not {verdict!r}")
     if retire and verdict != "false":
         raise AnswerError("--retire goes with --verdict false")
-    note = note.strip()
+    now = " ".join((now or "").split())
+    if now and (verdict != "false" or retire):
+        raise AnswerError("--now goes with --verdict false: it names what holds instead")
+    # The note is echoed back (the answer, the open gut-check's file): redacted first, as it is written.
+    note = redact(note.strip(), mem.params.redact)
     before = mem.belief(belief_id)
-    text = f"gut-check: {verdict}" + (f"; {note}" if note else "")
-    if verdict == "true":
-        after = mem.reinforce(belief_id, note=text, kind="reinforcing", affirm=True)
+    tag = calibration.tag(before, verdict, source, mem.today, mem.params)
+    text = f"{source}: {verdict}" + (f"; {note}" if note else "")
+    successor = ""
+    questions = open_on(mem, belief_id)
+    open_ = [t for t in questions if t.successor and not t.rests_on]
+    as_old = next((t for t in open_ if t.belief == belief_id), None)
+    as_new = next((t for t in open_ if t.successor == belief_id), None)
+    asked = any(t.belief == belief_id and not t.successor for t in questions)
+    if verdict == "false" and (now or (as_old is not None and not retire)):
+        after, new = updates.replace(mem, belief_id, by="" if now else as_old.successor, title=now, note=text,
+                                     tags={belief_id: tag})
+        successor = new.id
+        said = f"Superseded {belief_id} by {new.id} ({new.title}), in your words."
+    elif verdict == "true" and as_new is not None:
+        _, after = updates.replace(mem, as_new.belief, by=belief_id, note=text, tags={belief_id: tag})
+        successor = belief_id
+        said = f"Superseded {as_new.belief} by {belief_id}: you said {belief_id} holds now."
+    elif verdict == "true" and as_old is not None:
+        after = updates.keep(mem, belief_id, as_old.successor, note=text, tag=tag)
+        said = (f"Recorded: {belief_id} still holds, in your words; the proposed {as_old.successor} "
+                "was retired (decay counts from today).")
+    elif verdict == "false" and as_new is not None:
+        after = updates.decline(mem, belief_id, as_new.belief, note=text, tag=tag)
+        said = f"Retired {belief_id}: it does not replace {as_new.belief}."
+    elif verdict == "true" and asked:
+        # "Still true" answers the open questions about it; a "false" that only lowers it leaves
+        # them open (it is in question still), and a retirement closes them as every one does.
+        after = updates.settle(mem, belief_id, note=f"{text} {tag}")
+        said = f"Recorded: {belief_id} still holds, in your words; its open questions are resolved."
+    elif verdict == "true":
+        after = mem.reinforce(belief_id, note=f"{text} {tag}", kind="reinforcing", affirm=True)
         said = (f"Recorded: {belief_id} is still true, in your words "
                 "(no number changes; decay counts from today).")
     elif verdict == "false":
-        after = mem.reject(belief_id, retire=retire, note=text)
+        after = mem.reject(belief_id, retire=retire, note=f"{text} {tag}")
         said = (f"Retired {belief_id}." if retire else
                 f"Lowered {belief_id}: {before.confidence:.2f} → {after.confidence:.2f}.")
     else:
-        after = mem.reinforce(belief_id, note=text, kind="unsure")
+        after = mem.reinforce(belief_id, note=f"{text} {tag}", kind="unsure")
         said = f"Noted: unsure about {belief_id} (no number changes)."
 
     progress: dict[str, Any] = {"open": False, "answered": 0, "of": 0, "complete": False, "recorded": None}
     # Most answers come with no gut-check open: no need to queue for the vault lock to find that out.
     if not _path(mem).exists():
         return Answer(belief_id, verdict, note, round(before.confidence, 2), round(after.confidence, 2),
-                      after.status, said, progress)
+                      after.status, said, progress, successor)
     with mem.vault.lock():
         pending = read_pending(mem)
         if pending and belief_id in pending["beliefs"]:
@@ -124,7 +170,7 @@ def answer(mem, belief_id: str, verdict: str, note: str = "", retire: bool = Fal
             else:
                 _write_pending(mem, pending)
     return Answer(belief_id, verdict, note, round(before.confidence, 2), round(after.confidence, 2),
-                  after.status, said, progress)
+                  after.status, said, progress, successor)
 
 
 def write_review(mem, kind: str, markdown: str, beliefs=()) -> dict[str, Any]:
@@ -155,10 +201,13 @@ class GutCheck:
     pool: str                # "interpretive", or "interpretive+" when widened
     interpretive: int        # active interpretive beliefs
     problems: tuple[Problem, ...]  # JSON: [{path, line, message}], as every command
+    # SPEC §14: beliefs from confidence bands where the user's verdicts are still thin, so
+    # that calibration learns about every band, not only the two ends.
+    calibrate: tuple[GutItem, ...] = ()
 
     @property
     def beliefs(self) -> tuple[str, ...]:
-        return tuple(i.belief.id for i in self.high + self.low)
+        return tuple(i.belief.id for i in self.high + self.low + self.calibrate)
 
 
 def gut_check(snapshot: Snapshot, params: Params = DEFAULTS, today: date | None = None) -> GutCheck:
@@ -178,9 +227,34 @@ def gut_check(snapshot: Snapshot, params: Params = DEFAULTS, today: date | None 
     high, low = top_and_bottom(pool, GUT_N)
     bmap = {b.id: b for b in active(snapshot)}
     high, low = detailed(high, bmap), detailed(low, bmap)
+    thin = detailed(thin_bands(snapshot, pool, {v.id for v in high + low}, params), bmap)
     return GutCheck(
         today=today,
         high=tuple(GutItem(v, "Still true?", say(v.title, v.certainty)) for v in high),
         low=tuple(GutItem(v, "Still uncertain?", say(v.title, v.certainty)) for v in low),
         pool=name, interpretive=len(interp),
-        problems=snapshot.problems)
+        problems=snapshot.problems,
+        calibrate=tuple(GutItem(v, "Still true?", say(v.title, v.certainty)) for v in thin))
+
+
+CALIBRATE_N = 2
+
+
+def thin_bands(snapshot: Snapshot, pool: list[BeliefView], taken: set[str], params: Params,
+               n: int = CALIBRATE_N) -> list[BeliefView]:
+    """Up to `n` beliefs of `pool` (not in `taken`) from the bands with the fewest verdicts,
+    thinnest first, one per band: the one unconfirmed the longest."""
+    from ..core import calibration as cal
+
+    figures = cal.calibrate(cal.verdicts(snapshot.beliefs), params)
+    counts = {b.name: b.n for b in figures.bands}
+    by_band: dict[str, list[BeliefView]] = {}
+    for v in pool:
+        if v.id not in taken:
+            by_band.setdefault(cal.band_of(v.effective_confidence, params), []).append(v)
+    out = []
+    for band in sorted(by_band, key=lambda b: (counts.get(b, 0), b)):
+        if counts.get(band, 0) >= cal.BAND_MIN or len(out) >= n:
+            continue
+        out.append(min(by_band[band], key=lambda v: (v.confirmed or v.first, v.id)))
+    return out

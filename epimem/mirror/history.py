@@ -9,7 +9,10 @@ Three things make one timeline:
   before, marked `source="evidence"` and drawn dashed: what the file says
   happened, not what git saw.
 - **decay**: the effective value (SPEC §2.7) of today's stored value, from the
-  day decay counts from (or the last step) to today.
+  day decay counts from (`confirmed`, else `first`) to today, or from the last
+  move of the value after it. A commit that only shows the file as it already was
+  (git's first sight of a copied or imported vault) is no move: the decay of such a
+  vault starts where the rule says, not at its first commit.
 - **markers**: the evidence lines, by what they did: confirmations, challenges,
   rejections and the user's own verdicts; each one links to its evidence text.
 """
@@ -135,7 +138,7 @@ def timeline(b: Belief, points, today: date, params: Params = DEFAULTS) -> Timel
         start = min(start, ev.date)
 
     anchor = kernel.anchor(b.first, b.confirmed)
-    decay_from = max(anchor, steps[-1].day)
+    decay_from = max([anchor] + [s.day for s in _moves(steps)])
     decay: list[tuple[date, float]] = []
     if b.status == "active" and decay_from < end:
         span = (end - decay_from).days
@@ -145,6 +148,15 @@ def timeline(b: Belief, points, today: date, params: Params = DEFAULTS) -> Timel
             decay.append((day, round(_effective(b, day, params), 3)))
     eff = round(_effective(b, today, params), 3)
     return Timeline(b.id, start, end, tuple(steps), tuple(decay), tuple(markers), eff)
+
+
+def _moves(steps: list[Step]) -> list[Step]:
+    """The steps where the stored value or status changed: a step equal to the one before is
+    none, nor is git's first point after the evidence log's (when git first saw the file,
+    not when the value moved)."""
+    return [s for prev, s in zip(steps, steps[1:])
+            if (s.confidence, s.status) != (prev.confidence, prev.status)
+            and not (s.source == "git" and prev.source == "evidence")]
 
 
 def _effective(b: Belief, day: date, params: Params) -> float:

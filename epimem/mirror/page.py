@@ -118,6 +118,7 @@ def _card(b: Belief, v: BeliefView, points, snap_obs: dict[str, Any], today: dat
                          "marker": hist.MARKER_KINDS.get(ev.kind, "note"), "note": ev.note, "link": ev.link,
                          "observation": o.evidence if o else "", "suggests": o.suggests if o else ""})
     return {**_row(b, v)._asdict(), "statement": b.statement, "basis": b.basis, "pinned": b.pinned,
+            "depends_on": list(b.depends_on),
             "first": b.first.isoformat(), "challenged": b.challenged.isoformat() if b.challenged else "",
             "chart": svg.timeline_svg(t, b.title, params.tiers), "timeline": t, "evidence": evidence}
 
@@ -174,9 +175,34 @@ def _tensions(snap: Snapshot, obs: dict[str, Any], today: date) -> list[dict]:
             ev.append({"link": link, "text": o.evidence if o else "", "date": o.date.isoformat() if o else ""})
         out.append({"id": t.id, "title": t.title, "status": t.status, "belief": t.belief,
                     "belief_title": titles.get(t.belief, ""), "date": t.date.isoformat(),
+                    "successor": t.successor, "successor_title": titles.get(t.successor, ""),
+                    "rests_on": t.rests_on,
                     "days_open": (today - t.date).days, "what_happened": t.what_happened,
                     "suggests": t.suggests, "resolution": t.resolution, "evidence": ev})
     return out
+
+
+def _dependencies(snap: Snapshot) -> dict[str, Any]:
+    """What rests on what among the active beliefs (SPEC §14): the drawing and the list."""
+    from markupsafe import Markup
+
+    from ..core import dependencies as deps
+    from . import svg
+
+    active = [b for b in snap.beliefs if b.status == "active"]
+    titles = {b.id: b.title for b in snap.beliefs}
+    edges = deps.edges(active)
+    flagged = {t.belief for t in snap.tensions if t.rests_on and t.status != "resolved"}
+    return {"edges": [{"from": a, "from_title": titles.get(a, a), "to": b, "to_title": titles.get(b, b),
+                       "flagged": a in flagged, "active": b in {x.id for x in active}} for a, b in edges],
+            "svg": Markup(svg.dependencies_svg(edges, titles, flagged)) if edges else ""}
+
+
+def _calibration(mem: Memory, snap: Snapshot, params: Params):
+    from ..api.epistemology import calibrated_since
+    from ..core import calibration as cal
+
+    return cal.calibrate(cal.verdicts(snap.beliefs), params, calibrated_since(mem))
 
 
 def _environment():
@@ -243,6 +269,7 @@ def render_page(mem: Memory, *, top: int = TOP, page_size: int = PAGE_SIZE) -> t
         matrix.append((name, {p: counts.get(p, 0) for p in PERMANENCES}))
 
     changed = _changes(mem, snap, log)
+    dependencies = _dependencies(snap)
     kinds = sorted({b.kind for b in beliefs.values()})
     tags = sorted({t for b in beliefs.values() for t in b.tags})
     scopes = sorted({b.scope for b in beliefs.values()})
@@ -252,6 +279,7 @@ def render_page(mem: Memory, *, top: int = TOP, page_size: int = PAGE_SIZE) -> t
         "totals": replace(count_totals(snap), observations=len(log)), "permanences": PERMANENCES, "matrix": matrix,
         "bars": Markup(svg.bars_svg(matrix, PERMANENCES, "Active beliefs by tier and permanence")),
         "tiers": tiers, "tensions": _tensions(snap, obs, today), "changed": changed,
+        "dependencies": dependencies, "calibration": _calibration(mem, snap, params),
         "problems": [str(p) for p in snap.problems],
         "kinds": kinds, "tags": tags, "scopes": scopes, "n_beliefs": len(views), "top": top,
         "legend": [(label, Markup(key)) for label, key in svg.legend_keys()], "live_mark": Markup(LIVE_MARK),

@@ -28,7 +28,7 @@ from ..store.refs import head_sha, worktree_status
 
 TOP = 30          # cards with a timeline per tier
 PAGE_SIZE = 200   # rows per page for the rest of a tier
-BUILD_VERSION = "2"
+BUILD_VERSION = "3"
 CACHE_FILE = "page.html"
 CACHE_KEY_FILE = "page.key"
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates" / "page"

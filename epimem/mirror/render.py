@@ -205,10 +205,19 @@ def audit_markdown(a: Audit, whole: bool = False) -> str:
                     f"the check starts at {c.threshold}).")
     out += ["", "## Tensions and coherence",
             " · ".join(f"{v} {k}" for k, v in tv.by_status.items()) + f": {coherent}"]
-    for x in tv.unresolved[:LIST_MAX]:
+    flags = [x for x in tv.open if x.rests_on]
+    asked = [x for x in tv.open if x.successor and not x.rests_on]
+    for x in asked[:LIST_MAX]:
+        out.append(f"- **may have changed**: `{x.belief}` → `{x.successor}` (proposed, open {x.days_open} days); "
+                   f"the user's answer settles it")
+    if flags:
+        out.append("- **Rests on a belief that changed**: " + _more(
+            [f"`{x.belief}` (on `{x.rests_on}`)" for x in flags[:LIST_MAX]], len(flags), "; "))
+    plain = [x for x in tv.unresolved if not x.rests_on and not x.successor]
+    for x in plain[:LIST_MAX]:
         out.append(f"- unresolved: {_tension_line(x)}")
-    if len(tv.unresolved) > LIST_MAX:
-        out.append(f"- and {len(tv.unresolved) - LIST_MAX} more unresolved")
+    if len(plain) > LIST_MAX:
+        out.append(f"- and {len(plain) - LIST_MAX} more unresolved")
 
     props = []
     perm = [p for p in a.permanence if p.suggested]
@@ -221,8 +230,17 @@ def audit_markdown(a: Audit, whole: bool = False) -> str:
         if ps:
             props.append(f"- **{label}**: " + _more(
                 [f"`{p.id}` ({p.reason})" for p in ps[:LIST_MAX]], len(ps), "; "))
+    cal = a.calibration
+    if cal is not None and cal.proposals:
+        from .calibration import proposal_lines
+
+        props += ["- **Parameters** (from your verdicts):", *("  " + x for x in proposal_lines(cal))]
     if props:
         out += ["", "## Proposals", *props]
+    if cal is not None and (cal.verdicts or cal.unsure):
+        from .calibration import band_lines, summary
+
+        out += ["", "## Calibration", summary(cal), "", *band_lines(cal)]
 
     if a.unconnected:
         grouped = {o for cand in a.candidates for o in cand.observations}
@@ -260,7 +278,7 @@ def gut_check_markdown(g: GutCheck) -> str:
         out.append("Nothing to check yet: there are no beliefs about you to hold up to the light.")
         out += _problems(g.problems)
         return _fit(out, [])
-    n = len(g.high) + len(g.low)
+    n = len(g.high) + len(g.low) + len(g.calibrate)
     pool = ("the beliefs I hold most and least firmly about who you are"
             if g.pool == "interpretive" else
             "the beliefs I hold most and least firmly (few are interpretations yet, so I "
@@ -268,7 +286,8 @@ def gut_check_markdown(g: GutCheck) -> str:
     out.append(f"{_n(n, 'thing')} I believe about you: {pool}. For each, tell me: true, false, "
                "or unsure.")
     i = 0
-    for title, items in (("Still true?", g.high), ("Still uncertain?", g.low)):
+    for title, items in (("Still true?", g.high), ("Still uncertain?", g.low),
+                         ("Still true? (from the middle, where your answers are few)", g.calibrate)):
         if not items:
             continue
         out += ["", f"## {title}"]

@@ -100,7 +100,9 @@ def _step_paths(t: Timeline, sc: _Scale) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
     steps = t.steps
     for i, s in enumerate(steps):
-        nxt = steps[i + 1].day if i + 1 < len(steps) else (t.decay[0][0] if t.decay else t.end)
+        # The last step runs until decay takes over, or to today when decay began before it.
+        nxt = steps[i + 1].day if i + 1 < len(steps) else (
+            t.decay[0][0] if t.decay and t.decay[0][0] >= s.day else t.end)
         x0, x1, y = sc.x(s.day), sc.x(nxt), sc.y(s.confidence)
         d = f"M{x0} {y}H{x1}"
         if i + 1 < len(steps):
@@ -150,3 +152,60 @@ def legend_keys() -> list[tuple[str, str]]:
     return [(label, f'<svg viewBox="0 0 30 16" class="key" aria-hidden="true" xmlns="http://www.w3.org/2000/svg">'
                     f'<g class="marker {kind}">{_marker_shape(kind, 15, 8)}</g></svg>')
             for kind, label in MARKER_LABELS.items()]
+
+
+# --- dependencies (SPEC §14) -----------------------------------------------------------------
+
+DEP_COL, DEP_ROW, DEP_BOX_W, DEP_BOX_H = 230, 34, 200, 24
+DEP_MAX = 60  # nodes drawn; the list beside the drawing names every dependency
+
+
+def dependencies_svg(edges: list[tuple[str, str]], titles: dict[str, str], flagged: set[str]) -> str:
+    """What rests on what: each belief a box, a column per depth (a base left of what rests
+    on it), an arrow from each dependant to its base. A flagged dependant (its base changed)
+    is drawn with the class `flagged`."""
+    nodes = sorted({n for e in edges for n in e})[:DEP_MAX]
+    keep = set(nodes)
+    edges = [(a, b) for a, b in edges if a in keep and b in keep]
+    bases: dict[str, list[str]] = {n: [] for n in nodes}
+    for a, b in edges:
+        bases[a].append(b)
+    depth: dict[str, int] = {}
+
+    def level(n: str, seen: frozenset[str] = frozenset()) -> int:
+        if n in depth:
+            return depth[n]
+        if n in seen:  # a loop (validate reports it): drawn at the depth reached
+            return 0
+        d = 1 + max((level(b, seen | {n}) for b in bases[n]), default=-1)
+        depth[n] = d
+        return d
+
+    for n in nodes:
+        level(n)
+    columns: dict[int, list[str]] = {}
+    for n in nodes:
+        columns.setdefault(depth[n], []).append(n)
+    pos = {n: (10 + d * DEP_COL, 10 + i * DEP_ROW) for d, ns in columns.items() for i, n in enumerate(ns)}
+    w = 20 + (max(columns, default=0) + 1) * DEP_COL
+    h = 20 + max((len(ns) for ns in columns.values()), default=1) * DEP_ROW
+    out = [f'<svg class="dependencies" viewBox="0 0 {w} {h}" role="img" '
+           f'aria-label="{esc(f"{len(edges)} dependencies between {len(nodes)} beliefs")}" '
+           'xmlns="http://www.w3.org/2000/svg">',
+           '<defs><marker id="dep-arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" markerHeight="7" '
+           'orient="auto-start-reverse"><path d="M0 0L10 5L0 10Z"/></marker></defs>']
+    for a, b in edges:
+        (ax, ay), (bx, by) = pos[a], pos[b]
+        out.append(f'<line class="dep-edge" data-from="{esc(a)}" data-to="{esc(b)}" x1="{ax}" '
+                   f'y1="{ay + DEP_BOX_H / 2}" x2="{bx + DEP_BOX_W}" y2="{by + DEP_BOX_H / 2}" '
+                   'marker-end="url(#dep-arrow)"/>')
+    for n in nodes:
+        x, y = pos[n]
+        label = titles.get(n, n)
+        short = label if len(label) <= 30 else label[:29] + "…"
+        cls = "dep-node flagged" if n in flagged else "dep-node"
+        out.append(f'<g class="{cls}" data-id="{esc(n)}"><title>{esc(label)} [{esc(n)}]</title>'
+                   f'<rect x="{x}" y="{y}" width="{DEP_BOX_W}" height="{DEP_BOX_H}" rx="4"/>'
+                   f'<text x="{x + 6}" y="{y + 16}">{esc(short)}</text></g>')
+    out.append("</svg>")
+    return "".join(out)

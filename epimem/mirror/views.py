@@ -62,6 +62,8 @@ class TensionView:
     days_open: int
     what_happened: str
     suggests: str
+    successor: str = ""      # SPEC §14: the belief proposed in place of `belief`
+    rests_on: str = ""       # SPEC §14: for a flag, the belief that changed under `belief`
 
 
 @dataclass(frozen=True)
@@ -182,7 +184,7 @@ def tension_views(snapshot: Snapshot, today: date) -> Tensions:
                         belief_title=titles.get(t.belief, ""), date=t.date,
                         days_open=max(0, (today - t.date).days),
                         what_happened=tx.one_line(t.what_happened, 400),
-                        suggests=tx.one_line(t.suggests, 400))
+                        suggests=tx.one_line(t.suggests, 400), successor=t.successor, rests_on=t.rests_on)
         (unresolved if t.status == "unresolved" else watching).append(v)
     order = lambda v: (v.date, v.id)  # noqa: E731 - oldest first: they have waited longest
     return Tensions(by_status, tuple(sorted(unresolved, key=order)),

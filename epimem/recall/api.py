@@ -82,6 +82,9 @@ class Results:
     markdown: str | None = None
     notes: list[str] = field(default_factory=list)       # e.g. "the index was rebuilt (…)"
     problems: list[Problem] = field(default_factory=list)
+    # SPEC §14: the open questions about the beliefs found (a tension's both sides), so that a
+    # belief in question is never read as settled: [{tension, belief, successor, rests_on, …}].
+    questions: list[dict] = field(default_factory=list)
 
     def __iter__(self) -> Iterator[Hit]:
         return iter(self.hits)
@@ -101,6 +104,8 @@ class Results:
                              "problems": vocab.problems(self.problems)}
         if self.markdown is not None:
             d["markdown"] = self.markdown
+        if self.questions:
+            d["questions"] = self.questions
         if self.notes:
             d["notes"] = self.notes
         return d
@@ -408,10 +413,13 @@ class Recaller:
         if budget is not None and (not isinstance(budget, int) or budget < 0):
             raise QueryError(f"budget must be a whole number of tokens ≥ 0, not {budget!r}")
         hits = self.search(query, limit=limit, filters=filters, mode=mode, **filter_kw)
+        questions = questions_about(self.root, {h.id for h in hits if h.type == BELIEF})
         md = render_markdown(hits, budget) if budget is not None else None
+        if md and questions:
+            md = with_questions(md, questions, budget)
         rep = self.last_report
         return Results(query=query, hits=hits, markdown=md, notes=list(self.notes),
-                       problems=list(rep.problems) if rep else [])
+                       problems=list(rep.problems) if rep else [], questions=questions)
 
     def batch(self, entries: Iterable[Any], *, defaults: dict | None = None) -> Iterator[dict]:
         """One JSON-ready result per entry: a query string, or a dict with
@@ -452,6 +460,61 @@ _KW = {"limit", "budget", "mode", "kind", "permanence", "tag", "scope", "min_con
 # `budget_tokens` is the CLI's name (`--budget-tokens`); `budget` the Python keyword's.
 _ALIASES = {"budget_tokens": "budget", "kinds": "kind", "permanences": "permanence", "tags": "tag",
             "observations": "include_observations", "inactive": "include_inactive"}
+
+
+_QUESTIONS: dict[str, tuple[dict, float, list[dict]]] = {}  # root -> (signature, when, open questions)
+QUESTIONS_MAX_AGE = 300.0  # seconds: an editor that saves in place leaves the folder's mtime alone
+
+
+def questions_about(root: Path, ids: set[str]) -> list[dict]:
+    """The open questions (`store.context_cache.open_questions`) that name any of `ids`.
+
+    Kept per vault by the signature of what they are read from (three stats), so a warm recall
+    pays nothing for them until a belief, a tension or the rules change."""
+    if not ids:
+        return []
+    import time
+
+    from ..store import context_cache
+
+    sig = context_cache.signature(root)
+    memo = _QUESTIONS.get(str(root))
+    if memo is not None and memo[0] == sig and time.monotonic() - memo[1] < QUESTIONS_MAX_AGE:
+        rows = memo[2]
+    else:
+        cache = context_cache.read_context_cache(root)
+        if cache is not None and cache.get("signature") == sig and "questions" in cache:
+            rows = cache["questions"]
+        else:
+            rows = context_cache.open_questions(root)
+        _QUESTIONS[str(root)] = (sig, time.monotonic(), rows)
+    return [q for q in rows if q["belief"] in ids or (q.get("successor") or "") in ids]
+
+
+def with_questions(md: str, questions: list[dict], budget: int | None) -> str:
+    """The recall markdown with the open questions about its beliefs after it, as far as the budget allows."""
+    from .rank import estimate_tokens
+
+    used = estimate_tokens(md)
+    lines = ["In question (ask the user before relying on either side):"]
+    for q in questions:
+        if q.get("successor"):
+            lines.append(f"- [{q['belief']}] may have given way to [{q['successor']}] ({q['successor_title']}): "
+                         f"{q['what']}")
+        elif q.get("rests_on"):
+            lines.append(f"- [{q['belief']}] rests on [{q['rests_on']}], which changed: {q['what']}")
+        else:
+            lines.append(f"- [{q['belief']}] was contradicted on {q['date']}: {q['what']}")
+    out = md
+    block = ""
+    for ln in lines:
+        nxt = block + ln + "\n"
+        if budget is not None and used + estimate_tokens(nxt) > budget:
+            break
+        block = nxt
+    if block.count("\n") > 1:
+        out = md + block
+    return out
 
 
 def _recall_kwargs(spec: dict) -> dict:

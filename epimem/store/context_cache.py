@@ -48,7 +48,7 @@ def signature(root: str | os.PathLike) -> dict[str, int]:
     refreshes the cache then.)
     """
     out = {}
-    for key, rel in (("beliefs", "beliefs"), ("epistemology", "epistemology.md")):
+    for key, rel in (("beliefs", "beliefs"), ("epistemology", "epistemology.md"), ("tensions", "tensions")):
         try:
             out[key] = os.stat(os.path.join(root, rel)).st_mtime_ns
         except OSError:
@@ -179,7 +179,7 @@ def write_context_cache(root: str | os.PathLike, cache: dict, patterns=None) -> 
     write_cache(cache_path(root), compact_json(redact_records(cache, patterns)))
 
 
-_TEXT_FIELDS = ("title", "gist", "scope")
+_TEXT_FIELDS = ("title", "gist", "scope", "what", "successor_title", "rests_on_title")
 
 
 def redact_records(cache: dict, patterns=None) -> dict:
@@ -198,6 +198,7 @@ def redact_records(cache: dict, patterns=None) -> dict:
         return r
 
     out = dict(cache)
+    out["questions"] = [one(r) for r in cache.get("questions", [])]
     out["global"] = [one(r) for r in cache.get("global", [])]
     out["scopes"] = {s: [one(r) for r in recs] for s, recs in (cache.get("scopes") or {}).items()}
     return out
@@ -270,6 +271,7 @@ def refresh_context(root: str | os.PathLike, today: date | None = None,
     rows = [v[2] for v in files.values() if v[2]]
     problems = sum(1 for v in files.values() if v[2] is None)
     cache = rank_records(rows, params_record(params), today, sig=sig, total=len(files), problems=problems)
+    cache["questions"] = open_questions(root_s)
     write_context_cache(root_s, cache, params.redact)
     return cache
 
@@ -312,8 +314,153 @@ def update_context(root: str | os.PathLike, changed, params, today: date,
     cache["global"] = groups.pop("global")
     cache["scopes"] = groups
     cache["signature"] = sig_after if sig_after is not None else signature(root)
+    cache["questions"] = open_questions(root)
     write_context_cache(root, cache, params.redact)
     return cache
+
+
+# --- open questions (SPEC §14) ------------------------------------------------------------
+
+QUESTIONS_KEPT = 20   # more than the context shows; the rest are marked in the lists
+QUESTION_CHARS = 160
+TENSIONS_INDEX = "tensions-index.json"
+
+
+def open_questions(root: str | os.PathLike) -> list[dict]:
+    """The open tensions, as the session context asks them: a proposed successor names both
+    sides, a flag names the belief that changed, a contradiction says what happened. Each
+    row carries the titles and scope it needs, so the hook reads nothing else.
+
+    Tension files are parsed once per (mtime, size) through `.epimem/tensions-index.json`:
+    a write re-reads only the tensions it changed."""
+    root_s = str(root)
+    tdir = os.path.join(root_s, "tensions")
+    path = os.path.join(root_s, ".epimem", TENSIONS_INDEX)
+    try:
+        with open(path, encoding="utf-8") as fh:
+            old = json.load(fh)
+        if not isinstance(old, dict) or old.get("version") != INDEX_VERSION or not isinstance(old.get("files"), dict):
+            raise ValueError
+    except (OSError, ValueError):
+        old = {"version": INDEX_VERSION, "written": 0, "files": {}}
+    trusted_before = old.get("written", 0) - _SETTLE_NS
+    files: dict[str, list] = {}
+    dirty = False
+    for entry in note_entries(tdir):
+        try:
+            st = entry.stat()
+        except FileNotFoundError:
+            continue
+        hit = old["files"].get(entry.name)
+        if hit is not None and hit[0] == st.st_mtime_ns and hit[1] == st.st_size and st.st_mtime_ns < trusted_before:
+            files[entry.name] = hit
+            continue
+        dirty = True
+        files[entry.name] = [st.st_mtime_ns, st.st_size, _tension_row(entry.path, entry.name[:-3])]
+    # The beliefs the questions name, by their file's (mtime, size) as the tensions are: a write
+    # re-reads the few it changed, not the twenty a context may ask about.
+    raw = old.get("beliefs")
+    known: dict = raw if isinstance(raw, dict) else {}
+    briefs: dict[str, list] = {}
+
+    def brief(bid: str) -> dict | None:
+        if bid in briefs:
+            return briefs[bid][2]
+        try:
+            st = os.stat(os.path.join(root_s, "beliefs", bid + ".md"))
+        except OSError:
+            return None
+        hit = known.get(bid)
+        if hit is not None and hit[0] == st.st_mtime_ns and hit[1] == st.st_size and st.st_mtime_ns < trusted_before:
+            briefs[bid] = hit
+        else:
+            briefs[bid] = [st.st_mtime_ns, st.st_size, _belief_brief(root_s, bid)]
+        return briefs[bid][2]
+
+    rows = [v[2] for v in files.values() if v[2]]
+    out = questions_from(rows, brief)
+    if dirty or len(files) != len(old["files"]) or briefs != {k: known.get(k) for k in briefs}:
+        try:
+            write_cache(path, compact_json({"version": INDEX_VERSION, "written": time.time_ns(), "files": files,
+                                            "beliefs": briefs}))
+        except OSError:
+            pass
+    return out
+
+
+def questions_from(rows: list[dict], brief) -> list[dict]:
+    """The questions the session context may ask, from open tensions' rows (`tension_row`)
+    and `brief(id)` → {title, scope, status} of a belief (None when unreadable). Pure, so
+    the tracking benchmark's in-memory path ranks questions with the product's code."""
+    import heapq
+
+    # Proposed successors first (the person may have changed), then flags, then the newest.
+    rank = lambda r: (0 if r["successor"] else 1 if r["rests_on"] else 2, -_day_number(r["date"]), r["tension"])  # noqa: E731
+    kept = heapq.nsmallest(QUESTIONS_KEPT, rows, key=rank)
+    out = []
+    for r in kept:
+        named = {k: brief(r[k]) for k in ("belief", "successor", "rests_on") if r[k]}
+        b = named.get("belief")
+        if b is None or b["status"] != "active":
+            continue  # about a belief no longer held: nothing to ask at session start
+        s = named.get("successor")
+        q = dict(r, title=b["title"], scope=b["scope"], successor_title="", rests_on_title="")
+        if s is not None and s["status"] == "active":
+            q["successor_title"] = s["title"]
+        else:
+            q["successor"] = ""
+        if r["rests_on"]:
+            q["rests_on_title"] = (named.get("rests_on") or {}).get("title", r["rests_on"])
+        out.append(q)
+    return out
+
+
+def _day_number(iso: str) -> int:
+    try:
+        return date.fromisoformat(iso).toordinal()
+    except (TypeError, ValueError):
+        return 0
+
+
+def _tension_row(path: str, tid: str):
+    """One open tension as a question row; 0 when it is resolved, None when unreadable."""
+    from ..core.notes import NoteError, parse_tension
+
+    try:
+        with open(path, encoding="utf-8") as fh:
+            t = parse_tension(fh.read(), tid)
+    except (NoteError, OSError, UnicodeDecodeError):
+        return None
+    return tension_row(t)
+
+
+def tension_row(t) -> dict | int:
+    """A `Tension` as a question row (0 when it is resolved)."""
+    if t.status == "resolved":
+        return 0
+    what = " ".join(t.what_happened.split())
+    if len(what) > QUESTION_CHARS:
+        what = what[:QUESTION_CHARS - 1].rstrip() + "…"
+    return {"tension": t.id, "date": t.date.isoformat(), "status": t.status, "belief": t.belief,
+            "successor": t.successor, "rests_on": t.rests_on, "what": what,
+            "divergence": t.title.startswith("Said and did differ")}
+
+
+def _belief_brief(root: str, bid: str) -> dict | None:
+    from ..core.ids import IdError, check_id
+    from ..core.notes import NoteError, parse_belief
+
+    try:
+        check_id(bid)
+        with open(os.path.join(root, "beliefs", bid + ".md"), encoding="utf-8") as fh:
+            b = parse_belief(fh.read(), bid)
+    except (IdError, NoteError, OSError, UnicodeDecodeError):
+        return None
+    return belief_brief(b)
+
+
+def belief_brief(b) -> dict:
+    return {"title": b.title, "scope": b.scope or "global", "status": b.status}
 
 
 def _row(path: str, bid: str):

@@ -18,7 +18,8 @@ from pathlib import Path
 
 DRIVER = "epimem"
 # One driver for every kind of file: it dispatches on the path git gives it (%P).
-PATTERNS = ("observations/*.md", "beliefs/*.md", "tensions/*.md", "reviews/*.md", "state/sessions.json")
+PATTERNS = ("observations/*.md", "beliefs/*.md", "tensions/*.md", "reviews/*.md", "state/sessions.json",
+            "state/vault.json")
 ATTRIBUTES = ("# epimem merges these files by meaning (SPEC §11); the driver is registered by every\n"
               "# epimem command in .git/config, so a plain `git pull` merges them the same way.\n"
               + "".join(f"{p} merge={DRIVER}\n" for p in PATTERNS))

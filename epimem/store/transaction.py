@@ -545,7 +545,8 @@ def _update_caches(root: Path, written: Iterable[str] | None, texts: dict[str, s
     has not run yet (or never will: a killed process), leaves the cache visibly stale
     (the hook and the next write rebuild it) rather than wrongly current.
     """
-    if written is not None and not any(p.startswith("beliefs/") or p == "epistemology.md" for p in written):
+    if written is not None and not any(p.startswith(("beliefs/", "tensions/")) or p == "epistemology.md"
+                                       for p in written):
         return ()  # nothing the context is built from (the hook's session counter)
     from . import context_cache
     from .clock import today

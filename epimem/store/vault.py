@@ -42,7 +42,7 @@ from .paths import is_vault, leaves, note_entries
 
 _T = TypeVar("_T")
 INTERNAL = ".epimem"
-CACHE_VERSION = 4  # 4: a belief is `core.record`'s row, not a dict
+CACHE_VERSION = 5  # 4: a belief is `core.record`'s row, not a dict; 5: `depends_on`
 
 
 def _obs_row(o: Observation) -> tuple:
@@ -117,8 +117,16 @@ class Vault:
                              "create one with `epimem init`")
         if not self._git_checked:
             self._git_checked = True
-            from . import drivers  # a merge half done reads as an empty vault; a clone lacks the driver
+            from . import (
+                drivers,  # a merge half done reads as an empty vault; a clone lacks the driver
+                vault_format,
+            )
 
+            try:
+                vault_format.require_known(self.root)  # a newer epimem's vault is refused, not misread
+            except VaultError:
+                self._git_checked = False
+                raise
             what = drivers.unfinished(self.root)
             if what is not None:
                 self._git_checked = False

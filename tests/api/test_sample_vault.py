@@ -4,7 +4,6 @@ has, and every number in it must be explainable by the rules (SPEC §2)."""
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter
 from datetime import date
@@ -53,7 +52,10 @@ def tensions():
 
 @pytest.fixture(scope="module")
 def sessions():
-    return json.loads((VAULT / "state" / "sessions.json").read_text(encoding="utf-8"))
+    from epimem.store import sessions as sessions_file  # the counter's one reader (days from count_at_day_start)
+
+    raw = sessions_file.loads((VAULT / "state" / "sessions.json").read_text(encoding="utf-8"))
+    return {k: (v.isoformat() if hasattr(v, "isoformat") else v) for k, v in raw.items()}
 
 
 def test_layout():
@@ -199,8 +201,9 @@ def test_confidence_replays_from_evidence(beliefs, observations):
             conf = after
         assert b.confidence == pytest.approx(conf), b.id
         assert b.confirmed == last_confirmed, b.id
-        if last_confirmed:
-            assert b.confirmed_session == last_session, b.id
+        # Format 2: the session that last confirmed is read from the last confirming line's
+        # observation (api/observe.last_confirmed_in), not from a frontmatter line.
+        assert b.confirmed_session == "", b.id
 
 
 def test_tensions(tensions, beliefs, observations):

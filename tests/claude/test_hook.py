@@ -316,6 +316,7 @@ def test_render_without_anything_is_one_line():
 
 
 def test_a_hook_never_fails(monkeypatch, capsys, cli):
+    monkeypatch.setattr(hook, "_log_root", None)  # no vault known yet: the log line goes to stderr
     monkeypatch.setattr(hook, "session_start", lambda **kw: 1 / 0)
     r = cli("hook", "session-start")
     assert r.code == 0 and "ZeroDivisionError" in r.err

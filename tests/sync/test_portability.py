@@ -43,6 +43,7 @@ def test_round_trip_of_the_sample_vault_through_the_cli(sample_vault, tmp_path):
     run = lambda *args: subprocess.run([sys.executable, "-m", "epimem", *args], env=env, check=True,  # noqa: E731
                                        capture_output=True, text=True)
     run("--vault", str(sample_vault), "export", "--out", str(a))
+    run("init", str(tmp_path / "new"))  # an importer brings files into a vault; it makes none (as every importer)
     out = run("--vault", str(tmp_path / "new"), "import", "jsonl", str(a)).stdout
     assert "One commit" in out
     run("--vault", str(tmp_path / "new"), "export", "--out", str(b))
@@ -65,7 +66,7 @@ def test_round_trip_of_the_synthetic_10k_vault(tmp_path):
     synth.make_vault(tmp_path / "big", n_beliefs=10000, n_observations=20000, seed=5)
     a = export_text(tmp_path / "big")
     (tmp_path / "a.jsonl").write_text(a)
-    portability.import_jsonl(Memory(tmp_path / "copy"), tmp_path / "a.jsonl")
+    portability.import_jsonl(Memory.init(tmp_path / "copy")[0], tmp_path / "a.jsonl")
     assert export_text(tmp_path / "copy") == a
     assert files(tmp_path / "big") == files(tmp_path / "copy")
 

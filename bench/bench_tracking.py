@@ -1,0 +1,144 @@
+"""Does epimem follow a person who changes, and does "0.80" mean right four times in five?
+
+    python bench/bench_tracking.py [--people 8] [--days 365] [--backend core|api] [--seed 26]
+                                   [--observers good,middle,poor] [--sweep] [--follow]
+                                   [--out bench/out/tracking.json]
+
+Simulated people (bench/tracking_sim.py: traits that hold, change abruptly or slowly, rest
+on each other, or were never there) live a year of sessions; observers of three qualities
+record what they see; the user answers the questions the session context asks and, when a
+review is due, a gut-check. For each observer quality it reports, at every session start:
+
+- ECE and Brier of each active belief's effective confidence against how often the belief
+  is right when relied on (the chance that a session's behaviour bears it out), and the same
+  against whether it holds at all (`*_holds`);
+- the stale-serve rate: session starts whose context listed, as current, a belief the person
+  had left;
+- sessions from a change until the context stops listing the old belief as current (median,
+  90th percentile), changes never followed, and tension detection (a tension, or the user's
+  word, on the old belief within 60 days of the change);
+- wrongful retirements (a true belief retired or superseded: without the user, and by the
+  user's mistaken word) and true beliefs lowered by a rule;
+- with `--follow`: the same with the calibration proposals of the audit applied at every
+  review (`audit --apply`), and the proposals made.
+
+`--backend core` (the default) runs the rules' pure functions in memory (the fast path;
+which functions, in tracking_sim.py); `--backend api` runs the product on a vault in a
+temporary folder (every observation a commit, the context from the hook's cache).
+`--sweep` runs a grid of parameters on the fast path for every observer quality.
+
+Figures and the table of defaults: docs/benchmarks.md ("Belief tracking").
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent))
+
+import tracking_sim as ts  # noqa: E402
+
+from epimem.core.params import DEFAULTS, Params  # noqa: E402
+
+KEYS = ("ece", "brier", "ece_last_quarter", "ece_holds", "brier_holds", "stale_serve_rate", "sessions_to_follow_median",
+        "sessions_to_follow_p90", "unfollowed", "detection_rate", "wrong_retired_auto", "wrong_retired_user",
+        "lowered_true", "questions_asked", "verdicts")
+
+
+def candidates() -> dict[str, Params]:
+    out: dict[str, Params] = {}
+    for start in (0.30, 0.40, 0.50):
+        for step in (0.05, 0.08, 0.10):
+            for slow in (1.0, 0.5):
+                name = f"start {start:.2f}, step {step:.2f}, decay ×{slow:g}"
+                out[name] = replace(DEFAULTS, start={**DEFAULTS.start, "behavioral": start}, confirm_step=step,
+                                    decay={k: v * slow for k, v in DEFAULTS.decay.items()})
+    return out
+
+
+def row(label: str, s: dict) -> str:
+    def f(k: str) -> str:
+        v = s.get(k)
+        return "—" if v is None else (f"{v:.3f}" if isinstance(v, float) else str(v))
+    return f"| {label} | " + " | ".join(f(k) for k in KEYS) + " |"
+
+
+def header() -> list[str]:
+    return ["| run | " + " | ".join(KEYS) + " |", "|---|" + "---:|" * len(KEYS)]
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--people", type=int, default=8)
+    ap.add_argument("--days", type=int, default=365)
+    ap.add_argument("--backend", choices=("core", "api"), default="core")
+    ap.add_argument("--seed", type=int, default=26)
+    ap.add_argument("--observers", default="good,middle,poor")
+    ap.add_argument("--sweep", action="store_true", help="a grid of parameters on the fast path")
+    ap.add_argument("--follow", action="store_true", help="also: follow the calibration proposals")
+    ap.add_argument("--propose-min", type=int, default=None,
+                    help="verdicts before a proposal (core/calibration.PROPOSE_MIN)")
+    ap.add_argument("--no-questions", action="store_true",
+                    help="the fast path's context without open questions (as before SPEC §14)")
+    ap.add_argument("--out", default=str(HERE / "out" / "tracking.json"))
+    a = ap.parse_args(argv)
+    observers = [o for o in a.observers.split(",") if o]
+    if a.propose_min is not None:
+        from epimem.core import calibration
+
+        calibration.PROPOSE_MIN = a.propose_min
+    results: dict = {"people": a.people, "days": a.days, "backend": a.backend, "seed": a.seed,
+                     "questions": not a.no_questions, "propose_min": a.propose_min, "load": _load(), "runs": {}}
+    lines = header()
+    t0 = time.time()
+    configs = {"seed defaults": DEFAULTS}
+    if a.sweep:
+        configs.update(candidates())
+    for name, params in configs.items():
+        for o in observers:
+            for follow in ((False, True) if a.follow else (False,)):
+                t = time.time()
+                fig = ts.run(a.people, o, backend="core" if a.sweep else a.backend, seed=a.seed, params=params,
+                             follow_proposals=follow, days=a.days, questions=not a.no_questions)
+                s = fig.summary()
+                s["seconds"] = round(time.time() - t, 1)
+                label = f"{name} · {o}" + (" · following proposals" if follow else "")
+                results["runs"][label] = s
+                lines.append(row(label, s))
+                print(lines[-1], flush=True)
+    if a.sweep:
+        lines += ["", "Worst observer per configuration (ECE, stale-serve at the middle observer):"]
+        worst = {}
+        for name in configs:
+            runs = [results["runs"][f"{name} · {o}"] for o in observers]
+            worst[name] = (max(r["ece"] for r in runs),
+                           results["runs"].get(f"{name} · middle", runs[0])["stale_serve_rate"])
+        for name, (e, st) in sorted(worst.items(), key=lambda kv: kv[1]):
+            lines.append(f"- {name}: worst ECE {e:.3f}, middle stale-serve {st:.3f}")
+        results["worst"] = {k: {"ece": v[0], "stale_middle": v[1]} for k, v in worst.items()}
+    results["seconds"] = round(time.time() - t0, 1)
+    print("\n".join(lines[2:] if not a.sweep else lines[-len(configs) - 1:]))
+    print(f"{a.people} people × {a.days} days, backend {a.backend}, seed {a.seed}; {results['seconds']} s; "
+          f"load {results['load']}")
+    Path(a.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(a.out).write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
+    return 0
+
+
+def _load() -> str:
+    try:
+        return " ".join(open("/proc/loadavg").read().split()[:3])
+    except OSError:
+        return os.getloadavg().__repr__() if hasattr(os, "getloadavg") else "?"
+
+
+if __name__ == "__main__":
+    sys.exit(main())

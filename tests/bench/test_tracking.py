@@ -1,0 +1,79 @@
+"""The belief-tracking benchmark (bench/bench_tracking.py) is only worth its figures if its
+fast path is the product: the two backends must show the same session contexts and end in the
+same beliefs, and a person who changes must be followed."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "bench"))
+
+import tracking_sim as ts  # noqa: E402
+
+
+def _person(days: int = 70) -> ts.Person:
+    """Lives in one place until day 15, then another; a habit that rests on it follows on day
+    18; one that rests on it too does not; a steady habit; a pattern that was never there."""
+    traits = (ts.Trait("p0-t0", "holds", "durable", strength=0.9),
+              ts.Trait("p0-t1", "abrupt", "durable", change=15, strength=0.9),
+              ts.Trait("p0-t2", "dependent", "durable", change=18, base="p0-t1", follows=True, strength=0.9),
+              ts.Trait("p0-t3", "dependent", "durable", change=18, base="p0-t1", follows=False, strength=0.85),
+              ts.Trait("p0-t4", "spurious", "unknown", strength=0.1))
+    return ts.Person("p0", traits, tuple(range(days)))
+
+
+class _Always(ts.Quality):
+    pass
+
+
+SHARP = ts.Quality("sharp", record=0.9, false_confirm=0.0, miss=0.0, successor=1.0, self_report=0.0,
+                   self_report_wrong=0.0, form=1.0, answer_error=0.0, ask=1.0, review=1.0)
+
+
+def _run(backend, days=70, quality=SHARP):
+    sim = ts.Simulation(_person(days), quality, backend, seed=3)
+    fig = sim.run()
+    return sim, fig
+
+
+def test_a_person_who_changes_is_followed_on_the_fast_path():
+    old = ts.VISIBLE
+    ts.VISIBLE = 0.9
+    try:
+        b = ts.CoreBackend()
+        sim, fig = _run(b)
+    finally:
+        ts.VISIBLE = old
+    s = fig.summary()
+    assert s["changes"] >= 1 and s["unfollowed"] == 0 and s["detection_rate"] == 1.0
+    assert s["wrong_retired_auto"] == 0  # nothing is retired without the user
+    old_id = "pattern-p0-t1-form-a"
+    assert b.beliefs[old_id].status == "superseded"
+    assert any(x.title == "Pattern p0 t1 form B" and x.status == "active" for x in b.beliefs.values())
+    # A dependant was asked about at a session start, and never lowered by the flag itself.
+    assert any("It rests on [pattern-p0-t1-form-a]" in text for text in sim.context_log)
+
+
+@pytest.mark.slow
+def test_the_fast_path_shows_what_the_product_shows():
+    old = ts.VISIBLE
+    ts.VISIBLE = 0.9
+    try:
+        core_sim, core_fig = _run(ts.CoreBackend(), days=45)
+        api = ts.ApiBackend()
+        try:
+            api_sim, api_fig = _run(api, days=45)
+            api_final = {b.id: (b.status, b.confidence, b.confirmed, b.depends_on) for b in api.all_beliefs()}
+        finally:
+            api.close()
+    finally:
+        ts.VISIBLE = old
+    core_final = {b.id: (b.status, b.confidence, b.confirmed, b.depends_on)
+                  for b in core_sim.b.all_beliefs()}
+    assert core_sim.context_log == api_sim.context_log
+    assert core_final == api_final
+    assert core_fig.summary() == api_fig.summary()

@@ -1,0 +1,40 @@
+"""SPEC §14 over MCP, through the SDK's own client: a contradiction that proposes a successor,
+the user's `answer` that supersedes in one step (or names what holds instead with `now`),
+`depends_on` on an observation, and the mirror's calibration mode."""
+
+from __future__ import annotations
+
+import anyio
+from mcp_support import commits, connect
+from test_tools import err, ok
+
+
+def test_successor_answer_and_calibration_over_mcp(mvault):
+    async def main():
+        async with connect("memory", mvault) as c:
+            o = ok(await c.call_tool("observe", {"observations": [
+                {"connects": "writes-sql-by-hand", "strength": "contradicting", "basis": "self-report",
+                 "evidence": "Said they use SQLAlchemy everywhere now.", "successor": "Uses an ORM",
+                 "depends_on": ["prefers-small-pull-requests"]}]}))
+            r = o["observations"][0]
+            assert r["successor"] == "uses-an-orm" and r["tension"]
+            ts = ok(await c.call_tool("tensions", {}))["tensions"]
+            t = next(x for x in ts if x["id"] == r["tension"])
+            assert (t["belief"], t["successor"]) == ("writes-sql-by-hand", "uses-an-orm")
+            ctx = (await c.read_resource(f"epimem://context?cwd={mvault / 'billing'}")).contents[0].text
+            assert "given way to “Uses an ORM” [uses-an-orm]" in ctx
+            n = commits(mvault)
+            a = ok(await c.call_tool("answer", {"id": "writes-sql-by-hand", "verdict": "false",
+                                                "note": "switched this year"}))
+            assert (a["status"], a["successor"]) == ("superseded", "uses-an-orm") and commits(mvault) == n + 1
+            a = ok(await c.call_tool("answer", {"id": "prefers-small-pull-requests", "verdict": "false",
+                                                "now": "Prefers one PR per feature"}))
+            assert a["successor"] == "prefers-one-pr-per-feature"
+            g = ok(await c.call_tool("get", {"id": "writes-sql-by-hand"}))
+            assert g["depends_on"] == ["prefers-small-pull-requests"] and g["status"] == "superseded"
+            assert "'now' goes with verdict 'false'" in err(await c.call_tool(
+                "answer", {"id": "uses-an-orm", "verdict": "true", "now": "x"}))
+            m = ok(await c.call_tool("mirror", {"mode": "calibration"}))
+            assert m["mode"] == "calibration" and m["figures"]["verdicts"] == 2
+            assert m["markdown"].startswith("# Calibration")
+    anyio.run(main)
