@@ -64,6 +64,7 @@ def test_a_value_of_the_wrong_kind_is_a_usage_error(cli, vault, path, flag, valu
     ("observe", "--connects", "x"),
     ("recall",),
     ("mirror", "answer", "x", "--verdict", "true", "--retire"),
+    ("mirror", "answer", "x", "--verdict", "true", "--now", "y"),
     ("belief", "list", "--min-confidence", "1.5"),
     ("belief", "add", "--title", "t", "--statement", "s", "--kind", "k", "--basis", "guess", "--permanence", "stable"),
     ("--today", "someday", "belief", "list"),
