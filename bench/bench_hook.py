@@ -38,6 +38,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from datetime import date, timedelta
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -137,6 +138,9 @@ def main() -> None:
         base, start, resume, commit_lag = [], [], [], []
         context = ""
         for i in range(args.runs + 3):
+            # A day per run: a day's later sessions ride along with its first one's commit
+            # (store/sessions.commit_counted), and the loop waits for each run's commit.
+            env = {**env, "EPIMEM_TODAY": (date(2026, 11, 30) + timedelta(days=i)).isoformat()}
             b, _ = run(base_cmd, payload("startup"), env)
             s, out = run(hook_cmd, payload("startup"), env)
             t_end = time.perf_counter()

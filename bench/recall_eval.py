@@ -4,7 +4,6 @@ ranking, on the sample vault and on a synthetic vault.
     python bench/recall_eval.py                      # sample + synthetic (2,000 beliefs)
     python bench/recall_eval.py --beliefs 10000 --observations 50000
     python bench/recall_eval.py --grid               # also sweep RRF k and the confidence weight
-    python bench/recall_eval.py --cv                 # choose FLAT_AT on half the queries, report the other half
     python bench/recall_eval.py --json out.json
 
 The queries are phrased as an assistant would ask at the start of a task
@@ -170,14 +169,11 @@ def rank_metrics(ranked: list[str], relevant: set[str], k: int = 5) -> tuple[flo
 
 
 def per_query(recaller, queries: list[tuple[str, set[str]]], mode: str, *, k: int | None = None,
-              conf_weight: float | None = None, flat_at: int | None = None) -> list[tuple[float, float]]:
+              conf_weight: float | None = None) -> list[tuple[float, float]]:
     """(recall@5, reciprocal rank) of each query; k and conf_weight default to
-    the vault's configuration, flat_at to rank.FLAT_AT."""
-    from epimem.recall.rank import FLAT_AT
-
-    fa = FLAT_AT if flat_at is None else flat_at
+    the vault's configuration."""
     return [rank_metrics([h.id for h in recaller.search(q, limit=20, mode=mode, with_text=False, rrf_k=k,
-                                                        conf_weight=conf_weight, flat_at=fa)], rel)
+                                                        conf_weight=conf_weight)], rel)
             for q, rel in queries]
 
 
@@ -187,54 +183,9 @@ def summarise(pq: list[tuple[float, float]]) -> dict:
 
 
 def evaluate(recaller, queries: list[tuple[str, set[str]]], *, k: int | None = None,
-             conf_weight: float | None = None, flat_at: int | None = None) -> dict:
+             conf_weight: float | None = None) -> dict:
     """Metrics per mode."""
-    return {mode: summarise(per_query(recaller, queries, mode, k=k, conf_weight=conf_weight, flat_at=flat_at))
-            for mode in MODES}
-
-
-CV_FLAT_AT = (0, 5, 10, 15, 20)   # 0: plain reciprocal rank fusion
-
-
-def cross_validate(sets: dict) -> dict:
-    """Choose flat_at on half of every query set, measure on the other half.
-
-    Queries are split by position (even / odd) in each set; on the tuning half
-    the setting with the best worst-case margin of fused over the better single
-    ranker (recall@5 and MRR, across all sets; then the best mean margin) is
-    chosen — one setting for every vault — and the held-out half is reported
-    with that setting, next to both single rankers on the same queries."""
-    cache: dict = {}
-
-    def pq(name, mode, fa=None):
-        key = (name, mode, fa)
-        if key not in cache:
-            rc, qs = sets[name]
-            cache[key] = per_query(rc, qs, mode, flat_at=fa)
-        return cache[key]
-
-    def margins(fa, half):
-        out = []
-        for name in sets:
-            idx = range(half, len(sets[name][1]), 2)
-            f = summarise([pq(name, "fused", fa)[i] for i in idx])
-            for metric in ("recall@5", "mrr"):
-                best = max(summarise([pq(name, m)[i] for i in idx])[metric] for m in ("keyword", "semantic"))
-                out.append(f[metric] - best)
-        return out
-
-    report = {}
-    for tune, test in ((0, 1), (1, 0)):
-        chosen = max(CV_FLAT_AT, key=lambda fa: (min(margins(fa, tune)), sum(margins(fa, tune))))
-        rows = {}
-        for name in sets:
-            idx = range(test, len(sets[name][1]), 2)
-            rows[name] = {"keyword": summarise([pq(name, "keyword")[i] for i in idx]),
-                          "semantic": summarise([pq(name, "semantic")[i] for i in idx]),
-                          "fused": summarise([pq(name, "fused", chosen)[i] for i in idx])}
-        report[f"tuned on {'even odd'.split()[tune]}, tested on {'even odd'.split()[test]}"] = {
-            "flat_at": chosen, "sets": rows}
-    return report
+    return {mode: summarise(per_query(recaller, queries, mode, k=k, conf_weight=conf_weight)) for mode in MODES}
 
 
 def sample_set(root: Path) -> list[tuple[str, set[str]]]:
@@ -274,8 +225,6 @@ def main(argv=None) -> int:
     ap.add_argument("--observations", type=int, default=10000)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--grid", action="store_true", help="sweep RRF k and the confidence weight")
-    ap.add_argument("--cv", action="store_true",
-                    help="choose FLAT_AT on half the queries and report the other half")
     ap.add_argument("--json", help="write the figures here")
     ap.add_argument("--keep", help="build the synthetic vault here and keep it")
     args = ap.parse_args(argv)
@@ -325,23 +274,13 @@ def main(argv=None) -> int:
                     print(f"  k={k:<3} w={w:<4} claims {a['recall@5']:.3f}/{a['mrr']:.3f}   "
                           f"sample {b['recall@5']:.3f}/{b['mrr']:.3f}")
             results["grid"] = grid
-        if args.cv:
-            cv = cross_validate(sets)
-            for fold, r in cv.items():
-                fa = r["flat_at"]
-                print(f"\nHeld out: {fold} (flat_at chosen: {fa}{' = plain RRF' if fa == 0 else ''})")
-                print("| query set | keyword recall@5 / MRR | semantic recall@5 / MRR | fused recall@5 / MRR |")
-                print("|---|---|---|---|")
-                for name, res in r["sets"].items():
-                    print(fmt(name, res))
-            results["cv"] = cv
         if args.json:
             Path(args.json).write_text(json.dumps(results, indent=2))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     print()
     for name, r in results.items():
-        if name in ("grid", "cv"):
+        if name == "grid":
             continue
         for metric in ("recall@5", "mrr"):
             best = max(r["keyword"][metric], r["semantic"][metric])

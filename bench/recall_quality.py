@@ -5,7 +5,7 @@ vault and synthetic vaults (bench/synth.py, bench/recall_eval.py's queries).
 
     python bench/recall_quality.py                 # sets + sample + synthetic 2,000
     python bench/recall_quality.py --quick         # subjects set + sample only (what CI runs)
-    python bench/recall_quality.py --grid          # RRF k × keyword weight × steepness × subject
+    python bench/recall_quality.py --grid          # RRF k × keyword weight
     python bench/recall_quality.py --embedder minilm
     python bench/recall_quality.py --json out.json
 
@@ -35,8 +35,6 @@ sys.path.insert(0, str(HERE))
 from recall_sets import TODAY  # noqa: E402
 
 METRICS = ("R@5", "R@10", "MRR")
-# The settings compared in the report: name → fuse() keywords (None: one ranker).
-BEFORE = {"k": 60, "kw_weight": 1.0, "flat_at": 10, "subject": False}
 
 
 def metrics(ranked: list[str], relevant: set[str]) -> dict[str, float]:
@@ -63,16 +61,15 @@ def collect(recaller, queries: list[dict]) -> list[dict]:
     return out
 
 
-def replay(collected: list[dict], mode: str = "fused", *, k: int, kw_weight: float, flat_at: int,
-           subject: bool, coverage: bool = False, conf_weight: float = 0.05) -> list[dict]:
+def replay(collected: list[dict], mode: str = "fused", *, k: int, kw_weight: float,
+           conf_weight: float = 0.05) -> list[dict]:
     from epimem.recall.rank import fuse
 
     rows = []
     for q in collected:
         c = q["c"]
         ranked = fuse(c.keyword, c.semantic, c.confidence, limit=20, mode=mode, k=k, conf_weight=conf_weight,
-                      flat_at=flat_at, kw_weight=kw_weight, subject=c.subject if subject else None,
-                      kw_coverage=c.coverage if coverage else 1.0)
+                      kw_weight=kw_weight)
         ids = [c.items[r.key].id for r in ranked]
         rows.append(metrics(ids, q["relevant"]) | {"type": q["type"]})
     return rows
@@ -89,22 +86,19 @@ EMBEDDER = "wordllama"
 
 
 def settings_now() -> dict:
-    from epimem.recall.rank import FLAT_AT, RRF_K, keyword_weight_for
+    from epimem.recall.rank import KW_WEIGHT, RRF_K
 
-    return {"k": RRF_K, "kw_weight": keyword_weight_for(EMBEDDER), "flat_at": FLAT_AT, "subject": True,
-            "coverage": True}
+    return {"k": RRF_K, "kw_weight": KW_WEIGHT}
 
 
 def report(sets: dict[str, list[dict]]) -> dict:
-    """Per set and question type: keyword, semantic, fused before, fused now."""
+    """Per set and question type: each ranker alone and fused (the defaults)."""
     now = settings_now()
     out = {}
     for name, col in sets.items():
         out[name] = {
-            "keyword": by_type(replay(col, "keyword", **{**now, "subject": False})),
-            "semantic": by_type(replay(col, "semantic", **{**now, "subject": False})),
-            "fused (k 60, w 1, before)": by_type(replay(col, **BEFORE)),
-            "fused without subject factor": by_type(replay(col, **{**now, "subject": False})),
+            "keyword": by_type(replay(col, "keyword", **now)),
+            "semantic": by_type(replay(col, "semantic", **now)),
             "fused": by_type(replay(col, **now)),
         }
     return out
@@ -115,24 +109,21 @@ def grid(sets: dict[str, list[dict]]) -> list[dict]:
     now = settings_now()
     best = {}
     for name, col in sets.items():
-        kw = mean(replay(col, "keyword", **{**now, "subject": False}))
-        se = mean(replay(col, "semantic", **{**now, "subject": False}))
+        kw = mean(replay(col, "keyword", **now))
+        se = mean(replay(col, "semantic", **now))
         best[name] = {m: max(kw[m], se[m]) for m in METRICS}
     rows = []
-    for k in (2, 5, 10, 20, 40, 60):
+    for k in (1, 2, 5, 10, 20, 40, 60):
         for w in (0.5, 0.75, 1.0, 1.5, 2.0, 3.0):
-          for fa in (0, 10):
-            for cov in (False, True):
-                for subj in (False, True):
-                    r = {"k": k, "kw_weight": w, "flat_at": fa, "subject": subj, "coverage": cov, "sets": {}}
-                    margins = []
-                    for name, col in sets.items():
-                        m = mean(replay(col, k=k, kw_weight=w, flat_at=fa, subject=subj, coverage=cov))
-                        r["sets"][name] = m
-                        margins += [m[x] - best[name][x] for x in ("R@5", "MRR")]
-                    r["worst_margin"] = min(margins)
-                    r["mean_margin"] = sum(margins) / len(margins)
-                    rows.append(r)
+            r = {"k": k, "kw_weight": w, "sets": {}}
+            margins = []
+            for name, col in sets.items():
+                m = mean(replay(col, k=k, kw_weight=w))
+                r["sets"][name] = m
+                margins += [m[x] - best[name][x] for x in ("R@5", "MRR")]
+            r["worst_margin"] = min(margins)
+            r["mean_margin"] = sum(margins) / len(margins)
+            rows.append(r)
     return rows
 
 
@@ -207,14 +198,11 @@ def main(argv=None) -> int:
             rows = grid(sets)
             out["grid"] = rows
             names = list(sets)
-            print("\n| k | kw weight | steepness | coverage | subject | " + " | ".join(f"{n} R@5 / MRR" for n in names)
-                  + " | worst margin |")
-            print("|---|---|---|---|---|" + "---|" * (len(names) + 1))
+            print("\n| k | kw weight | " + " | ".join(f"{n} R@5 / MRR" for n in names) + " | worst margin |")
+            print("|---|---|" + "---|" * (len(names) + 1))
             for r in sorted(rows, key=lambda r: (-r["worst_margin"], -r["mean_margin"])):
                 cells = " | ".join(f"{r['sets'][n]['R@5']:.3f} / {r['sets'][n]['MRR']:.3f}" for n in names)
-                print(f"| {r['k']} | {r['kw_weight']} | {'on' if r['flat_at'] else 'off'} | "
-                      f"{'on' if r['coverage'] else 'off'} | "
-                      f"{'on' if r['subject'] else 'off'} | {cells} | {r['worst_margin']:+.3f} |")
+                print(f"| {r['k']} | {r['kw_weight']} | {cells} | {r['worst_margin']:+.3f} |")
         if args.json:
             Path(args.json).write_text(json.dumps(out, indent=1, default=str))
     finally:

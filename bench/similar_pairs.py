@@ -6,6 +6,13 @@ only lists similar beliefs and never merges. Unrelated pairs set the floor.
 
     python bench/similar_pairs.py            # the table in docs/recall.md
     python bench/similar_pairs.py --json
+    python bench/similar_pairs.py --locomo   # rule 17 on public pairs nobody here wrote
+
+`--locomo` reads the labelled pairs of bench/data/similar_pairs_public_refs.json from LoCoMo's
+development half (../shared/data/locomo-dev, or --data): near-duplicates (an event of a
+session and the observation stating the same fact) and distinct facts (two observations LoCoMo
+lists apart). The speaker's name is taken out (a belief never names its person), each text is
+written out as a claim (`core.ids.claim_key`), and the cosine is rule 17's test.
 
 Uses the embedder `similar_beliefs` uses (the vault's default), nothing else.
 """
@@ -16,6 +23,7 @@ import argparse
 import json
 import sys
 import time
+from pathlib import Path
 
 PARAPHRASES = [
     ("Prefers SQL over an ORM. Writes queries by hand.",
@@ -94,11 +102,81 @@ def measure(embedder: str | None = None) -> dict:
     return out
 
 
+LABELLED = Path(__file__).resolve().parent / "data" / "similar_pairs_public_refs.json"
+LOCOMO = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo-dev" / "locomo-dev.json"
+
+
+def _without(name: str, text: str) -> str:
+    import re
+
+    return re.sub(rf"\b{re.escape(name)}('s)?\b", "", text).strip(" ,.")
+
+
+def locomo_pairs(data: Path = LOCOMO, labelled: Path = LABELLED) -> dict[str, list[tuple[str, str]]]:
+    """The labelled pairs' texts, read from the data set (never copied into the project)."""
+    convs = json.loads(Path(data).read_text(encoding="utf-8"))
+    refs = json.loads(Path(labelled).read_text(encoding="utf-8"))
+    out: dict[str, list[tuple[str, str]]] = {}
+    for label in ("near_duplicate", "distinct"):
+        pairs = []
+        for conv, session, speaker, event, obs_a, obs_b in refs[label]:
+            c = convs[conv]
+            obs = c["observation"][f"session_{session}_observation"][speaker]
+            a = (c["event_summary"][f"events_session_{session}"][speaker][event] if event is not None
+                 else obs[obs_b][0])
+            pairs.append((_without(speaker, a), _without(speaker, obs[obs_a][0])))
+        out[label] = pairs
+    return out
+
+
+def measure_locomo(embedder: str | None = None, data: Path = LOCOMO) -> dict:
+    import numpy as np
+
+    from epimem.core.ids import claim_key
+    from epimem.core.params import DEFAULTS
+    from epimem.recall.embed import get_embedder
+
+    emb = get_embedder(embedder)
+    groups = locomo_pairs(data)
+    out: dict = {"embedder": emb.name, "threshold": DEFAULTS.similar_threshold, "claims": {}, "raw": {}}
+    for label, pairs in groups.items():
+        for key, norm in (("claims", claim_key), ("raw", lambda t: t)):
+            a = emb.embed([norm(p[0]) for p in pairs])
+            b = emb.embed([norm(p[1]) for p in pairs])
+            out[key][label] = [round(float(s), 3) for s in np.sum(a * b, axis=1)]
+    rows = []
+    for th in (0.35, 0.4, 0.45, 0.5, 0.55, 0.6):
+        row = {"threshold": th}
+        for key in ("claims", "raw"):
+            nd, ds = out[key]["near_duplicate"], out[key]["distinct"]
+            row[key] = {"near_duplicates_caught": sum(s >= th for s in nd), "distinct_listed": sum(s >= th for s in ds)}
+        rows.append(row)
+    out["thresholds"] = rows
+    out["sizes"] = {k: len(v) for k, v in groups.items()}
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--embedder", default=None)
+    ap.add_argument("--locomo", action="store_true", help="rule 17 on LoCoMo's labelled pairs")
+    ap.add_argument("--data", type=Path, default=LOCOMO)
     args = ap.parse_args(argv)
+    if args.locomo:
+        r = measure_locomo(args.embedder, args.data)
+        if args.json:
+            print(json.dumps(r, indent=2))
+            return 0
+        n, d = r["sizes"]["near_duplicate"], r["sizes"]["distinct"]
+        print(f"embedder {r['embedder']}; {n} near-duplicate and {d} distinct pairs (LoCoMo dev); "
+              f"default threshold {r['threshold']}")
+        print("threshold  claims: near-dups caught  distinct listed   raw: near-dups caught  distinct listed")
+        for row in r["thresholds"]:
+            c, w = row["claims"], row["raw"]
+            print(f"{row['threshold']:<10} {c['near_duplicates_caught']:>3}/{n:<20} {c['distinct_listed']:>3}/{d:<14} "
+                  f"{w['near_duplicates_caught']:>3}/{n:<18} {w['distinct_listed']:>3}/{d}")
+        return 0
     r = measure(args.embedder)
     if args.json:
         print(json.dumps(r, indent=2))

@@ -17,6 +17,9 @@ def _isolated_env(monkeypatch, tmp_path_factory):
     for var in ("ANTHROPIC_API_KEY", "EPIMEM_CHROMA_URL", "EPIMEM_EMBEDDER", "OLLAMA_HOST"):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("EPIMEM_TODAY", TODAY)
+    # The test-only switch of rule 20: a replayed day may date writes, even one after the
+    # machine's date (tests of rule 20 itself remove it).
+    monkeypatch.setenv("EPIMEM_TEST_CLOCK", "1")
     home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("XDG_DATA_HOME", str(home / ".local" / "share"))

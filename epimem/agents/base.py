@@ -224,16 +224,24 @@ def skill_text(name: str, *, agent: str, cli: str) -> str:
     return template(f"skills/{name}/SKILL.md", agent=agent, cli=cli, version=FILES_VERSION)
 
 
+def _skill_metadata(text: str) -> dict:
+    """A skill's `metadata:` block (SKILL.md frontmatter), {} when it has none or does not parse."""
+    from ..core.notes import parse_note
+
+    note = parse_note(text, lenient=True)
+    md = note.meta.get("metadata") if note is not None else None
+    return md if isinstance(md, dict) else {}
+
+
 def skill_is_ours(text: str) -> bool:
-    fm = text.split("---", 2)[1] if text.startswith("---") and text.count("---") >= 2 else ""
-    return bool(re.search(r"^\s+package:\s*epimem\s*$", fm, re.M))
+    return _skill_metadata(text).get("package") == "epimem"
 
 
 def skill_version(text: str | None) -> str | None:
     if not text or not skill_is_ours(text):
         return None
-    m = re.search(r"^\s+version:\s*\"?([^\"\s]+)\"?\s*$", text.split("---", 2)[1], re.M)
-    return m.group(1) if m else "?"
+    v = _skill_metadata(text).get("version")
+    return str(v) if v not in (None, "") else "?"
 
 
 def skill_actions(folder: Path, texts: dict[str, str], *, uninstall: bool, stop: Path | None,

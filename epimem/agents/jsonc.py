@@ -20,6 +20,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from ..core.nesting import MAX_DEPTH, TOO_DEEP
+
 
 class JsonSyntaxError(ValueError):
     """Not (commented) JSON; the message starts with `line L, column C`."""
@@ -58,6 +60,7 @@ class _Parser:
     def __init__(self, text: str, comments: bool):
         self.text = text
         self.comments = comments
+        self.depth = 0
 
     def error(self, i: int, msg: str) -> JsonSyntaxError:
         return JsonSyntaxError(f"{_where(self.text, i)}: {msg}")
@@ -124,12 +127,20 @@ class _Parser:
         if i >= len(text):
             raise self.error(i, "unexpected end of file")
         ch = text[i]
-        if ch == "{":
-            members, end = self.sequence(i, "}", self.member)
-            return Node("object", i, end, members=members)
-        if ch == "[":
-            items, end = self.sequence(i, "]", self.element)
-            return Node("array", i, end, items=items)
+        if ch in "{[":
+            # The descent is recursive, as are the walks of its tree: past the one limit of every
+            # parsed value the file is refused on its line, before the stack runs out.
+            self.depth += 1
+            if self.depth > MAX_DEPTH:
+                raise self.error(i, TOO_DEEP)
+            try:
+                if ch == "{":
+                    members, end = self.sequence(i, "}", self.member)
+                    return Node("object", i, end, members=members)
+                items, end = self.sequence(i, "]", self.element)
+                return Node("array", i, end, items=items)
+            finally:
+                self.depth -= 1
         try:
             value, end = _DECODER.raw_decode(text, i)
         except json.JSONDecodeError as e:
@@ -145,7 +156,7 @@ def parse_spans(text: str, *, comments: bool = False) -> Node:
         except json.JSONDecodeError as e:
             raise JsonSyntaxError(f"line {e.lineno}, column {e.colno}: {e.msg}") from None
         except RecursionError:
-            raise JsonSyntaxError("nested too deeply to be a settings file") from None
+            raise JsonSyntaxError(TOO_DEEP) from None
     p = _Parser(text, comments)
     root = p.parse(0)
     rest = p.skip(root.end)

@@ -22,39 +22,12 @@ from ..core.notes import append_evidence, render_belief, update_belief_text
 from ..core.redact import redact
 from ..store import transaction as tx
 from . import common, tensions
-from .filters import Filters
 
 if TYPE_CHECKING:
     from .memory import Memory
 
 EDITABLE = frozenset({"title", "statement", "kind", "basis", "permanence", "confidence", "tags", "scope",
                       "pinned", "status", "depends_on"})
-
-
-# --- reading ---------------------------------------------------------------------------------
-
-def filters(given: Filters | None, kw: dict[str, Any]) -> Filters:
-    if given is not None and kw:
-        raise InputError("pass either a Filters or keyword filters, not both", field=sorted(kw)[0])
-    unknown = sorted(set(kw) - set(Filters.__dataclass_fields__))
-    if unknown:
-        raise InputError(f"unknown filter '{unknown[0]}'; known: {', '.join(Filters.__dataclass_fields__)}",
-                         field=unknown[0])
-    return given or Filters(**kw)
-
-
-def select(mem: Memory, f: Filters) -> list[Belief]:
-    mem.vault.require()
-    try:
-        bs, _ = mem.vault.load_beliefs()
-    except OSError as e:  # an unreadable folder (permissions, a vault on a lost mount)
-        raise VaultError(f"cannot read the beliefs in {mem.root}: {e.strerror or e}", path="beliefs") from None
-    today, params = mem.today, mem.params
-    return [b for b in bs if f.match(b, rules.effective_confidence(b, today, params))]
-
-
-def get(mem: Memory, belief_id: str) -> Belief:
-    return common.read(mem, belief_id)[1]
 
 
 # --- changing --------------------------------------------------------------------------------
@@ -90,7 +63,7 @@ def add(mem: Memory, *, title: str, statement: str, kind: str, basis: str, perma
     for s in supersedes:
         common.check_id_input(s, "supersedes")
     rests = check_depends_on(depends_on)
-    today = mem.today
+    today = mem.write_today
     for attempt in common.attempts(mem):
         with attempt:
             existing, _ = mem.vault.load_beliefs()
@@ -203,8 +176,8 @@ def edit(mem: Memory, belief_id: str, note: str, changes: dict[str, Any]) -> Bel
             if ch is None:
                 raise Conflict(f"{belief_id} already has those values", path=before.path)
             if any(getattr(after, k) != getattr(before, k) for k in rules.WORD_FIELDS):
-                after = rules.user_word(after, mem.today)  # rule 16: decay counts from the user's word
-            ev = Evidence(mem.today, "edited", "", (note or "edited by the user") + ": " + "; ".join(ch.details))
+                after = rules.user_word(after, mem.write_today)  # rule 16: decay counts from the user's word
+            ev = Evidence(mem.write_today, "edited", "", (note or "edited by the user") + ": " + "; ".join(ch.details))
             common.commit(mem, [tx.replace(before.path, update_belief_text(text, before, after, (ev,)), key)],
                           f"edit: {belief_id} " + ", ".join(ch.details[:2]), op="edit", beliefs=[belief_id])
     return replace(after, evidence=after.evidence + (ev,))
@@ -219,7 +192,7 @@ def reject(mem: Memory, belief_id: str, *, retire: bool, note: str) -> Belief:
                 raise Conflict(f"{belief_id} is {before.status}, not active", path=before.path)
             said = _verdict(redact(note, mem.params.redact) or "the user said this is no longer true", before,
                             "retirement" if retire else "rejection", mem)
-            after = rules.reject(before, mem.today, mem.params, retire=retire, note=said)
+            after = rules.reject(before, mem.write_today, mem.params, retire=retire, note=said)
             ev = after.evidence[len(before.evidence):]
             new_text = update_belief_text(text, before, replace(after, evidence=before.evidence), ev)
             subject = (f"retire: {belief_id}" if retire else
@@ -240,8 +213,9 @@ def reinforce(mem: Memory, belief_id: str, note: str, kind: str, affirm: bool = 
     for attempt in common.attempts(mem):
         with attempt:
             text, b, key = common.read(mem, belief_id)
-            ev = Evidence(mem.today, kind, "", redact(note, mem.params.redact) or "the user said this is still true")
-            after = rules.user_word(b, mem.today) if affirm else b
+            day = mem.write_today
+            ev = Evidence(day, kind, "", redact(note, mem.params.redact) or "the user said this is still true")
+            after = rules.user_word(b, day) if affirm else b
             new_text = update_belief_text(text, b, after, (ev,)) if after is not b else append_evidence(text, (ev,))
             subject = f"{kind}: {belief_id} (" + ("decay counts from today)" if after is not b else "no change)")
             common.commit(mem, [tx.replace(b.path, new_text, key)], subject, op=kind, beliefs=[belief_id])
@@ -255,7 +229,7 @@ def set_pinned(mem: Memory, belief_id: str, pinned: bool) -> Belief:
             if before.pinned == pinned:
                 return before
             after = replace(before, pinned=pinned)
-            ev = Evidence(mem.today, "pinned" if pinned else "unpinned", "",
+            ev = Evidence(mem.write_today, "pinned" if pinned else "unpinned", "",
                           "exempt from decay" if pinned else "decays again")
             common.commit(mem, [tx.replace(before.path, update_belief_text(text, before, after, (ev,)), key)],
                           f"{'pin' if pinned else 'unpin'}: {belief_id}", op="pin", beliefs=[belief_id])
@@ -273,7 +247,7 @@ def supersede(mem: Memory, old_ids: Iterable[str], by: str, note: str) -> Belief
                     raise InputError("a belief cannot supersede itself", field="by")
                 otext, old, okey = common.read(mem, oid)
                 after = replace(old, status="superseded")
-                ev = Evidence(mem.today, "superseded", f"beliefs/{by}",
+                ev = Evidence(mem.write_today, "superseded", f"beliefs/{by}",
                               _verdict(note or f"replaced by {new.title}", old, "supersession", mem))
                 writes.append(tx.replace(old.path, update_belief_text(otext, old, after, (ev,)), okey))
                 writes += tensions.closing_writes(mem, oid, f"closed: {oid} was superseded by {by}")
@@ -310,13 +284,13 @@ def merge(mem: Memory, keep: str, other: str, note: str = "") -> Belief:
                             tags=tuple(dict.fromkeys(kb.tags + ob.tags)),
                             supersedes=tuple(dict.fromkeys(kb.supersedes + (other,))))
             why = redact(note, mem.params.redact) or "the user said these are one belief"
-            ev = Evidence(mem.today, "merged", f"beliefs/{other}",
+            ev = Evidence(mem.write_today, "merged", f"beliefs/{other}",
                           f"{why}: {other} ({ob.confidence:.2f}) merged into this one ({kb.confidence:.2f}); "
                           f"{len(united)} evidence line{'s' if len(united) != 1 else ''} united")
             moved = tuple(sorted(united, key=lambda e: (e.date is None, e.date)))
             writes = [tx.replace(kb.path, update_belief_text(ktext, kb, after, moved + (ev,)), kkey)]
             oafter = replace(ob, status="superseded")
-            oev = Evidence(mem.today, "superseded", f"beliefs/{keep}", f"merged into {kb.title}")
+            oev = Evidence(mem.write_today, "superseded", f"beliefs/{keep}", f"merged into {kb.title}")
             writes.append(tx.replace(ob.path, update_belief_text(otext, ob, oafter, (oev,)), okey))
             writes += tensions.moving_writes(mem, other, keep)
             common.commit(mem, writes, f"merge: {other} → {keep} ({len(united)} evidence lines united)",
@@ -343,7 +317,7 @@ def apply_review(mem: Memory, changes: list[tuple[str, dict[str, Any], str]], su
                 ch = belief_change(bid, before, after)
                 if ch is None:
                     continue
-                ev = Evidence(mem.today, "reviewed", "", f"{why}: " + "; ".join(ch.details))
+                ev = Evidence(mem.write_today, "reviewed", "", f"{why}: " + "; ".join(ch.details))
                 writes.append(tx.replace(before.path, update_belief_text(text, before, after, (ev,)), key))
                 out.append(replace(after, evidence=after.evidence + (ev,)))
                 ids.append(bid)

@@ -36,7 +36,7 @@ def flag_writes(mem: Memory, writes: list[tx.Write]) -> tuple[list[tx.Write], li
     written = _belief_writes(writes)
     if not written:
         return [], []
-    today, params = mem.today, mem.params
+    today, params = mem.write_today, mem.params
     changes: list[deps.BaseChange] = []
     after_of: dict[str, Belief | None] = {}
     for bid, text in written.items():

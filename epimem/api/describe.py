@@ -23,16 +23,17 @@ def _counted(c: Counter) -> list[dict[str, Any]]:
 
 
 def describe(mem: Memory) -> dict[str, Any]:
-    mem.vault.require()
+    from .listing import shown
+
     today, params = mem.today, mem.params
-    beliefs, problems = mem.vault.load_beliefs()
+    beliefs, problems, refused = shown(mem)
     tensions, tproblems = mem.vault.load_tensions()
     sessions, sproblems = mem.vault.read_sessions_checked()
     active = [b for b in beliefs if b.status == "active"]
     kinds: Counter = Counter(b.kind for b in active)
     tags: Counter = Counter(t for b in active for t in b.tags)
     scopes: Counter = Counter(b.scope for b in active)
-    tiers: Counter = Counter(rules.tier(rules.effective_confidence(b, today, params), params) for b in active)
+    tiers: Counter = Counter(rules.tier(rules.effective_confidence(b, today, params), b.basis, params) for b in active)
     due = rules.review_due(sessions, today, params)
     return {
         "vault": str(mem.root),
@@ -67,4 +68,5 @@ def describe(mem: Memory) -> dict[str, Any]:
             "tiers": {name: low for name, low in params.tiers},
         },
         "problems": vocab.problems(problems + tproblems + sproblems),
+        "refused": vocab.refused(refused),
     }

@@ -11,7 +11,6 @@ thing out, each `ok`, a `note` (worth knowing, nothing to fix) or a `problem` wi
 
 from __future__ import annotations
 
-import os
 import stat
 import subprocess
 import sys
@@ -22,6 +21,7 @@ from pathlib import Path
 from ..core import kernel
 from ..core.errors import EpimemError
 from ..core.redact import redact
+from ..store import gitrun
 
 # The session-start hook is budgeted in tens of milliseconds (docs/benchmarks.md); above a second
 # it is worth a note, and at half of the 10 s after which Claude Code gives up on it, a problem.
@@ -289,7 +289,7 @@ def diagnose(f: Facts) -> Report:
 def gather(root: str | Path, *, source: str, agents: tuple[AgentWiring, ...] = (), today=None,
            hook: bool = True, remotes: bool = True) -> Facts:
     """What `diagnose` needs, read from the vault as it is (nothing is changed)."""
-    from ..store import drivers, refs, vault_format
+    from ..store import drivers, vault_format
     from ..store.paths import is_vault
 
     root = Path(root).absolute()
@@ -299,7 +299,7 @@ def gather(root: str | Path, *, source: str, agents: tuple[AgentWiring, ...] = (
     if not facts["is_vault"]:
         return Facts(**facts)
     facts["mode"] = stat.S_IMODE(root.stat().st_mode)
-    facts["repo"] = refs.is_repo_root(root)
+    facts["repo"] = gitrun.is_repo_root(root)
     if facts["repo"]:
         # Before anything reads the vault: that registers the driver, and doctor is to say whether it was.
         facts["drivers_registered"] = drivers.registered(root)
@@ -352,9 +352,8 @@ def run(root: str | Path, *, source: str, agents: tuple[AgentWiring, ...] = (), 
     return diagnose(gather(root, source=source, agents=agents, today=today, hook=hook, remotes=remotes))
 
 
-def _git(root: Path, *args: str, timeout: float = 30) -> subprocess.CompletedProcess:
-    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"}
-    return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, timeout=timeout, env=env)
+def _git(root: Path, *args: str, timeout: float = 30) -> gitrun.Done:
+    return gitrun.call(root, *args, env={"GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"}, timeout=timeout)
 
 
 def _commits(root: Path) -> int:

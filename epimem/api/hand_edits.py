@@ -32,6 +32,7 @@ from ..core.notes import (
     update_belief_text,
     yaml_scalar,
 )
+from ..core.params import rules_file_problems
 from ..store import git
 from ..store import transaction as tx
 from ..store.files import NotUTF8, read_text, stat_key
@@ -49,7 +50,7 @@ def _redact_hand_edit(mem: Memory, rel: str) -> None:
     follows records it."""
     import logging
 
-    from ..core.scrub import scrub
+    from ..core.scrub import scrubbed
 
     p = mem.root / rel
     if not (rel.endswith(".md") and rel.split("/", 1)[0] in ("beliefs", "observations", "tensions", "reviews")
@@ -57,9 +58,9 @@ def _redact_hand_edit(mem: Memory, rel: str) -> None:
         return
     key = stat_key(p)
     text = read_text(p, rel)
-    clean = scrub(rel, text, mem.params.redact)
-    if clean == text:
-        return
+    clean, found = scrubbed(rel, text, mem.params.redact)
+    if not found:
+        return  # only a secret is a reason to touch the user's file
     tx.apply(mem.root, [tx.replace(rel, clean, key)], None, lock=common.lock(mem), caches=common.caches(mem))
     logging.getLogger("epimem").warning("epimem: %s held what looks like a secret; it was redacted in the file "
                                         "before the commit", rel)
@@ -74,7 +75,7 @@ def commit_hand_edits(mem: Memory, only: frozenset[str] | None = None, *, previe
     problems: list[Problem] = []
     changes: list[Change] = []
     lock = mem.vault.lock()
-    params, today = mem.params, mem.today
+    params, today, real = mem.params, mem.write_today, mem.machine_day
 
     def prepare() -> tx.Staged | None:
         rows = []
@@ -104,18 +105,27 @@ def commit_hand_edits(mem: Memory, only: frozenset[str] | None = None, *, previe
                     continue
                 if not preview:
                     _redact_hand_edit(mem, p)
+            if p == "epistemology.md" and fp.is_file():
+                # Rule 18 for the rules themselves: an invalid parameter is not committed.
+                wrong = rules_file_problems(read_text(fp, p), p)
+                if wrong:
+                    problems.extend(Problem(w.path, w.line, f"{w.message.replace('; using the default', '')} "
+                                            "(not committed: rule 18; epimem uses the default meanwhile)")
+                                    for w in wrong)
+                    continue
             if p.startswith("beliefs/") and p.endswith(".md") and fp.exists():
                 text = read_text(fp, p)
                 stem = Path(p).stem
                 named = SLUG.match(stem) is not None
-                if not named and "title" not in parse_meta(text):
+                note = parse_note(text, lenient=True)
+                if not named and "title" not in (note.meta if note is not None else {}):
                     text = _titled(text, stem)  # a note named after its title (SPEC §1)
                 try:
                     new = parse_belief(text, stem, p)
                 except NoteError as e:
                     problems.append(Problem(p, e.line or 1, f"{e.message} (not committed)"))
                     continue
-                broken = rules.rule_problems(new, params)
+                broken = rules.rule_problems(new, params, today=real)
                 if broken:
                     lines = key_lines(text)
                     problems.extend(Problem(p, lines.get(f, 1), f"{msg} (not committed: rule 18)")
@@ -193,10 +203,7 @@ def settle(mem: Memory, paths: list[str]) -> str | None:
     prepared outside the lock (`common.attempts`): a retry checks again."""
     if not paths or not git.has_commits(mem.root):
         return None
-    # Read-only: no index refresh under the write's lock (and none that a full disk would fail).
-    out = git.run(mem.root, "status", "--porcelain", "-z", "--untracked-files=all", "--", *paths,
-                  env={"GIT_OPTIONAL_LOCKS": "0"})
-    dirty = frozenset(item[3:] for item in out.split("\0") if len(item) > 3)
+    dirty = frozenset(c.path for c in git.status(mem.root, paths))
     if not dirty:
         return None
     sha, _, problems = commit_hand_edits(mem, only=dirty)
@@ -205,13 +212,6 @@ def settle(mem: Memory, paths: list[str]) -> str | None:
             raise Conflict(f"{pr}; this hand edit is left as it is, and nothing was recorded — "
                            "fix the file, then record this again", path=pr.path, line=pr.line)
     return sha
-
-
-def parse_meta(text: str) -> dict:
-    try:
-        return parse_note(text).meta
-    except NoteError:
-        return {}
 
 
 def _titled(text: str, stem: str) -> str:

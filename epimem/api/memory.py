@@ -35,17 +35,18 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from ..core import rules
 from ..core.changes import Change
 from ..core.errors import EpimemError, VaultError
-from ..core.model import Belief, Problem, Snapshot, Tension
+from ..core.filters import Filters
+from ..core.model import Belief, Problem, Refused, Snapshot, Tension
 from ..core.params import Params
 from ..store import clock
 from ..store.journal import recover_if_needed
 from ..store.paths import resolve_root
 from ..store.vault import ObservationLog, Vault
-from .filters import Filters
 from .results import ObservationResult, ObserveReport, SessionReport
 
 if TYPE_CHECKING:
     from ..store.git import HistoryPoint
+    from .listing import Listing
 
 _T = TypeVar("_T")
 
@@ -72,6 +73,17 @@ class Memory:
         return clock.today(self._today)
 
     @property
+    def write_today(self) -> date:
+        """The day written evidence is dated: `today`, never after the machine's date (rule 20)."""
+        return clock.write_day(self._today)
+
+    @property
+    def machine_day(self) -> date | None:
+        """The machine's date, which no date in the vault may pass (rule 20); None under the
+        test-only clock switch."""
+        return clock.machine_day()
+
+    @property
     def replayed(self) -> date | None:
         """The overridden date when the clock is replayed (tests, EPIMEM_TODAY): commits carry it."""
         if self._today is not None or os.environ.get("EPIMEM_TODAY"):
@@ -86,12 +98,14 @@ class Memory:
         return rules.effective_confidence(b, self.today, self.params)
 
     def snapshot(self, observations: bool = True) -> Snapshot:
-        return self._reading(lambda: self.vault.snapshot(self.today, observations=observations))
+        """The vault as readers see it (SPEC rules 21, 23): redacted, a belief whose hand edit
+        breaks a rule as it was last committed (`Snapshot.refused` says which)."""
+        return self._reading(lambda: self.vault.snapshot(self.today, observations=observations, shown=True))
 
     def snapshot_and_log(self) -> tuple[Snapshot, ObservationLog]:
         """The snapshot without its observations, and them as a `store.vault.ObservationLog`
         (counted and looked up without building them all), read as one state."""
-        return self._reading(lambda: self.vault.snapshot_and_log(self.today))
+        return self._reading(lambda: self.vault.snapshot_and_log(self.today, shown=True))
 
     def _reading(self, read: Callable[[], _T]) -> _T:
         self.vault.require()
@@ -110,12 +124,32 @@ class Memory:
 
     # -- reading -------------------------------------------------------------------
     def beliefs(self, filters: Filters | None = None, **kw: Any) -> list[Belief]:
-        from . import beliefs as _beliefs
-        return _beliefs.select(self, _beliefs.filters(filters, kw))
+        """The beliefs that pass the filters (a `Filters`, or `kind=`, `status=`, …), in id order,
+        as every reader shows them (`shown_belief`)."""
+        from . import listing as _listing
+        return [b for _, b in _listing.matching(self, _listing.filters(filters, kw))[0]]
+
+    def listing(self, filters: Filters | None = None, *, limit: int | None = None, offset: int = 0,
+                **kw: Any) -> Listing:
+        """`belief list`: the beliefs that pass the filters, strongest first, with the files not
+        shown and the hand edits refused."""
+        from . import listing as _listing
+        return _listing.listing(self, _listing.filters(filters, kw), limit=limit, offset=offset)
 
     def belief(self, belief_id: str) -> Belief:
-        from . import beliefs as _beliefs
-        return _beliefs.get(self, belief_id)
+        """A belief as every reader shows it: redacted, and as it was last committed when a
+        hand edit to it breaks a rule (SPEC rule 21; `shown_belief` also says why)."""
+        return self.shown_belief(belief_id)[0]
+
+    def shown_belief(self, belief_id: str) -> tuple[Belief, Refused | None]:
+        from . import listing as _listing
+        return _listing.get(self, belief_id)
+
+    def shown_file(self, belief_id: str) -> tuple[str, Belief, Refused | None]:
+        """A belief's file as readers are given it: redacted, its committed text when a hand
+        edit to it was refused."""
+        from . import listing as _listing
+        return _listing.get_file(self, belief_id)
 
     def describe(self) -> dict[str, Any]:
         """What the vault holds: counts, the vocabulary in use, the rules in brief, sessions, a due review."""
@@ -206,9 +240,10 @@ class Memory:
         return _tensions.set_status(self, tension_id, "watching", note)
 
     # -- sessions and reviews --------------------------------------------------------------
-    def session_start(self, source: str = "startup") -> SessionReport:
+    def session_start(self, source: str = "startup", session: str | None = None) -> SessionReport:
+        """Count a session; `session` is its id, which rule 19 then knows as a counted session."""
         from . import sessions as _sessions
-        return _sessions.start(self, source)
+        return _sessions.start(self, source, session)
 
     def record_review(self, kind: str, markdown: str, beliefs: Iterable[str] = ()) -> str:
         """Write `reviews/<date>.md` (appending when one exists) and reset the review counter."""

@@ -17,7 +17,7 @@ from dataclasses import replace
 from datetime import date
 from typing import TYPE_CHECKING, Any
 
-from ..core import rules
+from ..core import kernel, rules
 from ..core.errors import Conflict, InputError, NotFound, VaultError
 from ..core.ids import IdError, check_id, slugify, text_key, unique_id
 from ..core.model import BASES, PERMANENCES, STRENGTHS, Belief, Evidence, Observation
@@ -34,12 +34,12 @@ if TYPE_CHECKING:
 
 OBSERVATION_KEYS = frozenset({"connects", "strength", "evidence", "suggests", "therefore", "basis", "session",
                               "source", "date", "title", "kind", "permanence", "tags", "scope",
-                              "new_despite_similar", "successor", "depends_on"})
+                              "new_despite_similar", "successor", "depends_on", "cited"})
 
 
 def observe(mem: Memory, items: list[dict[str, Any]], *, source: str, session: str | None) -> ObserveReport:
     params = mem.params
-    today = mem.today
+    today = mem.write_today  # rule 20: never after the machine's date
     parsed = [check_input(i + 1, item, source, session, today, params) for i, item in enumerate(items)]
     if not parsed:
         return ObserveReport((), None)
@@ -92,6 +92,9 @@ def _observe(mem: Memory, parsed: list[tuple[Observation, dict]], params: Params
     results: list[ObservationResult] = []
     new_obs: list[Observation] = []
     open_tensions: dict[str, tuple[str, Any]] = {}
+    # Rule 19: the sessions the vault counted, and per belief the steps already taken.
+    counted = frozenset(kernel.known_sessions(dict(mem.vault.read_sessions().counted), today))
+    spent: dict[str, set[str]] = {}
     created: set[str] = set()
 
     def load(bid: str) -> None:
@@ -111,6 +114,10 @@ def _observe(mem: Memory, parsed: list[tuple[Observation, dict]], params: Params
         return extra.get("depends_on", ())
 
     for obs, extra in fresh:
+        missing = [c for c in obs.cited if not mem.vault.path(f"beliefs/{c}.md").is_file()]
+        if missing:
+            raise InputError(f"'cited' names no belief of this vault: {', '.join(missing)} (cite an [id] "
+                             "the session context or recall showed)", field="cited")
         if obs.connects == "new" and extra.get("title"):
             bid = unique_id(slugify(extra["title"]), known | set(beliefs))
             b = rules.new_belief_from_observation(
@@ -132,7 +139,13 @@ def _observe(mem: Memory, parsed: list[tuple[Observation, dict]], params: Params
             continue
         load(obs.connects)
         text, orig, cur, key, evs = beliefs[obs.connects]
-        eff = rules.apply_observation(cur, obs, params)
+        if obs.connects not in spent:
+            spent[obs.connects] = spent_steps(obs.connects, today, month_obs, counted)
+        step = rules.counts_for(obs, counted, today)
+        eff = rules.apply_observation(cur, obs, params, step=step, spent=frozenset(spent[obs.connects]))
+        used = rules.spends(obs, step)
+        if used is not None:
+            spent[obs.connects].add(used)
         evs.append(_as_answer(eff.evidence, obs, cur, params))
         after = eff.after
         rests = tuple(d for d in depends(extra, obs.connects) if d not in after.depends_on)
@@ -318,11 +331,15 @@ def held_back(mem: Memory, fresh: list[tuple[Observation, dict]]) -> list[Observ
     from . import similar
 
     found = {}
+    earlier: list[tuple[str, str, str]] = []  # this batch's new beliefs so far (rule 17 checks them too)
     for i, (obs, extra) in enumerate(fresh):
-        if obs.connects == "new" and extra.get("title") and not extra.get("new_despite_similar"):
-            s = similar.similar(mem, extra["title"], obs.suggests or obs.evidence)
-            if s:
-                found[i] = s
+        if obs.connects == "new" and extra.get("title"):
+            said = obs.suggests or obs.evidence
+            if not extra.get("new_despite_similar"):
+                s = similar.similar(mem, extra["title"], said, batch=earlier)
+                if s:
+                    found[i] = s
+            earlier.append((slugify(extra["title"]), extra["title"], said))
         elif extra.get("successor_title") and not extra.get("new_despite_similar"):
             # The belief it replaces is expected to look like it; any other is a question.
             s = similar.similar(mem, extra["successor_title"], obs.suggests,
@@ -334,7 +351,8 @@ def held_back(mem: Memory, fresh: list[tuple[Observation, dict]]) -> list[Observ
     out = []
     for i, (obs, extra) in enumerate(fresh):
         if i in found:
-            names = ", ".join(f"{s['id']} ({s['similarity']:.2f})" for s in found[i])
+            names = ", ".join(f"{s['id']} ({s['similarity']:.2f}" + (", earlier in this batch)" if s.get("in_batch")
+                                                                    else ")") for s in found[i])
             how = ("name one of them as the 'successor'" if extra.get("successor_title")
                    else "connect the observation to one of them")
             out.append(ObservationResult(obs, None, similar=tuple(found[i]), reason=(
@@ -395,8 +413,10 @@ def check_input(n: int, item: dict, source: str, session: str | None,
         except ValueError:
             raise InputError(f"observation {n}: 'date' must be YYYY-MM-DD, not {item['date']!r}",
                              field="date") from None
+        if d > today:
+            raise InputError(f"observation {n}: " + rules.future_date_message("'date'", d, today), field="date")
     sess = text("session") or (session or "")
-    if sess and not re.fullmatch(r"[A-Za-z0-9_.:\-]{1,80}", sess):
+    if sess and not kernel.is_session_id(sess):
         raise InputError(f"observation {n}: 'session' must be a plain id (letters, digits, - _ . :)", field="session")
     extra: dict[str, Any] = {}
     if connects == "new" and item.get("title"):
@@ -418,6 +438,16 @@ def check_input(n: int, item: dict, source: str, session: str | None,
             raise InputError(f"observation {n}: 'new_despite_similar' must be true or false",
                              field="new_despite_similar")
         extra["new_despite_similar"] = despite
+    cited = item.get("cited") or []
+    if isinstance(cited, str):
+        cited = [cited]
+    if not isinstance(cited, list) or not all(isinstance(c, str) for c in cited):
+        raise InputError(f"observation {n}: 'cited' must be a list of belief ids", field="cited")
+    for c in cited:
+        try:
+            check_id(c.strip())
+        except IdError as e:
+            raise InputError(f"observation {n}: 'cited': {e}", field="cited") from None
     deps = _depends_on(n, item, connects)
     if deps:
         extra["depends_on"] = deps
@@ -442,7 +472,8 @@ def check_input(n: int, item: dict, source: str, session: str | None,
         extra["new_despite_similar"] = despite
     obs = Observation(id="", date=d, evidence=text("evidence", True), strength=strength, basis=basis,
                       connects=connects, suggests=text("suggests"), therefore=text("therefore"),
-                      source=text("source") or source, session=sess)
+                      source=text("source") or source, session=sess,
+                      cited=tuple(dict.fromkeys(c.strip() for c in cited)))
     return obs, extra
 
 
@@ -514,6 +545,19 @@ def last_confirmed_in(belief: Belief, today: date, month_obs) -> str:
             if o.id == oid:
                 return rules.pseudo_session(o)
     return belief.confirmed_session
+
+
+def spent_steps(belief_id: str, today: date, month_obs, counted: frozenset[str]) -> set[str]:
+    """Rule 19: the steps that already moved (or could have moved) a belief, from the logs rule 9
+    reads anyway (a counted session is known for days, a source's step for one)."""
+    out = set()
+    for rel in _recent_logs(today):
+        for o in month_obs(rel):
+            if o.connects == belief_id:
+                used = rules.spends(o, rules.logged_step(o, counted))
+                if used is not None:
+                    out.add(used)
+    return out
 
 
 def without_duplicates(parsed: list[tuple[Observation, dict]], month_obs

@@ -17,13 +17,13 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from .. import __version__
-from ..core import merge
+from ..core import merge, rules
 from ..core.errors import InputError
 from ..core.ids import check_id, check_tension_id
 from ..core.model import Belief, Evidence, Observation
@@ -37,7 +37,10 @@ from ..core.notes import (
     render_belief,
     render_observation,
     render_tension,
+    update_belief_text,
 )
+from ..core.params import DEFAULTS, Params, rules_file_problems
+from ..core.reading import text as redacted_text
 from ..core.vocabulary import date_of
 from ..store import sessions as sessions_file
 from ..store import transaction as tx
@@ -63,16 +66,25 @@ def _line(rec: dict) -> str:
 # --- export --------------------------------------------------------------------------------
 
 def records(mem: Memory) -> Iterator[dict]:
-    """The vault's records, in a fixed order (so two exports of one vault are identical)."""
+    """The vault's records, in a fixed order (so two exports of one vault are identical), as
+    every reader is shown them (`store.vault.Reader`, SPEC rules 21 and 23): each text redacted,
+    whatever its file's state, and a belief whose hand edit breaks a rule as it was last
+    committed, its record saying so in `refused`."""
     mem.vault.require()
     root = mem.root
+    reader = mem.vault.reader(mem.today)
+    patterns = reader.params.redact
+
+    def read(rel: str, path: Path) -> str:
+        return redacted_text(rel, path.read_text(encoding="utf-8"), patterns)
+
     yield {"type": "header", "schema": SCHEMA, "generator": f"epimem {__version__}"}
     ep = root / "epistemology.md"
     if ep.exists():
-        yield {"type": "epistemology", "text": ep.read_text(encoding="utf-8")}  # exported as text, not read as rules
+        yield {"type": "epistemology", "text": read("epistemology.md", ep)}  # exported as text, not read as rules
     sp = root / sessions_file.PATH
     if sp.exists():
-        text = sp.read_text(encoding="utf-8")
+        text = read(sessions_file.PATH, sp)
         rec: dict[str, Any] = {"type": "sessions"}
         try:
             rec.update({k: _iso(v) for k, v in sessions_file.loads(text).items()})
@@ -81,21 +93,24 @@ def records(mem: Memory) -> Iterator[dict]:
         rec["text"] = text
         yield rec
     for e in sorted(note_entries(root / "beliefs"), key=lambda e: e.name):
-        bid = e.name[:-3]
-        text = Path(e.path).read_text(encoding="utf-8")
+        bid, rel = e.name[:-3], f"beliefs/{e.name}"
+        raw = Path(e.path).read_text(encoding="utf-8")
+        shown, seen = reader.file(rel, raw)
         rec = {"type": "belief", "id": bid}
-        try:
-            b = parse_belief(text, bid)
+        b = seen.belief
+        if b is not None:
             rec.update({k: _iso(v) for k, v in belief_fields(b).items()})
             rec["statement"] = b.statement
             rec["evidence"] = [{"date": _iso(ev.date), "kind": ev.kind, "link": ev.link, "note": ev.note}
                                for ev in b.evidence]
-        except NoteError as err:
-            rec["problem"] = f"line {err.line}: {err.message}"
-        rec["text"] = text
+        elif seen.problem is not None:
+            rec["problem"] = f"line {seen.problem.line}: {seen.problem.message}"
+        if seen.refused is not None:
+            rec["refused"] = str(seen.refused)
+        rec["text"] = shown if shown is not None else redacted_text(rel, raw, patterns)
         yield rec
     for e in sorted(note_entries(root / "observations"), key=lambda e: e.name):
-        text = Path(e.path).read_text(encoding="utf-8")
+        text = read(f"observations/{e.name}", Path(e.path))
         pre, entries = merge.split_log(text)
         parsed = {o.id: o for o in parse_observations(text)[0]}
         for i, (oid, entry) in enumerate(entries):
@@ -104,14 +119,15 @@ def records(mem: Memory) -> Iterator[dict]:
             if o is not None:
                 rec.update({"date": _iso(o.date), "evidence": o.evidence, "suggests": o.suggests,
                             "therefore": o.therefore, "connects": o.connects, "strength": o.strength,
-                            "source": o.source, "session": o.session, "basis": o.basis})
+                            "source": o.source, "session": o.session, "basis": o.basis,
+                            "cited": list(o.cited)})
             if i == 0:
                 rec["log_heading"] = pre
             rec["text"] = entry
             yield rec
     for e in sorted(note_entries(root / "tensions"), key=lambda e: e.name):
         tid = e.name[:-3]
-        text = Path(e.path).read_text(encoding="utf-8")
+        text = read(f"tensions/{e.name}", Path(e.path))
         rec = {"type": "tension", "id": tid}
         try:
             t = parse_tension(text, tid)
@@ -124,7 +140,7 @@ def records(mem: Memory) -> Iterator[dict]:
         rec["text"] = text
         yield rec
     for e in sorted(note_entries(root / "reviews"), key=lambda e: e.name):
-        yield {"type": "review", "date": e.name[:-3], "text": Path(e.path).read_text(encoding="utf-8")}
+        yield {"type": "review", "date": e.name[:-3], "text": read(f"reviews/{e.name}", Path(e.path))}
 
 
 def export(mem: Memory, out: IO[str]) -> int:
@@ -171,6 +187,7 @@ class JsonlReport:
     commit: str | None = None
     unmapped: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)  # what the rules kept out (rule 18)
 
 
 def read_records(path: Path) -> Iterator[tuple[int, dict]]:
@@ -225,12 +242,60 @@ def _observation_text(rec: dict) -> str:
                     evidence=str(rec.get("evidence") or ""), strength=str(rec.get("strength") or "single"),
                     basis=str(rec.get("basis") or "behavioral"), connects=str(rec.get("connects") or "new"),
                     suggests=str(rec.get("suggests") or ""), therefore=str(rec.get("therefore") or ""),
-                    source=str(rec.get("source") or "import"), session=str(rec.get("session") or ""))
+                    source=str(rec.get("source") or "import"), session=str(rec.get("session") or ""),
+                    cited=tuple(str(c) for c in rec.get("cited") or () if isinstance(c, str)))
     return render_observation(o)
 
 
-def plan(path: Path) -> tuple[dict[str, str], JsonlReport]:
-    """The files a JSONL export holds (vault path -> text), and what could not be mapped."""
+def _admit_belief(rel: str, bid: str, text: str, params: Params, today: date,
+                  rep: JsonlReport) -> str | None:
+    """Rule 18 for an imported belief file: one that does not parse, or breaks a rule, is
+    refused; one above its basis's cap is lowered to it, with an evidence line saying so."""
+    try:
+        b = parse_belief(text, bid, rel)
+    except NoteError as e:
+        rep.refused.append(f"{rel}: line {e.line}: {e.message}: not imported")
+        return None
+    ok, why = rules.admit(b, params, today)
+    if ok is None:
+        rep.refused.append(f"{rel}: {why}")
+        return None
+    if ok is b:
+        return text
+    rep.notes.append(f"{rel}: {why}")
+    return update_belief_text(text, b, replace(ok, evidence=b.evidence), ok.evidence[len(b.evidence):])
+
+
+def _admit_entry(rel: str, entry: str, today: date, rep: JsonlReport) -> bool:
+    obs, bad = parse_observations(entry, rel)
+    if bad or not obs:
+        rep.refused.append(f"{rel}: an entry that does not parse ({bad[0] if bad else 'no observation'}): "
+                           "not imported")
+        return False
+    late = [o for o in obs if o.date > today]
+    if late:
+        rep.refused.append(f"{rel}: {late[0].id}: " + rules.future_date_message("dated", late[0].date, today)
+                           + ": not imported")
+        return False
+    return True
+
+
+def _admit_tension(rel: str, tid: str, text: str, today: date, rep: JsonlReport) -> bool:
+    try:
+        t = parse_tension(text, tid)
+    except NoteError as e:
+        rep.refused.append(f"{rel}: line {e.line}: {e.message}: not imported")
+        return False
+    if t.date > today:
+        rep.refused.append(f"{rel}: " + rules.future_date_message("'date'", t.date, today) + ": not imported")
+        return False
+    return True
+
+
+def plan(path: Path, params: Params = DEFAULTS, today: date | None = None) -> tuple[dict[str, str], JsonlReport]:
+    """The files a JSONL export holds (vault path -> text), what could not be mapped, and what
+    the rules refused or lowered (rule 18: caps, validation; redaction is the write path's)."""
+    today = today or date.today()
     rep = JsonlReport()
     files: dict[str, str] = {}
     logs: dict[str, tuple[str, list[str]]] = {}
@@ -245,6 +310,10 @@ def plan(path: Path) -> tuple[dict[str, str], JsonlReport]:
                                      "upgrade epimem", path=str(path), line=n)
                 seen_header = True
             elif kind == "epistemology" and _text(rec) is not None:
+                wrong = rules_file_problems(rec["text"])
+                if wrong:
+                    rep.refused.append(f"epistemology.md: {wrong[0]}: the vault's rules were kept")
+                    continue
                 files["epistemology.md"] = rec["text"]
             elif kind == "sessions":
                 text = _text(rec)
@@ -253,7 +322,11 @@ def plan(path: Path) -> tuple[dict[str, str], JsonlReport]:
                     text = sessions_file.dump(counter)
                 files[sessions_file.PATH] = text
             elif kind == "belief":
-                files[f"beliefs/{check_id(str(rec.get('id')))}.md"] = _belief_text(rec)
+                bid = check_id(str(rec.get("id")))
+                admitted = _admit_belief(f"beliefs/{bid}.md", bid, _belief_text(rec), params, today, rep)
+                if admitted is None:
+                    continue
+                files[f"beliefs/{bid}.md"] = admitted
             elif kind == "observation":
                 month = str(rec.get("month") or str(rec.get("date") or "")[:7])
                 if not _MONTH.match(month):
@@ -264,7 +337,11 @@ def plan(path: Path) -> tuple[dict[str, str], JsonlReport]:
                 pre, entries = logs.setdefault(rel, (f"# Observations {month}\n", []))
                 if isinstance(rec.get("log_heading"), str):
                     pre = rec["log_heading"]
-                logs[rel] = (pre, entries + [_observation_text(rec)])
+                entry = _observation_text(rec)
+                if not _admit_entry(rel, entry, today, rep):
+                    logs[rel] = (pre, entries)
+                    continue
+                logs[rel] = (pre, entries + [entry])
             elif kind == "tension":
                 tid = check_tension_id(str(rec.get("id")))
                 text = _text(rec)
@@ -279,6 +356,8 @@ def plan(path: Path) -> tuple[dict[str, str], JsonlReport]:
                         resolution=str(rec.get("resolution") or ""),
                         successor=check_id(str(rec["successor"])) if rec.get("successor") else "",
                         rests_on=check_id(str(rec["rests_on"])) if rec.get("rests_on") else ""))
+                if not _admit_tension(f"tensions/{tid}.md", tid, text, today, rep):
+                    continue
                 files[f"tensions/{tid}.md"] = text
             elif kind == "review" and _text(rec) is not None:
                 day = date_of(rec.get("date"), "'date'")
@@ -314,8 +393,16 @@ def import_jsonl(mem: Memory, path: str | Path, *, dry_run: bool = False) -> Jso
     path = Path(path).expanduser()
     if not dry_run:
         common.writable(mem)
-    files, rep = plan(path)
+    files, rep = plan(path, mem.params if mem.vault.exists() else DEFAULTS, mem.write_today)
     empty = not mem.vault.exists() or _is_fresh(mem)
+    from ..core.scrub import scrub
+
+    patterns = mem.params.redact if mem.vault.exists() else ()
+    secret = [rel for rel, text in files.items() if scrub(rel, text, patterns) != text]
+    files = {rel: scrub(rel, text, patterns) for rel, text in files.items()}
+    if secret:
+        rep.notes.append(f"what looks like a secret was redacted in {len(secret)} file"
+                         f"{'s' if len(secret) != 1 else ''}: {', '.join(secret[:10])}")
     writes: list[tx.Write] = []
     with (common.lock(mem) if not dry_run else _nolock()):
         for rel, text in files.items():

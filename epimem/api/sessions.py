@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from ..core import rules
+from ..core import kernel, rules
 from ..core.errors import InputError, VaultError
 from ..core.model import Sessions
 from ..core.notes import wikilink
@@ -24,13 +24,17 @@ REVIEW_KINDS = ("audit", "gut-check", "interview", "review")
 SESSIONS = sessions_file.PATH
 
 
-def start(mem: Memory, source: str) -> SessionReport:
+def start(mem: Memory, source: str, session: str | None = None) -> SessionReport:
+    """Count a session; `session` (the hook's session id) becomes one the vault knows (rule 19)."""
     if source not in SOURCES:
         raise InputError(f"'source' must be one of {', '.join(SOURCES)}; not {source!r}", field="source")
+    if session is not None and not kernel.is_session_id(session):
+        raise InputError("'session' must be a plain id (letters, digits, - _ . :)", field="session")
     common.require_repo(mem)  # a count in a folder that is not a repository would never be committed
     with common.lock(mem):
         s, key = _for_write(mem)
-        res = rules.start_session(s, source, mem.today, mem.params)
+        res = rules.start_session(s, source, mem.write_today, mem.params,
+                                  machine=sessions_file.machine_id(mem.root), session_id=session)
         sha = None
         if res.counted:
             # No commit of its own (SPEC §4): the count rides along with the next
@@ -45,7 +49,7 @@ def record_review(mem: Memory, kind: str, markdown: str, beliefs: Iterable[str])
     """Write `reviews/<date>.md` (appending when one exists) and reset the review counter."""
     if kind not in REVIEW_KINDS:
         raise InputError(f"unknown review kind {kind!r}", field="kind")
-    today = mem.today.isoformat()
+    today = mem.write_today.isoformat()
     rel = f"reviews/{today}.md"
     body = redact(markdown.strip(), mem.params.redact)
     for attempt in common.attempts(mem):
@@ -66,7 +70,7 @@ def record_review(mem: Memory, kind: str, markdown: str, beliefs: Iterable[str])
                 head = "" if own else f"# {kind.capitalize()} {today}\n\n"
                 text = f"---\ndate: {today}\nkind: {kind}\n{links}---\n{head}{body}\n"
             s, skey = _for_write(mem)
-            s = rules.record_review(s, mem.today, mem.params)
+            s = rules.record_review(s, mem.write_today, mem.params)
             writes = [tx.replace(rel, text, key), tx.replace(SESSIONS, sessions_file.to_json(s), skey)]
             return common.commit(mem, writes, f"review: {kind} recorded; next review at session {s.next_review_at}",
                                  op="review", beliefs=list(beliefs))
@@ -84,12 +88,12 @@ def _for_write(mem: Memory) -> tuple[Sessions, tuple[int, int] | None]:
 
 def _with_beliefs(text: str, ids: list[str]) -> str:
     """A review file's `beliefs` list with these ids added (as wikilinks)."""
-    from ..core.notes import NoteError, edit_frontmatter, link_target, parse_note
+    from ..core.notes import edit_frontmatter, link_target, parse_note
 
-    try:
-        have = parse_note(text).meta.get("beliefs") or []
-    except NoteError:
+    note = parse_note(text, lenient=True)
+    if note is None:
         return text
+    have = note.meta.get("beliefs") or []
     if not isinstance(have, list):
         return text
     known = [link_target(str(x)) for x in have]

@@ -58,7 +58,7 @@ def init(mem: Memory) -> bool:
             "epistemology.md": (TEMPLATES / "epistemology.md").read_text(encoding="utf-8"),
             ".gitignore": (TEMPLATES / "gitignore").read_text(encoding="utf-8"),
             ".gitattributes": drivers.ATTRIBUTES,
-            sessions_file.PATH: sessions_file.to_json(Sessions(created=mem.today)),
+            sessions_file.PATH: sessions_file.to_json(Sessions(created=mem.write_today)),
         }
         if not existed:
             files[kernel.FORMAT_FILE] = kernel.format_text(kernel.VAULT_FORMAT)

@@ -14,6 +14,24 @@ if TYPE_CHECKING:
     from typing import Any
 
 
+def belief_json(b, refused, today, params) -> dict[str, Any]:
+    """`belief show` and MCP `get`: the belief (`core.record.view`) and the hand edit refused on it."""
+    from ..core.record import view
+
+    out = view(b, today, params, True)
+    out["refused"] = vocab.refused([refused] if refused is not None else [])
+    return out
+
+
+def listing_json(listing, today, params) -> dict[str, Any]:
+    """`belief list` and MCP `list`: the beliefs without statement and evidence, the files not
+    shown and the edits refused."""
+    from ..core.record import view
+
+    return {"beliefs": [view(b, today, params, False) for _, b in listing.rows],
+            "problems": vocab.problems(listing.problems), "refused": vocab.refused(listing.refused)}
+
+
 def tension_json(t) -> dict[str, Any]:
     return {"id": t.id, "date": vocab.iso(t.date), "belief": t.belief, "status": t.status, "title": t.title,
             "what_happened": t.what_happened, "evidence": list(t.evidence), "suggests": t.suggests,

@@ -10,7 +10,6 @@ machine. Git itself carries the files: any remote, any transport.
 from __future__ import annotations
 
 import os
-import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -18,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..core.errors import Conflict, EpimemError, InputError, StorageError, VaultError
-from ..store import drivers
+from ..store import drivers, gitrun
 
 if TYPE_CHECKING:
     from .memory import Memory
@@ -93,18 +92,14 @@ def _take_notes(root: Path) -> list[str]:
 # --- git, as sync needs it ---------------------------------------------------------------------
 
 class _Git:
-    """The git binary in the vault, with the user's environment (credentials, ssh agent)."""
+    """The git binary in the vault (`store.gitrun`), with the user's environment (credentials,
+    ssh agent), read by exit code: a fetch or a merge that fails is an answer here."""
 
     def __init__(self, root: Path):
         self.root = root
 
-    def run(self, *args: str, check: bool = True) -> subprocess.CompletedProcess:
-        env = {**os.environ, "GIT_TERMINAL_PROMPT": "0"}
-        if "commit" in args or "merge" in args:
-            from ..store.git import _env  # the fallback identity; GitPython is loaded only here
-
-            env.update(_env(self.root))
-        p = subprocess.run(["git", *args], cwd=self.root, capture_output=True, text=True, env=env)
+    def run(self, *args: str, check: bool = True) -> gitrun.Done:
+        p = gitrun.call(self.root, *args, identity="commit" in args or "merge" in args)
         if check and p.returncode != 0:
             raise StorageError(f"git {args[0]} failed: {(p.stderr or p.stdout).strip()}")
         return p
@@ -166,7 +161,7 @@ def sync(mem: Memory, remote: str | None = None, *, index: bool = True) -> SyncR
     start = g.run("rev-parse", "--verify", "--quiet", "HEAD", check=False).stdout.strip()
     with mem.vault.lock():
         ensure_attributes(mem)
-        if g.out("status", "--porcelain", "--untracked-files=all"):  # the common case is clean: no GitPython
+        if gitrun.status(root):  # the common case is clean: no hand-edit pass
             sha, _, problems = mem.commit_hand_edits()
             rep.committed = sha
             rep.notes += [f"{p} (left out of the commit)" for p in problems]
@@ -180,6 +175,11 @@ def sync(mem: Memory, remote: str | None = None, *, index: bool = True) -> SyncR
                     _merge(mem, g, rep, remote, branch, incoming)
                     # a fast-forward leaves nothing to send; a merge sends ours and the merge commit
                     outgoing = 0 if rep.merged == "fast-forward" else outgoing + 1
+                    from .tensions import close_orphans
+
+                    if close_orphans(mem):  # a belief retired there, a tension opened on it here
+                        rep.notes.append("closed the open tensions of beliefs retired or superseded on the other side")
+                        outgoing += 1
             else:
                 rep.merged = "pushed only"  # an empty remote: the first push makes the branch
                 outgoing = _count(g, "HEAD")
@@ -364,8 +364,7 @@ def clone(url: str, path: str | os.PathLike, *, index: bool = True, today=None) 
     dest = Path(path).expanduser().absolute()
     if dest.exists() and any(dest.iterdir()):
         raise Conflict(f"{dest} already exists and is not empty; choose a new folder", path=str(dest))
-    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0"}
-    p = subprocess.run(["git", "clone", "--quiet", url, str(dest)], capture_output=True, text=True, env=env)
+    p = gitrun.call(dest.parent if dest.parent.is_dir() else Path.cwd(), "clone", "--quiet", url, str(dest))
     if p.returncode != 0:
         raise StorageError(f"cannot clone {url}: {_first_lines(p.stderr)}")
     _check_out_a_branch(_Git(dest))

@@ -52,7 +52,7 @@ def resolve(mem: Memory, tension_id: str, note: str) -> Tension:
             text, t, key = _read(mem, tension_id)
             if t.status == "resolved":
                 raise Conflict(f"tension {tension_id} is already resolved", path=t.path)
-            new = resolve_tension_text(text, mem.today, redact(note, mem.params.redact))
+            new = resolve_tension_text(text, mem.write_today, redact(note, mem.params.redact))
             common.commit(mem, [tx.replace(t.path, new, key)], f"tension: resolve {tension_id} ({t.status} → resolved)",
                           op="resolve", beliefs=[t.belief])
     return replace(t, status="resolved", resolution=note)
@@ -68,8 +68,8 @@ def open_tension(mem: Memory, belief_id: str, note: str, title: str = "") -> Ten
             if b.status != "active":
                 raise Conflict(f"{belief_id} is {b.status}; a tension is opened on an active belief", path=b.path)
             existing = {p.stem for p in (mem.root / "tensions").glob("*.md")}
-            tid = unique_id(f"{mem.today.isoformat()}-{belief_id}", existing)
-            t = Tension(id=tid, date=mem.today, belief=belief_id, status="unresolved",
+            tid = unique_id(f"{mem.write_today.isoformat()}-{belief_id}", existing)
+            t = Tension(id=tid, date=mem.write_today, belief=belief_id, status="unresolved",
                         title=title or f"Does “{b.title}” hold?", what_happened=note,
                         suggests="Opened by the user; held lightly until it is resolved.", path=f"tensions/{tid}.md")
             common.commit(mem, [tx.create(t.path, render_tension(t))], f"tension: open {tid} on {belief_id}",
@@ -93,8 +93,8 @@ def set_status(mem: Memory, tension_id: str, status: str, note: str = "") -> Ten
             if status == "watching" and t.status == "resolved":
                 raise Conflict(f"tension {tension_id} is resolved; reopen it first", path=t.path)
             verb = STATUS_VERBS[status]
-            line = f"- {verb}: {mem.today.isoformat()}" + (f" — {' '.join(redact(note, mem.params.redact).split())}"
-                                                            if note else "")
+            said = f" — {' '.join(redact(note, mem.params.redact).split())}" if note else ""
+            line = f"- {verb}: {mem.write_today.isoformat()}" + said
             new = edit_frontmatter(text, {"status": status}).rstrip("\n") + "\n" + line + "\n"
             common.commit(mem, [tx.replace(t.path, new, key)],
                           f"tension: {'reopen' if status == 'unresolved' else 'watch'} {tension_id} "
@@ -105,8 +105,30 @@ def set_status(mem: Memory, tension_id: str, status: str, note: str = "") -> Ten
 def closing_writes(mem: Memory, belief_id: str, reason: str) -> list[tx.Write]:
     """Writes that resolve every open tension on a belief that is retired or superseded:
     a question about a belief no longer held is closed with that reason, not left open."""
-    return [tx.replace(f"tensions/{p.name}", resolve_tension_text(text, mem.today, reason), key)
+    return [tx.replace(f"tensions/{p.name}", resolve_tension_text(text, mem.write_today, reason), key)
             for p, text, key in _open_on(mem, belief_id)]
+
+
+def close_orphans(mem: Memory) -> str | None:
+    """Close the open tensions of beliefs no longer held (retired or superseded), as retiring one
+    does: a merge can bring a belief retired on one machine and a tension opened on it on the
+    other. One commit, or None when there is none."""
+    beliefs, _ = mem.vault.load_beliefs()
+    gone = {b.id: b.status for b in beliefs if b.status != "active"}
+    if not gone:
+        return None
+    writes: list[tx.Write] = []
+    closed: list[str] = []
+    for bid, status in sorted(gone.items()):
+        for w in closing_writes(mem, bid, f"closed: {bid} was {status} (on another machine)"):
+            writes.append(w)
+            closed.append(bid)
+    if not writes:
+        return None
+    n, ids = len(writes), sorted(set(closed))
+    return common.commit(mem, writes, f"tension: closed {n} tension{'s' if n != 1 else ''} of "
+                         f"belief{'s' if len(ids) != 1 else ''} no longer held ({', '.join(ids)})",
+                         op="tension", beliefs=ids)
 
 
 def open_successor(mem: Memory, belief_id: str) -> str:
@@ -225,6 +247,6 @@ def moving_writes(mem: Memory, from_id: str, to_id: str) -> list[tx.Write]:
     out = []
     for p, text, key in _open_on(mem, from_id):
         new = edit_frontmatter(text, {"belief": wikilink(to_id)}).rstrip("\n")
-        new += f"\n- moved: {mem.today.isoformat()} — {from_id} was merged into {to_id}\n"
+        new += f"\n- moved: {mem.write_today.isoformat()} — {from_id} was merged into {to_id}\n"
         out.append(tx.replace(f"tensions/{p.name}", new, key))
     return out

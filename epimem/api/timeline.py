@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from ..core.changes import Change, belief_change, mapping_changes, sessions_changes, tension_change
 from ..core.errors import Conflict, InputError, NotFound, StorageError
 from ..core.model import Snapshot
-from ..core.notes import NoteError, parse_note, parse_observations
+from ..core.notes import parse_note, parse_observations
 from ..core.record import FIELDS
 from ..store import git
 from ..store import transaction as tx
@@ -127,20 +127,16 @@ BELIEF_KEYS = frozenset(FIELDS)
 
 
 def _meta(text: str | None) -> dict:
-    if text is None:
-        return {}
-    try:
-        return parse_note(text).meta
-    except NoteError:
-        return {}
+    note = parse_note(text, lenient=True) if text is not None else None
+    return note.meta if note is not None else {}
 
 
 def _json(text: str | None) -> dict:
-    import json
+    from ..core.nesting import loads_json
 
     try:
-        v = json.loads(text) if text else {}
-    except (ValueError, RecursionError):  # RecursionError: JSON nested thousands deep
+        v = loads_json(text) if text else {}
+    except ValueError:
         return {}
     return v if isinstance(v, dict) else {}
 
@@ -233,7 +229,7 @@ def undo(mem: Memory, commit: str | None = None) -> tuple[str, str]:
         target = _target(mem, log, undone, commit)
         c = tx.Commit(f"undo: {target.info.subject}", "undo", beliefs=_beliefs(target.info.trailers),
                       extra=(("Epimem-Reverts", target.info.sha),), when=mem.replayed)
-        return target.info.sha, c, target.info.subject
+        return target.info.sha, c, target.info.subject, target.op == "import"
 
     return _revert(mem, pick)
 
@@ -252,7 +248,8 @@ def redo(mem: Memory) -> tuple[str, str]:
         subject = u.info.subject[len("undo: "):] if u.info.subject.startswith("undo: ") else u.info.subject
         c = tx.Commit(f"redo: {subject}", "redo", beliefs=_beliefs(u.info.trailers),
                       extra=(("Epimem-Reverts", u.info.sha), ("Epimem-Redoes", target)), when=mem.replayed)
-        return u.info.sha, c, subject
+        redone = next((x for x in log if x.info.sha == target), None)
+        return u.info.sha, c, subject, redone is not None and redone.op == "import"
 
     return _revert(mem, pick)
 
@@ -268,13 +265,40 @@ def _revert(mem: Memory, pick) -> tuple[str, str]:
         from ..store.journal import recover_if_needed
 
         recover_if_needed(mem.root, common.lock(mem))  # the log read below must be the finished one
-        sha, c, subject = pick()
-        res = tx.apply(mem.root, _merged_revert(mem, sha), c, lock=common.lock(mem), caches=common.caches(mem))
+        sha, c, subject, counted = pick()
+        writes = _merged_revert(mem, sha, allow_empty=counted)
+        if counted:  # an import's sessions are part of what it brought: they go (and come back) with it
+            writes += _sessions_revert(mem, sha)
+        if not writes:
+            raise Conflict(f"nothing to undo: the files {sha[:8]} changed are already as they were before it")
+        res = tx.apply(mem.root, writes, c, lock=common.lock(mem), caches=common.caches(mem))
     assert res.commit is not None
     return res.commit, subject
 
 
-def _merged_revert(mem: Memory, sha: str) -> list[tx.Write]:
+def _sessions_revert(mem: Memory, sha: str) -> list[tx.Write]:
+    """The session counter without the sessions commit `sha` brought (an import's)."""
+    from ..core.kernel import empty_sessions
+    from ..core.merge import unapply_sessions
+    from ..store import sessions as sessions_file
+    from ..store.files import stat_key
+
+    after, before = git.show_many(mem.root, [f"{sha}:{SESSIONS}", f"{sha}^:{SESSIONS}"])
+    fp = mem.root / SESSIONS
+    if after is None or after == before or not fp.exists():
+        return []
+    try:
+        a = sessions_file.loads(after)
+        b = sessions_file.loads(before) if before else empty_sessions()
+        now = sessions_file.loads(fp.read_text(encoding="utf-8"))
+    except (ValueError, TypeError):
+        return []  # a counter that does not parse is reported by validate, never rewritten
+    new = unapply_sessions(b, a, now, sessions_file.machine_id(mem.root))
+    text = sessions_file.dump(new)
+    return [] if text == fp.read_text(encoding="utf-8") else [tx.replace(SESSIONS, text, stat_key(fp))]
+
+
+def _merged_revert(mem: Memory, sha: str, allow_empty: bool = False) -> list[tx.Write]:
     """The writes that take back `sha` by meaning, file by file: base = the file as `sha`
     left it, ours = as it is now (HEAD), theirs = as it was before `sha`. A Conflict
     naming the file when only a person can settle it (prose changed on both sides, a file
@@ -285,8 +309,7 @@ def _merged_revert(mem: Memory, sha: str) -> list[tx.Write]:
     root = mem.root
     paths = [p for p in git.run(root, "diff-tree", "--no-commit-id", "--name-only", "-r", "--no-renames",
                                 sha).splitlines() if p and p != SESSIONS]
-    status = git.run(root, "status", "--porcelain", "--", *paths, env={"GIT_OPTIONAL_LOCKS": "0"}) if paths else ""
-    dirty = [ln[3:] for ln in status.splitlines() if len(ln) > 3]
+    dirty = [c.path for c in git.status(root, paths)] if paths else []
     if dirty:
         raise Conflict(f"cannot undo {sha[:8]}: {dirty[0]} has uncommitted edits; commit them (`epimem commit`) "
                        "first; nothing was changed", path=dirty[0])
@@ -317,7 +340,7 @@ def _merged_revert(mem: Memory, sha: str) -> list[tx.Write]:
         fp = root / p
         writes.append(tx.delete(p) if text is None else
                       tx.create(p, text) if ours is None else tx.replace(p, text, stat_key(fp)))
-    if not writes:
+    if not writes and not allow_empty:
         raise Conflict(f"nothing to undo: the files {sha[:8]} changed are already as they were before it")
     return writes
 

@@ -45,7 +45,7 @@ def replace(mem: Memory, old_id: str, *, by: str = "", title: str = "", note: st
     (the user's own words, basis self-report): one commit. `tags`: belief id → the verdict
     tag for its evidence line. Returns (old after, successor after)."""
     tags = tags or {}
-    params, today = mem.params, mem.today
+    params, today = mem.params, mem.write_today
     title = redact(" ".join((title or "").split()), params.redact)
     note = redact(" ".join((note or "").split()), params.redact)
     if not by and not title:
@@ -104,7 +104,7 @@ def _same_title(mem: Memory, old_id: str, title: str) -> str:
 def keep(mem: Memory, belief_id: str, successor: str, *, note: str = "", tag: str = "") -> Belief:
     """The user says `belief_id` still holds: their word on it (rule 16), the proposed
     `successor` retired, the tensions proposing it resolved. One commit."""
-    params, today = mem.params, mem.today
+    params, today = mem.params, mem.write_today
     note = redact(" ".join((note or "").split()), params.redact)
     for attempt in common.attempts(mem):
         with attempt:
@@ -139,7 +139,7 @@ def settle(mem: Memory, belief_id: str, *, note: str = "") -> Belief:
     """The user says a belief that open questions are about (a contradiction, a flag "rests
     on a belief that changed") still holds: their word on it (rule 16), and the questions
     answered — their tensions resolved with it. One commit."""
-    today = mem.today
+    today = mem.write_today
     note = redact(" ".join((note or "").split()), mem.params.redact)
     for attempt in common.attempts(mem):
         with attempt:
@@ -163,7 +163,7 @@ def _retire(mem: Memory, belief_id: str, note: str) -> list[tx.Write]:
     text, b, key = common.read(mem, belief_id)
     if b.status != "active":
         return []
-    after = rules.reject(b, mem.today, mem.params, retire=True, note=note)
+    after = rules.reject(b, mem.write_today, mem.params, retire=True, note=note)
     return [tx.replace(b.path, update_belief_text(text, b, with_(after, evidence=b.evidence),
                                                   after.evidence[len(b.evidence):]), key)]
 
@@ -174,5 +174,5 @@ def _resolve(mem: Memory, belief_id: str, successor: str, why: str) -> list[tx.W
         if t.successor == successor and t.belief == belief_id:
             p = mem.root / t.path
             key = stat_key(p)
-            out.append(tx.replace(t.path, resolve_tension_text(read_text(p, t.path), mem.today, why), key))
+            out.append(tx.replace(t.path, resolve_tension_text(read_text(p, t.path), mem.write_today, why), key))
     return out

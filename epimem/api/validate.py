@@ -23,17 +23,18 @@ if TYPE_CHECKING:
 def validate(mem: Memory) -> list[Problem]:
     mem.vault.require()
     snap = mem.vault.snapshot(mem.today)
-    problems = list(snap.problems)
+    problems = [p for p in snap.problems if not _renamed_by_commit(mem, p)]
     for rel, target in escaping_links(mem.root):
         problems.append(Problem(rel, 1, f"a symbolic link to {target}, outside the vault: epimem does not read, "
                                         "index, send or commit it"))
     params = mem.params
     root = mem.root
+    real = mem.machine_day  # rule 20: what is dated after the machine's day
     # A malformed belief is reported once, as itself, not again by everything that links to it.
     ids = {b.id for b in snap.beliefs} | {Path(p.path).stem for p in snap.problems if p.path.startswith("beliefs/")}
     obs_ids = {o.id for o in snap.observations}
     for b in snap.beliefs:
-        for fld, msg in rules.rule_problems(b, params):
+        for fld, msg in rules.rule_problems(b, params, today=real):
             problems.append(Problem(b.path, key_line(root / b.path, fld), msg))
         for s in b.supersedes:
             if s not in ids:
@@ -53,10 +54,16 @@ def validate(mem: Memory) -> list[Problem]:
                                 "dependencies go round in a loop: " + " → ".join(loop + loop[:1])
                                 + "; a belief cannot rest, through others, on itself"))
     for o in snap.observations:
+        if real is not None and o.date > real:
+            problems.append(Problem(o.path, line_of(root / o.path, f"## {o.id}"),
+                                    rules.future_date_message(f"{o.id} is dated", o.date, real)))
         if o.connects != "new" and o.connects not in ids:
             problems.append(Problem(o.path, line_of(root / o.path, f"## {o.id}"),
                                     f"{o.id} connects to unknown belief '{o.connects}'"))
     for t in snap.tensions:
+        if real is not None and t.date > real:
+            problems.append(Problem(t.path, key_line(root / t.path, "date"),
+                                    rules.future_date_message("'date'", t.date, real)))
         if t.belief not in ids:
             problems.append(Problem(t.path, key_line(root / t.path, "belief"),
                                     f"tension is about unknown belief '{t.belief}'"))
@@ -65,6 +72,36 @@ def validate(mem: Memory) -> list[Problem]:
                 problems.append(Problem(t.path, key_line(root / t.path, key), f"{key} names unknown belief '{ref}'"))
     problems += merge_leftovers(root)
     return sorted(problems, key=lambda p: (p.path, p.line))
+
+
+def _renamed_by_commit(mem: Memory, p: Problem) -> bool:
+    """A note Obsidian made (`beliefs/Untitled 1.md`, named after its title) is not invalid: `epimem
+    commit` gives it a slug id by renaming it (SPEC §1). True when `p` is only that file's name,
+    the file is new (untracked) and what it holds parses as a belief within the rules."""
+    from ..core.ids import SLUG, slugify
+    from ..core.notes import NoteError, parse_belief, parse_note
+    from ..store import git
+    from ..store.files import NotUTF8, read_text
+    from .hand_edits import _titled
+
+    rel = p.path
+    stem = Path(rel).stem
+    if not (rel.startswith("beliefs/") and rel.endswith(".md") and "/" not in rel[8:]) or SLUG.match(stem):
+        return False
+    fp = mem.root / rel
+    try:
+        text = read_text(fp, rel)
+    except (OSError, NotUTF8):
+        return False
+    if ("??", rel) not in set(git.dirty_paths(mem.root)):  # only a new note is renamed, not a tracked one
+        return False
+    if "title" not in getattr(parse_note(text, lenient=True), "meta", {}):
+        text = _titled(text, stem)
+    try:
+        b = parse_belief(text, slugify(stem), rel)
+    except NoteError:
+        return False
+    return not rules.rule_problems(b, mem.params, today=mem.machine_day)
 
 
 def _unlinked(mem: Memory) -> list[tuple[str, str, str]]:

@@ -33,25 +33,17 @@ import time
 from datetime import date
 from pathlib import Path
 
+from ..api.context import CHARS_PER_TOKEN, DEFAULT_BUDGET, MAX_CHARS, render_context, vault_label
 from ..core import kernel
 from ..core.errors import EpimemError
 from ..store import sessions as sessions_file
 from ..store import vault_format
-from ..store.clock import lenient_today
-from ..store.context_cache import FALLBACK_PARAMS, cache_path, effective, read_context_cache, signature, tier
+from ..store.clock import lenient_today, lenient_write_day
+from ..store.context_cache import FALLBACK_PARAMS, cache_path, read_context_cache, signature
 from ..store.files import VaultLock, journal_pending, lock_path
 from ..store.paths import is_vault, resolve_root
 
-# Budgets are given in tokens, like `recall --budget-tokens`, and converted to
-# characters at recall's estimate for ASCII text (one token per 3 characters,
-# deliberately high, so the real count stays below the budget).
-CHARS_PER_TOKEN = 3
-DEFAULT_BUDGET_TOKENS = 1300
-DEFAULT_BUDGET = DEFAULT_BUDGET_TOKENS * CHARS_PER_TOKEN  # characters of additionalContext
-MAX_CHARS = 9500            # Claude Code caps any hook output string at 10,000
 LOCK_WAIT = 2.0             # seconds; after that the session is not counted (logged)
-MIN_EFFECTIVE = 0.30        # speculative beliefs are not put in front of the model
-MAX_BELIEFS = 30
 LOG_LIMIT = 256 * 1024
 REFRESH_MARKER_AGE = 60.0
 CONTEXT_MAX_AGE = 300.0     # seconds; an older cache is refreshed in the background (in-place saves)
@@ -133,8 +125,10 @@ def _spawn(root: str, args: list[str]) -> None:
 
 # --- session counting ----------------------------------------------------------------
 
-def update_sessions(root: str, source: str | None, today: date, prm: dict) -> dict | None:
-    """Count the session; None when the counter cannot be read (never overwritten then)."""
+def update_sessions(root: str, source: str | None, today: date, prm: dict,
+                    session_id: str | None = None) -> dict | None:
+    """Count the session; None when the counter cannot be read (never overwritten then).
+    The session's id becomes one the vault knows (rule 19): its observations move numbers."""
     path = os.path.join(root, sessions_file.PATH)
 
     def read() -> tuple[dict, tuple[int, int] | None]:
@@ -145,8 +139,9 @@ def update_sessions(root: str, source: str | None, today: date, prm: dict) -> di
         except FileNotFoundError:
             return kernel.empty_sessions(), None
 
-    def count(s: dict):
-        return kernel.start_session(s, source, today, prm["dormancy_days"], prm["review_every_days"])
+    def count(s: dict, machine: str = kernel.EARLIER):
+        return kernel.start_session(s, source, today, prm["dormancy_days"], prm["review_every_days"],
+                                    machine=machine, session_id=session_id)
 
     try:
         if source != kernel.COUNTED_SOURCE:
@@ -157,7 +152,7 @@ def update_sessions(root: str, source: str | None, today: date, prm: dict) -> di
             lock = VaultLock(lock_path(root), timeout=LOCK_WAIT)
             with lock:
                 old, key = read()
-                s, counted, dormant, due = count(old)
+                s, counted, dormant, due = count(old, sessions_file.machine_id(root))
                 # The one write path, without a commit: the background `--commit-session` makes it.
                 transaction.apply(root, [transaction.replace(sessions_file.PATH, sessions_file.dump(s), key)],
                                   lock=lock)
@@ -168,181 +163,6 @@ def update_sessions(root: str, source: str | None, today: date, prm: dict) -> di
         _log(f"could not count the session: {e}")
         return None
     return {"count": s["count"], "counted": counted, "dormant": dormant, "due": due}
-
-
-# --- the context -------------------------------------------------------------------------
-
-def project_root(cwd: str) -> str:
-    """The enclosing git work tree of `cwd`, else `cwd` itself."""
-    d = os.path.abspath(cwd)
-    home = os.path.expanduser("~")
-    for _ in range(40):
-        if os.path.exists(os.path.join(d, ".git")):
-            return d
-        parent = os.path.dirname(d)
-        if parent == d or d == home:
-            break
-        d = parent
-    return os.path.abspath(cwd)
-
-
-def scope_matches(scope: str, cwd: str, proj: str) -> bool:
-    """Whether a scoped belief belongs in "For this project": `kernel.scope_matches` for the
-    session's folder or its git work tree. Global beliefs have their own section."""
-    return not kernel.is_global(scope) and (kernel.scope_matches(scope, cwd) or kernel.scope_matches(scope, proj))
-
-
-def _words(text: str) -> set[str]:
-    out, cur = set(), []
-    for ch in text.lower():
-        if ch.isalnum():
-            cur.append(ch)
-        else:
-            if len(cur) > 2:
-                out.add("".join(cur))
-            cur = []
-    if len(cur) > 2:
-        out.add("".join(cur))
-    return out
-
-
-def _rank(records: list[dict], today: date, prm: dict, project_words: set[str]) -> list[tuple[float, float, dict]]:
-    out = []
-    for rec in records:
-        eff = effective(rec, today, prm)
-        if eff < MIN_EFFECTIVE - 1e-9:
-            continue
-        # Relevance: a belief that names the project (tag or title) comes first
-        # among equals; confidence still dominates.
-        hits = len(project_words & (_words(rec["title"]) | {t.lower() for t in rec.get("tags", ())}))
-        out.append((eff + 0.05 * min(hits, 2), eff, rec))
-    out.sort(key=lambda x: (-x[0], x[2]["id"]))
-    return out
-
-
-MAX_QUESTIONS = 5
-QUESTIONS_TITLE = "Open questions — ask the user before relying on either side:"
-
-
-def question_lines(cache: dict, cwd: str, proj: str,
-                   limit: int = MAX_QUESTIONS) -> tuple[list[str], set[str], set[str]]:
-    """(the lines of the open questions this session may ask, the beliefs they name, the
-    beliefs in a question beyond `limit`).
-
-    SPEC §14: while a tension is open, the context shows both sides as a question, never one
-    of them as if current: a belief in a shown question is left out of the lists below it,
-    and one in a question that did not fit is listed marked "in question"."""
-    lines: list[str] = []
-    named: set[str] = set()
-    more: set[str] = set()
-    for q in cache.get("questions") or ():
-        scope = q.get("scope") or "global"
-        if not kernel.is_global(scope) and not scope_matches(scope, cwd, proj):
-            continue
-        ids = {q["belief"]} | ({q["successor"]} if q.get("successor") else set())
-        if len(lines) >= limit:
-            more |= ids
-            continue
-        named |= ids
-        title, bid = q["title"], q["belief"]
-        if q.get("successor"):
-            line = (f"- Has “{title}” [{bid}] given way to “{q['successor_title']}” [{q['successor']}]? "
-                    f"Since {q['date']}: {q['what']}")
-        elif q.get("rests_on"):
-            line = f"- Does “{title}” [{bid}] still hold? It rests on [{q['rests_on']}]: {q['what']}"
-        elif q.get("divergence"):
-            line = f"- Said and did differ on “{title}” [{bid}] (since {q['date']}): {q['what']}"
-        else:
-            line = f"- Does “{title}” [{bid}] still hold? Contradicted on {q['date']}: {q['what']}"
-        lines.append(line)
-    return lines, named, more - named
-
-
-def _belief_line(eff: float, rec: dict, prm: dict, gist: bool = True, asked: bool = False) -> str:
-    words = tier(eff, prm)
-    if rec.get("pinned"):
-        words += ", pinned"
-    if asked:
-        words += ", in question"
-    line = f"- ({words}) {rec['title']}"
-    g = rec.get("gist") or ""
-    if gist and g and g.rstrip(".").lower() != rec["title"].rstrip(".").lower():
-        line += f" — {g}"
-    return line + f" [{rec['id']}]"
-
-
-def render_context(cache: dict | None, info: dict | None, *, cwd: str, today: date,
-                   budget: int = DEFAULT_BUDGET, vault_label: str = "") -> str:
-    """The additionalContext text: facts about the vault, then the beliefs that fit the budget."""
-    budget = max(0, min(int(budget), MAX_CHARS))
-    prm = (cache or {}).get("params") or FALLBACK_PARAMS
-    head: list[str] = []
-    where = f" ({vault_label})" if vault_label else ""
-    if info is not None:
-        if info["counted"]:
-            head.append(f"epimem: this is session {info['count']} recorded in the user's epimem vault{where}.")
-        else:
-            head.append(f"epimem: a continued session; {info['count']} sessions recorded in the user's "
-                        f"epimem vault{where}.")
-        if info["dormant"] is not None:
-            head.append(f"Returning from dormancy: the previous session was {info['dormant']} days ago, "
-                        "so every confidence below is the decayed (effective) one.")
-        if info["due"]:
-            head.append(f"A periodic review of what epimem believes about the user is due ({info['due']}); "
-                        "/mirror audit or /mirror gut-check records one.")
-    else:
-        head.append(f"epimem: the user's epimem vault{where}.")
-    out = "\n".join(head)
-    if cache is None:
-        return out[:budget]
-    proj = project_root(cwd)
-    pwords = _words(os.path.basename(proj))
-    local: list[dict] = []
-    for scope, recs in (cache.get("scopes") or {}).items():
-        if scope_matches(scope, cwd, proj):
-            local.extend(recs)
-    asked, named, marked = question_lines(cache, cwd, proj)
-    sections = [(f"For this project ({os.path.basename(proj) or proj}):",
-                 [r for r in _rank(local, today, prm, pwords) if r[2]["id"] not in named]),
-                ("In general:", [r for r in _rank(cache.get("global") or [], today, prm, pwords)
-                                 if r[2]["id"] not in named])]
-    intro = ("\nWhat epimem believes about the user: hypotheses, each with its confidence in words "
-             "(tentative ones are guesses to check); [id] names a belief in epimem commands.")
-    body: list[str] = []
-    size = len(out) + len(intro)
-    if asked and size + len(QUESTIONS_TITLE) + sum(len(x) + 1 for x in asked) + 1 <= budget:
-        body.append(QUESTIONS_TITLE)
-        body.extend(asked)
-        size += len(QUESTIONS_TITLE) + 1 + sum(len(x) + 1 for x in asked)
-    shown = 0
-    for title, ranked in sections:
-        if not ranked or shown >= MAX_BELIEFS:
-            continue
-        lines: list[str] = []
-        used = size + len(title) + 1
-        for _, eff, rec in ranked:
-            if shown >= MAX_BELIEFS:
-                break
-            line = _belief_line(eff, rec, prm, asked=rec["id"] in marked)
-            if used + len(line) + 1 > budget:
-                line = _belief_line(eff, rec, prm, gist=False, asked=rec["id"] in marked)  # the title alone
-                if used + len(line) + 1 > budget:
-                    break
-            lines.append(line)
-            used += len(line) + 1
-            shown += 1
-        if lines:
-            body.append(title)
-            body.extend(lines)
-            size += len(title) + 1 + sum(len(x) + 1 for x in lines)
-    if body:
-        out += intro + "\n" + "\n".join(body)
-    problems = (cache.get("counts") or {}).get("problems") or 0
-    if problems:
-        tail = f"\n{problems} belief file(s) could not be read; `epimem validate` names them."
-        if len(out) + len(tail) <= budget:
-            out += tail
-    return out[:budget]
 
 
 def _maybe_refresh(root: str, cache: dict | None) -> None:
@@ -373,15 +193,6 @@ def _maybe_refresh(root: str, cache: dict | None) -> None:
         _spawn(root, ["-m", "epimem.store.context_cache", root])
     except OSError as e:
         _log(f"could not start the context refresh: {e}")
-
-
-def _label(root: str) -> str:
-    home = os.path.expanduser("~")
-    return "~" + root[len(home):] if root.startswith(home + os.sep) else root
-
-
-def chars_for_tokens(tokens: int) -> int:
-    return max(0, min(int(tokens) * CHARS_PER_TOKEN, MAX_CHARS))
 
 
 def _budget(tokens: str | None = None, chars: str | None = None) -> int:
@@ -426,14 +237,14 @@ def session_start(vault: str | None = None, today: str | None = None, budget_tok
     if not os.path.exists(os.path.join(root, ".git")):  # one stat: copied without `.git`, or inside a checkout
         _log(f"{root} is not a git repository of its own; the session was not counted "
              f"(`epimem init {root}` makes it one)")
-        _say(f"epimem: the user's vault ({_label(root)}) is not a git repository of its own, so nothing can be "
+        _say(f"epimem: the user's vault ({vault_label(root)}) is not a git repository of its own, so nothing can be "
              f"recorded in it; `epimem init {root}` makes it one.")
         return 0
     try:
         vault_format.require_known(root)  # one small read: a newer epimem's vault is not counted into
     except EpimemError as e:
         _log(f"{e}; the session was not counted")
-        _say(f"epimem: the user's vault ({_label(root)}) cannot be used by this epimem: {e}")
+        _say(f"epimem: the user's vault ({vault_label(root)}) cannot be used by this epimem: {e}")
         return 0
     if journal_pending(root):  # one stat: a change a killed process left half-made
         from ..store.journal import recover_if_needed
@@ -457,7 +268,10 @@ def session_start(vault: str | None = None, today: str | None = None, budget_tok
     pending = unfinished(Path(root))
     # Half-merged files are not counted into (state/sessions.json may hold both sides); the
     # session is told, so the assistant does not record evidence into a vault in that state.
-    info = None if pending else update_sessions(root, source, day, prm)
+    # Rule 20: the count is dated by the machine's clock, whatever --today says.
+    sid = _text(payload, "session_id")
+    info = None if pending else update_sessions(root, source, lenient_write_day(today or None), prm,
+                                                sid if sid and kernel.is_session_id(sid) else None)
     if pending:
         _log(f"a git {pending} is unfinished in the vault; the session was not counted")
     if info is not None and info["counted"]:
@@ -466,10 +280,10 @@ def session_start(vault: str | None = None, today: str | None = None, budget_tok
         except OSError as e:
             _log(f"could not start the background commit: {e}")
     _maybe_refresh(root, cache)
-    text = render_context(cache, info, cwd=cwd, today=day, budget=chars, vault_label=_label(root))
+    text = render_context(cache, info, cwd=cwd, today=day, budget=chars, vault_label=vault_label(root))
     if pending:
-        text = (f"epimem: a git {pending} is unfinished in the user's vault ({_label(root)}): its files are half "
-                "merged, so record nothing now; `epimem sync` (or any epimem command) says how to finish it.\n"
+        text = (f"epimem: a git {pending} is unfinished in the user's vault ({vault_label(root)}): its files are "
+                "half merged, so record nothing now; `epimem sync` (or any epimem command) says how to finish it.\n"
                 + (text or ""))
     if text:
         _say(text)

@@ -19,7 +19,15 @@ from typing import Any
 
 from ..core.model import PERMANENCES, STRENGTHS
 from ..core.redact import redact
-from .transcript import LABELS, Transcript, condensed, find_statements, read_transcript, statement_items
+from .transcript import (
+    LABELS,
+    Transcript,
+    cited_beliefs,
+    condensed,
+    find_statements,
+    read_transcript,
+    statement_items,
+)
 
 TOOL_NAME = "record_observations"
 DEFAULT_MODEL = "claude-sonnet-4-6"
@@ -91,15 +99,12 @@ class AnswerRefused(ValueError):
 # --- pure: the request and the check of the answer ----------------------------------------
 
 def _profile_lines(beliefs, today, params) -> list[str]:
-    from ..core import rules
+    from ..api.listing import ranked
 
-    active = [b for b in beliefs if b.status == "active"]
-    ranked = sorted(active, key=lambda b: -rules.effective_confidence(b, today, params))[:PROFILE_BELIEFS]
     out = []
-    for b in ranked:
-        eff = rules.effective_confidence(b, today, params)
+    for eff, b in ranked([b for b in beliefs if b.status == "active"], today, params)[:PROFILE_BELIEFS]:
         gist = " ".join(b.statement.split())[:200]
-        out.append(f"- {b.id}: {b.title} — {gist} ({params.tier(eff)}, {b.basis}, {eff:.2f})")
+        out.append(f"- {b.id}: {b.title} — {gist} ({params.tier(eff, b.basis)}, {b.basis}, {eff:.2f})")
     return out
 
 
@@ -302,6 +307,14 @@ def record_from_transcript(memory, path, use_llm: bool = False, *, session: str 
         notes.append("nothing worth recording in this session")
         return None, notes
     items = connect_similar(memory, items, notes)
+    # A transcript's times are UTC: west of Greenwich a turn said this evening is dated tomorrow,
+    # a day rule 20 refuses. It is dated no later than today.
+    today = memory.write_today.isoformat()
+    items = [dict(i, date=min(i["date"], today)) if isinstance(i.get("date"), str) else i for i in items]
+    # What the assistant relied on, as it cited it: recorded on each observation of the session.
+    cited = cited_beliefs(t, {b.id for b in memory.beliefs(status=None)})
+    if cited:
+        items = [dict(i, cited=list(cited)) for i in items]
     report = memory.observe(items, source=f"{t.agent}/transcript", session=sess or None)
     return report, notes
 

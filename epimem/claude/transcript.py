@@ -290,3 +290,18 @@ def condensed(transcript: Transcript, max_chars: int = 60_000, per_turn: int = 1
     head = out[: max_chars // 3]
     tail = out[-(max_chars - len(head) - 40):]
     return head + "\n[… middle of the session left out …]\n" + tail
+
+
+_CITE = re.compile(r"\[([a-z0-9][a-z0-9\-]{0,120})\]")
+
+
+def cited_beliefs(transcript: Transcript, known: set[str]) -> tuple[str, ...]:
+    """The belief ids the assistant cited in its replies (`[small-pull-requests]`, as the
+    session context and recall name them), first citation first; only ids of `known`."""
+    out: dict[str, None] = {}
+    for t in transcript.turns:
+        if t.role == "assistant":
+            for m in _CITE.finditer(t.text):
+                if m.group(1) in known:
+                    out.setdefault(m.group(1), None)
+    return tuple(out)

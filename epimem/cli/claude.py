@@ -54,6 +54,7 @@ def skill_observe(ctx, session, budget_tokens):
 
 
 def _skill_observe(ctx, session: str, budget_tokens: int) -> None:
+    from ..api.context import chars_for_tokens, render_context
     from ..claude import hook
     from ..claude.session_end import session_observation_count
     from ..store import context_cache as context
@@ -65,8 +66,7 @@ def _skill_observe(ctx, session: str, budget_tokens: int) -> None:
     if cache is None or cache.get("signature") != context.signature(root):
         cache = context.refresh_context(root)
     info = hook.update_sessions(str(root), None, mem.today, cache["params"])
-    text = hook.render_context(cache, info, cwd=os.getcwd(), today=mem.today,
-                               budget=hook.chars_for_tokens(budget_tokens))
+    text = render_context(cache, info, cwd=os.getcwd(), today=mem.today, budget=chars_for_tokens(budget_tokens))
     echo(text)
     if session and not session.startswith("${"):
         n = session_observation_count(mem, session)
@@ -74,11 +74,9 @@ def _skill_observe(ctx, session: str, budget_tokens: int) -> None:
         echo(f"\nThis session has {n} observation(s) recorded; at most {limit} per session.")
 
 
-MODES = ("portrait", "audit", "gut-check", "interview")
-
-
 @command("skill mirror", Arg("words", multiple=True, required=False, metavar="MODE",
-                              help="portrait (default), audit, gut-check or interview; later words are ignored."),
+                              help="portrait (default), audit, gut-check, interview or calibration; "
+                                   "later words are ignored."),
          loose=True)
 def skill_mirror(ctx, words):
     """What /mirror starts from: the chosen mode's markdown (a portrait when none is given). Exits 0."""
@@ -86,18 +84,13 @@ def skill_mirror(ctx, words):
 
 
 def _skill_mirror(ctx, words: list[str] | None) -> None:
-    from . import mirror
+    from ..api.mirror import MODES, run
 
     # `/mirror audit please` hands the skill every word the user typed
     mode = (words[0] if words else "portrait").strip().lower()
     if mode not in MODES:
         echo(f"Unknown mode {mode!r}: /mirror takes one of {', '.join(MODES)} (nothing, for the portrait).")
         return
-    if mode == "portrait":
-        mirror.portrait_cmd(ctx, as_json=False, as_md=True, llm=False, model=None, timeout=60.0)
-    elif mode == "audit":
-        mirror.audit_cmd(ctx, as_json=False, as_md=True, record=False, apply=False, apply_only=[])
-    elif mode == "gut-check":
-        mirror.gut_check_cmd(ctx, as_json=False, as_md=True, record=False)
-    else:
-        mirror.interview_cmd(ctx, as_json=False, as_md=True, record=False)
+    mem = memory(ctx)
+    mem.vault.require()
+    echo(run(mem, mode).markdown, nl=False)

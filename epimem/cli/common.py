@@ -116,7 +116,7 @@ def import_json(report, dry_run: bool) -> dict[str, Any]:
             "totals": {"beliefs": len(report.beliefs), "observations": report.observations,
                        "tensions": len(report.tensions)},
             "session_counter": report.sessions, "commit": report.commit, "dry_run": dry_run,
-            "unmapped": list(report.unmapped), "notes": list(report.notes)}
+            "unmapped": list(report.unmapped), "notes": list(report.notes), "refused": list(report.refused)}
 
 
 problems_json = vocab.problems
@@ -126,3 +126,9 @@ def report_problems(problems) -> None:
     """Every command that meets a malformed file says so, on stderr."""
     for p in problems:
         warn(f"skipped {p}")
+
+
+def report_refused(refused) -> None:
+    """Every command that shows a belief whose hand edit was refused says so (SPEC rule 21)."""
+    for r in refused:
+        warn(str(r))

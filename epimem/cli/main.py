@@ -21,6 +21,7 @@ from .common import (
     observe_json,
     problems_json,
     report_problems,
+    report_refused,
     session_json,
     tension_json,
     usage,
@@ -139,12 +140,15 @@ def _similar(mem, b) -> list[dict]:
 @command("belief show", BELIEF_ID, JSON)
 def belief_show(ctx, belief_id, as_json):
     """Show one belief with its evidence."""
+    from ..api.shapes import belief_json as shown_json
+
     mem = memory(ctx)
-    b = mem.belief(belief_id)
-    d = belief_json(b, mem.today, mem.params)
+    b, refused = mem.shown_belief(belief_id)
+    d = shown_json(b, refused, mem.today, mem.params)
     if as_json:
         emit_json(d)
         return
+    report_refused([refused] if refused else [])
     echo(f"{b.title}  [{b.id}]")
     echo(f"  {b.kind} · {b.basis} · {b.permanence} · {b.status}"
                + (" · pinned" if b.pinned else "") + (f" · scope {b.scope}" if b.scope != "global" else ""))
@@ -171,30 +175,22 @@ def belief_show(ctx, belief_id, as_json):
          JSON)
 def belief_list(ctx, kind, permanence, status, tag, scope, min_confidence, as_json):
     """List beliefs, strongest first, with stored → effective confidence."""
-    from ..api.memory import Filters
-    from ..core import rules
+    from ..api.shapes import listing_json
+    from ..core.filters import Filters
 
+    f = Filters.make(kind=kind, permanence=permanence, status=status, tag=tag, scope=scope,
+                     min_confidence=min_confidence)
     mem = memory(ctx)
-    mem.vault.require()
-    bs, problems = mem.vault.load_beliefs()
-    report_problems(problems)
-    today, params = mem.today, mem.params
-    f = Filters(kind=kind, permanence=permanence, status=None if status == "all" else status,
-                tag=tag, scope=scope, min_confidence=min_confidence)
-    rows = []
-    for b in bs:
-        eff = rules.effective_confidence(b, today, params)
-        if f.match(b, eff):
-            rows.append((eff, b))
-    rows.sort(key=lambda r: (-r[0], r[1].id))
+    listed = mem.listing(f)
+    report_problems(listed.problems)
     if as_json:
-        emit_json({"beliefs": [belief_json(b, today, params, full=False) for _, b in rows],
-                   "problems": problems_json(problems)})
+        emit_json(listing_json(listed, mem.today, mem.params))
         return
-    if not rows:
-        echo("No beliefs match." if bs else "No beliefs yet.")
+    report_refused(listed.refused)
+    if not listed.rows:
+        echo("No beliefs match." if listed.shown else "No beliefs yet.")
         return
-    for eff, b in rows:
+    for eff, b in listed.rows:
         echo(f"{b.confidence:.2f} → {eff:.2f}  {b.permanence:<11} {b.id} — {b.title}"
                    + ("" if b.status == "active" else f"  ({b.status})"))
 
@@ -297,6 +293,8 @@ def _done(mem, b, as_json: bool, text: str) -> None:
          Opt("--permanence", choices=_permanences, help="With --connects new: the new belief's permanence."),
          Opt("--new-despite-similar", type=bool,
              help="With --connects new: create the belief even when a similar one is active (rule 17)."),
+         Opt("--cited", multiple=True, metavar="ID", complete="belief",
+             help="A belief id the assistant cited ([id]) this session; repeatable."),
          Opt("--successor", metavar="TITLE|ID",
              help="With --strength contradicting: what holds instead (a new belief's title, or an id)."),
          Opt("--depends-on", multiple=True, metavar="ID", complete="belief",
@@ -310,7 +308,8 @@ def _done(mem, b, as_json: bool, text: str) -> None:
          # `observe --json FILE|-` read a batch before --json became the output switch.
          Arg("legacy", multiple=True, required=False, hidden=True, help="The old `--json FILE|-` batch."))
 def observe(ctx, connects, strength, evidence, suggests, therefore, basis, session, source, date, title, kind,
-            permanence, new_despite_similar, successor, depends_on, batch, from_transcript, llm, as_json, legacy):
+            permanence, new_despite_similar, cited, successor, depends_on, batch, from_transcript, llm, as_json,
+            legacy):
     """Record observations (0–3 per session) and apply the rules to the beliefs they connect."""
     if legacy:
         # `observe --json FILE|-` read a batch before --json became the output switch; the
@@ -354,7 +353,7 @@ def observe(ctx, connects, strength, evidence, suggests, therefore, basis, sessi
                 "therefore": therefore, "basis": basis, "session": session, "date": date,
                 "title": title, "kind": kind, "permanence": permanence,
                 "new_despite_similar": new_despite_similar or None, "successor": successor,
-                "depends_on": depends_on or None}
+                "depends_on": depends_on or None, "cited": cited or None}
         items = [{k: v for k, v in item.items() if v is not None}]
     report = mem.observe(items, source=source, session=session)
     if as_json:
@@ -478,11 +477,12 @@ def tension_watch(ctx, tension_id, note, as_json):
 # --- sessions --------------------------------------------------------------------------------
 
 @command("session start", Opt("--source", default="startup", choices=_session_sources,
-                              help="How the session began (only startup is counted)."), JSON)
-def session_start(ctx, source, as_json):
+                              help="How the session began (only startup is counted)."),
+         Opt("--session", metavar="ID", help="The session's id: its observations then move numbers."), JSON)
+def session_start(ctx, source, session, as_json):
     """Count a session (only `startup`) and say whether a review is due or the vault was dormant."""
     mem = memory(ctx)
-    r = mem.session_start(source)
+    r = mem.session_start(source, session)
     if as_json:
         emit_json(session_json(r))
     else:

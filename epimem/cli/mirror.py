@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 BIG = 2000  # beliefs: above this, --json is printed compact
+REVIEWS = ("audit", "gut-check", "interview")  # the modes that can be recorded as a review
 
 JSON_OPT = Opt("--json", dest="as_json", type=bool, help="Every figure and list as JSON (fields in docs/mirror.md).")
 MD_OPT = Opt("--markdown", dest="as_md", type=bool, help="Readable markdown (the default).")
@@ -29,30 +30,21 @@ def _lower(value: str) -> str:
     return value.strip().lower()
 
 
-def _load(ctx):
+def _run(ctx, as_json: bool, as_md: bool, mode: str, **kw):
+    """The mode, through the one dispatcher (`api/mirror.run`), the format flags checked first."""
     import gc
 
-    from ..mirror import views  # noqa: F401 - fail early if the package is broken
+    from ..api.mirror import run
 
+    if as_json and as_md:
+        usage("choose one of --json and --markdown")
     mem = memory(ctx)
     mem.vault.require()
-    params, _ = mem.vault.params()
     snap = mem.snapshot()
     # The snapshot lives until the process ends: keep the collector from
     # rescanning its hundreds of thousands of objects during the analysis.
     gc.freeze()
-    return mem, params, snap
-
-
-def _check_format(as_json: bool, as_md: bool) -> None:
-    if as_json and as_md:
-        usage("choose one of --json and --markdown")
-
-
-def _recorded(mem, kind: str, markdown: str, beliefs=()) -> dict[str, Any]:
-    from ..mirror.gutcheck import write_review
-
-    return write_review(mem, kind, markdown, beliefs=beliefs)
+    return run(mem, mode, snapshot=snap, **kw)
 
 
 def _size(data: Any) -> int:
@@ -62,37 +54,29 @@ def _size(data: Any) -> int:
     return n if isinstance(n, int) else 0
 
 
-def _output(data: Any, markdown: str, as_json: bool, extra: dict[str, Any] | None = None) -> None:
+def _output(m, as_json: bool) -> None:
     import json
 
+    from ..core import vocabulary as vocab
     from ..mirror.data import as_data
 
     if as_json:
-        out = as_data(data)
-        out.update(extra or {})
-        out["markdown"] = markdown
-        if _size(data) > BIG:
-            # json's C encoder only runs without indent: a large audit prints on one
-            # line, in a fraction of the time (docs/benchmarks.md).
+        out = as_data(m.data)
+        if m.mode in REVIEWS:
+            out["recorded"] = m.recorded
+        out.update(m.extra)
+        out["markdown"] = m.markdown
+        out["refused"] = vocab.refused(m.refused)
+        if _size(m.data) > BIG:
+            # json's C encoder only runs without indent: a 10,000-belief audit
+            # prints in a tenth of the time, on one line.
             sys.stdout.write(json.dumps(out, ensure_ascii=False) + "\n")
         else:
             emit_json(out)
-    else:
-        echo(markdown, nl=False)
-
-
-def _analyse(ctx, as_json: bool, as_md: bool, analysis, markdown) -> tuple[Any, Any, str]:
-    """(memory, a review mode's analysis of the vault, its markdown), the format flags checked first."""
-    _check_format(as_json, as_md)
-    mem, params, snap = _load(ctx)
-    result = analysis(snap, params, mem.today)
-    return mem, result, markdown(result)
-
-
-def _output_review(data: Any, markdown: str, as_json: bool, rec: dict[str, Any] | None) -> None:
-    """A review mode's output (audit, gut-check, interview), and the review `--record` made."""
-    _output(data, markdown, as_json, {"recorded": rec})
-    if rec and not as_json:
+        return
+    echo(m.markdown, nl=False)
+    rec = m.recorded
+    if rec:
         echo(f"\nRecorded {rec['review']}; the next review is due at session {rec['next_review_at']}.")
 
 
@@ -105,29 +89,12 @@ def _output_review(data: Any, markdown: str, as_json: bool, rec: dict[str, Any] 
              help="Accept the proposals for this belief (repeatable)."))
 def audit_cmd(ctx, as_json, as_md, record, apply=False, apply_only=()):
     """The dashboard: counts, strongest and weakest, dormancy, tensions, drift, coherence."""
-    from ..mirror import render
-    from ..mirror.audit import audit
-
-    _check_format(as_json, as_md)
-    mem, params, snap = _load(ctx)
-    from ..api.epistemology import calibrated_since
-
-    a = audit(snap, params, mem.today, tuple(mem.merge_leftovers()), calibrated_since(mem))
-    md = render.audit_markdown(a)
-    applied = None
-    if apply or apply_only:
-        from ..mirror.apply import apply as apply_audit
-
-        sha, planned = apply_audit(mem, a, tuple(apply_only))
-        applied = {"commit": sha, "changes": [{"belief": p.belief, "action": p.action, "fields": p.fields,
-                                               "why": p.why} for p in planned]}
-    # The recorded review is a file read later: titles whole, not cut to a screen's width.
-    rec = _recorded(mem, "audit", render.audit_markdown(a, whole=True)) if record else None
+    m = _run(ctx, as_json, as_md, "audit", record=record, apply=apply, apply_only=tuple(apply_only))
     if as_json:
-        _output(a, md, True, {"recorded": rec, "applied": applied})
-        return
-    _output_review(a, md, False, rec)
-    if applied:
+        m.extra.setdefault("applied", None)
+    _output(m, as_json)
+    applied = m.extra.get("applied")
+    if applied and not as_json:
         echo(f"\nApplied in {applied['commit'][:8]}:")
         for c in applied["changes"]:
             echo(f"- {c['belief']}: {c['why']}")
@@ -137,54 +104,20 @@ def audit_cmd(ctx, as_json, as_md, record, apply=False, apply_only=()):
          Opt("--record", type=bool, help="Record this gut-check as a review now."))
 def gut_check_cmd(ctx, as_json, as_md, record):
     """The 3 firmest and 3 shakiest interpretive beliefs: still true? still uncertain?"""
-    from ..mirror import render
-    from ..mirror.gutcheck import gut_check
-
-    mem, g, md = _analyse(ctx, as_json, as_md, gut_check, render.gut_check_markdown)
-    from ..mirror.gutcheck import close_gut_check, open_gut_check
-
-    if g.beliefs:
-        open_gut_check(mem, g.beliefs)
-    rec = None
-    if record:
-        rec = _recorded(mem, "gut-check", md, beliefs=g.beliefs)
-        close_gut_check(mem)
-    _output_review(g, md, as_json, rec)
+    _output(_run(ctx, as_json, as_md, "gut-check", record=record), as_json)
 
 
 @command("mirror interview", JSON_OPT, MD_OPT,
          Opt("--record", type=bool, help="Record the interview as a review (after asking it)."))
 def interview_cmd(ctx, as_json, as_md, record):
     """A plan of 8–12 open questions, each tied to what prompted it."""
-    from ..mirror import render
-    from ..mirror.interview import interview
-
-    mem, iv, md = _analyse(ctx, as_json, as_md, interview, render.interview_markdown)
-    rec = None
-    if record:
-        rec = _recorded(mem, "interview", md,
-                        beliefs=sorted({q.belief for q in iv.questions if q.belief}))
-    _output_review(iv, md, as_json, rec)
+    _output(_run(ctx, as_json, as_md, "interview", record=record), as_json)
 
 
 @command("mirror calibration", JSON_OPT, MD_OPT)
 def calibration_cmd(ctx, as_json, as_md):
     """How often you said "still true" per confidence band, against its confidence (SPEC §14)."""
-    from ..api.epistemology import calibrated_since
-    from ..mirror.calibration import calibration, markdown
-
-    _check_format(as_json, as_md)
-    mem, params, snap = _load(ctx)
-    report = calibration(snap, params, mem.today, calibrated_since(mem))
-    _output(report, markdown(report), as_json)
-
-
-def _configured_model(mem) -> str | None:
-    try:
-        v = mem.vault.settings().get("mirror_model")
-    except (OSError, UnicodeDecodeError):
-        return None
-    return v.strip() if isinstance(v, str) and v.strip() else None
+    _output(_run(ctx, as_json, as_md, "calibration"), as_json)
 
 
 @command("mirror portrait", JSON_OPT, MD_OPT,
@@ -194,29 +127,10 @@ def _configured_model(mem) -> str | None:
          Opt("--timeout", type=float, default=60.0, min=0, metavar="SECONDS", help="Seconds to wait for Claude."))
 def portrait_cmd(ctx, as_json, as_md, llm, model, timeout):
     """A character study: the person, themes, blind spots, contradictions, one question."""
-    from ..mirror import render
-    from ..mirror.portrait import portrait_brief
-
-    _check_format(as_json, as_md)
-    mem, params, snap = _load(ctx)
-    brief = portrait_brief(snap, params, mem.today)
-    info: dict[str, Any] = {"requested": llm, "used": False, "model": None, "error": None}
-    md = None
-    if llm:
-        from ..mirror.llm import DEFAULT_MODEL, LLMError, LLMUnavailable, write_portrait
-
-        info["model"] = model or _configured_model(mem) or DEFAULT_MODEL
-        try:
-            prose = write_portrait(brief, model=info["model"], timeout=timeout, patterns=params.redact)
-            md = render.llm_portrait_markdown(prose, info["model"], brief)
-            info["used"] = True
-        except (LLMUnavailable, LLMError) as e:
-            info["error"] = str(e)
-            warn(f"--llm: {e}; showing the offline portrait")
-    if md is None:
-        note = f"--llm: {info['error']}; this is the offline portrait." if info["error"] else ""
-        md = render.portrait_markdown(brief, note=note)
-    _output(brief, md, as_json, {"llm": info})
+    m = _run(ctx, as_json, as_md, "portrait", llm=llm, model=model, timeout=timeout)
+    if m.extra["llm"]["error"]:
+        warn(f"--llm: {m.extra['llm']['error']}; showing the offline portrait")
+    _output(m, as_json)
 
 
 @command("mirror answer", Arg("belief_id", metavar="BELIEF", help="The belief the gut-check asked about.",

@@ -84,12 +84,20 @@ def _report(report, as_json: bool, dry_run: bool) -> None:
         echo(f"One commit: {report.commit[:10]}")
     for n in report.notes:
         echo(f"Note: {n}")
+    _refused(report.refused)
     if report.unmapped:
         echo(f"\nCould not map ({len(report.unmapped)}):")
         for u in report.unmapped:
             echo(f"  - {u}")
     if dry_run:
         echo("\nDry run: nothing was written.")
+
+
+def _refused(refused) -> None:
+    if refused:
+        echo(f"\nRefused by the rules ({len(refused)}):")
+        for r in refused:
+            echo(f"  - {r}")
 
 
 DRY_RUN = Opt("--dry-run", type=bool, help="Say what would be imported; write nothing.")
@@ -183,7 +191,7 @@ def import_jsonl(ctx, file, dry_run, as_json):
     rep = portability.import_jsonl(memory(ctx), file, dry_run=dry_run)
     if as_json:
         emit_json({"commit": rep.commit, "files": rep.files, "totals": rep.counts, "dry_run": dry_run,
-                   "unmapped": rep.unmapped, "notes": rep.notes})
+                   "unmapped": rep.unmapped, "notes": rep.notes, "refused": rep.refused})
         return
     verb = "Would import" if dry_run else "Imported"
     echo(f"{verb} {', '.join(f'{n} × {k}' for k, n in rep.counts.items()) or 'nothing'}.")
@@ -196,6 +204,7 @@ def import_jsonl(ctx, file, dry_run, as_json):
         echo(f"One commit: {rep.commit[:10]}")
     for n in rep.notes:
         echo(f"Note: {n}")
+    _refused(rep.refused)
     if rep.unmapped:
         echo(f"\nCould not map ({len(rep.unmapped)}):")
         for u in rep.unmapped:

@@ -111,12 +111,16 @@ def recall_cmd(ctx, *, query, limit, kind, permanence, tag, scope, min_confidenc
         res = r.recall(query, limit=limit, budget=budget, mode=mode, **filters)
     except errs as e:
         fail(str(e), code=2 if type(e).__name__ == "QueryError" else 1)
+    if r.chroma_problem and as_json:
+        warn(r.chroma_problem)  # said by the progress callback otherwise
     if r.last_report and r.last_report.action in ("synced", "rebuilt"):
         for p in r.last_report.problems:
             warn(f"skipped {p}")
     if as_json:
         emit_json(res.as_json())
         return
+    for refused in res.refused:
+        warn(str(refused))
     if budget is not None:
         sys.stdout.write(res.markdown or "")
         return
@@ -156,6 +160,14 @@ def index_sync(ctx, *, as_json, embedder, chroma_url) -> None:
         rep = r.sync()
     except errors() as e:
         fail(str(e))
+    url = r.index.config.chroma_url
+    if url:
+        from ..recall.chroma import unreachable
+
+        # The sidecar is current; Chroma, which this command keeps current, is not.
+        why = unreachable(url)
+        if why:
+            warn(f"{why}; the index is synced, Chroma is updated once the server answers")
     report(rep, as_json)
 
 

@@ -177,7 +177,8 @@ def bands_of(params: Params) -> list[tuple[str, float, float]]:
 
 
 def band_of(confidence: float, params: Params = DEFAULTS) -> str:
-    return kernel.tier(confidence, params.tiers)
+    # A band is a range of numbers, named as the tiers are; not a belief's tier (no basis).
+    return kernel.tier(confidence, params.tiers, kernel.FACT)
 
 
 def _judge(n: int, mean: float | None, lo: float, hi: float) -> str:

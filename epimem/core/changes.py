@@ -133,10 +133,12 @@ def mapping_changes(old: dict, new: dict, *, skip: frozenset[str] = frozenset(),
 # The counter's keys a person reads; the per-day tally rule 10 counts from is `days`
 # (sessions per day, as written before) or `count_at_day_start` (store/sessions.py).
 _TALLY = frozenset({"days", "count_at_day_start"})
+# The per-machine map and the known session ids change with every count: the count says it.
+_BOOKKEEPING = frozenset({"machines", "counted"})
 
 
 def sessions_changes(old: dict, new: dict) -> list[str]:
-    out = [d for d in mapping_changes(old, new, skip=_TALLY)]
+    out = [d for d in mapping_changes(old, new, skip=_TALLY | _BOOKKEEPING)]
     oc, nc = old.get("count"), new.get("count")
     added = nc - oc if isinstance(oc, int) and isinstance(nc, int) else 0
     if added > 0:

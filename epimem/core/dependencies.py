@@ -35,11 +35,8 @@ class BaseChange:
 def _tier(b: Belief, today: date, params: Params) -> str:
     eff = kernel.effective_at(b.confidence, b.permanence, kernel.anchor(b.first, b.confirmed), b.pinned, today,
                               params.decay, params.decay_floor)
-    if b.basis != "fact" and eff >= params.caps.get(b.basis, 0.90) - 1e-9:
-        # A non-fact at its cap is "established", never "factual" (SPEC §2): moving between
-        # the two names is not a fall.
-        eff = min(eff, 0.8999)
-    return kernel.tier(eff, params.tiers)
+    # A non-fact at its cap is "established", never "factual" (SPEC §2): the kernel's tier says so.
+    return kernel.tier(eff, params.tiers, b.basis)
 
 
 def _rank(name: str, params: Params) -> int:

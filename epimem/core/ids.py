@@ -49,6 +49,53 @@ def text_key(text: str) -> str:
     return " ".join(re.sub(r"[^\w\s]", " ", text.lower()).split())
 
 
+# Rule 17: the abbreviations a developer writes for the same thing. Each is a whole word,
+# written out before two claims are compared, so "Keeps PRs small" and "Keeps pull requests
+# small" are one claim. Plural forms follow from the singular (see `_singular`).
+ABBREVIATIONS = {
+    "pr": "pull request", "mr": "merge request", "repo": "repository", "db": "database",
+    "config": "configuration", "cfg": "configuration", "docs": "documentation", "doc": "documentation",
+    "env": "environment", "deps": "dependency", "dep": "dependency", "ci": "continuous integration",
+    "k8s": "kubernetes", "js": "javascript", "ts": "typescript", "py": "python", "api": "api",
+    "ui": "user interface", "ux": "user experience", "tdd": "test driven development",
+    "fn": "function", "func": "function", "impl": "implementation", "dir": "directory",
+    "msg": "message", "auth": "authentication", "infra": "infrastructure", "prod": "production",
+    "dev": "development", "w/": "with", "w/o": "without", "vs": "versus", "e2e": "end to end",
+}
+# Words that say nothing about which claim it is.
+_FILLER = frozenset({"a", "an", "the", "and", "of", "to", "in", "on", "for", "is", "are", "it", "its"})
+
+
+def _singular(word: str) -> str:
+    """English plurals and third persons, enough for titles: "prefers" → "prefer", "queries" →
+    "query", "reviews" → "review"; short words and -ss/-us/-is endings are left alone."""
+    if len(word) <= 3 or word.endswith(("ss", "us", "is")):
+        return word
+    if word.endswith("ies") and len(word) > 4:
+        return word[:-3] + "y"
+    if word.endswith(("ches", "shes", "xes", "sses")):
+        return word[:-2]
+    if word.endswith("s"):
+        return word[:-1]
+    return word
+
+
+def claim_key(text: str) -> str:
+    """What two statements share when they make the same claim in different words: `text_key`,
+    then abbreviations written out, plurals and third persons made singular, filler dropped
+    (rule 17's "same normalised text", and what its similarity test compares)."""
+    out = []
+    text = re.sub(r"(\w)['’]s\b", r"\1", text.replace("w/o ", "without ").replace("w/ ", "with "))  # possessives
+    for w in text_key(text).split():
+        base = _singular(w)
+        full = ABBREVIATIONS.get(w) or ABBREVIATIONS.get(base) or (
+            ABBREVIATIONS.get(w[:-1]) if w.endswith("s") else None)  # "PRs", "MRs", "DBs"
+        for part in (full or base).split():
+            if part not in _FILLER:
+                out.append(_singular(part))
+    return " ".join(out)
+
+
 def _shown(value: object) -> str:
     # A refusal quotes what it refused, but not a megabyte of it back to the caller.
     text = repr(value)

@@ -8,9 +8,12 @@ here, `core.rules` delegates to it, and the context cache, the hook and
 recall's vectorised table all call the same functions.
 
 A session counter here is a plain dict — `count`, `last_session`,
-`last_review`, `next_review_at`, `created` (dates or None) and `days` (ISO date
-→ sessions started that day) — the shape `store.sessions` reads from
-`state/sessions.json`; `core.model.Sessions` is its frozen twin.
+`last_review`, `next_review_at`, `created` (dates or None), `days` (ISO date
+→ sessions started that day), `machines` (machine id → sessions it counted: a
+grow-only counter whose sum is `count`, SPEC §1.4) and `counted` (session id →
+the ISO day it was counted: rule 19's sessions the vault knows) — the shape
+`store.sessions` reads from `state/sessions.json`; `core.model.Sessions` is its
+frozen twin.
 """
 
 from __future__ import annotations
@@ -75,16 +78,25 @@ def anchor(first, confirmed):
 
 def effective_at(stored: float, permanence: str, anchor: date, pinned: bool, today: date,
                  decay: dict[str, float], floor: float) -> float:
-    """Rule 7 for one belief last confirmed (or first seen) on `anchor`."""
+    """Rule 7 for one belief last confirmed (or first seen) on `anchor`, counted from the earlier
+    of that day and today (rule 20): a date after today never holds a number above its decay."""
     if pinned:
         return stored
-    return effective(stored, decay_rate(permanence, decay), (today - anchor).days, False, floor)
+    return effective(stored, decay_rate(permanence, decay), (today - min(anchor, today)).days, False, floor)
 
 
-def tier(confidence: float, tiers=TIERS) -> str:
-    """The name of the highest tier whose lower bound `confidence` reaches."""
-    for name, low in tiers:
+FACT = "fact"
+
+
+def tier(confidence: float, tiers, basis: str) -> str:
+    """The tier of a belief: the highest whose lower bound `confidence` reaches, except that
+    the top tier ("factual") is for basis `fact` alone. Every other basis is capped at that
+    tier's floor (0.90), so a behavioural belief at its cap is "established", never
+    "factual" (SPEC §2) — the one place a tier is named, so no reader can say otherwise."""
+    for i, (name, low) in enumerate(tiers):
         if confidence >= low - 1e-9:
+            if i == 0 and basis != FACT and len(tiers) > 1:
+                return tiers[1][0]
             return name
     return tiers[-1][0]
 
@@ -129,9 +141,35 @@ def too_new(fmt: int) -> str | None:
 
 # --- rules 8 and 10: sessions --------------------------------------------------------------
 
+# Rule 19: a counted session is known by its id this many days after it was counted (a
+# session spans a few days at most), and the counter keeps at most this many ids.
+KNOWN_DAYS = 7
+KNOWN_MAX = 200
+# The sessions counted before the counter kept machines (an older file) are this entry
+# of the map: every machine that migrates the same old file writes the same entry, so
+# the per-machine maximum of a merge counts them once.
+EARLIER = "earlier"
+
+
+_SESSION_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.:-")
+
+
+def is_session_id(s: str) -> bool:
+    """A plain session id (letters, digits, - _ . :; at most 80): what an observation, the
+    hook and the counter accept (no `re` here: the hook imports this module)."""
+    return 0 < len(s) <= 80 and set(s) <= _SESSION_CHARS
+
+
 def empty_sessions() -> dict:
     return {"count": 0, "last_session": None, "last_review": None, "next_review_at": REVIEW_EVERY_SESSIONS,
-            "created": None, "days": {}}
+            "created": None, "days": {}, "machines": {}, "counted": {}}
+
+
+def known_sessions(counted: dict, today: date) -> dict:
+    """The counted session ids still known on `today` (rule 19), in the order they were
+    counted (oldest first), at most KNOWN_MAX."""
+    keep = [(sid, d) for sid, d in counted.items() if 0 <= (today - date.fromisoformat(d)).days < KNOWN_DAYS]
+    return dict(keep[-KNOWN_MAX:])
 
 
 def dormancy(last_session: date | None, today: date, dormancy_days: int = DORMANCY_DAYS) -> int | None:
@@ -154,16 +192,25 @@ def review_due(s: dict, today: date, review_every_days: int = REVIEW_EVERY_DAYS)
 
 
 def start_session(s: dict, source: str | None, today: date, dormancy_days: int = DORMANCY_DAYS,
-                  review_every_days: int = REVIEW_EVERY_DAYS) -> tuple[dict, bool, int | None, str | None]:
-    """(counter, counted, dormant days, review due). Only `startup` counts."""
+                  review_every_days: int = REVIEW_EVERY_DAYS, *, machine: str = EARLIER,
+                  session_id: str | None = None) -> tuple[dict, bool, int | None, str | None]:
+    """(counter, counted, dormant days, review due). Only `startup` counts: on `machine`'s
+    own entry of the map, and `session_id` (the hook's) becomes a session the vault knows."""
     dormant = dormancy(s["last_session"], today, dormancy_days)
     if source != COUNTED_SOURCE:
         return s, False, dormant, review_due(s, today, review_every_days)
     days = dict(s["days"])
     key = today.isoformat()
     days[key] = days.get(key, 0) + 1
+    machines = dict(s.get("machines") or {})
+    machines[machine] = machines.get(machine, 0) + 1
+    counted = dict(s.get("counted") or {})
+    if session_id:
+        counted.pop(session_id, None)
+        counted[session_id] = key
     new = dict(s, count=s["count"] + 1, last_session=today, created=s["created"] or today,
-               days=dict(sorted(days.items())))
+               days=dict(sorted(days.items())), machines=dict(sorted(machines.items())),
+               counted=known_sessions(counted, today))
     return new, True, dormant, review_due(new, today, review_every_days)
 
 

@@ -22,7 +22,8 @@ from datetime import date
 from typing import Any
 
 from . import kernel, rules
-from .notes import NoteError, drop_frontmatter_keys, edit_frontmatter, parse_note, split
+from .kernel import EARLIER, known_sessions
+from .notes import drop_frontmatter_keys, edit_frontmatter, parse_note, split
 from .params import DEFAULTS, Params
 from .vocabulary import date_of
 
@@ -182,9 +183,18 @@ def _earlier(a: date | None, b: date | None) -> date | None:
     return min((d for d in (a, b) if d is not None), default=None)
 
 
+def _machines(c: dict) -> dict[str, int]:
+    """A counter's map; a counter of the older shape is all `EARLIER`."""
+    if "machines" in c:
+        return dict(c["machines"])
+    return {EARLIER: c["count"]} if c.get("count") else {}
+
+
 def merge_sessions(base: dict | None, ours: dict, theirs: dict) -> dict:
-    """Sessions counted on both sides add up (count = ours + theirs − base); dates take
-    the later; the next review follows the later review. Counters are `core.kernel`'s dicts."""
+    """Sessions counted on both sides add up: each machine's entry of the map takes the
+    larger side (a grow-only counter, SPEC §1.4) and `count` is their sum; dates take
+    the later; the next review follows the later review; the sessions the vault knows
+    are both sides'. Counters are `core.kernel`'s dicts."""
     if base is None:
         base = {"count": 0, "days": {}, "last_session": None, "last_review": None,
                 "next_review_at": min(ours["next_review_at"], theirs["next_review_at"]), "created": None}
@@ -194,7 +204,21 @@ def merge_sessions(base: dict | None, ours: dict, theirs: dict) -> dict:
         n = od.get(k, 0) + td.get(k, 0) - bd.get(k, 0)
         if n > 0:
             days[k] = n
-    count = max(0, ours["count"] + theirs["count"] - base["count"])
+    om, tm, bm = _machines(ours), _machines(theirs), _machines(base)
+    machines = {k: max(om.get(k, 0), tm.get(k, 0)) for k in sorted(set(om) | set(tm))}
+    # The sessions counted before the map (an older epimem on either side, or a count raised
+    # by hand) are one shared entry: sessions added to it on both sides add up, as before.
+    if EARLIER in machines:
+        o, t, b = om.get(EARLIER, 0), tm.get(EARLIER, 0), bm.get(EARLIER, 0)
+        machines[EARLIER] = max(o, t, o + t - b)
+    machines = {k: n for k, n in machines.items() if n}
+    count = sum(machines.values())
+    oc, tc = ours.get("counted") or {}, theirs.get("counted") or {}
+    both = {k: max(d for d in (oc.get(k), tc.get(k)) if d) for k in [*oc, *(k for k in tc if k not in oc)]}
+    counted = dict(sorted(both.items(), key=lambda kv: kv[1]))  # stable: in the order counted, by day
+    newest = max(counted.values(), default=None)
+    if newest is not None:
+        counted = known_sessions(counted, date.fromisoformat(newest))
     olr, tlr = ours["last_review"], theirs["last_review"]
     if olr == tlr:
         nra, _ = three_way(base["next_review_at"], ours["next_review_at"], theirs["next_review_at"])
@@ -205,7 +229,37 @@ def merge_sessions(base: dict | None, ours: dict, theirs: dict) -> dict:
         nra = later["next_review_at"]
     created = _earlier(ours.get("created"), theirs.get("created"))
     return {"count": count, "last_session": _later(ours["last_session"], theirs["last_session"]),
-            "last_review": _later(olr, tlr), "next_review_at": nra, "created": created, "days": days}
+            "last_review": _later(olr, tlr), "next_review_at": nra, "created": created, "days": days,
+            "machines": machines, "counted": counted}
+
+
+def unapply_sessions(before: dict, after: dict, now: dict, own: str) -> dict:
+    """The counter `now` without what one change did to it (`before` → `after`): undoing an
+    import takes its sessions back out (SPEC §4: never a session this machine counted, on the
+    `own` entry of the map, which the hook's counts that rode along with that change are).
+    Dates the change set are put back when no later change moved them."""
+    bm, am, nm = _machines(before), _machines(after), _machines(now)
+    machines = dict(nm)
+    for k in set(am) | set(bm):
+        if k != own:
+            machines[k] = max(0, nm.get(k, 0) - (am.get(k, 0) - bm.get(k, 0)))
+    machines = {k: n for k, n in sorted(machines.items()) if n}
+    own_added = max(0, am.get(own, 0) - bm.get(own, 0))
+    days = dict(now.get("days") or {})
+    for d in set(after.get("days") or {}) | set(before.get("days") or {}):
+        delta = (after.get("days") or {}).get(d, 0) - (before.get("days") or {}).get(d, 0)
+        days[d] = max(0, days.get(d, 0) - delta)
+    if own_added and after.get("last_session") is not None:
+        d = after["last_session"].isoformat()
+        days[d] = days.get(d, 0) + own_added
+    out = dict(now, machines=machines, count=sum(machines.values()),
+               days={d: n for d, n in sorted(days.items()) if n})
+    for key in ("last_session", "last_review", "next_review_at", "created"):
+        if now.get(key) == after.get(key) and before.get(key) != after.get(key):
+            out[key] = before.get(key)
+    if out["next_review_at"] is None:
+        out["next_review_at"] = now["next_review_at"]
+    return out
 
 
 # --- beliefs ------------------------------------------------------------------------------
@@ -243,10 +297,8 @@ def _evidence_merge(base: str, ours: str, theirs: str) -> str:
 def _meta(text: str) -> dict[str, Any] | None:
     if not text.strip():
         return None
-    try:
-        return parse_note(text).meta
-    except NoteError:
-        return None
+    note = parse_note(text, lenient=True)
+    return note.meta if note is not None else None
 
 
 def _body(text: str) -> str:

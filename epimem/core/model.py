@@ -74,6 +74,9 @@ class Observation:
     therefore: str = ""
     source: str = ""
     session: str = ""
+    # The beliefs the assistant cited ([id]) in the session this observation came from: what
+    # it relied on, so the mirror can show beliefs that are used but never confirmed.
+    cited: tuple[str, ...] = ()
     path: str = ""  # "observations/<YYYY-MM>.md"
 
 
@@ -107,6 +110,10 @@ class Sessions:
     next_review_at: int = REVIEW_EVERY_SESSIONS
     created: date | None = None
     days: tuple[tuple[str, int], ...] = ()
+    # machine id → sessions it counted (their sum is `count`: a grow-only counter, SPEC §1.4)
+    machines: tuple[tuple[str, int], ...] = ()
+    # session id → the ISO day it was counted, for a few days (rule 19)
+    counted: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -122,6 +129,18 @@ class Problem:
 
 
 @dataclass(frozen=True)
+class Refused:
+    """A hand edit no reader shows (SPEC rule 21): the file is shown as it was last committed.
+    `str()` is the one line every front end says about it."""
+
+    path: str
+    why: str
+
+    def __str__(self) -> str:
+        return f"{self.path}: an edit was refused, so it is shown as last committed: {self.why}"
+
+
+@dataclass(frozen=True)
 class Snapshot:
     """Everything read from a vault at one moment: the input of every view."""
 
@@ -131,6 +150,7 @@ class Snapshot:
     sessions: Sessions = field(default_factory=Sessions)
     problems: tuple[Problem, ...] = ()
     today: date | None = None
+    refused: tuple[Refused, ...] = ()  # files shown as last committed (a reader's snapshot only)
 
     def belief(self, belief_id: str) -> Belief | None:
         for b in self.beliefs:

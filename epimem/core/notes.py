@@ -12,18 +12,20 @@ Two promises shape this module:
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import date, datetime
-from typing import Any
+from typing import Any, Literal, overload
 
 import yaml
 
 from .errors import VaultError
 from .model import BASES, PERMANENCES, STATUSES, STRENGTHS, TENSION_STATUSES, Belief, Evidence, Observation, Tension
+from .nesting import MAX_DEPTH, TOO_DEEP, depth, too_deep
 from .vocabulary import date_of
 
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -144,7 +146,28 @@ def fast_meta(fm: str) -> dict[str, Any] | None:
     return out
 
 
-def parse_note(text: str) -> Note:
+@overload
+def parse_note(text: str, *, lenient: Literal[False] = False) -> Note: ...
+@overload
+def parse_note(text: str, *, lenient: Literal[True]) -> Note | None: ...
+
+
+def parse_note(text: str, *, lenient: bool = False) -> Note | None:
+    """The note's frontmatter, parsed, and its body; a NoteError naming the line when it cannot be read.
+
+    `lenient`: None instead of the error. For a reader that only looks at a note and has nothing
+    to report about one it cannot read (the words of a diff, a merge, a belief's history, whether
+    a skill is ours): every such reader reads through this one parser, so none of them can read a
+    file differently from `validate`."""
+    if not lenient:
+        return _parse_note(text)
+    try:
+        return _parse_note(text)
+    except NoteError:
+        return None
+
+
+def _parse_note(text: str) -> Note:
     fm, body, body_line = split(text)
     try:
         meta = fast_meta(fm)
@@ -157,7 +180,7 @@ def parse_note(text: str) -> Note:
         problem = getattr(e, "problem", None) or str(e).splitlines()[0]
         raise NoteError(line, f"invalid YAML in frontmatter: {problem}") from None
     except RecursionError:
-        raise NoteError(2, "invalid YAML in frontmatter: nested too deeply") from None
+        raise NoteError(2, f"invalid YAML in frontmatter: {TOO_DEEP}") from None
     except (ValueError, TypeError, OverflowError) as e:
         # PyYAML builds `2026-02-30` into a date and lets the ValueError escape
         # unmarked: find the impossible date's line ourselves.
@@ -166,7 +189,13 @@ def parse_note(text: str) -> Note:
         meta = {}
     if not isinstance(meta, dict):
         raise NoteError(2, "frontmatter must be a mapping of keys to values")
-    return Note(meta, body, _key_lines(fm), body_line)
+    kl = _key_lines(fm)
+    if too_deep(meta):
+        # The mapping is the first level: the key whose value goes deeper is the problem.
+        key = next((k for k, v in meta.items() if depth(v, MAX_DEPTH) >= MAX_DEPTH), None)
+        raise NoteError(kl.get(key, 2) if isinstance(key, str) else 2,
+                        f"invalid YAML in frontmatter: {f'{key!r} is ' if isinstance(key, str) else ''}{TOO_DEEP}")
+    return Note(meta, body, kl, body_line)
 
 
 def _refuse_aliases(fm: str) -> None:
@@ -208,6 +237,10 @@ def yaml_scalar(value: Any, _flow: bool = False) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, float):
+        if value != value:
+            return ".nan"  # YAML's own spellings, so a value written back reads back the same
+        if value in (math.inf, -math.inf):
+            return ".inf" if value > 0 else "-.inf"
         return f"{value:.2f}"
     if isinstance(value, int):
         return str(value)
@@ -449,11 +482,10 @@ def with_wikilinks(path: str, text: str) -> str | None:
     key = REFERENCE_KEYS.get(path.split("/", 1)[0])
     if key is None:
         return None
-    try:
-        meta = parse_note(text).meta
-    except NoteError:
+    note = parse_note(text, lenient=True)
+    if note is None:
         return None
-    v = meta.get(key)
+    v = note.meta.get(key)
     bare = lambda x: isinstance(x, str) and x.strip() != "" and not x.strip().startswith("[[")  # noqa: E731
     if isinstance(v, str) and bare(v):
         return edit_frontmatter(text, {key: wikilink(link_target(v))})
@@ -583,10 +615,11 @@ def _observation(obs_id: str, f: dict[str, str], path: str) -> Observation:
     sm = re.match(r"^(.*?)[ \t]*·[ \t]*session[ \t]+(\S+)$", source)
     if sm:
         source, session = sm.group(1), sm.group(2)
+    cited = tuple(dict.fromkeys(x.strip() for x in re.findall(r"\[\[([^\]|#]+)", f.get("cited", "")) if x.strip()))
     return Observation(id=obs_id, date=d, evidence=f.get("evidence", ""), strength=strength,
                        basis=basis, connects=connects, suggests=f.get("suggests", ""),
                        therefore=f.get("therefore", ""), source=source, session=session,
-                       path=path)
+                       cited=cited, path=path)
 
 
 def _one_line(s: str) -> str:
@@ -600,7 +633,8 @@ def render_observation(o: Observation) -> str:
         source += f" · session {o.session}"
     rows = [("date", o.date.isoformat()), ("evidence", o.evidence), ("suggests", o.suggests),
             ("therefore", o.therefore), ("connects", connects), ("strength", o.strength),
-            ("source", source), ("basis", o.basis)]
+            ("source", source), ("basis", o.basis),
+            ("cited", ", ".join(f"[[{c}]]" for c in o.cited))]
     body = "\n".join(f"- {k}: {_one_line(v)}".rstrip() for k, v in rows if v or k in ("evidence",))
     return f"## {o.id}\n{body}\n"
 

@@ -66,8 +66,8 @@ class Params:
     # Patterns of secrets added to the built-in ones of core/redact.py (which always apply).
     redact: tuple[tuple[str, str], ...] = ()
 
-    def tier(self, confidence: float) -> str:
-        return kernel.tier(confidence, self.tiers)
+    def tier(self, confidence: float, basis: str) -> str:
+        return kernel.tier(confidence, self.tiers, basis)
 
 
 DEFAULTS = Params()
@@ -77,6 +77,18 @@ def _number(v: Any, lo: float, hi: float) -> float | None:
     if isinstance(v, bool) or not isinstance(v, (int, float)):
         return None
     return float(v) if lo <= v <= hi else None
+
+
+def rules_file_problems(text: str, path: str = "epistemology.md") -> list[Problem]:
+    """What is wrong with a text of `epistemology.md` (each a parameter that would be defaulted):
+    such a text is not committed, nor imported (rule 18)."""
+    from .notes import NoteError, parse_note
+
+    try:
+        note = parse_note(text)
+    except NoteError as e:
+        return [Problem(path, e.line or 1, e.message)]
+    return params_from_meta(note.meta, path, note.key_lines)[1]
 
 
 def params_from_meta(meta: dict[str, Any], path: str = "epistemology.md",

@@ -129,7 +129,7 @@ def view(b, today: date, params, full: bool = True) -> dict:
     names, encode, at_eff, at_tier = _JSON[full]
     row = encode(b)
     row.insert(at_eff, vocab.effective_confidence(eff))
-    row.insert(at_tier, kernel.tier(eff, params.tiers))
+    row.insert(at_tier, kernel.tier(eff, params.tiers, b.basis))
     if full:
         row[_JSON_EVIDENCE] = [dict(zip(EVIDENCE_FIELDS, e)) for e in row[_JSON_EVIDENCE]]
     return dict(zip(names, row))

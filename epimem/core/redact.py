@@ -91,10 +91,41 @@ def _compiled(extra: tuple[Pattern, ...]) -> tuple[Any, tuple[tuple[str, Any], .
     return compile_pattern(anyone), tuple((name, rx) for name, rx, _ in out)
 
 
+def holds_secret(text: str, patterns: tuple[Pattern, ...] = ()) -> bool:
+    """Whether `redact` could change `text`: one linear pass of every pattern at once."""
+    if not text:
+        return False
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True  # `redact` replaces the lone surrogate
+    return bool(_compiled(tuple(patterns))[0].search(text))
+
+
+def anchored(patterns: tuple[Pattern, ...]) -> bool:
+    """Whether a vault pattern anchors at the start or end of the text (`^`, `$`, `\\A`, `\\z`): such a
+    pattern finds in one text what it would not find in the same text joined to others."""
+    for _, p in patterns:
+        bare = _ESCAPED.sub("", _CLASS.sub("", p))  # `[^x]` and `\$` anchor nothing
+        if any(a in bare for a in ("^", "$", "\\A", "\\z")):
+            return True
+    return False
+
+
+_CLASS = re.compile(r"\[(?:\\.|[^\]\\])*\]")
+_ESCAPED = re.compile(r"\\[^Az]")
+
+
 def redact(text: str, patterns: tuple[Pattern, ...] = ()) -> str:
     """`text` with every secret replaced by `[REDACTED:name]`; `patterns` are the vault's own."""
+    return redacted(text, patterns)[0]
+
+
+def redacted(text: str, patterns: tuple[Pattern, ...] = ()) -> tuple[str, int]:
+    """(`text` redacted, how many secrets the patterns found in it): a text can change without a
+    secret in it (a lone surrogate), and only a secret is reported as one."""
     if not text:
-        return text
+        return text, 0
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
@@ -103,7 +134,8 @@ def redact(text: str, patterns: tuple[Pattern, ...] = ()) -> str:
         text = _SURROGATE.sub("\ufffd", text)
     compiled = _compiled(tuple(patterns))
     if not compiled[0].search(text):
-        return text  # the common case: one linear pass finds nothing
+        return text, 0  # the common case: one linear pass finds nothing
+    found = 0
     for name, rx in compiled[1]:
         groups = rx.groupindex
 
@@ -112,8 +144,9 @@ def redact(text: str, patterns: tuple[Pattern, ...] = ()) -> str:
             tail = (m.group("tail") or "") if "tail" in groups else ""
             return f"{keep}[REDACTED:{name}]{tail}"
 
-        text = rx.sub(sub, text)
-    return text
+        text, n = rx.subn(sub, text)
+        found += n
+    return text, found
 
 
 _MARK = re.compile(r"\[REDACTED:[^\]]*\]")

@@ -82,8 +82,8 @@ def effective_confidence(belief: Belief, today: date, params: Params = DEFAULTS)
                                belief.pinned, today, params.decay, params.decay_floor)
 
 
-def tier(confidence: float, params: Params = DEFAULTS) -> str:
-    return kernel.tier(confidence, params.tiers)
+def tier(confidence: float, basis: str, params: Params = DEFAULTS) -> str:
+    return kernel.tier(confidence, params.tiers, basis)
 
 
 # --- rules 3–6: what one observation does to one belief --------------------
@@ -105,6 +105,50 @@ def pseudo_session(obs: Observation) -> str:
     """A session id for an observation that came without one: one per day,
     so manual entries cannot confirm a belief twice on the same day."""
     return obs.session or f"day-{obs.date.isoformat()}"
+
+
+# --- rule 19: sessions are counted, not named -------------------------------------
+
+def uncounted_source(session: str) -> str:
+    """Where an observation of a session the vault never counted came from: an MCP
+    connection (its ids are `mcp-…`) or anything else (a name given on the command line)."""
+    return "mcp" if session.startswith("mcp-") else "named"
+
+
+def counts_for(obs: Observation, counted, today: date) -> str | None:
+    """Rule 19: whose step an observation's move of a number would be.
+
+    A session the vault counted (the hook's session id, `counted`) is itself: it moves a
+    belief once (rule 3). Any other name — made up, or an MCP connection, which a client
+    can open as often as it likes — is its source's step of the day it is written: all of
+    them together move one belief one step a day per source. One dated another day is
+    another day's step, so it moves nothing (else twelve back-dated entries were twelve
+    days). None: recorded, no number moves."""
+    if obs.session and obs.session in counted:
+        return obs.session
+    if obs.date != today:
+        return None
+    return f"uncounted:{uncounted_source(obs.session)}:{today.isoformat()}"
+
+
+def logged_step(obs: Observation, counted) -> str:
+    """The step a logged observation took (or would have): `counts_for` on its own day."""
+    if obs.session and obs.session in counted:
+        return obs.session
+    return f"uncounted:{uncounted_source(obs.session)}:{obs.date.isoformat()}"
+
+
+def spends(obs: Observation, step: str | None) -> str | None:
+    """The step an observation uses up on its belief: a behavioural confirmation its
+    session's (or source's day's), a contradiction its uncounted source's day (rule 4 lets
+    a counted session challenge as rule 9 allows)."""
+    if step is None:
+        return None
+    if obs.strength == "confirming" and obs.basis == "behavioral":
+        return step
+    if obs.strength == "contradicting" and step.startswith("uncounted:"):
+        return step
+    return None
 
 
 def challenges_since_confirmation(belief: Belief) -> int:
@@ -130,8 +174,18 @@ def _self_vs_behaviour(belief: Belief, obs: Observation) -> bool:
         obs.basis == "self-report" and belief.basis == "interpretive")
 
 
-def apply_observation(belief: Belief, obs: Observation, params: Params = DEFAULTS) -> Effect:
+_SESSION = object()  # `step` not given: the observation's own session (or day) is its step
+
+
+def apply_observation(belief: Belief, obs: Observation, params: Params = DEFAULTS, *,
+                      step=_SESSION, spent: frozenset[str] = frozenset()) -> Effect:
+    """What one observation does to one belief (rules 3–6, 15, 19).
+
+    `step` is whose move of the number this would be (`counts_for`: a counted session, an
+    uncounted source's day, or None when it may move nothing), `spent` the steps that
+    already confirmed (or challenged) this belief: each moves it once."""
     link = observation_link(obs)
+    key = pseudo_session(obs) if step is _SESSION else step
     conf = belief.confidence
     note = obs.evidence
 
@@ -142,13 +196,21 @@ def apply_observation(belief: Belief, obs: Observation, params: Params = DEFAULT
         return Effect(belief, after, Evidence(obs.date, kind, link, text), reason=reason, **kw)
 
     if obs.strength == "confirming":
-        session = pseudo_session(obs)
+        session = key
         if obs.basis != "behavioral":
             return done("reinforcing", belief,
                         f"reinforcement ({obs.basis}): recorded, no change (rule 3)")
+        if session is None:
+            return done("reinforcing", belief, "from a session the vault did not count, dated another day: "
+                                               "recorded, no change (rule 19)")
         if session == belief.confirmed_session:
             return done("reinforcing", belief,
                         "same session as the last confirmation: recorded, no change (rule 3)")
+        if session in spent:
+            why = ("sessions the vault did not count have moved this belief today already: recorded, no change "
+                   "(rule 19)" if session.startswith("uncounted:") else
+                   "this session has confirmed this belief already: recorded, no change (rule 3)")
+            return done("reinforcing", belief, why)
         new = conf if conf >= cap(belief.basis, params) else min(
             cap(belief.basis, params), _round(conf + params.confirm_step))
         after = replace(belief, confidence=new, confirmed=obs.date, confirmed_session=session)
@@ -161,7 +223,9 @@ def apply_observation(belief: Belief, obs: Observation, params: Params = DEFAULT
         diverging = _self_vs_behaviour(belief, obs)
         prior = challenges_since_confirmation(belief)
         new = conf
-        if prior >= params.free_challenges:
+        # Rule 19 holds going down too: uncounted names lower a belief one step a day per source.
+        held = key is None or (isinstance(key, str) and key.startswith("uncounted:") and key in spent)
+        if prior >= params.free_challenges and not held:
             new = max(params.confidence_floor, _round(conf - params.challenge_step))
             new = min(new, conf)  # a hand-set value below the floor is not raised
         after = replace(belief, confidence=new, challenged=obs.date)
@@ -237,14 +301,31 @@ def user_word(belief: Belief, today: date) -> Belief:
 
 # --- rule 18: hand edits obey the rules too --------------------------------------
 
-def rule_problems(belief: Belief, params: Params = DEFAULTS) -> list[tuple[str, str]]:
+def future_dates(belief: Belief, today: date) -> list[tuple[str, date]]:
+    """(field, date) of each date of a belief after `today` (the machine's day, rule 20)."""
+    out = [(f, d) for f, d in (("first", belief.first), ("confirmed", belief.confirmed),
+                               ("challenged", belief.challenged)) if d is not None and d > today]
+    out += [("evidence", e.date) for e in belief.evidence if e.date is not None and e.date > today]
+    return out
+
+
+def future_date_message(what: str, d: date, today: date) -> str:
+    return (f"{what} {d.isoformat()} is after today ({today.isoformat()}): evidence is never dated in the "
+            "future, and a future date would stop decay (rule 20)")
+
+
+def rule_problems(belief: Belief, params: Params = DEFAULTS, *, today: date | None) -> list[tuple[str, str]]:
     """(field, message) for each rule a belief's file breaks, whoever wrote it.
 
     A file that does not parse is the parser's to report (an unknown status is
     one); these are the rules a well-formed file can still break. `validate`
-    reports them and `epimem commit` leaves such a file out (rule 18).
+    reports them and `epimem commit` leaves such a file out (rule 18). `today`
+    is the machine's day (rule 20: no date after it); None skips that check, for
+    a caller that is not judging against a day (a merge's arithmetic).
     """
     out = []
+    if today is not None:
+        out += [(f, future_date_message(f"'{f}'", d, today)) for f, d in future_dates(belief, today)]
     try:
         check_confidence(belief.confidence, belief.basis, params)
     except RuleError as e:
@@ -254,6 +335,27 @@ def rule_problems(belief: Belief, params: Params = DEFAULTS) -> list[tuple[str, 
     if belief.id in belief.depends_on:
         out.append(("depends_on", "a belief cannot depend on itself"))
     return out
+
+
+def admit(belief: Belief, params: Params, today: date) -> tuple[Belief | None, str]:
+    """Rule 18 for what an importer brings: (the belief as it may enter the vault, or None
+    when it may not; what was done to it, in a sentence, or "").
+
+    A confidence above its basis's cap is lowered to the cap, with an evidence line that
+    says so (the import keeps the belief, not a number it has not earned); a date after
+    today, or any other broken rule, refuses the belief."""
+    c = belief.confidence
+    if not 0.0 <= c <= 1.0:
+        return None, f"confidence {c} is outside 0.00–1.00: not imported"
+    broken = [m for f, m in rule_problems(belief, params, today=today) if f != "confidence"]
+    if broken:
+        return None, "; ".join(broken) + ": not imported"
+    limit = cap(belief.basis, params)
+    if c > limit + 1e-9:
+        why = (f"imported at {c:.2f}, above the {limit:.2f} cap of basis '{belief.basis}': lowered to the cap "
+               "(rule 2)")
+        return replace(belief, confidence=limit, evidence=belief.evidence + (Evidence(today, "lowered", "", why),)), why
+    return belief, ""
 
 
 def hand_edit_evidence(details: tuple[str, ...], today: date, added: bool = False) -> Evidence:
@@ -296,13 +398,15 @@ def sessions_since(sessions: Sessions, since: date | None) -> int:
 def _counter(s: Sessions) -> dict:
     """The kernel's plain counter for a `Sessions` value."""
     return {"count": s.count, "last_session": s.last_session, "last_review": s.last_review,
-            "next_review_at": s.next_review_at, "created": s.created, "days": dict(s.days)}
+            "next_review_at": s.next_review_at, "created": s.created, "days": dict(s.days),
+            "machines": dict(s.machines), "counted": dict(s.counted)}
 
 
 def _sessions(c: dict) -> Sessions:
     return Sessions(count=c["count"], last_session=c["last_session"], last_review=c["last_review"],
                     next_review_at=c["next_review_at"], created=c["created"],
-                    days=tuple(sorted(c["days"].items())))
+                    days=tuple(sorted(c["days"].items())), machines=tuple(sorted((c.get("machines") or {}).items())),
+                    counted=tuple((c.get("counted") or {}).items()))
 
 
 def dormancy(sessions: Sessions, today: date, params: Params = DEFAULTS) -> int | None:
@@ -316,10 +420,12 @@ def review_due(sessions: Sessions, today: date, params: Params = DEFAULTS) -> st
 
 
 def start_session(sessions: Sessions, source: str, today: date,
-                  params: Params = DEFAULTS) -> SessionStart:
+                  params: Params = DEFAULTS, *, machine: str = kernel.EARLIER,
+                  session_id: str | None = None) -> SessionStart:
     """Count a session (only `startup`: resumes and compactions are the same session)."""
     c, counted, dormant, due = kernel.start_session(_counter(sessions), source, today, params.dormancy_days,
-                                                    params.review_every_days)
+                                                    params.review_every_days, machine=machine,
+                                                    session_id=session_id)
     return SessionStart(_sessions(c) if counted else sessions, counted, dormant, due)
 
 

@@ -91,6 +91,6 @@ def import_claude_memory(memory, path: str | Path, *, dry_run: bool = False) -> 
         raise InputError(f"cannot read {path}: not UTF-8 text ({e.reason} at byte {e.start})",
                          path=str(path)) from None
     existing, _ = memory.vault.load_beliefs() if memory.vault.exists() else ([], [])
-    m = plan_claude_memory(text, name=path.name, today=memory.today, params=memory.params, existing=existing)
+    m = plan_claude_memory(text, name=path.name, today=memory.write_today, params=memory.params, existing=existing)
     subject = f"import: {len(m.beliefs)} beliefs from {path.name} (speculative, self-report)"
     return write_migration(memory, m, subject=subject, dry_run=dry_run)

@@ -319,7 +319,7 @@ def import_epistemic_memory(memory, path: str | Path, *, dry_run: bool = False) 
     path = Path(path).expanduser()
     files = read_profile_dir(path)
     existing, _ = memory.vault.load_beliefs() if memory.vault.exists() else ([], [])
-    m = plan_epistemic_memory(files, today=memory.today, params=memory.params, existing=existing)
+    m = plan_epistemic_memory(files, today=memory.write_today, params=memory.params, existing=existing)
     subject = (f"import: {len(m.beliefs)} beliefs, {len(m.observations)} observations, "
                f"{len(m.tensions)} tensions from epistemic-memory ({path.name})")
     return write_migration(memory, m, subject=subject, dry_run=dry_run)

@@ -38,24 +38,79 @@ class ImportReport:
     commit: str | None
     unmapped: tuple[str, ...]
     notes: tuple[str, ...]
+    # What the rules refused (rule 18): a belief above no cap but breaking a rule, a date
+    # after today; what they lowered is in `notes`.
+    refused: tuple[str, ...] = ()
+
+
+def screen(m: Migration, params, today) -> tuple[Migration, tuple[str, ...], tuple[str, ...]]:
+    """Every importer's beliefs, observations and tensions through the rules (rule 18): caps
+    lower, a broken rule or a date after today refuses (and what rested on a refused belief
+    goes with it). (what may be written, what was refused, what was lowered)."""
+    from ..core import rules
+
+    refused: list[str] = []
+    lowered: list[str] = []
+    beliefs = []
+    for b in m.beliefs:
+        ok, why = rules.admit(b, params, today)
+        if ok is None:
+            refused.append(f"belief '{b.title}' ({b.id}): {why}")
+            continue
+        if why:
+            lowered.append(f"belief '{b.title}' ({b.id}): {why}")
+        beliefs.append(ok)
+    gone = {b.id for b in m.beliefs} - {b.id for b in beliefs}
+    observations = []
+    for o in m.observations:
+        if o.date > today:
+            refused.append(f"observation {o.id}: " + rules.future_date_message("dated", o.date, today)
+                           + ": not imported")
+        elif o.connects in gone:
+            refused.append(f"observation {o.id}: connects to the refused belief {o.connects}: not imported")
+        else:
+            observations.append(o)
+    tensions = []
+    for t in m.tensions:
+        if t.date > today:
+            refused.append(f"tension {t.id}: " + rules.future_date_message("dated", t.date, today) + ": not imported")
+        elif t.belief in gone:
+            refused.append(f"tension {t.id}: about the refused belief {t.belief}: not imported")
+        else:
+            tensions.append(t)
+    return (replace(m, beliefs=tuple(beliefs), observations=tuple(observations), tensions=tuple(tensions)),
+            tuple(refused), tuple(lowered))
 
 
 def write_migration(memory, m: Migration, *, subject: str, dry_run: bool = False) -> ImportReport:
     """Write a planned migration into the vault as one commit (nothing when dry_run)."""
     from ..api import common
+    from ..core.scrub import scrub
     from ..store import sessions as sessions_file
 
     vault = memory.vault
     root = vault.root
+    params = memory.params
+    m, refused, lowered = screen(m, params, memory.write_today)
     report = ImportReport(tuple(b.id for b in m.beliefs), len(m.observations), tuple(t.id for t in m.tensions),
-                          False, None, m.unmapped, m.notes)
+                          False, None, m.unmapped, m.notes + lowered, refused)
     if dry_run:
         return replace(report, sessions=m.sessions is not None)
-    writes: list[tx.Write] = [tx.create(f"beliefs/{b.id}.md", render_belief(b)) for b in m.beliefs]
+    writes: list[tx.Write] = []
+    redacted = []
+    for b in m.beliefs:
+        text = render_belief(b)
+        clean = scrub(f"beliefs/{b.id}.md", text, params.redact)
+        if clean != text:
+            redacted.append(b.id)
+        writes.append(tx.create(f"beliefs/{b.id}.md", clean))
     months: dict[str, list[Observation]] = {}
     for o in m.observations:
         months.setdefault(o.path, []).append(o)
-    notes = list(m.notes)
+    notes = list(report.notes)
+    if redacted:
+        notes.append(f"what looks like a secret was redacted in {len(redacted)} belief"
+                     f"{'s' if len(redacted) != 1 else ''}: {', '.join(redacted[:10])}")
     sessions_written = False
     common.writable(memory)
     with common.lock(memory):
@@ -91,7 +146,7 @@ def write_migration(memory, m: Migration, *, subject: str, dry_run: bool = False
                               last_review=m.sessions["last_review"],
                               next_review_at=m.sessions["next_review_at"] if m.sessions["next_review_at"]
                               is not None else cur_s.next_review_at,
-                              created=min([cur_s.created or memory.today] + firsts))
+                              created=min([cur_s.created or memory.write_today] + firsts))
                 writes.append(tx.replace(sessions_file.PATH, sessions_file.to_json(new), key))
                 sessions_written = True
             else:

@@ -150,13 +150,11 @@ def plan_claude_auto_memory(files: dict[str, str], *, project: str, today: date,
         text = files[name]
         meta: dict[str, Any] = {}
         if text.startswith("---"):
-            try:
-                from ..core.notes import parse_note
+            from ..core.notes import parse_note
 
-                note = parse_note(text)
+            note = parse_note(text, lenient=True)  # a topic file's frontmatter is Claude's: unread, it is text
+            if note is not None:
                 meta, text = note.meta, note.body
-            except Exception:  # a topic file's frontmatter is Claude's, not ours: read it as text
-                pass
         if name == "MEMORY.md":
             # "- [Debugging](debugging.md) — how builds fail": the topic file is imported itself
             text = "\n".join(ln for ln in text.splitlines()
@@ -261,7 +259,7 @@ def _existing(memory) -> list[Belief]:
 
 def import_mcp_memory(memory, path: str | Path, *, dry_run: bool = False) -> ImportReport:
     path = Path(path).expanduser()
-    m = plan_mcp_memory(_read(path), name=path.name, today=memory.today, params=memory.params,
+    m = plan_mcp_memory(_read(path), name=path.name, today=memory.write_today, params=memory.params,
                         existing=_existing(memory))
     return write_migration(memory, m, subject=f"import: {len(m.beliefs)} beliefs from {path.name} "
                                               "(MCP memory server; speculative)", dry_run=dry_run)
@@ -276,7 +274,7 @@ def import_claude_auto_memory(memory, path: str | Path, *, dry_run: bool = False
     files = {p.name: _read(p) for p in sorted(folder.glob("*.md"))}
     if not files:
         raise InputError(f"{folder} holds no .md files (no MEMORY.md, no topic files)", path=str(folder))
-    m = plan_claude_auto_memory(files, project=project or project_of(folder), today=memory.today,
+    m = plan_claude_auto_memory(files, project=project or project_of(folder), today=memory.write_today,
                                 params=memory.params, existing=_existing(memory))
     return write_migration(memory, m, subject=f"import: {len(m.beliefs)} beliefs from Claude Code auto memory "
                                               f"({project or project_of(folder)}; speculative)", dry_run=dry_run)
@@ -288,6 +286,6 @@ def import_mem0(memory, path: str | Path, *, dry_run: bool = False) -> ImportRep
         data = json.loads(_read(path))
     except json.JSONDecodeError as e:
         raise InputError(f"not JSON: {e.msg}", path=str(path), line=e.lineno) from None
-    m = plan_mem0(data, name=path.name, today=memory.today, params=memory.params, existing=_existing(memory))
+    m = plan_mem0(data, name=path.name, today=memory.write_today, params=memory.params, existing=_existing(memory))
     return write_migration(memory, m, subject=f"import: {len(m.beliefs)} beliefs from {path.name} "
                                               "(mem0; speculative)", dry_run=dry_run)

@@ -72,6 +72,16 @@ class Dormancy:
 
 
 @dataclass(frozen=True)
+class UsedItem:
+    id: str
+    title: str
+    confidence: float
+    effective_confidence: float
+    cited: int               # observations whose session cited it
+    last_cited: date
+
+
+@dataclass(frozen=True)
 class ChallengedItem:
     id: str
     title: str
@@ -165,6 +175,9 @@ class Audit:
     # What a merge of two machines kept in both versions for the user to settle (SPEC §11):
     # found in the files' text by api/validate.merge_leftovers, passed in by the caller.
     merge_leftovers: tuple[Problem, ...] = ()
+    # Beliefs the assistant cited ([id]) in sessions but that behaviour never confirmed:
+    # relied on, never checked.
+    used_unconfirmed: tuple[UsedItem, ...] = ()
     # SPEC §14: the user's verdicts against the confidences they were asked at, per band.
     calibration: Calibration | None = None
 
@@ -333,6 +346,20 @@ def belief_candidates(unconnected: tuple[ObservationView, ...], min_size: int = 
     return tuple(sorted(out, key=lambda c: (-len(c.observations), c.observations[0])))
 
 
+def used_unconfirmed(snapshot: Snapshot, beliefs: list[Belief], views: dict[str, BeliefView]) -> tuple[UsedItem, ...]:
+    """Active beliefs cited in some session (an observation's `cited`) and never confirmed —
+    a verified fact or a pinned belief is not waiting for behaviour to confirm it."""
+    cited: dict[str, list[date]] = {}
+    for o in snapshot.observations:
+        for c in o.cited:
+            cited.setdefault(c, []).append(o.date)
+    out = [UsedItem(b.id, b.title, views[b.id].confidence, views[b.id].effective_confidence,
+                    len(cited[b.id]), max(cited[b.id]))
+           for b in beliefs
+           if b.id in cited and b.confirmed is None and b.basis != "fact" and not b.pinned]
+    return tuple(sorted(out, key=lambda u: (-u.cited, u.id)))
+
+
 def count_totals(snapshot: Snapshot) -> Totals:
     status = Counter(b.status for b in snapshot.beliefs)
     return Totals(beliefs=status.get("active", 0), retired=status.get("retired", 0),
@@ -399,4 +426,5 @@ def audit(snapshot: Snapshot, params: Params = DEFAULTS, today: date | None = No
         permanence=tuple(perm), proposals=tuple(proposals), unconnected=unconnected,
         candidates=belief_candidates(unconnected),
         problems=snapshot.problems, merge_leftovers=tuple(merge_leftovers),
-        calibration=cal.calibrate(cal.verdicts(snapshot.beliefs), params, calibrated))
+        calibration=cal.calibrate(cal.verdicts(snapshot.beliefs), params, calibrated),
+        used_unconfirmed=used_unconfirmed(snapshot, beliefs, by_id))

@@ -23,12 +23,12 @@ from datetime import date
 from pathlib import Path
 
 from ..store.files import INTERNAL_DIR, journal_pending, write_cache
+from ..store.gitrun import Changed, HistoryError, head_sha, status
 from ..store.paths import is_vault, note_entries
-from ..store.refs import head_sha, worktree_status
 
 TOP = 30          # cards with a timeline per tier
 PAGE_SIZE = 200   # rows per page for the rest of a tier
-BUILD_VERSION = "3"
+BUILD_VERSION = "4"  # 4: what readers are shown (SPEC rules 21, 23)
 CACHE_FILE = "page.html"
 CACHE_KEY_FILE = "page.key"
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates" / "page"
@@ -39,8 +39,8 @@ OTHER_FILES = ("epistemology.md", "state/sessions.json")
 def key(root: Path, today: date, top: int = TOP, page_size: int = PAGE_SIZE) -> str:
     """The key of the page `root` has today: any change to what it is built from changes it."""
     head = head_sha(root)
-    status = worktree_status(root, NOTE_FOLDERS + OTHER_FILES) if head else None
-    rows = _git_rows(root, status) if status is not None else _stat_rows(root)
+    differ = _differ(root) if head else None
+    rows = _git_rows(root, differ) if differ is not None else _stat_rows(root)
     for t in sorted(TEMPLATES.iterdir()):  # a changed template is a changed page
         rows.append(f"{t.name}|{t.stat().st_mtime_ns}")
     rows.insert(0, f"{BUILD_VERSION}|{today.isoformat()}|{head or ''}|{top}|{page_size}")
@@ -55,10 +55,21 @@ def _stat(root: Path, rel: str) -> str:
         return "-"
 
 
-def _git_rows(root: Path, status: list[str]) -> list[str]:
+def _differ(root: Path) -> list[Changed] | None:
+    """What differs from HEAD among the page's files (ignored ones included), or None when git
+    cannot say. With git's optional lock, as a plain `git status`: when the index's stat data
+    is stale (a vault copied or restored), git hashes every file once and refreshes the index,
+    instead of hashing them all again on every build."""
+    try:
+        return status(root, NOTE_FOLDERS + OTHER_FILES, ignored=True, refresh=True)
+    except HistoryError:
+        return None
+
+
+def _git_rows(root: Path, differ: list[Changed]) -> list[str]:
     """HEAD's files are the committed ones; what `git status` lists differs from them (changed,
     new, deleted, ignored), and its size and mtime say when it changes again while it differs."""
-    return ["git"] + sorted(f"{item}|{_stat(root, item[3:])}" for item in status)
+    return ["git status"] + sorted(f"{c.code} {c.path}|{_stat(root, c.path)}" for c in differ)
 
 
 def _stat_rows(root: Path) -> list[str]:

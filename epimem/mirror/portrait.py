@@ -211,10 +211,15 @@ def themes(views: list[BeliefView], params: Params = DEFAULTS) -> tuple[Theme, .
         top3 = members[:3]
         mean = sum(v.effective_confidence for v in top3) / len(top3)
         out.append(Theme(key=key, label=label, source=source,
-                         certainty=words.get(rules.tier(round(mean, 3), params), ""),
+                         certainty=words.get(rules.tier(round(mean, 3), _basis_of(top3), params), ""),
                          size=len(members), beliefs=tuple(members[:5]),
                          members=tuple(v.id for v in members)))
     return tuple(out)
+
+
+def _basis_of(views: list[BeliefView]) -> str:
+    """A theme is "factual" only when what it rests on is all fact (SPEC §2)."""
+    return "fact" if all(v.basis == "fact" for v in views) else ""
 
 
 def _person(views: list[BeliefView]) -> tuple[BeliefView, ...]:

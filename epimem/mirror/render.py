@@ -70,6 +70,14 @@ def _problems(problems) -> list[str]:
     return out
 
 
+def refused_lines(refused) -> str:
+    """The end of a mode's markdown when hand edits were refused (SPEC rule 21): one line each,
+    the line every front end says. "" when there are none."""
+    if not refused:
+        return ""
+    return "\n" + "\n".join(f"> {r}" for r in refused) + "\n"
+
+
 _ITEM = re.compile(r"^(\s*(?:[-*] |\d+\. |> )?)")
 
 
@@ -185,6 +193,7 @@ def audit_markdown(a: Audit, whole: bool = False) -> str:
     attention = [
         _id_line("**Faded** below stored", d.decayed),
         _id_line("**Never confirmed**", d.never_confirmed),
+        _id_line("**Used, never confirmed** (cited in sessions)", a.used_unconfirmed),
         _id_line("**Permanence unknown** 30+ days", d.unknown_too_long),
         _id_line("**Situational**, unconfirmed 6+ weeks", d.situational_unconfirmed),
         _id_line("**Challenged**, never lowered", dr.challenged_not_lowered),

@@ -8,9 +8,9 @@ import re
 from collections import Counter
 from functools import lru_cache
 
-_WORD = re.compile(r"[a-z][a-z'\-]*[a-z]|[a-z]")
+from ..core import text as core_text
 
-# Words that say nothing about a person's themes. Verbs of liking and habit
+# Words that say nothing about a person's themes (beside `core.text`'s stopwords). Verbs of liking and habit
 # are here because nearly every belief uses one ("prefers", "tends to").
 STOPWORDS = frozenset("""
 a about above after again against all almost also although always am among an and any are
@@ -30,38 +30,20 @@ work works worked working instead usual usually generally mostly likely seems se
 """.split())
 
 
-@lru_cache(maxsize=1 << 16)
 def stem(word: str) -> str:
-    """A crude, stable suffix stripper: enough to make "tests", "testing"
-    and "tested" meet, without a language model."""
-    w = word.strip("'-").replace("'s", "")
-    if len(w) > 5 and w.endswith("ing"):
-        w = w[:-3]
-    elif len(w) > 4 and w.endswith("ies"):
-        w = w[:-3] + "y"
-    elif len(w) > 4 and w.endswith(("ches", "shes", "sses", "xes", "zes")):
-        w = w[:-2]
-    elif len(w) > 3 and w.endswith("s") and not w.endswith(("ss", "us", "is")):
-        w = w[:-1]
-    elif len(w) > 4 and w.endswith("ed"):
-        w = w[:-2]
-    return w
+    """The stem recall's keyword ranker gives a word (`core.text.stem`): one stemmer, so a
+    theme and a recall match agree on which words are the same."""
+    return core_text.stem(word.casefold())
 
 
 @lru_cache(maxsize=1 << 15)
-def words(text: str) -> tuple[tuple[str, str], ...]:
-    """(stem, surface) for each content word of `text`, in order. Cached: a portrait reads
-    every title twice (its shared words, then their labels)."""
-    out = []
-    for m in _WORD.finditer(text.lower()):
-        w = m.group(0)
-        if len(w) < 3 or w in STOPWORDS:
-            continue
-        s = stem(w)
-        if len(s) < 3 or s in STOPWORDS:
-            continue
-        out.append((s, w))
-    return tuple(out)
+def words(s: str) -> tuple[tuple[str, str], ...]:
+    """(stem, surface) for each content word of `s`, in order: `core.text`'s words less
+    the ones that name no theme. Cached: a portrait reads every title twice (its shared
+    words, then their labels)."""
+    return tuple((t, w) for t, w in core_text.tokens_with_words(s)
+                 if len(w) >= 3 and len(t) >= 3 and w not in STOPWORDS and t not in STOPWORDS
+                 and w.isalpha())
 
 
 def tokens(text: str) -> frozenset[str]:

@@ -125,7 +125,7 @@ def view(b: Belief, today: date, params: Params = DEFAULTS,
     """`detail=False` leaves `statement` and `why` empty: ranking 10,000
     beliefs needs only numbers; the few shown get their words via `_detailed`."""
     eff = round(rules.effective_confidence(b, today, params), 3)
-    t = rules.tier(eff, params)
+    t = rules.tier(eff, b.basis, params)
     words = words or certainty_words(params)
     return BeliefView(
         id=b.id, title=b.title, kind=b.kind, basis=b.basis, permanence=b.permanence,

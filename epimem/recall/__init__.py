@@ -9,11 +9,12 @@ on the first query. See docs/recall.md.
 
 from __future__ import annotations
 
-__all__ = ["recall", "similar_beliefs", "recaller", "Recaller", "Results", "Filters", "Hit",
+__all__ = ["recall", "similar_beliefs", "text_similarities", "recaller", "Recaller", "Results", "Filters", "Hit",
            "QueryError", "RecallIndexError", "Index", "read_config", "render_markdown", "estimate_tokens"]
 
 _WHERE = {
-    "recall": "api", "similar_beliefs": "api", "recaller": "api", "Recaller": "api", "Results": "api",
+    "recall": "api", "similar_beliefs": "api", "text_similarities": "api", "recaller": "api", "Recaller": "api",
+    "Results": "api",
     "Filters": "rank", "Hit": "rank", "QueryError": "rank", "render_markdown": "rank",
     "estimate_tokens": "rank", "Index": "index", "read_config": "config", "RecallIndexError": "errors",
 }

@@ -18,30 +18,35 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 from typing import Any
 
+from ..core import text as core_text
 from ..core import vocabulary as vocab
-from ..core.model import Problem
+from ..core.model import Problem, Refused
 from ..core.redact import redact
-from . import subject
 from .bm25 import tokenize, tokens_with_words
 from .config import Config, read_config
+from .embed import MAX_CHARS
 from .errors import Corrupt
 from .index import Index, Report
 from .items import BELIEF, OBSERVATION
-from .manifest import SUBDIRS, State
+from .manifest import SUBDIRS, State, refused_from
 from .rank import (
-    FLAT_AT,
+    COMMON_SHARE,
+    KW_WEIGHT,
+    SAME_SUBJECT,
     Filters,
     Hit,
     QueryError,
+    anchor_date,
     fuse,
-    keyword_weight_for,
     make_hit,
+    newer_first,
     passes,
     render_markdown,
     weight_of,
@@ -53,6 +58,7 @@ from .rank import (
 DEPTH = 100
 MAX_QUERY_CHARS = 200_000
 SIMILAR_MIN = 0.3     # cosine similarity a "similar belief" must reach
+CHROMA_RETRY = 300.0  # seconds before a long-lived process tries to open Chroma again
 
 
 def _redacted(h: Hit, patterns) -> Hit:
@@ -71,8 +77,6 @@ class Candidates:
     semantic: list           # [(key, cosine similarity)], best first
     confidence: dict         # key → the confidence it brings to its score
     items: dict              # key → Item
-    subject: dict            # key → subject factor (≠ 1 only)
-    coverage: float = 1.0    # the query's IDF mass in the best keyword result
 
 
 @dataclass
@@ -82,6 +86,7 @@ class Results:
     markdown: str | None = None
     notes: list[str] = field(default_factory=list)       # e.g. "the index was rebuilt (…)"
     problems: list[Problem] = field(default_factory=list)
+    refused: list[Refused] = field(default_factory=list)  # hand edits recalled as last committed
     # SPEC §14: the open questions about the beliefs found (a tension's both sides), so that a
     # belief in question is never read as settled: [{tension, belief, successor, rests_on, …}].
     questions: list[dict] = field(default_factory=list)
@@ -101,7 +106,7 @@ class Results:
 
     def as_json(self) -> dict:
         d: dict[str, Any] = {"query": self.query, "results": [h.as_json() for h in self.hits],
-                             "problems": vocab.problems(self.problems)}
+                             "problems": vocab.problems(self.problems), "refused": vocab.refused(self.refused)}
         if self.markdown is not None:
             d["markdown"] = self.markdown
         if self.questions:
@@ -166,7 +171,7 @@ class Recaller:
     def __init__(self, root: str | os.PathLike, *, embedder: str | None = None,
                  chroma_url: str | None = None, config: Config | None = None,
                  today: date | str | None = None, auto_sync: bool = True, progress=None,
-                 chroma: str = "inline"):
+                 chroma: str = "inline", semantic: str | None = None):
         from ..store.vault import Vault
 
         self.root = Path(root).expanduser().absolute()
@@ -182,6 +187,15 @@ class Recaller:
         self._prefetch: threading.Thread | None = None
         self.notes: list[str] = []
         self.last_report: Report | None = None
+        # Where the semantic ranker reads the vectors: Chroma in a process that lives long
+        # enough to pay for opening it, and whenever a server is named; else the sidecar.
+        if semantic not in (None, "chroma", "sidecar"):
+            raise ValueError(f"semantic must be 'chroma' or 'sidecar', not {semantic!r}")
+        self.semantic = semantic or ("chroma" if self.index.config.chroma_url else "sidecar")
+        self._chroma_said = ""
+        # False: not tried · a thread: opening the embedded store · True: open · a float: when it
+        # failed (tried again CHROMA_RETRY seconds later)
+        self._chroma_open: threading.Thread | bool | float = False
 
     # -- freshness --------------------------------------------------------------------------------
     @property
@@ -192,9 +206,9 @@ class Recaller:
 
     @property
     def keyword_weight(self) -> float:
-        """The keyword list's weight in fusion: `recall: {keyword_weight: …}`, else the embedder's default."""
+        """The keyword list's weight in fusion: `recall: {keyword_weight: …}`, else rank.KW_WEIGHT."""
         cfg = self.index.config
-        return cfg.keyword_weight if cfg.keyword_weight is not None else keyword_weight_for(cfg.embedder)
+        return cfg.keyword_weight if cfg.keyword_weight is not None else KW_WEIGHT
 
     @property
     def params(self):
@@ -263,8 +277,7 @@ class Recaller:
     # -- search -------------------------------------------------------------------------------------
     def search(self, query: str, *, limit: int = 5, filters: Filters | None = None, mode: str = "fused",
                conf_weight: float | None = None, rrf_k: int | None = None, with_text: bool = True,
-               flat_at: int = FLAT_AT, kw_weight: float | None = None, subject: bool = True,
-               **filter_kw) -> list[Hit]:
+               kw_weight: float | None = None, as_typed: bool = False, **filter_kw) -> list[Hit]:
         if not isinstance(query, str):
             raise QueryError("the query must be text")
         text = query.strip()
@@ -283,35 +296,34 @@ class Recaller:
         conf_weight = cfg.confidence_weight if conf_weight is None else conf_weight
         k = cfg.rrf_k if rrf_k is None else rrf_k
         try:
-            return self._search(text, limit, f, mode, conf_weight, k, with_text, flat_at, kw_weight, subject)
+            return self._search(text, limit, f, mode, conf_weight, k, with_text, kw_weight, as_typed)
         except Corrupt as e:
             # The Chroma side vanished under a valid table (a deleted .epimem/chroma).
             self.index.progress(f"The recall index cannot be used ({e}); rebuilding it.")
             self.rebuild(str(e))
             self.notes.append(f"the recall index was rebuilt ({e})")
             self._state = None
-            return self._search(text, limit, f, mode, conf_weight, k, with_text, flat_at, kw_weight, subject)
+            return self._search(text, limit, f, mode, conf_weight, k, with_text, kw_weight, as_typed)
 
     def _search(self, text: str, limit: int, f: Filters, mode: str, conf_weight: float, k: int,
-                with_text: bool, flat_at: int = FLAT_AT, kw_weight: float | None = None,
-                subject: bool = True) -> list[Hit]:
-        c = self.candidates(text, f, depth=max(DEPTH, 3 * limit), mode=mode)
+                with_text: bool, kw_weight: float | None = None, as_typed: bool = False) -> list[Hit]:
+        c = self.candidates(text, f, depth=max(DEPTH, 3 * limit), mode=mode, as_typed=as_typed)
         if c is None:
             return []
         ranked = fuse(c.keyword, c.semantic, c.confidence, limit=limit, mode=mode, k=k,
-                      conf_weight=conf_weight, flat_at=flat_at,
-                      kw_weight=self.keyword_weight if kw_weight is None else kw_weight,
-                      subject=c.subject if subject else None, kw_coverage=c.coverage)
+                      conf_weight=conf_weight, kw_weight=self.keyword_weight if kw_weight is None else kw_weight)
         st = c.state
+        ranked = self._newer_first(st, ranked, c.items)
         texts = self._texts(st, [r.key for r in ranked]) if with_text else {}
         # What recall returns may go to a model: redacted whatever its source (a secret typed by hand).
         return [_redacted(make_hit(r, c.items[r.key], self.today, self.params,
                                    _snippet(c.items[r.key], texts.get(r.key, ""))), self.params.redact)
                 for r in ranked]
 
-    def candidates(self, text: str, f: Filters, *, depth: int = DEPTH, mode: str = "fused") -> Candidates | None:
-        """Each ranker's filtered candidates for `text`, their confidence and
-        subject factors: everything fusion needs (bench/ replays fusion on it)."""
+    def candidates(self, text: str, f: Filters, *, depth: int = DEPTH, mode: str = "fused",
+                   as_typed: bool = False) -> Candidates | None:
+        """Each ranker's filtered candidates for `text` and their confidence:
+        everything fusion needs (bench/ replays fusion on it)."""
         if mode != "keyword":
             self._prefetch_embedder()
         st = self.state()
@@ -332,7 +344,7 @@ class Recaller:
                            [word_of[t] for t in st.lexical.matched_terms(row, tokens)]))
         sem = []
         if mode != "keyword":
-            sem = self._semantic(st, text, allowed, depth, f)
+            sem = self._semantic(st, text if as_typed else semantic_query(text, st.lexical), allowed, depth, f)
 
         # The authoritative filter (rank.passes) and each candidate's confidence.
         confidence: dict[str, float] = {}
@@ -345,8 +357,23 @@ class Recaller:
                 confidence[key] = weight_of(it, today, params, belief)
         kw = [r for r in kw if r[0] in items]
         sem = [r for r in sem if r[0] in items]
-        cov = st.lexical.coverage(table.row_of[kw[0][0]], tokens) if kw else 0.0
-        return Candidates(st, kw, sem, confidence, items, self._subject(st, text, f, items), cov)
+        return Candidates(st, kw, sem, confidence, items)
+
+    def _newer_first(self, st: State, ranked: list, items: dict) -> list:
+        """Of two results about the same subject (cosine similarity ≥ rank.SAME_SUBJECT), the
+        newer first (rank.newer_first)."""
+        if len(ranked) < 2:
+            return ranked
+        import numpy as np
+
+        rows = st.table.row_of
+        mat = st.vectors.matrix
+        vec = {r.key: np.asarray(mat[rows[r.key]], np.float32) for r in ranked}
+        threshold = SAME_SUBJECT
+        order = newer_first([r.key for r in ranked], {r.key: anchor_date(items[r.key]) for r in ranked},
+                            lambda a, b: float(vec[a] @ vec[b]) >= threshold)
+        by_key = {r.key: r for r in ranked}
+        return [by_key[key] for key in order]
 
     def _prefetch_embedder(self) -> None:
         """Load the model in a thread while this one reads the index: in a fresh
@@ -365,28 +392,11 @@ class Recaller:
         self._prefetch = threading.Thread(target=load, name="epimem-embedder", daemon=True)
         self._prefetch.start()
 
-    def _subject(self, st: State, text: str, f: Filters, items: dict) -> dict[str, float]:
-        """The subject factors of the candidates (epimem/recall/subject.py)."""
-        table = st.table
-        scopes = set() if f.scope is not None else subject.named_scopes(text, table.scopes())
-        names = [t for t in subject.name_tokens(text) if st.lexical.knows(t)]
-        if not scopes and not names:
-            return {}
-        cands = {}
-        for key, it in items.items():
-            # An observation is about what the belief it connects is about.
-            scope = it.scope
-            if it.type == OBSERVATION:
-                b = table.belief_of(it)
-                scope = b.scope if b is not None else "global"
-            has = st.lexical.matched_terms(table.row_of[key], names) if names else ()
-            cands[key] = (scope or "global", has)
-        return subject.factors(cands, scopes=scopes, names=names)
-
     def _semantic(self, st: State, text: str, allowed, depth: int, f: Filters) -> list[tuple[str, float]]:
-        """The `depth` allowed items nearest to the query: an exact cosine scan
-        of the sidecar's vectors (unit rows, so a dot product), which at
-        60,000 rows costs a few milliseconds and needs no chromadb."""
+        """The `depth` allowed items nearest to `text` (what `semantic_query` made of the
+        query): an exact cosine scan of the sidecar's vectors (unit rows, so a dot product),
+        which at 60,000 rows costs a few milliseconds and needs no chromadb — or the same
+        ranking from Chroma's collections where this recaller reads them."""
         import numpy as np
 
         table = st.table
@@ -396,12 +406,104 @@ class Recaller:
         qv = np.asarray(self.index.embedder.embed([text])[0], np.float32)
         if mat.shape[1] != qv.shape[0]:
             raise Corrupt(f"the index holds {mat.shape[1]}-dimensional vectors, the embedder gives {qv.shape[0]}")
+        if self.semantic == "chroma":
+            got = self._semantic_chroma(st, qv, allowed, depth)
+            if got is not None:
+                return got
         sims = mat @ qv
         rows = np.flatnonzero(allowed)
         if len(rows) > depth:
             rows = rows[np.argpartition(-sims[rows], depth - 1)[:depth]]
         order = sorted(rows.tolist(), key=lambda r: (-float(sims[r]), r))
         return [(table.keys[r], float(sims[r])) for r in order]
+
+    def _semantic_chroma(self, st: State, qv, allowed, depth: int) -> list[tuple[str, float]] | None:
+        """The same ranking from Chroma's collections (cosine space): each collection asked
+        for `depth` more than it holds rows the filters exclude, so the allowed top `depth`
+        is all there. None — the sidecar answers — while Chroma still lacks a change of the
+        sidecar (it would rank an older vault), or when it cannot be reached: said once on
+        stderr by the command that needed it."""
+        import numpy as np
+
+        from .errors import RecallIndexError
+        from .manifest import load_chroma_state
+
+        if not self.index.config.chroma_url and self._chroma_open is not True:
+            # Opening the embedded store (importing chromadb, loading the HNSW index) costs
+            # seconds: a long-lived process opens it beside its first queries, which the
+            # sidecar answers meanwhile.
+            failed = isinstance(self._chroma_open, float)
+            if self._chroma_open is False or failed and time.monotonic() - self._chroma_open > CHROMA_RETRY:
+                _import_in_this_thread()
+                self._chroma_open = threading.Thread(target=self.open_chroma, name="epimem-chroma", daemon=True)
+                self._chroma_open.start()
+            return None
+        m = load_chroma_state(self.index.paths)
+        if m.get("rebuild") or m.get("dirty"):
+            url = self.index.config.chroma_url
+            if url:
+                from .chroma import unreachable
+
+                why = unreachable(url)
+                if why:
+                    self._say_chroma(why)
+            return None
+        table = st.table
+        is_belief = table._col("is_belief")
+        try:
+            cols = self.index.collections(st)
+            out = []
+            for kind, prefix, of_kind in ((BELIEF, "b/", is_belief), (OBSERVATION, "o/", ~is_belief)):
+                wanted = int((allowed & of_kind).sum())
+                if not wanted:
+                    continue
+                n = min(int(of_kind.sum()), depth + int((~allowed & of_kind).sum()))
+                res = cols[kind].query(query_embeddings=[np.asarray(qv, np.float32)], n_results=n,
+                                       include=["distances"])
+                for cid, dist in zip(res["ids"][0], res["distances"][0]):
+                    row = table.row_of.get(prefix + cid)
+                    if row is not None and allowed[row]:
+                        out.append((row, 1.0 - float(dist)))
+        except (RecallIndexError, OSError) as e:
+            self._say_chroma(f"{e}")
+            return None
+        except Exception as e:  # noqa: BLE001 - a server's failure is any of chromadb's and httpx's errors
+            self._say_chroma(f"{type(e).__name__}: {e}")
+            return None
+        out.sort(key=lambda x: (-x[1], x[0]))
+        return [(table.keys[r], sim) for r, sim in out[:depth]]
+
+    def open_chroma(self) -> bool:
+        """Open Chroma's collections now (a long-lived process does it in a thread on its
+        first query); False, and said, when they cannot be opened."""
+        from .errors import RecallIndexError
+
+        try:
+            self.index.collections(self.state())
+        except RecallIndexError as e:
+            self._say_chroma(str(e))
+            self._chroma_open = time.monotonic()
+            return False
+        except Exception as e:  # noqa: BLE001 - chromadb's own errors
+            self._say_chroma(f"{type(e).__name__}: {e}")
+            self._chroma_open = time.monotonic()
+            return False
+        self._chroma_open = True
+        return True
+
+    @property
+    def chroma_problem(self) -> str:
+        """What kept the last query from reading Chroma, if anything ("" when nothing did)."""
+        return self._chroma_said
+
+    def _say_chroma(self, why: str) -> None:
+        where = self.index.config.chroma_url or "the embedded Chroma store"
+        # Said on stderr and kept in the results' notes: never a password the URL carries.
+        msg = redact(f"recall could not read {where} ({why}); answered from the sidecar index")
+        if msg != self._chroma_said:
+            self._chroma_said = msg
+            self.index.progress(msg)
+            self.notes.append(msg)
 
     def _texts(self, st: State, keys: list[str]) -> dict[str, str]:
         rows = st.table.row_of
@@ -418,8 +520,10 @@ class Recaller:
         if md and questions:
             md = with_questions(md, questions, budget)
         rep = self.last_report
+        st = self._state
         return Results(query=query, hits=hits, markdown=md, notes=list(self.notes),
-                       problems=list(rep.problems) if rep else [], questions=questions)
+                       problems=list(rep.problems) if rep else [], questions=questions,
+                       refused=refused_from(st.manifest) if st is not None else [])
 
     def batch(self, entries: Iterable[Any], *, defaults: dict | None = None) -> Iterator[dict]:
         """One JSON-ready result per entry: a query string, or a dict with
@@ -528,6 +632,18 @@ def _recall_kwargs(spec: dict) -> dict:
     return out
 
 
+def semantic_query(text: str, lexical, share: float = COMMON_SHARE) -> str:
+    """What the semantic ranker embeds: the query less the words that are in more than
+    `share` of the indexed texts. A mean of word vectors is pulled toward such a
+    word (the name of the person half the vault is about) and away from the rare words
+    that say what is asked; BM25 already gives them almost no weight."""
+    n = lexical.n_docs
+    if n == 0:
+        return text
+    limit = share * n
+    return core_text.without(text[:MAX_CHARS], lambda t: lexical.df(t) > limit)
+
+
 def _snippet(item, doc: str) -> str:
     """The statement (or observation text) out of the indexed document."""
     if item.type != BELIEF:
@@ -598,13 +714,27 @@ def similar_beliefs(memory_or_vault, text: str, limit: int = 3) -> list[dict]:
     out = None
     if Paths(root).manifest.exists():
         try:
-            hits = recaller(memory_or_vault).search(text, limit=limit, conf_weight=0.0, with_text=False)
+            # The similarity rule 17 compares with its threshold is of the texts as they are.
+            hits = recaller(memory_or_vault).search(text, limit=limit, conf_weight=0.0, with_text=False,
+                                                    as_typed=True)
             out = [_similar_json(h) for h in hits]
         except RecallIndexError:
             pass
     if out is None:
         out = _similar_in_memory(root, text, limit)
     return [d for d in out if (d["similarity"] or 0.0) >= SIMILAR_MIN]
+
+
+def text_similarities(memory_or_vault, text: str, others: list[str]) -> list[float]:
+    """The cosine similarity of `text` to each of `others` with the vault's embedder: rule 17
+    compares two claims once both are written out the same way (`core.ids.claim_key`)."""
+    if not others:
+        return []
+    root, _ = _root_and_today(memory_or_vault)
+    from .embed import get_embedder
+
+    vs = get_embedder(read_config(root).embedder).embed([text, *others])
+    return [float(v @ vs[0]) for v in vs[1:]]
 
 
 def _similar_json(h: Hit) -> dict:
@@ -617,13 +747,14 @@ def _similar_json(h: Hit) -> dict:
 def _similar_in_memory(root: Path, text: str, limit: int) -> list[dict]:
     import numpy as np
 
+    from ..store.clock import lenient_today
     from ..store.vault import Vault
     from .bm25 import LexicalIndex
     from .embed import get_embedder
     from .items import from_belief
     from .rank import Ranked
 
-    beliefs, _ = Vault(root).load_beliefs()
+    beliefs, _, _ = Vault(root).shown_beliefs(lenient_today())
     items = [from_belief(b) for b in beliefs if b.status == "active"]
     if not items:
         return []

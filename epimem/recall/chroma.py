@@ -47,6 +47,23 @@ def release_embedded(force: bool = False) -> None:
     generation += 1
 
 
+def unreachable(url: str, timeout: float = 1.0) -> str:
+    """Why nothing answers at a server URL (config.server_url's form), or "" when something
+    accepts a connection there: a socket, not chromadb, so a command that only needs to know
+    can say it without importing Chroma."""
+    from urllib.parse import urlparse
+
+    u = urlparse(url)
+    port = u.port or (443 if u.scheme == "https" else 8000)
+    try:
+        socket.create_connection((u.hostname, port), timeout=timeout).close()
+    except OSError as e:
+        from ..core.redact import redact
+
+        return redact(f"cannot reach the Chroma server at {url}: {e.strerror or e}")  # a password in the URL
+    return ""
+
+
 def open_client(config: Config, paths: Paths, fresh: bool = False):
     """A Chroma client: embedded at .epimem/chroma, or a server by URL."""
     import chromadb

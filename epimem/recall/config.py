@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from ..store.vault import Vault
 from .embed import DEFAULT, normalize_name
+from .errors import RecallIndexError
 from .rank import CONF_WEIGHT, RRF_K
 
 
@@ -17,11 +18,31 @@ class Config:
     ollama_url: str | None = None
     rrf_k: int = RRF_K
     confidence_weight: float = CONF_WEIGHT
-    keyword_weight: float | None = None   # None: the embedder's (rank.keyword_weight_for)
+    keyword_weight: float | None = None   # None: rank.KW_WEIGHT
 
     @property
     def store(self) -> str:
         return self.chroma_url or "embedded"
+
+
+def server_url(url: str, where: str = "chroma_url") -> str:
+    """A Chroma server's URL, normalised (`http://` when no scheme is given, no trailing
+    slash); anything that is not `http(s)://HOST[:PORT]` is refused at once, before a client
+    is made or a connection tried, naming where it came from."""
+    from urllib.parse import urlparse
+
+    raw = url.strip()
+    full = raw if "://" in raw else "http://" + raw
+    bad = RecallIndexError(f"{where} {url!r} is not a Chroma server URL like http://HOST:PORT", field="chroma_url")
+    try:
+        u = urlparse(full)
+        port = u.port
+    except ValueError:
+        raise bad from None
+    if (u.scheme not in ("http", "https") or not u.hostname or any(c.isspace() for c in raw)
+            or u.query or u.fragment or (port is not None and not 0 < port < 65536)):
+        raise bad
+    return full.rstrip("/")
 
 
 def read_config(root: str | os.PathLike, *, embedder: str | None = None,
@@ -48,6 +69,11 @@ def read_config(root: str | os.PathLike, *, embedder: str | None = None,
     url = pick(chroma_url, "EPIMEM_CHROMA_URL", "chroma_url")
     if url and url.lower() in ("embedded", "local", "none"):
         url = None
+    if url:
+        where = ("--chroma-url" if url == (chroma_url or "").strip()
+                 else "$EPIMEM_CHROMA_URL" if url == os.environ.get("EPIMEM_CHROMA_URL", "").strip()
+                 else "chroma_url in epistemology.md")
+        url = server_url(url, where)
     k = meta.get("rrf_k", meta.get("recall_rrf_k"))
     w = meta.get("confidence_weight", meta.get("recall_confidence_weight"))
     kw = meta.get("keyword_weight")
@@ -55,7 +81,7 @@ def read_config(root: str | os.PathLike, *, embedder: str | None = None,
     k = k if isinstance(k, int) and not isinstance(k, bool) and 1 <= k <= 1000 else RRF_K
     w = float(w) if isinstance(w, (int, float)) and not isinstance(w, bool) and 0 <= w <= 1 else CONF_WEIGHT
     kw = float(kw) if isinstance(kw, (int, float)) and not isinstance(kw, bool) and 0 < kw <= 100 else None
-    return Config(embedder=normalize_name(emb), chroma_url=url.rstrip("/") if url else None,
+    return Config(embedder=normalize_name(emb), chroma_url=url,
                   ollama_url=pick(None, "OLLAMA_HOST", "ollama_url"), rrf_k=k, confidence_weight=w,
                   keyword_weight=kw)
 

@@ -6,29 +6,18 @@ and items, and everything below is testable with plain values.
 
 The score of an item is
 
-    rrf   = w_keyword / (RRF_K + keyword rank) + 1 / (RRF_K + semantic rank)
-    score = rrf × subject factor × (1 − CONF_WEIGHT + CONF_WEIGHT × effective confidence)
-
-with w_keyword = KW_WEIGHT × coverage × keyword_weight(the keyword list's
-BM25 scores). Coverage is the share of the query's IDF mass that the best
-keyword result contains (a paraphrase matches only common words: low);
-keyword_weight is how far the BM25 score falls from the list's best to its
-FLAT_AT-th result, relative to the best. The subject factor (subject.py)
-honours a project or a name the query names. A keyword list whose top is flat matched the query's generic words
-("fix", "bug", "Friday") in many texts about equally — often many variants of
-one belief — and says little about which of them is relevant; a list whose
-score falls quickly matched something specific. Cosine similarities do not
-tie that way, so the semantic list keeps weight 1.
+    rrf   = KW_WEIGHT / (RRF_K + keyword rank) + 1 / (RRF_K + semantic rank)
+    score = rrf × (1 − CONF_WEIGHT + CONF_WEIGHT × effective confidence)
 
 Reciprocal rank fusion needs no calibration between BM25 scores and cosine
-similarities; the confidence factor lets a strong belief win a near-tie
-against a speculative one (at RRF_K = 60 a 0.05 weight is worth about two
-places near the top of one ranker) without letting confidence outrank
-relevance. The constants were chosen on bench/recall_eval.py, where larger
-confidence weights cost relevance on every query set and FLAT_AT holds up
-when chosen on half the queries and measured on the other (docs/recall.md);
-a vault can set `recall: {rrf_k: …, confidence_weight: …}` in
-epistemology.md.
+similarities. The confidence factor (SPEC §6: recall is weighted by effective
+confidence) lets a strong belief win a near-tie against a speculative one
+without letting confidence outrank relevance. RRF_K and KW_WEIGHT were chosen
+by leave-one-conversation-out cross-validation on public conversations
+(bench/recall_public.py, docs/recall.md); every per-query factor tried there
+(a subject factor, the keyword list's coverage and steepness) lowered recall
+and was removed. A vault can set `recall: {rrf_k: …, keyword_weight: …,
+confidence_weight: …}` in epistemology.md.
 """
 
 from __future__ import annotations
@@ -40,87 +29,23 @@ from datetime import date
 
 from ..core import kernel
 from ..core import vocabulary as vocab
-from ..core.errors import InputError
+from ..core.filters import Filters, QueryError
 from ..core.params import DEFAULTS, Params
 from .items import BELIEF, Item
 
-# Chosen on bench/recall_quality.py's grid (docs/recall.md): every k from 5
-# to 60 with a keyword weight 0.75–2 keeps fused at or above its better
-# ranker on every set; k 20 × 1.5 lies inside that plateau and inside the one
-# a held-out long-conversation benchmark showed (k 5–20 × weight 1.5–3).
-RRF_K = 20
+RRF_K = 2
+KW_WEIGHT = 0.75
 CONF_WEIGHT = 0.05
-FLAT_AT = 10          # the keyword list's flatness is measured at this rank
-KW_WEIGHT = 1.5       # the keyword list's weight before its per-query factors
-# A stronger semantic ranker deserves a lighter keyword list: with MiniLM the
-# plateau on the same grid lies at weights 0.5–1 (docs/recall.md).
-KW_WEIGHT_BY_EMBEDDER = {"minilm": 0.75, "chroma-minilm": 0.75}
-
-
-def keyword_weight_for(embedder: str) -> float:
-    """The default keyword weight for an embedder's name."""
-    return KW_WEIGHT_BY_EMBEDDER.get(embedder, KW_WEIGHT)
+# The semantic ranker embeds the query without the words found in more than this
+# share of the indexed texts (api.semantic_query); chosen with RRF_K (docs/recall.md).
+COMMON_SHARE = 0.5
+# Two results at least this alike (cosine) are about the same subject: the newer ranks first
+# (newer_first). Chosen as the lowest value that lowers none of the project's own sets
+# (docs/recall.md: "Newer over older").
+SAME_SUBJECT = 0.8
 # An observation has no confidence of its own: it weighs what the belief it
 # supports weighs, or this when it supports none (yet).
 NEUTRAL_CONFIDENCE = 0.5
-
-
-class QueryError(InputError):
-    """A query or filter the user must fix; the message says how."""
-
-
-def _tuple(v) -> tuple[str, ...]:
-    if v is None:
-        return ()
-    if isinstance(v, str):
-        return (v,) if v.strip() else ()
-    return tuple(str(x) for x in v if str(x).strip())
-
-
-def _as_date(v, name: str) -> date | None:
-    try:
-        return vocab.date_of(v, name)
-    except ValueError as e:
-        raise QueryError(str(e)) from None
-
-
-@dataclass(frozen=True)
-class Filters:
-    """What may come back. Several values of one filter mean "any of them"."""
-
-    kinds: tuple[str, ...] = ()
-    permanences: tuple[str, ...] = ()
-    tags: tuple[str, ...] = ()
-    scope: str | None = None            # a project: its items plus global ones; None: all
-    min_confidence: float | None = None  # on effective confidence
-    since: date | None = None           # on the last date of the item (see Item.updated)
-    until: date | None = None
-    include_observations: bool = False
-    include_inactive: bool = False      # superseded and retired beliefs
-
-    @classmethod
-    def make(cls, *, kind=None, permanence=None, tag=None, scope=None, min_confidence=None,
-             since=None, until=None, include_observations=False, include_inactive=False) -> Filters:
-        if min_confidence is not None:
-            try:
-                min_confidence = float(min_confidence)
-            except (TypeError, ValueError):
-                raise QueryError(f"min_confidence must be a number 0–1, not {min_confidence!r}") from None
-            if not 0.0 <= min_confidence <= 1.0:
-                raise QueryError(f"min_confidence must be between 0 and 1, not {min_confidence}")
-        f = cls(kinds=_tuple(kind), permanences=_tuple(permanence), tags=_tuple(tag),
-                scope=(scope.strip() or None) if isinstance(scope, str) else scope,
-                min_confidence=min_confidence, since=_as_date(since, "since"),
-                until=_as_date(until, "until"), include_observations=bool(include_observations),
-                include_inactive=bool(include_inactive))
-        if f.since and f.until and f.since > f.until:
-            raise QueryError(f"since ({f.since}) is after until ({f.until})")
-        return f
-
-    @property
-    def belief_level(self) -> bool:
-        """Filters that an observation inherits from the belief it connects."""
-        return bool(self.kinds or self.permanences or self.tags or self.min_confidence)
 
 
 def scope_matches(item_scope: str, requested: str | None) -> bool:
@@ -137,24 +62,17 @@ def effective(item: Item, today: date, params: Params = DEFAULTS) -> float:
 
 def belief_passes(item: Item, f: Filters, eff: float) -> bool:
     """The belief-level filters, on a belief item."""
-    return ((not f.kinds or item.kind in f.kinds)
-            and (not f.permanences or item.permanence in f.permanences)
-            and (not f.tags or any(t in item.tags for t in f.tags))
-            and scope_matches(item.scope, f.scope)
-            and (f.min_confidence is None or eff >= f.min_confidence - 1e-9))
+    return f.admits(item.kind, item.permanence, item.tags, item.scope, eff)
 
 
 def passes(item: Item, f: Filters, today: date, params: Params = DEFAULTS,
            belief: Item | None = None) -> bool:
     """Whether `item` may be returned. For an observation, `belief` is the item
     of the belief it connects (None when it connects none we know)."""
-    upd = item.updated
-    if f.since and (upd is None or upd < f.since):
-        return False
-    if f.until and (upd is None or upd > f.until):
+    if not f.dated_ok(item.updated):
         return False
     if item.type == BELIEF:
-        if item.status != "active" and not f.include_inactive:
+        if not f.status_ok(item.status):
             return False
         return belief_passes(item, f, effective(item, today, params))
     if not f.include_observations:
@@ -199,49 +117,24 @@ def rrf(rankings: Iterable[Sequence[str]], k: int = RRF_K,
     return out
 
 
-def keyword_weight(scores: Sequence[float], at: int = FLAT_AT) -> float:
-    """The keyword list's weight in fusion, 0–1: the relative drop of BM25
-    score from the best result to the `at`-th, (s[0] − s[at−1]) / s[0].
-
-    1 when the list is shorter than `at` (few texts share the query's words,
-    so the matches are specific) or when `at` < 2 (weighting switched off);
-    near 0 when the top `at` scores are all about equal."""
-    if at < 2 or len(scores) < at:
-        return 1.0
-    best = float(scores[0])
-    if best <= 0.0:
-        return 1.0
-    return min(1.0, max(0.0, (best - float(scores[at - 1])) / best))
-
-
 def fuse(keyword: Sequence[tuple[str, float, Sequence[str]]],
          semantic: Sequence[tuple[str, float]],
          confidence: Mapping[str, float], *, limit: int, mode: str = "fused",
-         k: int = RRF_K, conf_weight: float = CONF_WEIGHT, flat_at: int = FLAT_AT,
-         kw_weight: float = KW_WEIGHT, subject: Mapping[str, float] | None = None,
-         kw_coverage: float = 1.0) -> list[Ranked]:
+         k: int = RRF_K, conf_weight: float = CONF_WEIGHT, kw_weight: float = KW_WEIGHT) -> list[Ranked]:
     """Fuse a keyword ranking [(key, bm25, terms)] and a semantic ranking
     [(key, cosine similarity)], both best first and already filtered, into the
-    `limit` best items; the keyword ranking weighs kw_weight ×
-    keyword_weight(its scores, flat_at) (flat_at 0: no steepness factor).
-    `subject` maps a key to a factor for items that are (> 1) or are not
-    (< 1) about the subject the query names (see `subject_factors`); items
-    not in it keep 1. `mode` "keyword" or "semantic" uses one ranking only
-    (for evaluation); the confidence and subject factors apply in every
-    mode."""
+    `limit` best items. `mode` "keyword" or "semantic" uses one ranking only
+    (for evaluation); the confidence factor applies in every mode."""
     if mode not in ("fused", "keyword", "semantic"):
         raise QueryError(f"unknown ranking mode {mode!r}")
     kw = list(keyword) if mode != "semantic" else []
     sem = list(semantic) if mode != "keyword" else []
-    w_kw = kw_weight * kw_coverage * keyword_weight([r[1] for r in kw], flat_at) if sem and kw else 1.0
-    fused = rrf([[r[0] for r in kw], [r[0] for r in sem]], k, weights=(w_kw, 1.0))
+    fused = rrf([[r[0] for r in kw], [r[0] for r in sem]], k, weights=(kw_weight if sem else 1.0, 1.0))
     kw_at = {r[0]: (i + 1, r[1], tuple(r[2])) for i, r in enumerate(kw)}
     sem_at = {r[0]: (i + 1, r[1]) for i, r in enumerate(sem)}
     out = []
     for key, base in fused.items():
         c = confidence.get(key, NEUTRAL_CONFIDENCE)
-        if subject:
-            base *= subject.get(key, 1.0)
         kr = kw_at.get(key)
         sr = sem_at.get(key)
         out.append(Ranked(key=key, score=base * (1.0 - conf_weight + conf_weight * c), rrf=base,
@@ -252,6 +145,31 @@ def fuse(keyword: Sequence[tuple[str, float, Sequence[str]]],
                           semantic_similarity=sr[1] if sr else None))
     out.sort(key=lambda r: (-r.score, r.keyword_rank or 10**9, r.semantic_rank or 10**9, r.key))
     return out[:max(0, limit)]
+
+
+def newer_first(keys: Sequence[str], dates: Mapping[str, date | None], similar) -> list[str]:
+    """`keys` in rank order, except that of two items about the same subject
+    (`similar(a, b)`) the newer comes first: each item moves just above the
+    best-ranked item it is similar to and newer than. "Newer" is the date the
+    vault last had evidence for it (SPEC §2.7's anchor: confirmed, else first
+    seen), so an older belief confirmed since keeps its place."""
+    out: list[str] = []
+    for key in keys:
+        d = dates.get(key)
+        at = len(out)
+        if d is not None:
+            for i, other in enumerate(out):
+                od = dates.get(other)
+                if od is not None and d > od and similar(key, other):
+                    at = i
+                    break
+        out.insert(at, key)
+    return out
+
+
+def anchor_date(item: Item) -> date | None:
+    """What "newer" compares: a belief's last confirmation, else its first sighting; an observation's date."""
+    return kernel.anchor(item.first, item.confirmed) if item.type == BELIEF else item.date
 
 
 # --- results --------------------------------------------------------------------------------
@@ -317,7 +235,7 @@ class Hit:
 def make_hit(r: Ranked, item: Item, today: date, params: Params = DEFAULTS, snippet: str = "") -> Hit:
     eff = effective(item, today, params) if item.type == BELIEF else None
     return Hit(id=item.id, type=item.type, title=item.title, score=r.score, effective_confidence=eff,
-               tier=params.tier(eff) if eff is not None else "", confidence=item.confidence,
+               tier=params.tier(eff, item.basis) if eff is not None else "", confidence=item.confidence,
                keyword_terms=r.keyword_terms, keyword_rank=r.keyword_rank,
                semantic_rank=r.semantic_rank, semantic_similarity=r.semantic_similarity,
                kind=item.kind, permanence=item.permanence, status=item.status, scope=item.scope,
@@ -368,6 +286,9 @@ def hit_line(h: Hit, statement: str | None = None) -> str:
     statement = _one_line(h.snippet if statement is None else statement)
     if h.type == BELIEF:
         conf = f" ({h.tier}, {h.effective_confidence:.2f})" if h.effective_confidence is not None else ""
+        if h.status and h.status != "active":
+            # Asked for with --inactive: never shown as if it were still held.
+            conf = f" ({h.status}, no longer held{', was ' + h.tier if h.tier else ''})"
         head = f"- **{_one_line(h.title)}**{conf}"
         return f"{head}: {statement} [{h.id}]" if statement else f"{head} [{h.id}]"
     when = h.date.isoformat() if h.date else ""

@@ -19,13 +19,13 @@ from __future__ import annotations
 import json
 import os
 import sys
-import time
 from datetime import date
 
 from ..core import kernel
 from ..core import record as belief_record
 from .files import compact_json, write_cache
 from .paths import note_entries
+from .statcache import StatCache
 
 CACHE_VERSION = 1
 CACHE_NAME = "context.json"
@@ -68,8 +68,8 @@ def decayed(stored: float, permanence: str, first: str, confirmed: str | None, p
                                params["decay"], params["decay_floor"])
 
 
-def tier(confidence: float, params: dict) -> str:
-    return kernel.tier(confidence, params["tiers"])
+def tier(confidence: float, basis: str, params: dict) -> str:
+    return kernel.tier(confidence, params["tiers"], basis)
 
 
 def cache_path(root: str | os.PathLike) -> str:
@@ -129,7 +129,7 @@ def params_record(params) -> dict:
 
 
 def rank_records(rows, prm: dict, today: date, *, sig: dict | None = None, total: int | None = None,
-                 problems: int = 0, per_scope: int = PER_SCOPE) -> dict:
+                 problems: int = 0, per_scope: int = PER_SCOPE, refused: dict[str, str] | None = None) -> dict:
     """The cache from the rows (`FIELDS` order) of the active beliefs: per scope, the best first."""
     import heapq  # not needed by the hook, which only reads the result
 
@@ -152,6 +152,8 @@ def rank_records(rows, prm: dict, today: date, *, sig: dict | None = None, total
                    "scopes": {s: len(v) for s, v in groups.items()}},
         "global": ranked.pop("global", []),
         "scopes": ranked,
+        # path → the line every reader says of a hand edit shown as last committed (SPEC rule 21)
+        "refused": dict(sorted((refused or {}).items())),
     }
 
 
@@ -170,13 +172,16 @@ def build_context_cache(beliefs, params, today: date, *, sig: dict | None = None
 
 # --- I/O -------------------------------------------------------------------------------
 
-def write_context_cache(root: str | os.PathLike, cache: dict, patterns=None) -> None:
+def write_context_cache(root: str | os.PathLike, cache: dict, patterns=None) -> dict:
     """Atomic: the hook reads the old cache or the new one, never half of one.
 
     The context goes to a model at every session start, so its texts are
     redacted here, whatever their source (a secret typed into a belief by hand
-    too); `patterns` are the vault's (`Params.redact`), else the defaults."""
-    write_cache(cache_path(root), compact_json(redact_records(cache, patterns)))
+    too); `patterns` are the vault's (`Params.redact`), else the defaults.
+    Returns the cache as written: what a caller renders is what the hook reads."""
+    redacted = redact_records(cache, patterns)
+    write_cache(cache_path(root), compact_json(redacted))
+    return redacted
 
 
 _TEXT_FIELDS = ("title", "gist", "scope", "what", "successor_title", "rests_on_title")
@@ -204,22 +209,11 @@ def redact_records(cache: dict, patterns=None) -> dict:
     return out
 
 
-INDEX_NAME = "context-index.json"
-INDEX_VERSION = 1
-# A file rewritten twice within the filesystem's mtime granularity keeps its
-# (mtime, size): entries this young are re-read rather than trusted.
-_SETTLE_NS = 2_000_000_000
-
-
-def _read_index(root: str) -> dict:
-    try:
-        with open(os.path.join(root, ".epimem", INDEX_NAME), encoding="utf-8") as fh:
-            raw = json.load(fh)
-        if raw.get("version") == INDEX_VERSION and isinstance(raw.get("files"), dict):
-            return raw
-    except (OSError, ValueError, AttributeError):
-        pass
-    return {"version": INDEX_VERSION, "written": 0, "files": {}}
+# The index of the context: one row per belief file, through the one per-file cache.
+INDEX_NAME = "context"
+# 2: in store/statcache, with its settle rule per entry; 3: rows as readers are shown them
+# (SPEC rules 21, 23), a refused edit with its line.
+INDEX_VERSION = 3
 
 
 def refresh_context(root: str | os.PathLike, today: date | None = None,
@@ -227,8 +221,8 @@ def refresh_context(root: str | os.PathLike, today: date | None = None,
                     sig: dict | None = None) -> dict:
     """Bring `.epimem/context.json` up to date with the vault's files (after every write).
 
-    Incremental: `.epimem/context-index.json` keeps one compact record per
-    belief file with its (mtime, size). With `changed` (the vault-relative
+    Incremental: the index (`store.statcache`, `.epimem/cache/context.marshal`) keeps one
+    compact record per belief file with its (mtime, size). With `changed` (the vault-relative
     paths a write just made) only those files are read again; without it,
     every file's (mtime, size) is checked and only the ones that differ are
     parsed. Either way a write to a 10,000-belief vault costs a re-rank, not
@@ -246,34 +240,31 @@ def refresh_context(root: str | os.PathLike, today: date | None = None,
     if today is None:
         today = lenient_today()
     params, _ = vault.params()
-    index = _read_index(root_s)
+    reader = vault.reader(today)
+    index = StatCache(root_s, INDEX_NAME, INDEX_VERSION, reader.redacted_with)
     bdir = os.path.join(root_s, "beliefs")
-    if changed is not None and index["files"]:
-        files = dict(index["files"])
+    if changed is not None and index.loaded:
+        index.keep()
         ids = {p[len("beliefs/"):-3] for p in changed if p.startswith("beliefs/") and p.endswith(".md")}
         for bid in ids:
             path = os.path.join(bdir, bid + ".md")
             try:
                 st = os.stat(path)
             except FileNotFoundError:
-                files.pop(bid, None)
+                index.drop(bid)
                 continue
-            files[bid] = [st.st_mtime_ns, st.st_size, _row(path, bid)]
-        dirty = bool(ids)
+            index.put(bid, st, _row(reader, path, bid))
     else:
-        files, dirty = _scan(bdir, index)
-    if dirty or len(files) != len(index["files"]):
-        try:
-            write_cache(os.path.join(root_s, ".epimem", INDEX_NAME),
-                        compact_json({"version": INDEX_VERSION, "written": time.time_ns(), "files": files}))
-        except OSError:
-            pass  # a read-only vault still gets its context below
-    rows = [v[2] for v in files.values() if v[2]]
-    problems = sum(1 for v in files.values() if v[2] is None)
-    cache = rank_records(rows, params_record(params), today, sig=sig, total=len(files), problems=problems)
+        _scan(bdir, index, reader)
+    index.save()
+    entries = index.items()
+    rows = [v[0] for _, v in entries if v[0]]
+    problems = sum(1 for _, v in entries if v[0] is None)
+    refused = {f"beliefs/{bid}.md": v[1] for bid, v in entries if len(v) > 1 and v[1]}
+    cache = rank_records(rows, params_record(params), today, sig=sig, total=len(entries), problems=problems,
+                         refused=refused)
     cache["questions"] = open_questions(root_s)
-    write_context_cache(root_s, cache, params.redact)
-    return cache
+    return write_context_cache(root_s, cache, params.redact)
 
 
 def update_context(root: str | os.PathLike, changed, params, today: date,
@@ -293,6 +284,8 @@ def update_context(root: str | os.PathLike, changed, params, today: date,
     # `sig_after` (taken under the vault lock) rather than the signature now: a write that
     # landed since this one, and whose update has not run, must leave the cache stale.
     ids = {b.id for b in changed}
+    if any(f"beliefs/{i}.md" in (cache.get("refused") or {}) for i in ids):
+        return refresh_context(root, today)  # a refused edit settled by this write: its file is read again
     groups: dict[str, list[dict]] = {"global": cache.get("global", []), **cache.get("scopes", {})}
     touched = set()
     for scope, recs in groups.items():
@@ -315,15 +308,15 @@ def update_context(root: str | os.PathLike, changed, params, today: date,
     cache["scopes"] = groups
     cache["signature"] = sig_after if sig_after is not None else signature(root)
     cache["questions"] = open_questions(root)
-    write_context_cache(root, cache, params.redact)
-    return cache
+    return write_context_cache(root, cache, params.redact)
 
 
 # --- open questions (SPEC §14) ------------------------------------------------------------
 
 QUESTIONS_KEPT = 20   # more than the context shows; the rest are marked in the lists
 QUESTION_CHARS = 160
-TENSIONS_INDEX = "tensions-index.json"
+TENSIONS_INDEX = "tensions"          # store/statcache: open tensions' rows by file
+QUESTION_BELIEFS = "question-beliefs"  # and the beliefs they name, by theirs
 
 
 def open_questions(root: str | os.PathLike) -> list[dict]:
@@ -331,60 +324,49 @@ def open_questions(root: str | os.PathLike) -> list[dict]:
     sides, a flag names the belief that changed, a contradiction says what happened. Each
     row carries the titles and scope it needs, so the hook reads nothing else.
 
-    Tension files are parsed once per (mtime, size) through `.epimem/tensions-index.json`:
-    a write re-reads only the tensions it changed."""
+    Tension files are parsed once per (mtime, size) through the one stat cache
+    (`store/statcache`): a write re-reads only the tensions it changed."""
     root_s = str(root)
-    tdir = os.path.join(root_s, "tensions")
-    path = os.path.join(root_s, ".epimem", TENSIONS_INDEX)
-    try:
-        with open(path, encoding="utf-8") as fh:
-            old = json.load(fh)
-        if not isinstance(old, dict) or old.get("version") != INDEX_VERSION or not isinstance(old.get("files"), dict):
-            raise ValueError
-    except (OSError, ValueError):
-        old = {"version": INDEX_VERSION, "written": 0, "files": {}}
-    trusted_before = old.get("written", 0) - _SETTLE_NS
-    files: dict[str, list] = {}
-    dirty = False
-    for entry in note_entries(tdir):
+    readers: list = []
+
+    def reader():
+        """What a question shows of a tension or a belief is what readers are shown (SPEC rules 21, 23)."""
+        if not readers:
+            from .clock import lenient_today
+            from .vault import Vault
+
+            readers.append(Vault(root_s).reader(lenient_today()))
+        return readers[0]
+
+    # Salted with the redaction patterns: a row redacted under other patterns is stale.
+    salt = reader().redacted_with
+    tensions = StatCache(root_s, TENSIONS_INDEX, INDEX_VERSION, salt)
+    for entry in note_entries(os.path.join(root_s, "tensions")):
         try:
             st = entry.stat()
         except FileNotFoundError:
             continue
-        hit = old["files"].get(entry.name)
-        if hit is not None and hit[0] == st.st_mtime_ns and hit[1] == st.st_size and st.st_mtime_ns < trusted_before:
-            files[entry.name] = hit
-            continue
-        dirty = True
-        files[entry.name] = [st.st_mtime_ns, st.st_size, _tension_row(entry.path, entry.name[:-3])]
+        found, _ = tensions.lookup(entry.name, st)
+        if not found:
+            tensions.put(entry.name, st, _tension_row(entry.path, entry.name[:-3], reader().params.redact))
     # The beliefs the questions name, by their file's (mtime, size) as the tensions are: a write
     # re-reads the few it changed, not the twenty a context may ask about.
-    raw = old.get("beliefs")
-    known: dict = raw if isinstance(raw, dict) else {}
-    briefs: dict[str, list] = {}
+    named = StatCache(root_s, QUESTION_BELIEFS, INDEX_VERSION, salt)
 
     def brief(bid: str) -> dict | None:
-        if bid in briefs:
-            return briefs[bid][2]
         try:
             st = os.stat(os.path.join(root_s, "beliefs", bid + ".md"))
         except OSError:
             return None
-        hit = known.get(bid)
-        if hit is not None and hit[0] == st.st_mtime_ns and hit[1] == st.st_size and st.st_mtime_ns < trusted_before:
-            briefs[bid] = hit
-        else:
-            briefs[bid] = [st.st_mtime_ns, st.st_size, _belief_brief(root_s, bid)]
-        return briefs[bid][2]
+        found, value = named.lookup(bid, st)
+        if not found:
+            value = _belief_brief(reader(), root_s, bid)
+            named.put(bid, st, value)
+        return value
 
-    rows = [v[2] for v in files.values() if v[2]]
-    out = questions_from(rows, brief)
-    if dirty or len(files) != len(old["files"]) or briefs != {k: known.get(k) for k in briefs}:
-        try:
-            write_cache(path, compact_json({"version": INDEX_VERSION, "written": time.time_ns(), "files": files,
-                                            "beliefs": briefs}))
-        except OSError:
-            pass
+    out = questions_from([v for v in tensions.values() if v], brief)
+    tensions.save()
+    named.save()
     return out
 
 
@@ -422,13 +404,14 @@ def _day_number(iso: str) -> int:
         return 0
 
 
-def _tension_row(path: str, tid: str):
-    """One open tension as a question row; 0 when it is resolved, None when unreadable."""
+def _tension_row(path: str, tid: str, patterns=()):
+    """One open tension as a question row, redacted; 0 when it is resolved, None when unreadable."""
+    from ..core import reading
     from ..core.notes import NoteError, parse_tension
 
     try:
         with open(path, encoding="utf-8") as fh:
-            t = parse_tension(fh.read(), tid)
+            t = reading.tension(parse_tension(fh.read(), tid), patterns)
     except (NoteError, OSError, UnicodeDecodeError):
         return None
     return tension_row(t)
@@ -446,55 +429,55 @@ def tension_row(t) -> dict | int:
             "divergence": t.title.startswith("Said and did differ")}
 
 
-def _belief_brief(root: str, bid: str) -> dict | None:
+def _belief_brief(reader, root: str, bid: str) -> dict | None:
+    """A belief a question names, as readers are shown it (`store.vault.Reader`: redacted, a
+    refused hand edit as last committed); None when there is nothing to show."""
     from ..core.ids import IdError, check_id
-    from ..core.notes import NoteError, parse_belief
 
     try:
         check_id(bid)
         with open(os.path.join(root, "beliefs", bid + ".md"), encoding="utf-8") as fh:
-            b = parse_belief(fh.read(), bid)
-    except (IdError, NoteError, OSError, UnicodeDecodeError):
+            b = reader.seen([reader.parse(f"beliefs/{bid}.md", fh.read())])[0].belief
+    except (IdError, OSError, UnicodeDecodeError):
         return None
-    return belief_brief(b)
+    return belief_brief(b) if b is not None else None
 
 
 def belief_brief(b) -> dict:
     return {"title": b.title, "scope": b.scope or "global", "status": b.status}
 
 
-def _row(path: str, bid: str):
-    """The index entry of one belief file: its row, 0 when not active, None when unreadable."""
+def _row(reader, path: str, bid: str) -> tuple:
+    """The index entry of one belief file as readers are shown it (`store.vault.Reader`): its row
+    (0 when not active, None when there is nothing to show) and, when a hand edit was refused,
+    the line that says so."""
     from ..core.ids import IdError, check_id
-    from ..core.notes import NoteError, parse_belief
 
+    rel = f"beliefs/{bid}.md"
     try:
         check_id(bid)
         with open(path, encoding="utf-8") as fh:
-            b = parse_belief(fh.read(), bid)
-    except (IdError, NoteError, OSError, UnicodeDecodeError):
-        return None  # reported by `epimem validate`; counted here
-    return record_row(b) if b.status == "active" else 0
+            seen = reader.seen([reader.parse(rel, fh.read())])[0]
+    except (IdError, OSError, UnicodeDecodeError):
+        return (None,)  # reported by `epimem validate`; counted here
+    b = seen.belief
+    if b is None:
+        return (None,)
+    row = record_row(b) if b.status == "active" else 0
+    return (row,) if seen.refused is None else (row, str(seen.refused))
 
 
-def _scan(bdir: str, index: dict) -> tuple[dict[str, list], bool]:
-    old = index["files"]
-    trusted_before = index.get("written", 0) - _SETTLE_NS
-    files: dict[str, list] = {}
-    dirty = False
+def _scan(bdir: str, index: StatCache, reader) -> None:
     for entry in note_entries(bdir):
         bid = entry.name[:-3]
         try:
             st = entry.stat()
         except FileNotFoundError:
             continue
-        hit = old.get(bid)
-        if hit is not None and hit[0] == st.st_mtime_ns and hit[1] == st.st_size and st.st_mtime_ns < trusted_before:
-            files[bid] = hit
-            continue
-        dirty = True
-        files[bid] = [st.st_mtime_ns, st.st_size, _row(entry.path, bid)]
-    return files, dirty
+        found, value = index.lookup(bid, st)
+        # A refused edit is read again each time: what it is shown as is HEAD's, which moves.
+        if not found or len(value) > 1:
+            index.put(bid, st, _row(reader, entry.path, bid))
 
 
 def main(argv: list[str] | None = None) -> int:

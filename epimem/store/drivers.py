@@ -12,9 +12,10 @@ run only the first time, to write the two keys.
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 from pathlib import Path
+
+from . import gitrun
 
 DRIVER = "epimem"
 # One driver for every kind of file: it dispatches on the path git gives it (%P).
@@ -86,8 +87,7 @@ def registered(root: Path) -> bool:
 
 def register(root: Path) -> None:
     for key, value in (("name", "epimem: merge vault files by meaning"), ("driver", command())):
-        subprocess.run(["git", "config", f"merge.{DRIVER}.{key}", value], cwd=root, check=True,
-                       capture_output=True)
+        gitrun.run(root, "config", f"merge.{DRIVER}.{key}", value, retries=1)
 
 
 def ensure_registered(root: Path) -> bool:
@@ -97,7 +97,7 @@ def ensure_registered(root: Path) -> bool:
         return False
     try:
         register(root)
-    except (OSError, subprocess.CalledProcessError):
+    except (OSError, gitrun.HistoryError):
         return False
     return True
 

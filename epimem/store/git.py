@@ -4,15 +4,14 @@ Like `pass`, every operation is one commit of plain files. Commits carry
 machine-readable trailers (`Epimem-Op`, `Epimem-Session`, `Epimem-Beliefs`)
 so history and undo can tell epimem's commits from the user's own.
 
-GitPython's `Repo.git` is used as a thin wrapper over the git binary: its
-pure-Python index writer would rewrite a 10,000-entry index on every commit.
+What is asked of git lives here; every git process is started by `store.gitrun`
+(the one runner: lock waits, identity, literal paths, HEAD and `git status`).
 """
 
 from __future__ import annotations
 
 import os
 import tempfile
-import time
 from collections.abc import Callable, Iterable
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
@@ -20,185 +19,27 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import TypeVar
 
-from ..core.errors import StorageError
 from ..core.model import Belief, Tension
 from ..core.notes import NoteError, parse_belief, parse_note, parse_tension
-from .refs import LITERAL, head_sha, is_repo_root  # noqa: F401 - re-exported: read without GitPython or the notes
+from .gitrun import (  # noqa: F401 - re-exported: the runner's names, for callers of the history
+    LITERAL,
+    HistoryError,
+    author_env,
+    head_sha,
+    init,
+    is_repo_root,
+    run,
+    status,
+)
 
-FALLBACK_NAME = "epimem"
-FALLBACK_EMAIL = "epimem@localhost"
-_identity_checked: dict[str, bool] = {}
 _Note = TypeVar("_Note", Belief, Tension)
 
 
-class HistoryError(StorageError):
-    """git refused or failed; the message carries what git said."""
-
-
-def _gitpython():
-    """GitPython, imported lazily (the hook path never needs it), or a clear error when the git
-    binary is missing: GitPython then fails at import with a page of its own advice."""
-    import shutil
-
-    if not os.environ.get("GIT_PYTHON_GIT_EXECUTABLE") and shutil.which("git") is None:
-        raise HistoryError("git is not installed or not on PATH; epimem records every change as a git "
-                           "commit, so install git (or set GIT_PYTHON_GIT_EXECUTABLE to its path)")
-    try:
-        import git
-    except ImportError as e:
-        raise HistoryError(f"git cannot be run: {str(e).splitlines()[0]}") from None
-    return git
-
-
 def warm(root: Path) -> None:
-    """What the first commit of a process would otherwise do under the vault lock: import
-    GitPython (a few hundred ms on a busy machine) and ask git for the author's identity
-    (a git process of its own). A CLI command is one process and one commit, so it paid both,
-    every time, while seven other writers waited."""
-    _gitpython()
-    _env(root)
-
-
-def _git(root: Path):
-    return _gitpython().Repo(root).git
-
-
-def _env(root: Path) -> dict[str, str]:
-    """Author identity: the user's git config when set, else a neutral fallback,
-    so a fresh machine or CI without `user.email` can still commit."""
-    key = str(root)
-    if key not in _identity_checked:
-        try:
-            _git(root).config("--get", "user.email")
-            _identity_checked[key] = True
-        except Exception:
-            _identity_checked[key] = False
-    if _identity_checked[key]:
-        return {}
-    return {"GIT_AUTHOR_NAME": FALLBACK_NAME, "GIT_AUTHOR_EMAIL": FALLBACK_EMAIL,
-            "GIT_COMMITTER_NAME": FALLBACK_NAME, "GIT_COMMITTER_EMAIL": FALLBACK_EMAIL}
-
-
-# A lock left by a git that was killed (`kill -9`, a crash, a laptop lid) is never removed by
-# git itself: every later `git add` fails with "remove the file manually". It is removed here
-# only when no git process works in this repository (seen in /proc) and the lock is older
-# than any commit takes to write its index; where /proc cannot tell, only after a minute.
-STALE_LOCK_SECONDS = 3.0
-STALE_LOCK_SECONDS_UNSEEN = 60.0
-
-
-def _git_running_in(root: Path) -> bool | None:
-    """Whether a git process that may hold the index lock works in `root`; None when unknown."""
-    proc = Path("/proc")
-    if not (proc / "self" / "cwd").exists():
-        return None
-    r = root.resolve()
-    unknown = False
-    for d in proc.iterdir():
-        if not d.name.isdigit():
-            continue
-        try:
-            if not (d / "comm").read_text().startswith("git"):
-                continue
-            argv = (d / "cmdline").read_bytes().split(b"\0")
-            if b"cat-file" in argv:
-                continue  # GitPython's long-lived readers never take the index lock
-            cwd = Path(os.readlink(d / "cwd"))
-        except FileNotFoundError:
-            continue  # it exited while we looked
-        except OSError:
-            unknown = True  # another user's git: cannot see where it works
-            continue
-        if cwd == r or r in cwd.parents:
-            return True
-    return None if unknown else False
-
-
-def _remove_stale_index_lock(root: Path, lock: Path) -> bool:
-    try:
-        st = lock.stat()
-    except FileNotFoundError:
-        return True
-    running = _git_running_in(root)
-    limit = STALE_LOCK_SECONDS if running is False else STALE_LOCK_SECONDS_UNSEEN
-    if running or time.time() - st.st_mtime < limit:
-        return False
-    try:
-        again = lock.stat()
-        if (again.st_ino, again.st_mtime_ns) != (st.st_ino, st.st_mtime_ns):
-            return False  # a new lock, taken by a git that started while we looked
-        lock.unlink()
-    except FileNotFoundError:
-        return True
-    import logging
-
-    logging.getLogger("epimem").warning(
-        "epimem: removed %s, left by a git process that is no longer running (%.0f s old)",
-        lock, time.time() - st.st_mtime)
-    return True
-
-
-def _wait_index_lock(root: Path, timeout: float = 10.0) -> None:
-    # git's own lock: another git process (the user's `git commit`, an editor's
-    # git plugin) holds `.git/index.lock`; wait for it rather than fail.
-    lock = root / ".git" / "index.lock"
-    deadline = time.monotonic() + timeout
-    while lock.exists() and time.monotonic() < deadline:
-        if _remove_stale_index_lock(root, lock):
-            return
-        time.sleep(0.05)
-
-
-def run(root: Path, *args: str, retries: int = 3, env: dict[str, str] | None = None) -> str:
-    git = _gitpython()
-
-    for attempt in range(retries):
-        _wait_index_lock(root)
-        try:
-            with narrowed_umask():
-                return _git(root).execute(["git", *args], env={**os.environ, **_env(root), **(env or {})})
-        except git.GitCommandError as e:
-            if "index.lock" in str(e.stderr) and attempt + 1 < retries:
-                time.sleep(0.2)
-                continue
-            raise HistoryError(f"git {args[0]} failed: {str(e.stderr).strip() or e}") from None
-    raise HistoryError(f"git {args[0]} failed")
-
-
-# --- setting up ------------------------------------------------------------------
-
-def init(root: Path) -> bool:
-    """`git init` unless the vault is already its own repository."""
-    if is_repo_root(root):
-        return False
-    git = _gitpython()
-    with narrowed_umask():
-        git.Repo.init(root, initial_branch="main") if _supports_initial_branch() else git.Repo.init(root)
-    return True
-
-
-class narrowed_umask:
-    """git creates its objects, index and COMMIT_EDITMSG with the umask: under a
-    umask of 000 they would be writable by everyone. For the time git runs, the
-    umask is narrowed to take write away from group and others (never widened:
-    a stricter umask is the user's choice and is kept)."""
-
-    def __enter__(self):
-        from .files import current_umask
-
-        self.old = current_umask()
-        if self.old & 0o022 != 0o022:
-            os.umask(self.old | 0o022)
-        return self
-
-    def __exit__(self, *exc):
-        if self.old & 0o022 != 0o022:
-            os.umask(self.old)
-
-
-def _supports_initial_branch() -> bool:
-    git = _gitpython()
-    return tuple(git.Git().version_info[:2]) >= (2, 28)
+    """What the first commit of a process would otherwise do under the vault lock: ask git for
+    the author's identity (a git process of its own). A CLI command is one process and one
+    commit, so it paid it, every time, while seven other writers waited."""
+    author_env(root)
 
 
 def require_repo(root: Path) -> None:
@@ -401,12 +242,9 @@ def show_many(root: Path, specs: list[str]) -> list[str | None]:
     """Contents of many `rev:path` blobs in one `git cat-file --batch` process."""
     if not specs:
         return []
-    import subprocess
+    from .gitrun import run_bytes
 
-    _gitpython()  # a missing git is said plainly here too
-    proc = subprocess.run(["git", "cat-file", "--batch"], cwd=root, check=False,
-                          input=("\n".join(specs) + "\n").encode(), capture_output=True)
-    data, pos = proc.stdout, 0
+    data, pos = run_bytes(root, "cat-file", "--batch", stdin=("\n".join(specs) + "\n").encode()), 0
     out: list[str | None] = []
     for _ in specs:
         nl = data.index(b"\n", pos)
@@ -443,10 +281,10 @@ def _state(text: str | None) -> tuple[float | None, str]:
     """A belief file's stored confidence and status at one revision (None: the file was gone)."""
     if text is None:
         return None, "deleted"
-    try:
-        meta = parse_note(text).meta
-    except NoteError:
+    note = parse_note(text, lenient=True)
+    if note is None:
         return None, "malformed"
+    meta = note.meta
     v = meta.get("confidence")
     conf = float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
     return conf, meta.get("status") or "active"
@@ -605,16 +443,13 @@ def dirty_paths(root: Path) -> list[tuple[str, str]]:
     from .files import is_temp
     from .paths import leaves
 
-    out = run(root, "status", "--porcelain", "-z", "--untracked-files=all")
     rows = []
-    for item in out.split("\0"):
-        if len(item) > 3:
-            path = item[3:]
-            # Never offered for a commit: epimem's temp files (an older version left
-            # them beside the notes), and symlinks that leave the vault.
-            if is_temp(os.path.basename(path)) or (os.path.islink(root / path) and leaves(root, root / path)):
-                continue
-            rows.append((item[:2].strip() or "?", path))
+    for code, path in status(root):
+        # Never offered for a commit: epimem's temp files (an older version left
+        # them beside the notes), and symlinks that leave the vault.
+        if is_temp(os.path.basename(path)) or (os.path.islink(root / path) and leaves(root, root / path)):
+            continue
+        rows.append((code.strip() or "?", path))
     return rows
 
 
@@ -644,17 +479,16 @@ def last_epimem_commit(root: Path) -> CommitInfo | None:
 def uncommitted_sessions(root: Path, path: str = "state/sessions.json") -> str | None:
     """"sessions: …" naming an uncommitted change to the session counter, or None when
     there is none (or the file is not a counter: a broken one is not carried along)."""
-    import json
-
     from ..core.changes import sessions_changes
+    from ..core.nesting import loads_json
 
-    if not run(root, "status", "--porcelain", "--", path).strip():
+    if not status(root, (path,)):
         return None
     try:
-        new = json.loads((root / path).read_text(encoding="utf-8"))
+        new = loads_json((root / path).read_text(encoding="utf-8"))
         old_text = show_many(root, [f"HEAD:{path}"])[0] if has_commits(root) else None
-        old = json.loads(old_text) if old_text else {}
-    except (OSError, ValueError, RecursionError):  # RecursionError: JSON nested thousands deep
+        old = loads_json(old_text) if old_text else {}
+    except (OSError, ValueError):
         return None
     if not isinstance(new, dict) or not isinstance(old, dict):
         return None

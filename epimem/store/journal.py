@@ -51,30 +51,11 @@ pending = journal_pending
 
 
 def head(root: Path) -> str | None:
-    """The commit HEAD names, read from `.git` without running git (a few µs).
-    None when there is no commit yet or the layout is not one we read."""
-    gitdir = root / ".git"
-    try:
-        ref = (gitdir / "HEAD").read_text(encoding="utf-8").strip()
-    except OSError:
-        return None
-    if not ref.startswith("ref: "):
-        return ref or None
-    name = ref[5:].strip()
-    try:
-        return (gitdir / name).read_text(encoding="utf-8").strip() or None
-    except FileNotFoundError:
-        pass
-    except OSError:
-        return None
-    try:
-        for line in (gitdir / "packed-refs").read_text(encoding="utf-8").splitlines():
-            parts = line.split(" ", 1)
-            if len(parts) == 2 and parts[1].strip() == name:
-                return parts[0]
-    except OSError:
-        pass
-    return None
+    """The commit HEAD names (None before the first), as the runner reads it: the files
+    backend's refs without a process, anything else (reftable) from git."""
+    from .gitrun import head_sha
+
+    return head_sha(root)
 
 
 def _fsync_dir(path: Path) -> None:
@@ -194,15 +175,9 @@ def recover(root: Path, lock: VaultLock | None = None) -> str | None:
 
 
 def _git_locks(root: Path) -> list[Path]:
-    gitdir = root / ".git"
-    out = [gitdir / "index.lock", gitdir / "HEAD.lock"]
-    try:
-        ref = (gitdir / "HEAD").read_text(encoding="utf-8").strip()
-        if ref.startswith("ref: "):
-            out.append(gitdir / (ref[5:].strip() + ".lock"))
-    except OSError:
-        pass
-    return out
+    from .gitrun import lock_files
+
+    return lock_files(root)
 
 
 # Killing epimem does not kill the git it started: an orphaned `git commit` may

@@ -74,11 +74,54 @@ def _starts(count: int, days: dict) -> dict[str, int]:
     return dict(reversed(out))
 
 
+# A machine id: what `machine_id` writes (hex), or the shared entry of an older file.
+_MACHINE = frozenset("0123456789abcdefghijklmnopqrstuvwxyz-")
+_SESSION_ID_MAX = 120
+
+
+def _machines(raw, count_key) -> dict[str, int]:
+    if not isinstance(raw, dict):
+        raise ValueError("'machines' must be an object of machine id → sessions counted")
+    out = {}
+    for k, v in raw.items():
+        if not isinstance(k, str) or not k or len(k) > 64 or not set(k) <= _MACHINE:
+            raise ValueError(f"'machines' holds {k!r}, which is not a machine id")
+        out[k] = _count(v, f"machines.{k}")
+    return out
+
+
+def _counted(raw) -> dict[str, str]:
+    if not isinstance(raw, dict):
+        raise ValueError("'counted' must be an object of session id → date")
+    out = {}
+    for k, v in raw.items():
+        if not isinstance(k, str) or not k or len(k) > _SESSION_ID_MAX:
+            raise ValueError(f"'counted' holds {k!r}, which is not a session id")
+        d = _date(v, f"counted.{k}")
+        if d is None:
+            raise ValueError(f"'counted.{k}' must be a date YYYY-MM-DD")
+        out[k] = d.isoformat()
+    return out
+
+
 def load(raw) -> dict:
-    """The parsed JSON as a counter; ValueError (or TypeError) when it is not one."""
+    """The parsed JSON as a counter; ValueError (or TypeError) when it is not one.
+
+    A file written before the counter kept machines has its count as the shared
+    `kernel.EARLIER` entry; the next write gives it the map (its migration)."""
     if not isinstance(raw, dict):
         raise ValueError("expected a JSON object")
     count = _count(raw.get("count"), "count")
+    if "machines" in raw:
+        machines = _machines(raw["machines"], "machines")
+        rest = count - sum(machines.values())
+        if rest < 0:
+            raise ValueError(f"'count' is {count}, but the sessions of 'machines' add up to "
+                             f"{sum(machines.values())}")
+        if rest:  # a count raised by hand: the sessions of no machine in particular
+            machines[kernel.EARLIER] = machines.get(kernel.EARLIER, 0) + rest
+    else:
+        machines = {kernel.EARLIER: count} if count else {}
     if STARTS in raw:
         days = _days_from_starts(raw[STARTS] or {}, count)
     else:
@@ -92,6 +135,8 @@ def load(raw) -> dict:
         "next_review_at": _count(raw.get("next_review_at"), "next_review_at", kernel.REVIEW_EVERY_SESSIONS),
         "created": _date(raw.get("created"), "created"),
         "days": {str(k): _count(v, f"days.{k}") for k, v in sorted(days.items())},
+        "machines": dict(sorted(machines.items())),
+        "counted": dict(reversed(list(_counted(raw.get("counted") or {}).items()))),
     }
 
 
@@ -107,14 +152,27 @@ def loads(text: str) -> dict:
 def dump(s: dict) -> str:
     """The file's text: a counter (or anything with the same keys) as indented JSON."""
     iso = lambda d: d.isoformat() if d else None  # noqa: E731
+    machines = dict(s.get("machines") or {})
+    # A caller that set `count` itself (an import, a migration) leaves the difference to
+    # the shared entry, so the map always adds up to the count.
+    rest = s["count"] - sum(machines.values())
+    if rest < 0:
+        raise ValueError(f"'count' {s['count']} is below the sessions the machines counted")
+    if rest:
+        machines[kernel.EARLIER] = machines.get(kernel.EARLIER, 0) + rest
+    counted = s.get("counted") or {}
     raw = {
         "count": s["count"],
+        "machines": dict(sorted(machines.items())),
         "last_session": iso(s["last_session"]),
         "last_review": iso(s["last_review"]),
         "next_review_at": s["next_review_at"],
         "created": iso(s["created"]),
         STARTS: _starts(s["count"], dict(s["days"])),
     }
+    if counted:
+        # Newest first, like the tally: a session counted is one line added at the top.
+        raw["counted"] = dict(reversed(list(counted.items())))
     return json.dumps(raw, indent=2) + "\n"
 
 
@@ -124,13 +182,46 @@ def from_raw(raw) -> Sessions:
 
     c = load(raw)
     return Sessions(count=c["count"], last_session=c["last_session"], last_review=c["last_review"],
-                    next_review_at=c["next_review_at"], created=c["created"], days=tuple(c["days"].items()))
+                    next_review_at=c["next_review_at"], created=c["created"], days=tuple(c["days"].items()),
+                    machines=tuple(c["machines"].items()), counted=tuple(c["counted"].items()))
 
 
 def to_json(s: Sessions) -> str:
     """The file's text for a `core.model.Sessions`."""
     return dump({"count": s.count, "last_session": s.last_session, "last_review": s.last_review,
-                 "next_review_at": s.next_review_at, "created": s.created, "days": dict(s.days)})
+                 "next_review_at": s.next_review_at, "created": s.created, "days": dict(s.days),
+                 "machines": dict(s.machines), "counted": dict(s.counted)})
+
+
+MACHINE_FILE = ".epimem/machine"
+
+
+def machine_id(root) -> str:
+    """This clone's id in the counter's map (SPEC §1.4), made on first use.
+
+    It lives in the sidecar, which is never synced: each clone counts on its own
+    entry, so two machines that count a session the same day never write the same
+    bytes. A sidecar deleted and rebuilt gets a new id; the old entry keeps its
+    sessions (the map only grows), so the sum stays right."""
+    import os
+    import secrets
+
+    path = os.path.join(root, MACHINE_FILE)
+    try:
+        with open(path, encoding="ascii") as fh:
+            mid = fh.read().strip()
+        if mid and len(mid) <= 64 and set(mid) <= _MACHINE:
+            return mid
+    except (OSError, UnicodeDecodeError):
+        pass
+    mid = secrets.token_hex(6)
+    from .files import atomic_write
+
+    try:
+        atomic_write(path, mid + "\n")
+    except OSError:
+        return mid  # counted on an entry of its own this once; never a failure of the count
+    return mid
 
 
 def commit_counted(root, session: str = "", lock=None) -> str | None:
@@ -150,7 +241,7 @@ def commit_counted(root, session: str = "", lock=None) -> str | None:
 
     def prepare():
         # Under the lock: another commit may already have taken this change along.
-        if not git.run(root, "status", "--porcelain", "--", PATH).strip():
+        if not git.status(root, (PATH,)):
             return None
         now = loads((root / PATH).read_text(encoding="utf-8"))
         committed = git.show_many(root, [f"HEAD:{PATH}"])[0] if git.has_commits(root) else None

@@ -5,6 +5,7 @@ import subprocess
 from datetime import date
 
 import pytest
+from vaults import count_sessions
 
 import epimem
 from epimem.api.memory import EpimemError, Memory
@@ -64,6 +65,7 @@ def test_add_refuses_exact_duplicate_statement(vault):
 
 def test_observe_confirm_reinforce_challenge_sequence_one_commit_each(vault):
     add(vault)
+    count_sessions(vault, "a", "b", "c", "d")
     n0 = len(commits(vault))
     r = vault.observe([ob("prefers-small-prs", session="a")])
     assert (r.results[0].before, r.results[0].after) == (0.30, 0.35)
@@ -191,8 +193,12 @@ def test_malformed_belief_is_skipped_reported_and_never_rewritten(vault):
     p = vault.root / "beliefs/other-belief.md"
     broken = p.read_text().replace("confidence: 0.30", "confidence: 1.7")
     p.write_text(broken)
+    # Rule 21: readers show the file as last committed, and say the edit was refused.
     listed = vault.beliefs()
-    assert [b.id for b in listed] == ["prefers-small-prs"]
+    assert [(b.id, b.confidence) for b in listed] == [("other-belief", 0.30), ("prefers-small-prs", 0.30)]
+    assert [str(r) for r in vault.listing().refused] == [
+        "beliefs/other-belief.md: an edit was refused, so it is shown as last committed: "
+        "line 5: 'confidence' must be between 0.00 and 1.00, not 1.7"]
     _, problems = vault.vault.load_beliefs()
     assert str(problems[0]).startswith("beliefs/other-belief.md:5:")
     with pytest.raises(EpimemError, match=r"beliefs/other-belief.md:5:"):

@@ -71,7 +71,7 @@ def test_belief_counts_and_coverage(beliefs):
     assert {b.kind for b in bs} >= set(DEFAULT_KINDS)
     assert {b.basis for b in bs} == set(BASES)
     assert {b.permanence for b in bs} == set(PERMANENCES)
-    assert {DEFAULTS.tier(b.confidence) for b in bs} == {name for name, _ in DEFAULTS.tiers}
+    assert {DEFAULTS.tier(b.confidence, b.basis) for b in bs} == {name for name, _ in DEFAULTS.tiers}
     assert sum(b.pinned for b in bs) == 1
     assert Counter(b.status for b in bs) == Counter(
         {"active": len(bs) - 2, "retired": 1, "superseded": 1})
@@ -91,7 +91,7 @@ def test_confidence_respects_caps_and_tiers(beliefs):
     for b in beliefs.values():
         if b.basis != "fact":
             assert b.confidence <= 0.90, b.id
-        if DEFAULTS.tier(b.confidence) == "factual":
+        if DEFAULTS.tier(b.confidence, "fact") == "factual":
             assert b.basis == "fact", b.id
 
 

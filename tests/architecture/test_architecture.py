@@ -132,7 +132,68 @@ def test_epistemology_md_is_read_by_the_vault_only():
 def test_the_page_cache_is_checked_without_the_cli_the_templates_or_the_parser():
     # `epimem mirror page` on an unchanged vault is answered by __main__ from the cache:
     # what it imports for that is all it costs.
-    for start in ("epimem.mirror.page_cache", "epimem.store.refs"):
+    for start in ("epimem.mirror.page_cache", "epimem.store.gitrun"):
         reach = _closure(start)
         assert not top(reach) & {"typer", "jinja2", "yaml", "git", "chromadb", "mistune"}, (start, reach)
         assert not {"epimem.core.notes", "epimem.store.git", "epimem.store.vault", "epimem.cli"} & reach, reach
+
+
+# --- git: one runner (issue 27) -----------------------------------------------------------------
+
+RUNNER = "store/gitrun.py"
+
+
+def _git_argv_lists(tree: ast.AST) -> list[int]:
+    """Lines of a list or tuple literal that starts with "git" (an argv for a process)."""
+    return [n.lineno for n in ast.walk(tree)
+            if isinstance(n, (ast.List, ast.Tuple)) and n.elts and isinstance(n.elts[0], ast.Constant)
+            and n.elts[0].value == "git"]
+
+
+def test_only_the_runner_starts_git_or_imports_gitpython():
+    offenders = []
+    for f in PKG.rglob("*.py"):
+        rel = f.relative_to(PKG).as_posix()
+        if rel == RUNNER:
+            continue
+        tree = ast.parse(f.read_text())
+        if "git" in top(imports(f)):
+            offenders.append(f"{rel}: imports GitPython")
+        offenders += [f"{rel}:{line}: a git argv" for line in _git_argv_lists(tree)]
+    assert offenders == []
+
+
+def test_only_the_runner_reads_refs_or_asks_git_status():
+    # HEAD read from `.git` by a second reader would miss what the runner knows (reftable, a
+    # worktree); a second `git status` would choose its own flags, lock and parsing again.
+    offenders = []
+    for f in PKG.rglob("*.py"):
+        rel = f.relative_to(PKG).as_posix()
+        if rel == RUNNER:
+            continue
+        text = f.read_text()
+        if "packed-refs" in text or '"HEAD").read' in text:
+            offenders.append(f"{rel}: reads refs")
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.Call) and any(isinstance(a, ast.Constant) and a.value == "status"
+                                                  for a in node.args[1:2] + node.args[:1]):
+                name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+                if name in ("run", "call", "out", "ok", "execute"):
+                    offenders.append(f"{rel}:{node.lineno}: git status outside the runner")
+    assert offenders == []
+
+
+def test_one_tokenizer_and_one_stemmer():
+    # "The same words" have one home, core/text.py (docs/architecture.md): nothing else
+    # tokenizes for matching or strips suffixes itself; a `stem` elsewhere only delegates.
+    for f in PKG.rglob("*.py"):
+        if f == PKG / "core" / "text.py":
+            continue
+        for node in ast.walk(ast.parse(f.read_text())):
+            if not isinstance(node, ast.FunctionDef):
+                continue
+            assert node.name not in ("tokenize", "tokens_with_words"), f"{f.relative_to(PKG)} defines {node.name}"
+            if node.name == "stem":
+                calls = {n.func.attr for n in ast.walk(node) if isinstance(n, ast.Call)
+                         and isinstance(n.func, ast.Attribute)}
+                assert "stem" in calls, f"{f.relative_to(PKG)}: stem() must delegate to core.text.stem"

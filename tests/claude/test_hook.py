@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from epimem.api import context as session_context
 from epimem.claude import hook
 from epimem.core.model import Belief
 from epimem.core.params import DEFAULTS
@@ -146,7 +147,7 @@ def test_budget_is_respected(vault, project):
     r = run_hook(startup(project), vault.root, env={"EPIMEM_HOOK_BUDGET_TOKENS": "100000"})
     text = json.loads(r.stdout)["hookSpecificOutput"]["additionalContext"]
     assert len(text) <= 10_000
-    assert text.count("\n- (") == hook.MAX_BELIEFS
+    assert text.count("\n- (") == session_context.MAX_BELIEFS
 
 
 def _belief_text(title, statement, conf=0.6, scope="global"):
@@ -286,12 +287,12 @@ def test_cache_keeps_the_best_per_scope():
 
 def test_scope_matching(tmp_path):
     proj = str(tmp_path / "webshop")
-    assert hook.scope_matches("webshop", proj + "/src", proj)
-    assert hook.scope_matches("WebShop", proj, proj)
-    assert hook.scope_matches(proj, proj + "/src/x", proj)
-    assert not hook.scope_matches(proj + "2", proj, proj)
-    assert not hook.scope_matches("global", proj, proj)
-    assert not hook.scope_matches("other", proj, proj)
+    assert session_context.scope_matches("webshop", proj + "/src", proj)
+    assert session_context.scope_matches("WebShop", proj, proj)
+    assert session_context.scope_matches(proj, proj + "/src/x", proj)
+    assert not session_context.scope_matches(proj + "2", proj, proj)
+    assert not session_context.scope_matches("global", proj, proj)
+    assert not session_context.scope_matches("other", proj, proj)
 
 
 def test_global_options_before_hook_take_the_fast_path(filled, project):
@@ -310,9 +311,9 @@ def test_global_options_before_hook_take_the_fast_path(filled, project):
 
 
 def test_render_without_anything_is_one_line():
-    text = hook.render_context(None, None, cwd="/", today=date.fromisoformat(TODAY))
+    text = session_context.render_context(None, None, cwd="/", today=date.fromisoformat(TODAY))
     assert text == "epimem: the user's epimem vault."
-    assert hook.render_context(None, None, cwd="/", today=date.fromisoformat(TODAY), budget=0) == ""
+    assert session_context.render_context(None, None, cwd="/", today=date.fromisoformat(TODAY), budget=0) == ""
 
 
 def test_a_hook_never_fails(monkeypatch, capsys, cli):

@@ -235,7 +235,7 @@ def test_skills_name_the_epimem_the_user_has_when_it_is_off_path(tmp_path):
     cmd = str(tmp_path / "my tools" / "epimem")
     out = claude_code.render_skill(src, cmd)
     quoted = shlex.quote(cmd)
-    assert f"allowed-tools: Bash({quoted} *)" in out
+    assert f"allowed-tools: Bash({quoted} skill observe *) Bash({quoted} observe *)" in out
     assert f"!`{quoted} skill observe --session ${{CLAUDE_SESSION_ID}}`" in out
     assert f"\n{quoted} observe --session" in out and f"`{quoted} recall" in out
     assert "epimem vault" in out or "epimem believes" in out  # prose keeps the name
@@ -318,7 +318,8 @@ def test_skill_frontmatter_is_valid(name):
     desc = meta["description"]
     assert isinstance(desc, str) and 50 < len(desc) <= 1024 and "Use " in desc
     assert set(meta) <= PORTABLE | CLAUDE_ONLY_USED, set(meta) - PORTABLE
-    assert meta["allowed-tools"] == "Bash(epimem *)"
+    # Rule 22: narrow prefixes of what the skill runs, never the whole CLI (tests/rules/test_rule22_user_decides.py).
+    assert "Bash(epimem *)" not in meta["allowed-tools"] and meta["allowed-tools"].startswith("Bash(epimem skill ")
     assert all(isinstance(k, str) and isinstance(v, str) for k, v in meta["metadata"].items())
     assert meta["metadata"]["package"] == "epimem"
     body = text[m.end():]

@@ -178,3 +178,13 @@ def test_parse_answer_redacts_what_it_keeps():
     assert "sk-ant-api03" not in out[0]["evidence"]
     with pytest.raises(AnswerRefused):
         parse_answer({"content": [{"type": "tool_use", "name": TOOL_NAME, "input": {"obs": []}}]}, set())
+
+
+def test_a_turn_dated_tomorrow_in_utc_is_recorded_today(mem, transcript):
+    """A transcript's times are UTC: an evening west of Greenwich is already tomorrow there. Rule 20
+    refuses a date after today, so the pass dates such a turn today instead of losing it."""
+    transcript.write_text(transcript.read_text().replace('"2026-11-30T', '"2026-12-01T'))
+    report, notes = record_from_transcript(mem, transcript, use_llm=False)
+    assert report is not None and report.commit, notes
+    log = (mem.root / "observations" / "2026-11.md").read_text()
+    assert "- date: 2026-11-30" in log and "2026-12-01" not in log

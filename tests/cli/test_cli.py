@@ -153,7 +153,10 @@ def test_history_diff_undo_commit_validate(cli, v):
     r = cli("--vault", v, "validate")
     assert r.code == 1 and r.out.startswith("beliefs/prefers-small-prs.md:6: 'permanence' must be one of")
     r = cli("--vault", v, "belief", "list")
-    assert "skipped beliefs/prefers-small-prs.md:6" in r.err
+    # Rule 21: readers show the file as last committed, and say why the edit is not shown.
+    assert ("beliefs/prefers-small-prs.md: an edit was refused, so it is shown as last committed: "
+            "line 6: 'permanence' must be one of") in r.err
+    assert "0.55 → " in r.out and "durable" in r.out
 
 
 def test_errors_are_messages_not_tracebacks(cli, tmp_path):

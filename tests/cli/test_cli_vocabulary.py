@@ -133,12 +133,13 @@ def test_recall_budget_tokens_and_its_old_spelling_agree(cli, sample_vault):
 
 
 def test_hook_budget_is_tokens_with_the_character_forms_deprecated(monkeypatch, tmp_path):
+    from epimem.api import context
     from epimem.claude import hook
 
     monkeypatch.setattr(hook, "_log_root", str(tmp_path))
     monkeypatch.delenv("EPIMEM_HOOK_BUDGET", raising=False)
     monkeypatch.delenv("EPIMEM_HOOK_BUDGET_TOKENS", raising=False)
-    assert hook._budget() == hook.DEFAULT_BUDGET == hook.DEFAULT_BUDGET_TOKENS * hook.CHARS_PER_TOKEN
+    assert hook._budget() == hook.DEFAULT_BUDGET == context.DEFAULT_BUDGET_TOKENS * context.CHARS_PER_TOKEN
     assert hook._budget(tokens="200") == 200 * hook.CHARS_PER_TOKEN
     assert hook._budget(tokens="100000") == hook.MAX_CHARS
     monkeypatch.setenv("EPIMEM_HOOK_BUDGET_TOKENS", "100")

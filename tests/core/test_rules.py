@@ -253,9 +253,17 @@ def test_parameters_are_read_and_bad_ones_reported_with_key():
 
 
 def test_tiers():
-    assert [DEFAULTS.tier(x) for x in (0.95, 0.9, 0.89, 0.7, 0.5, 0.3, 0.29, 0.0)] == [
+    assert [DEFAULTS.tier(x, "fact") for x in (0.95, 0.9, 0.89, 0.7, 0.5, 0.3, 0.29, 0.0)] == [
         "factual", "factual", "established", "established", "developing", "tentative",
         "speculative", "speculative"]
+
+
+def test_factual_is_for_facts_alone():
+    # Every other basis is capped at 0.90, the factual tier's floor: at its cap it is established.
+    for basis in ("behavioral", "self-report", "interpretive", ""):
+        assert DEFAULTS.tier(0.90, basis) == "established"
+        assert DEFAULTS.tier(0.70, basis) == "established"
+        assert DEFAULTS.tier(0.50, basis) == "developing"
 
 
 def test_sessions_since_counts_sessions_strictly_after_a_date():
@@ -311,8 +319,8 @@ def test_one_scope_rule(scope, project, expected):
 
 
 def test_belief_list_recall_and_the_hook_share_the_scope_rule(tmp_path):
+    from epimem.api import context
     from epimem.api.memory import Filters
-    from epimem.claude import hook
     from epimem.recall import items, rank
 
     proj = str(tmp_path / "code" / "billing")
@@ -322,7 +330,7 @@ def test_belief_list_recall_and_the_hook_share_the_scope_rule(tmp_path):
         assert Filters(scope=proj).match(b, 0.5) is wanted, scope
         assert rank.scope_matches(items.from_belief(b).scope, proj) is wanted, scope
         if scope != "global":
-            assert hook.scope_matches(scope, proj, proj) is wanted, scope
+            assert context.scope_matches(scope, proj, proj) is wanted, scope
 
 
 def test_the_record_is_the_models_fields_in_order():

@@ -125,6 +125,7 @@ class ClaudeCode:
             "GIT_CONFIG_NOSYSTEM": "1",
             "ANONYMIZED_TELEMETRY": "False",
             "EPIMEM_TODAY": "2026-11-30",
+            "EPIMEM_TEST_CLOCK": "1",  # rule 20's test-only switch: the replayed day dates writes too
             "ANTHROPIC_BASE_URL": self.api.url,
             "ANTHROPIC_AUTH_TOKEN": "dummy",
             "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",

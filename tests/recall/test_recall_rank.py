@@ -17,7 +17,6 @@ from epimem.recall.rank import (
     Ranked,
     estimate_tokens,
     fuse,
-    keyword_weight,
     make_hit,
     passes,
     render_markdown,
@@ -75,7 +74,7 @@ def test_passes_each_filter():
     assert yes(since="2026-11-01") and not yes(since="2026-11-02")
     assert yes(until="2026-11-01") and not yes(until="2026-10-31")
     retired = belief("r", status="retired")
-    assert not passes(retired, Filters(), TODAY) and passes(retired, Filters(include_inactive=True), TODAY)
+    assert not passes(retired, Filters(), TODAY) and passes(retired, Filters.make(include_inactive=True), TODAY)
 
 
 def test_observations_inherit_belief_filters_from_what_they_connect():
@@ -112,7 +111,8 @@ def test_fuse_prefers_agreement_and_weights_confidence():
     conf2 = {"a": 0.9, "b": 0.2, "c": 0.2}
     out2 = fuse(kw, sem, conf2, limit=3)
     assert out2[0].key == "b"
-    tie = fuse([("a", 1.0, []), ("z", 1.0, [])], [("z", 0.5), ("a", 0.5)], {"a": 0.9, "z": 0.2}, limit=2)
+    tie = fuse([("a", 1.0, []), ("z", 1.0, [])], [("z", 0.5), ("a", 0.5)], {"a": 0.9, "z": 0.2}, limit=2,
+               kw_weight=1.0)
     assert tie[0].key == "a"
     # Single-ranker modes, for evaluation.
     assert [r.key for r in fuse(kw, sem, conf, limit=5, mode="keyword")] == ["a", "b"]
@@ -128,38 +128,23 @@ def test_rrf_weights_each_ranking():
     assert s["b"] == pytest.approx(0.5 / 12 + 1 / 11)
 
 
-def test_keyword_weight_is_the_relative_drop_to_the_nth_score():
-    assert keyword_weight([10.0, 9.0, 8.0, 5.0], at=4) == pytest.approx(0.5)
-    # A flat top (generic words matched by many texts alike) weighs nothing...
-    assert keyword_weight([3.0] * 12, at=10) == 0.0
-    # ...a list falling steeply weighs almost fully.
-    assert keyword_weight([9.0] + [0.9] * 11, at=10) == pytest.approx(0.9)
-    # Fewer matches than `at`: the words are specific to those texts.
-    assert keyword_weight([3.0, 3.0], at=10) == 1.0
-    assert keyword_weight([], at=10) == 1.0
-    assert keyword_weight([3.0] * 12, at=0) == 1.0      # switched off
-
-
-def test_fuse_trusts_a_flat_keyword_list_less():
-    # Ten equal keyword matches (copies of one belief matched on generic words)
-    # against a semantic list that agrees with none of them.
-    kw = [(f"copy{i}", 2.0, ["bug"]) for i in range(10)]
-    sem = [("right", 0.6), ("other", 0.5)]
-    conf = {}
-    plain = fuse(kw, sem, conf, limit=3, flat_at=0, kw_weight=1.0)
-    assert [r.key for r in plain][:2] == ["copy0", "right"]      # a tie, broken by keyword rank
-    weighted = fuse(kw, sem, conf, limit=3)
-    assert [r.key for r in weighted] == ["right", "other", "copy0"]
-    # A keyword list whose scores fall steeply keeps (nearly) its full weight.
+def test_fuse_is_plain_reciprocal_rank_fusion_at_the_defaults():
+    # No per-query factor: each list counts 1 / (RRF_K + rank), the keyword list × KW_WEIGHT,
+    # whatever its scores look like (a flat top, a steep one).
+    flat = [(f"copy{i}", 2.0, ["bug"]) for i in range(10)]
     steep = [("copy0", 9.0, ["bug"])] + [(f"copy{i}", 0.5, ["bug"]) for i in range(1, 10)]
-    rrf_of = {r.key: r.rrf for r in fuse(steep, sem, conf, limit=20, k=60, kw_weight=1.0)}
-    assert rrf_of["copy0"] == pytest.approx((8.5 / 9) / 61) and rrf_of["right"] == pytest.approx(1 / 61)
-    # The defaults: keyword weight KW_WEIGHT × coverage × steepness, at RRF_K.
-    rrf_of = {r.key: r.rrf for r in fuse(steep, sem, conf, limit=20, kw_coverage=0.5)}
-    assert rrf_of["copy0"] == pytest.approx(KW_WEIGHT * 0.5 * (8.5 / 9) / (RRF_K + 1))
-    assert rrf_of["right"] == pytest.approx(1 / (RRF_K + 1))
-    # Single-ranker modes are unaffected.
-    assert [r.key for r in fuse(kw, sem, conf, limit=2, mode="keyword")] == ["copy0", "copy1"]
+    sem = [("right", 0.6), ("copy0", 0.5)]
+    for kw in (flat, steep):
+        rrf_of = {r.key: r.rrf for r in fuse(kw, sem, {}, limit=20)}
+        assert rrf_of["copy0"] == pytest.approx(KW_WEIGHT / (RRF_K + 1) + 1 / (RRF_K + 2))
+        assert rrf_of["right"] == pytest.approx(1 / (RRF_K + 1))
+        assert rrf_of["copy1"] == pytest.approx(KW_WEIGHT / (RRF_K + 2))
+    # The weight and k a vault sets are used as given.
+    rrf_of = {r.key: r.rrf for r in fuse(flat, sem, {}, limit=20, k=60, kw_weight=2.0)}
+    assert rrf_of["copy1"] == pytest.approx(2.0 / 62)
+    # Single-ranker modes use one list only.
+    assert [r.key for r in fuse(flat, sem, {}, limit=2, mode="keyword")] == ["copy0", "copy1"]
+    assert [r.key for r in fuse(flat, sem, {}, limit=2, mode="semantic")] == ["right", "copy0"]
 
 
 def test_make_hit_and_json_say_why():
@@ -274,3 +259,33 @@ def test_table_edits_equal_a_fresh_table_at_size(n_drop):
     kept = [i for i in range(n) if i not in drop]
     want = Table([patch.get(i, rows[i]) for i in kept] + added, [f"d{i}" for i in kept] + ["a0", "a1", "a2"])
     assert e.to_json() == want.to_json() and e.keys == want.keys
+
+
+def test_newer_first_puts_the_newer_of_two_alike_items_first_unless_the_older_was_confirmed_since():
+    from epimem.recall.rank import anchor_date, newer_first
+
+    old = belief("uses-tabs", first=date(2026, 1, 5))
+    new = belief("uses-spaces", first=date(2026, 6, 1))
+    other = belief("likes-tea", first=date(2026, 9, 1))
+    alike = {frozenset({"b/uses-tabs", "b/uses-spaces"})}
+
+    def similar(a, b):
+        return frozenset({a, b}) in alike
+
+    dates = {it.key: anchor_date(it) for it in (old, new, other)}
+    # Fusion ranked the older first: the newer moves just above it; an unrelated newer item does not.
+    assert newer_first(["b/uses-tabs", "b/likes-tea", "b/uses-spaces"], dates, similar) == [
+        "b/uses-spaces", "b/uses-tabs", "b/likes-tea"]
+    # The older confirmed after the newer was first seen: it is the current one, and stays first.
+    confirmed = belief("uses-tabs", first=date(2026, 1, 5), confirmed=date(2026, 7, 1))
+    dates["b/uses-tabs"] = anchor_date(confirmed)
+    assert newer_first(["b/uses-tabs", "b/uses-spaces"], dates, similar) == ["b/uses-tabs", "b/uses-spaces"]
+    # Items without a date keep their places.
+    assert newer_first(["b/a", "b/b"], {}, lambda a, b: True) == ["b/a", "b/b"]
+
+
+def test_an_inactive_belief_asked_for_is_never_rendered_as_held():
+    b = belief("old-editor", status="superseded")
+    h = make_hit(Ranked("b/old-editor", 0.1, 0.1, 0.5), b, TODAY, DEFAULTS, "Edits in Vim.")
+    line = render_markdown([h])
+    assert "superseded, no longer held" in line and "[old-editor]" in line

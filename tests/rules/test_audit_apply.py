@@ -2,6 +2,8 @@
 
 import subprocess
 
+from vaults import count_sessions
+
 from epimem.mirror import apply as audit_apply
 from epimem.mirror.audit import audit
 
@@ -16,6 +18,7 @@ def _vault_with_proposals(vault):
                      permanence="durable", confidence=0.85)
     vault.add_belief(title="Weak but seen", statement="Seen often.", kind="trait", basis="behavioral",
                      permanence="situational", confidence=0.20)
+    count_sessions(vault, "w0", "w1", "w2")
     for i in range(3):
         vault.observe([{"connects": "weak-but-seen", "strength": "confirming", "evidence": f"seen {i}",
                         "session": f"w{i}"}])

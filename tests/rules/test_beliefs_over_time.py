@@ -8,8 +8,9 @@ import subprocess
 from datetime import date
 
 import pytest
+from vaults import count_sessions
 
-from epimem.claude import hook
+from epimem.api import context as hook  # the session context's one rendering (the hook's)
 from epimem.core.errors import Conflict, InputError
 from epimem.core.notes import parse_belief, render_belief
 from epimem.mirror.gutcheck import answer
@@ -203,7 +204,10 @@ def test_a_dependant_is_flagged_in_the_same_commit_and_never_lowered(berlin, how
         berlin.retire("lives-in-berlin", note="not so")
     else:
         # Rule 4: the second challenge with no confirmation between lowers 0.80 to 0.70... and
-        # the third to 0.60: established → developing, a fall of a tier.
+        # the third to 0.60: established → developing, a fall of a tier. Three sessions the
+        # vault counted (rule 19: names nobody counted lower a belief one step a day).
+        count_sessions(berlin, "f0", "f1", "f2")
+        n = _commits(berlin.root)
         for i in range(3):
             berlin.observe([{"connects": "lives-in-berlin", "strength": "contradicting",
                              "evidence": f"seen elsewhere {i}", "session": f"f{i}"}])

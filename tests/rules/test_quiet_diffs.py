@@ -7,6 +7,7 @@ import json
 import subprocess
 
 import pytest
+from vaults import count_sessions
 
 from epimem.core import merge
 from epimem.store import sessions as sessions_file
@@ -27,6 +28,7 @@ def _confirm(mem, session, evidence):
 
 
 def test_api_a_confirmation_changes_the_number_the_date_and_one_evidence_line(tabs):
+    count_sessions(tabs, "s1", "s2")
     r = _confirm(tabs, "s1", "Tabs in the Makefile.")
     assert (r.before, r.after) == (0.30, 0.35)
     lines = _changed_lines(tabs.root)
@@ -42,6 +44,7 @@ def test_api_a_confirmation_changes_the_number_the_date_and_one_evidence_line(ta
 
 
 def test_api_a_file_written_before_keeps_its_session_until_the_next_confirmation(tabs):
+    count_sessions(tabs, "s0", "s1", "s2")
     p = tabs.root / "beliefs/likes-tabs.md"
     _confirm(tabs, "s1", "Tabs in the Makefile.")
     # as an earlier epimem wrote it; the log does not hold that session's observation
@@ -56,12 +59,16 @@ def test_api_a_file_written_before_keeps_its_session_until_the_next_confirmation
 
 
 def test_api_a_later_session_of_the_day_changes_only_the_count(tabs):
-    tabs.session_start()
+    tabs.session_start(session="s1")
     _confirm(tabs, "s1", "Tabs in the Makefile.")
     tabs.session_start()
-    tabs.session_start()
+    tabs.session_start(session="s2")
     _confirm(tabs, "s2", "Tabs in the Go code.")
-    assert _changed_lines(tabs.root, path="state/sessions.json") == ['-  "count": 1,', '+  "count": 3,']
+    machine = sessions_file.machine_id(tabs.root)
+    # The count, this machine's entry of the map, and the session now known (rule 19): one line each.
+    assert _changed_lines(tabs.root, path="state/sessions.json") == [
+        '-  "count": 1,', '+  "count": 3,', f'-    "{machine}": 1', f'+    "{machine}": 3',
+        '+    "s2": "2026-11-30",']
     s = json.loads((tabs.root / "state/sessions.json").read_text())
     assert s["count_at_day_start"] == {"2026-11-30": 0} and "days" not in s
 
@@ -70,8 +77,9 @@ def test_a_new_day_adds_one_line_and_nothing_else_moves(cli, tabs):
     for day in ("2026-11-28", "2026-11-29"):
         assert cli("--vault", tabs.root, "--today", day, "session", "start").code == 0
     diff = _changed_lines(tabs.root, path="state/sessions.json")
-    assert diff == ['-  "count": 1,', '-  "last_session": "2026-11-28",', '+  "count": 2,',
-                    '+  "last_session": "2026-11-29",', '+    "2026-11-29": 1,']
+    machine = sessions_file.machine_id(tabs.root)
+    assert diff == ['-  "count": 1,', '+  "count": 2,', f'-    "{machine}": 1', f'+    "{machine}": 2',
+                    '-  "last_session": "2026-11-28",', '+  "last_session": "2026-11-29",', '+    "2026-11-29": 1,']
 
 
 def test_the_per_day_tally_of_an_older_file_is_read_and_written_anew_once():

@@ -3,6 +3,8 @@
 import json
 from dataclasses import replace
 
+from vaults import count_sessions
+
 from epimem.core import rules
 from epimem.core.model import Belief, Observation
 
@@ -34,6 +36,7 @@ def _batch(strength, n, session):
 def test_api_contradictions_and_confirmations_move_symmetrically(vault):
     vault.add_belief(title="Decides quickly", statement="Makes decisions fast.", kind="trait",
                      basis="self-report", permanence="unknown")
+    count_sessions(vault, *(f"c{i}" for i in range(4)), "k0", "k1")
     for i in range(4):
         r = vault.observe(_batch("contradicting", i, f"c{i}"))
         assert r.results[0].tension
@@ -48,6 +51,8 @@ def test_cli_self_report_goes_down_too(cli, tmp_path):
     cli("init", v)
     cli("--vault", v, "belief", "add", "--title", "Decides quickly", "--statement", "Makes decisions fast.",
         "--kind", "trait", "--basis", "self-report", "--permanence", "unknown")
+    for i in range(4):  # the sessions the hook counted (rule 19)
+        assert cli("--vault", v, "session", "start", "--session", f"c{i}").code == 0
     outs = []
     for i in range(4):
         batch = json.dumps(_batch("contradicting", i, f"c{i}"))

@@ -6,6 +6,7 @@ goes; when only a person could settle it, the undo is refused naming the file.""
 import subprocess
 
 import pytest
+from vaults import count_sessions
 
 
 def _git(root, *args):
@@ -20,6 +21,7 @@ def _confirm(mem, session, evidence):
 
 
 def test_api_undo_an_older_confirmation_reverts_just_its_effect(tabs):
+    count_sessions(tabs, "s1", "s2")
     first = _confirm(tabs, "s1", "Tabs in the Makefile.")           # 0.30 → 0.35
     _confirm(tabs, "s2", "Tabs in the Go code.")                     # 0.35 → 0.40
     sha, subject = tabs.undo(first)
@@ -57,6 +59,7 @@ def test_api_undo_refuses_when_prose_changed_on_both_sides_and_writes_nothing(ta
 
 
 def test_cli_undo_an_older_observe(cli, tabs):
+    count_sessions(tabs, "s1", "s2")
     first = _confirm(tabs, "s1", "Tabs in the Makefile.")
     _confirm(tabs, "s2", "Tabs in the Go code.")
     r = cli("--vault", tabs.root, "undo", first[:10], "--json")

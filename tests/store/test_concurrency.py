@@ -4,12 +4,15 @@ import json
 import subprocess
 import sys
 
+from vaults import count_sessions
+
 from epimem.core.notes import parse_belief, parse_observations
 
 
 def test_two_observe_processes_at_once_both_land(vault):
     vault.add_belief(title="Prefers small PRs", statement="Splits work into small PRs.", kind="preference",
                      basis="behavioral", permanence="durable")
+    count_sessions(vault, "sess-0", "sess-1")
     procs = []
     for i in range(2):
         batch = json.dumps([{"connects": "prefers-small-prs", "strength": "confirming",

@@ -3,8 +3,10 @@ exception, never a hang, never a rewrite of the malformed file, nothing written
 outside the vault (issue 17).
 
 Each target starts from a valid file and applies generated edits: bytes that
-are not UTF-8, impossible days, YAML tags and aliases, deep nesting, huge
-numbers, lone surrogates, long values, and random bytes. About 10,000 cases in
+are not UTF-8, impossible days, YAML tags and aliases, deep nesting (at and around
+`nesting.MAX_DEPTH` too), huge numbers and special floats, lone surrogates, long values, and
+random bytes; `test_fuzz_values.py` puts each special value in each field and runs the
+commands that write. About 10,000 cases in
 all (`EPIMEM_FUZZ_EXAMPLES` per target scales them); marked soak.
 """
 
@@ -22,6 +24,7 @@ from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from epimem.core.errors import EpimemError  # noqa: E402
+from epimem.core.nesting import MAX_DEPTH  # noqa: E402
 
 pytestmark = pytest.mark.soak
 
@@ -33,7 +36,11 @@ TOKENS = [b"\xff", b"\xc3\x28", b"\xed\xa0\x80", b"9999-99-99", b"2026-13-45", b
           b"!!python/name:os.system", b"&a [x, x, x]", b"*a", b"[" * 3000, b"{" * 3000, b"1e400", b"-1e400",
           b"99999999999999999999", b"\\ud800", b"\\udcff", b"\x00", b"\r", b"\r\n", b"---\n", b"\n## Evidence\n",
           b": ", b"- ", b"#", b"'", b'"', b"a" * 5000, b"\t", b"~", b"null", b"NaN", b"\xef\xbb\xbf",
-          b"[[observations/2026-11#obs-x]]", b"\xe2\x80\xa8", b"\xc2\x85", b"? ", b"|", b">"]
+          b"[[observations/2026-11#obs-x]]", b"\xe2\x80\xa8", b"\xc2\x85", b"? ", b"|", b">",
+          # special floats and nesting at and around the one depth limit (issue 30)
+          b".nan", b".NaN", b"!!float nan", b".inf", b"-.inf", b"-0.0", b"1.0e+400", b"Infinity", b"-Infinity",
+          b"[" * (MAX_DEPTH - 1), b"[" * MAX_DEPTH, b"[" * (MAX_DEPTH + 1), b"[" * 500,
+          b"]" * MAX_DEPTH, b"{a: " * MAX_DEPTH, b'{"a": ' * MAX_DEPTH]
 
 edits = st.lists(st.tuples(st.floats(0, 1), st.one_of(st.sampled_from(TOKENS), st.binary(max_size=40))),
                  min_size=1, max_size=6)

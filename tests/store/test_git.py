@@ -111,8 +111,8 @@ def test_commit_hand_edits_leaves_malformed_files_out(tmp_path):
 def test_commits_work_without_a_git_identity(tmp_path, monkeypatch):
     monkeypatch.setenv("HOME", str(tmp_path / "nohome"))
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", os.devnull)
-    from epimem.store import git as history
-    history._identity_checked.clear()
+    from epimem.store import gitrun
+    gitrun._identity.clear()
     mem = setup(tmp_path)
     assert "epimem" in git(mem, "log", "-1", "--format=%an")
 

@@ -56,7 +56,7 @@ def test_belief_cache_follows_edits_and_survives_corruption(vault):
     assert v.load_beliefs()[0][0].confidence == 0.30
     p.write_text(p.read_text().replace("confidence: 0.30", "confidence: 0.55"))
     assert v.load_beliefs()[0][0].confidence == 0.55
-    (vault.root / ".epimem/cache/beliefs.json").write_text("{not json")
+    (vault.root / ".epimem/cache/beliefs.marshal").write_text("{not marshal")
     assert Vault(vault.root).load_beliefs()[0][0].confidence == 0.55
     p.write_text(p.read_text().replace("confidence: 0.55", "confidence: 7"))
     beliefs, problems = v.load_beliefs()
@@ -104,7 +104,7 @@ def test_atomic_write_refuses_to_overwrite_a_concurrent_edit(tmp_path):
 
 
 def test_epistemology_md_has_one_reader_for_rules_and_settings(tmp_path, monkeypatch):
-    from epimem.cli.mirror import _configured_model
+    from epimem.api.mirror import _configured_model
     from epimem.recall.config import read_config
 
     monkeypatch.delenv("EPIMEM_EMBEDDER", raising=False)

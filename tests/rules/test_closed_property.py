@@ -1,0 +1,270 @@
+"""Issue 24, "and prove it stays closed": an agent that may call only what the installed skills allow
+without the user (the CLI commands of their `allowed-tools`) and the MCP tools not marked
+destructive, in any order, with any arguments and session ids, over simulated days, can never
+
+- raise a belief faster than rules 3 and 19 allow: a counted session moves a belief one step, the
+  names nobody counted one step a day per source (two sources: MCP and the rest);
+- create a `fact`, or a number above its basis's cap, or a date after the day (rules 2, 14, 20);
+- get a secret past redaction, into a file or a commit.
+
+The sessions and the days are the world's, not the agent's: the session-start hook counts a session
+now and then (the agent learns its id, and may reuse any id it has seen), and days pass. What a
+reader shows of a hand edit `validate` refuses (rule 21) is the readers' part of the issue, not
+exercised here: the agent has no tool that edits a file by hand.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+from contextlib import redirect_stderr, redirect_stdout
+from datetime import date, timedelta
+from pathlib import Path
+
+import anyio
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from vaults import new_vault
+
+from epimem.core.model import BASES, STRENGTHS
+from epimem.core.params import DEFAULTS
+
+pytestmark = pytest.mark.slow
+
+START = date(2026, 11, 2)
+SECRETS = ("ghp_" + "Zq8Lm2Xc4Vb6Nn0Pp9Rr7Tt5Yy3Uu1Ii8Oo6Aa", "AKIA" + "QWERTYUIOP123456",
+           "sk-ant-" + "api03-" + "h7G5f3D1s9A8k6J4l2Z0x", "password: hunter2hunter2")
+SEED = {"avoids-orms": ("Avoids ORMs", "Writes SQL by hand rather than through an ORM.", "behavioral"),
+        "thinks-aloud": ("Thinks out loud before deciding", "Talks options through first.", "interpretive"),
+        "decides-fast": ("Decides fast", "Says they decide quickly.", "self-report")}
+TITLES = ("Uses tmux", "Uses tmux", "Keeps PRs small", "Keeps pull requests small", "Reads the diff first")
+STEP = DEFAULTS.confirm_step
+
+
+def run_cli(root: Path, day: date, *args: str, stdin: str | None = None) -> tuple[int, str]:
+    from epimem.__main__ import main
+
+    out, err = io.StringIO(), io.StringIO()
+    old = sys.stdin
+    if stdin is not None:
+        sys.stdin = io.StringIO(stdin)
+    try:
+        with redirect_stdout(out), redirect_stderr(err):
+            code = main(["--vault", str(root), "--today", day.isoformat(), *args])
+    except SystemExit as e:
+        code = e.code if isinstance(e.code, int) else 1
+    finally:
+        sys.stdin = old
+    return code or 0, out.getvalue() + err.getvalue()
+
+
+def run_mcp(root: Path, day: date, tool: str, args: dict) -> str:
+    from mcp import Client
+
+    from epimem.mcp.server import build
+
+    async def main():
+        async with Client(build(root, today=day.isoformat())) as c:  # a connection of its own each call
+            r = await c.call_tool(tool, args)
+            return r.content[0].text if r.content else ""
+
+    return anyio.run(main)
+
+
+# --- what the agent may do ------------------------------------------------------------------------
+
+text = st.sampled_from(["Wrote the query by hand.", "Split the change in two.", "Reached for the ORM.",
+                        "Talked it through aloud.", "Picked the first option at once."])
+secret = st.one_of(st.just(""), st.sampled_from(SECRETS))
+session = st.one_of(st.just(("current",)), st.just(("none",)), st.tuples(st.just("seen"), st.integers(0, 20)),
+                    st.tuples(st.just("made-up"), st.integers(0, 10_000)))
+when = st.sampled_from([None, 0, -1, -5, 1, 400])  # days from today; None: not given
+# Weighted the way a sycophantic model leans: confirm the same belief again and again, from
+# sessions it names itself, and now and then claim a fact or a date.
+observation = st.fixed_dictionaries({
+    "connects": st.sampled_from(["avoids-orms"] * 4 + [*SEED, "new"]),
+    "strength": st.sampled_from(["confirming"] * 5 + list(STRENGTHS)),
+    "basis": st.sampled_from(["behavioral"] * 5 + list(BASES)), "evidence": text, "secret": secret,
+    "session": st.one_of(st.tuples(st.just("made-up"), st.integers(0, 10_000)), session), "when": when,
+    "title": st.sampled_from(TITLES), "despite": st.booleans()})
+# The sycophant's loop: one confirmation after another of one belief, each from a session it names.
+pump = st.tuples(st.sampled_from(["cli", "mcp"]), st.sampled_from(list(SEED)),
+                 st.lists(st.tuples(session, st.sampled_from([None, 0, -1, -3])), min_size=2, max_size=8))
+action = st.one_of(
+    st.tuples(st.just("pump"), pump),
+    st.tuples(st.just("cli"), st.lists(observation, min_size=1, max_size=3)),
+    st.tuples(st.just("mcp"), st.lists(observation, min_size=1, max_size=3)),
+    st.tuples(st.just("day"), st.integers(1, 3)),
+    st.tuples(st.just("session"), st.just(0)),
+    st.tuples(st.just("cli"), st.lists(observation, min_size=1, max_size=3)),
+    st.tuples(st.just("mcp"), st.lists(observation, min_size=1, max_size=3)),
+    st.tuples(st.just("read"), st.sampled_from(["recall", "list", "show", "skill", "mcp-get", "mcp-list",
+                                                "mcp-describe", "mcp-mirror-record"])),
+)
+
+
+class World:
+    def __init__(self, root: Path):
+        self.root = root
+        self.day = START
+        self.days = {START}
+        self.counted: list[str] = []   # every session the hook counted
+        self.counted_on: list[date] = []  # the day of each
+        self.seen: list[str] = []      # every session id the agent has seen (counted or made up)
+        self.current: str | None = None
+
+    def pick_session(self, choice) -> str | None:
+        kind = choice[0]
+        if kind == "current":
+            return self.current
+        if kind == "none":
+            return None
+        if kind == "seen":
+            return self.seen[choice[1] % len(self.seen)] if self.seen else None
+        sid = f"made-up-{choice[1]}"
+        self.seen.append(sid)
+        return sid
+
+    def item(self, o: dict) -> dict:
+        d = {"connects": o["connects"], "strength": o["strength"], "basis": o["basis"],
+             "evidence": f"{o['evidence']} {o['secret']}".strip()}
+        sid = self.pick_session(o["session"])
+        if sid:
+            d["session"] = sid
+        if o["when"] is not None:
+            d["date"] = (self.day + timedelta(days=o["when"])).isoformat()
+        if o["connects"] == "new":
+            d.update(title=f"{o['title']} {o['secret']}".strip(), kind="workflow", permanence="durable",
+                     suggests=f"They {o['title'].lower()}.")
+            if o["despite"]:
+                d["new_despite_similar"] = True
+        return d
+
+
+def beliefs(root: Path) -> dict[str, tuple[float, str]]:
+    from epimem.api.memory import Memory
+
+    bs, _ = Memory(root).vault.load_beliefs()
+    return {b.id: (b.confidence, b.basis) for b in bs}
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                                                 HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(actions=st.lists(action, min_size=4, max_size=22))
+def test_no_agent_gets_around_the_rules(tmp_path_factory, actions):
+    from epimem.api.memory import Memory
+
+    root = tmp_path_factory.mktemp("agent") / "vault"
+    mem = new_vault(root, today=START.isoformat())
+    for bid, (title, statement, basis) in SEED.items():
+        mem.add_belief(title=title, statement=statement, kind="trait", basis=basis, permanence="durable",
+                       belief_id=bid)
+    w = World(root)
+    before = beliefs(root)
+    raised: dict[tuple[str, date], float] = {}   # (belief, day) → how much it rose that day
+    born: dict[str, float] = {}
+    for act in actions:
+        kind, arg = act
+        if kind == "day":
+            w.day += timedelta(days=arg)
+            w.days.add(w.day)
+            continue
+        if kind == "session":  # the world: the hook counts a session, and the agent is in it
+            sid = f"real-{len(w.counted)}"
+            Memory(root, today=w.day).session_start("startup", session=sid)
+            w.counted.append(sid)
+            w.counted_on.append(w.day)
+            w.seen.append(sid)
+            w.current = sid
+            continue
+        if kind == "pump":
+            channel, bid, tries = arg
+            for n, (sess, days) in enumerate(tries):
+                o = {"connects": bid, "strength": "confirming", "basis": "behavioral", "secret": "",
+                     "evidence": f"Did it again, time {n} ({len(w.seen)}).", "session": sess, "when": days,
+                     "title": "", "despite": False}
+                i = w.item(o)
+                if channel == "cli":
+                    args = ["observe", "--json"]
+                    for k in ("connects", "strength", "basis", "evidence", "session", "date"):
+                        if k in i:
+                            args += [f"--{k}", i[k]]
+                    run_cli(root, w.day, *args)
+                else:
+                    run_mcp(root, w.day, "observe", {"observations": [i], **({"session": i["session"]}
+                                                                               if "session" in i else {})})
+        elif kind == "cli":
+            items = [w.item(o) for o in arg]
+            if len(items) == 1 and "new_despite_similar" not in items[0]:
+                i = items[0]
+                args = ["observe", "--json", "--source", "claude-code"]
+                for k in ("connects", "strength", "basis", "evidence", "session", "date", "title", "kind",
+                          "permanence", "suggests"):
+                    if k in i:
+                        args += [f"--{k}", i[k]]
+                run_cli(root, w.day, *args)
+            else:
+                run_cli(root, w.day, "observe", "--input", "-", "--json", stdin=json.dumps(items))
+        elif kind == "mcp":
+            items = [w.item(o) for o in arg]
+            args = {"observations": items}
+            if items and "session" in items[0] and arg[0]["session"][0] != "current":
+                args["session"] = items[0]["session"]  # the `session` argument, as any client may pass
+            run_mcp(root, w.day, "observe", args)
+        else:
+            if arg == "recall":
+                run_cli(root, w.day, "recall", "sql orm diff", "--json")
+            elif arg == "list":
+                run_cli(root, w.day, "belief", "list", "--json")
+            elif arg == "show":
+                run_cli(root, w.day, "belief", "show", "avoids-orms", "--json")
+            elif arg == "skill":
+                run_cli(root, w.day, "skill", "observe", "--session", w.current or "none")
+            elif arg == "mcp-get":
+                run_mcp(root, w.day, "get", {"id": "avoids-orms"})
+            elif arg == "mcp-list":
+                run_mcp(root, w.day, "list", {})
+            elif arg == "mcp-describe":
+                run_mcp(root, w.day, "describe", {})
+            else:
+                run_mcp(root, w.day, "mirror", {"mode": "audit", "record": True})
+        now = beliefs(root)
+        for bid, (conf, _) in now.items():
+            if bid in before:
+                raised[bid, w.day] = raised.get((bid, w.day), 0.0) + max(0.0, conf - before[bid][0])
+            else:
+                born[bid] = conf
+        before = now
+
+    # Rules 3 and 19, day by day: a belief rises at most one step for each session the hook counted
+    # that is still known that day (a week), and one for each of the two sources nobody counted.
+    for (bid, day), up in raised.items():
+        known = sum(1 for d in w.counted_on if 0 <= (day - d).days < 7)
+        assert up <= STEP * (known + 2) + 1e-9, (bid, day, up, known)
+    final = beliefs(root)
+    for bid, (conf, basis) in final.items():
+        # Rules 2 and 14: the agent never makes a fact, nor a number above a cap.
+        assert basis != "fact", bid
+        assert conf <= DEFAULTS.caps.get(basis, 0.90) + 1e-9, (bid, conf)
+    for bid, conf in born.items():  # rule 1: a new belief starts where its basis starts
+        assert conf <= max(DEFAULTS.start.values()) + 1e-9, (bid, conf)
+    # Rule 20: nothing in the vault is dated after the last simulated day.
+    for b in Memory(root).vault.load_beliefs()[0]:
+        for d in (b.first, b.confirmed, b.challenged, *(e.date for e in b.evidence)):
+            assert d is None or d <= w.day, (b.id, d)
+    for p in (root / "observations").glob("*.md"):
+        for line in p.read_text().splitlines():
+            if line.startswith("- date: "):
+                assert date.fromisoformat(line[8:].strip()) <= w.day, line
+    # Redaction: no secret in any file of the vault, nor in any commit.
+    history = subprocess.run(["git", "log", "-p", "--all", "--format=%B"], cwd=root, capture_output=True,
+                             text=True).stdout
+    files = "".join(p.read_text(errors="replace") for p in root.rglob("*")
+                    if p.is_file() and ".git" not in p.parts and ".epimem" not in p.parts)
+    for s in SECRETS:
+        needle = s.split(": ")[-1]
+        assert needle not in history, s
+        assert needle not in files, s

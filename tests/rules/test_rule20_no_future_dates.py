@@ -1,0 +1,145 @@
+"""Rule 20 (issue 24, item 2): evidence is never dated in the future. The machine's clock bounds
+every write whatever `--today` says; `validate` reports a future date, `commit` leaves it out;
+decay counts from the earlier of the date and today. Only the test suite's switch lets a replayed
+day date writes (these tests run without it, against the real clock)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from datetime import date, timedelta
+from pathlib import Path
+
+import anyio
+import pytest
+from vaults import new_vault
+
+from epimem.core import kernel
+
+EPIMEM = str(Path(sys.executable).parent / "epimem")
+REAL = date.today()
+PAST = (REAL - timedelta(days=10)).isoformat()
+FUTURE = (REAL + timedelta(days=400)).isoformat()
+
+
+@pytest.fixture
+def real_clock(monkeypatch, tmp_path):
+    """A vault made ten days ago, and the machine's clock in charge of writes."""
+    mem = new_vault(tmp_path / "vault", today=PAST)
+    monkeypatch.delenv("EPIMEM_TEST_CLOCK", raising=False)
+    monkeypatch.delenv("EPIMEM_TODAY", raising=False)
+    mem.add_belief(title="Avoids ORMs", statement="Writes SQL by hand.", kind="preference", basis="behavioral",
+                   permanence="situational")
+    return mem
+
+
+def commits(root) -> int:
+    return int(subprocess.run(["git", "rev-list", "--count", "HEAD"], cwd=root, capture_output=True,
+                              text=True).stdout)
+
+
+def observe(cli, root, *extra):
+    return cli("--vault", root, *extra, "observe", "--connects", "avoids-orms", "--strength", "confirming",
+               "--evidence", "Wrote the migration in SQL.", "--json")
+
+
+def test_an_observation_dated_in_the_future_is_refused(real_clock, cli):
+    """The reproduction: `observe … --date 2030-01-01` set `confirmed` in the future and froze decay."""
+    root = real_clock.root
+    n = commits(root)
+    r = cli(
+        "--vault", root, "observe", "--connects", "avoids-orms", "--strength", "confirming",
+        "--evidence", "Wrote the migration in SQL.", "--date", FUTURE, "--json")
+    assert r.code != 0 and "rule 20" in r.err and "date" in r.err
+    assert commits(root) == n
+    assert real_clock.belief("avoids-orms").confirmed is None
+
+
+def test_a_future_today_dates_no_write_but_still_shows(real_clock, cli):
+    root = real_clock.root
+    n = commits(root)
+    r = observe(cli, root, "--today", FUTURE)
+    assert r.code != 0 and "rule 20" in r.err and "machine's date" in r.err
+    r = cli("--vault", root, "--today", FUTURE, "belief", "add", "--title", "Tabs", "--statement", "Tabs.",
+            "--kind", "preference", "--basis", "behavioral", "--permanence", "durable")
+    assert r.code != 0 and "rule 20" in r.err
+    assert commits(root) == n
+    # reading with a future day is a view: decay to that day, nothing written
+    show = cli("--vault", root, "--today", FUTURE, "belief", "show", "avoids-orms", "--json").json()
+    assert show["effective_confidence"] < show["confidence"]
+    # a day in the past is the user's word (rule 22 sends it through their permission prompt)
+    assert observe(cli, root, "--today", PAST).code == 0
+    assert real_clock.belief("avoids-orms").confirmed.isoformat() == PAST
+
+
+def test_mcp_date_in_the_future_is_a_tool_error(real_clock):
+    from mcp import Client
+
+    from epimem.mcp.server import build
+
+    async def main():
+        async with Client(build(real_clock.root)) as c:
+            r = await c.call_tool("observe", {"observations": [
+                {"connects": "avoids-orms", "strength": "confirming", "evidence": "SQL again.", "date": FUTURE}]})
+            assert r.is_error and "rule 20" in r.content[0].text
+    anyio.run(main)
+    # a server started with a future --today dates nothing either
+    async def future():
+        async with Client(build(real_clock.root, today=FUTURE)) as c:
+            r = await c.call_tool("observe", {"observations": [
+                {"connects": "avoids-orms", "strength": "confirming", "evidence": "SQL once more."}]})
+            assert r.is_error and "rule 20" in r.content[0].text
+    anyio.run(future)
+    assert real_clock.belief("avoids-orms").confirmed is None
+
+
+def test_a_hand_edited_future_date_is_reported_and_not_committed(real_clock, cli):
+    root = real_clock.root
+    p = root / "beliefs/avoids-orms.md"
+    p.write_text(p.read_text().replace("confirmed:", f"confirmed: {FUTURE}", 1))
+    r = cli("--vault", root, "validate", "--json")
+    assert r.code != 0
+    problems = r.json()["problems"]
+    assert any(pr["path"] == "beliefs/avoids-orms.md" and "rule 20" in pr["message"] and FUTURE in pr["message"]
+               for pr in problems), problems
+    n = commits(root)
+    r = cli("--vault", root, "commit")
+    assert commits(root) == n and "rule 20" in r.err + r.out
+    assert FUTURE in p.read_text()  # the user's edit is left as it is, for them to fix
+    status = subprocess.run(["git", "status", "--porcelain"], cwd=root, capture_output=True, text=True).stdout
+    assert "beliefs/avoids-orms.md" in status
+
+
+def test_the_hook_counts_on_the_machines_day_whatever_today_says(real_clock, tmp_path):
+    payload = {"session_id": "s-1", "cwd": str(tmp_path), "hook_event_name": "SessionStart", "source": "startup"}
+    r = subprocess.run([EPIMEM, "hook", "session-start", "--vault", str(real_clock.root), "--today", FUTURE],
+                       input=json.dumps(payload), capture_output=True, text=True, timeout=30)
+    assert r.returncode == 0, r.stderr
+    s = json.loads((real_clock.root / "state/sessions.json").read_text())
+    assert s["last_session"] == REAL.isoformat() and s["counted"] == {"s-1": REAL.isoformat()}
+
+
+def test_decay_counts_from_the_earlier_of_the_date_and_today():
+    today = date(2026, 6, 1)
+    later = date(2031, 5, 5)
+    # a date after today never raises a belief above what it stores, nor holds it above a dated one
+    assert kernel.effective_at(0.75, "situational", later, False, today, kernel.DECAY, kernel.DECAY_FLOOR) == 0.75
+    assert kernel.effective_at(0.75, "situational", later, False, today, kernel.DECAY, kernel.DECAY_FLOOR) == \
+        kernel.effective_at(0.75, "situational", today, False, today, kernel.DECAY, kernel.DECAY_FLOOR)
+
+
+def test_only_the_test_suite_sets_the_clock_switch():
+    """No installer, skill, hook template or agent instruction carries the test-only switch, and
+    only the clock reads it."""
+    import epimem
+
+    pkg = Path(epimem.__file__).parent
+    readers = [p.relative_to(pkg).as_posix() for p in pkg.rglob("*") if p.is_file() and p.suffix != ".pyc"
+               and "EPIMEM_TEST_CLOCK" in p.read_text(errors="replace")]
+    assert readers == ["store/clock.py"]
+    root = pkg.parent
+    for folder in ("skills", "hooks"):
+        for p in (root / folder).rglob("*"):
+            if p.is_file():
+                assert "EPIMEM_TEST_CLOCK" not in p.read_text(errors="replace"), p
