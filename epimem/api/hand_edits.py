@@ -182,7 +182,7 @@ def commit_hand_edits(mem: Memory, only: frozenset[str] | None = None, *, previe
         return tx.Staged(commit, tuple(p for _, p in keep), abort=abort if (rewrites or renames) else None)
 
     with one_parse():  # each file is read by the checks, the message and the context cache
-        res = tx.record(mem.root, prepare, lock=common.lock(mem), caches=common.caches(mem))
+        res = tx.adopt(mem.root, prepare, lock=common.lock(mem), caches=common.caches(mem))
     return res.commit, changes, problems
 
 

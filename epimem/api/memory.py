@@ -10,7 +10,7 @@ through the one write path, `epimem.store.transaction`. The CLI, the hook,
 the skills, the benchmarks and the mirror all go through here.
 
 Each method imports its service when first called: a read command such as
-`belief list` loads one service, not the seven (about 20 ms of start-up).
+`belief list` loads one service, not the seven.
 
 Every error a caller can act on is an `EpimemError` (`epimem.core.errors`),
 carrying the field, file or line where it is known.

@@ -40,7 +40,7 @@ def run(mem: Memory, mode: str, *, record: bool = False, apply: bool = False, ap
     portrait written by Claude (its offline version when that fails, said in `extra["llm"]`).
     `snapshot`: one already read with `mem.snapshot()`."""
     from ..mirror import render
-    from ..mirror.gutcheck import record as record_review
+    from ..mirror.gutcheck import write_review as record_review
 
     if mode not in MODES:
         raise InputError(f"'mode' must be one of {', '.join(MODES)}, not {mode!r}", field="mode")

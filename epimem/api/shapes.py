@@ -7,9 +7,11 @@ objects: one function per shape, the field names and types from
 
 from __future__ import annotations
 
-from typing import Any
-
 from ..core import vocabulary as vocab
+
+TYPE_CHECKING = False  # the CLI's help imports this module: no typing at run time
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def belief_json(b, refused, today, params) -> dict[str, Any]:

@@ -1,6 +1,6 @@
 """The vault over time: a belief's history, what changed in words, undo, and
 committing what the user changed by hand. Git is the log (`epimem.store.git`);
-undo and hand edits are committed through the one write path's `record`."""
+undo and hand edits are committed through the one write path's `adopt`."""
 
 from __future__ import annotations
 

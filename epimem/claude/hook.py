@@ -18,9 +18,10 @@ never getting in the way:
 session-end (installed only with `--auto-observe`) hands the transcript to a
 background process running `record_from_transcript` and returns at once.
 
-Background entry points (not for people): `python -m epimem.claude.hook
---commit-session VAULT [SESSION]` and `python -m epimem.claude.hook
---observe-transcript PATH --vault VAULT [--session ID] [--llm]`.
+Background workers (hidden commands, not for people): `epimem hook commit-session
+VAULT [SESSION]` and `epimem hook observe-transcript PATH --vault VAULT [--session ID]
+[--llm]`. Their command lines, and the hooks', are parsed by the CLI's one parser
+(`epimem/cli/hook.py` declares them); nothing here reads argv.
 """
 
 from __future__ import annotations
@@ -49,6 +50,10 @@ CONTEXT_MAX_AGE = 300.0     # seconds; an older cache is refreshed in the backgr
 
 _log_root: str | None = None
 
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: this path must stay lean
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
 
 # --- small plumbing ------------------------------------------------------------------
 
@@ -76,7 +81,7 @@ def _log(message: str) -> None:
         pass
 
 
-def _root(explicit: str | None) -> str:
+def vault_root(explicit: str | None) -> str:
     return str(resolve_root(explicit or None))
 
 
@@ -111,30 +116,6 @@ def _text(payload: dict, key: str) -> str | None:
     return v if isinstance(v, str) and v else None
 
 
-def _parse_args(argv: list[str], flags: tuple[str, ...] = ()) -> tuple[list[str], dict]:
-    """`--key value` options and bare flags; argparse would cost the hook ~5 ms."""
-    pos: list[str] = []
-    opts: dict = {}
-    i = 0
-    while i < len(argv):
-        a = argv[i]
-        if a.startswith("--"):
-            key, eq, val = a[2:].partition("=")
-            if key in flags:
-                opts[key] = True
-            elif eq:
-                opts[key] = val
-            elif i + 1 < len(argv):
-                opts[key] = argv[i + 1]
-                i += 1
-            else:
-                opts[key] = ""
-        else:
-            pos.append(a)
-        i += 1
-    return pos, opts
-
-
 def _spawn(root: str, args: list[str]) -> None:
     """Start `python -m ...` detached (store.spawn), its stderr in `.epimem/hook.log`."""
     from ..store.spawn import spawn_detached
@@ -166,7 +147,7 @@ def update_sessions(root: str, source: str | None, today: date, prm: dict,
         if source != kernel.COUNTED_SOURCE:
             s, counted, dormant, due = count(read()[0])
         else:
-            from ..store import transaction  # typing's import (~3 ms) is paid only when counting
+            from ..store import transaction  # what it imports (typing) is paid only when counting
 
             lock = VaultLock(lock_path(root), timeout=LOCK_WAIT)
             with lock:
@@ -214,15 +195,16 @@ def _maybe_refresh(root: str, cache: dict | None) -> None:
         _log(f"could not start the context refresh: {e}")
 
 
-def _budget(opts: dict) -> int:
+def _budget(tokens: str | None = None, chars: str | None = None) -> int:
     """Characters of context from --budget-tokens / EPIMEM_HOOK_BUDGET_TOKENS.
 
     The character forms (--budget, EPIMEM_HOOK_BUDGET) are what settings.json
-    files written by hand before tokens still say: honoured, and logged.
+    files written by hand before tokens still say: honoured, and logged. Given
+    as written: a value that is not a number is logged, never an error.
     """
-    sources = ((opts.get("budget-tokens"), CHARS_PER_TOKEN, "--budget-tokens", None),
+    sources = ((tokens, CHARS_PER_TOKEN, "--budget-tokens", None),
                (os.environ.get("EPIMEM_HOOK_BUDGET_TOKENS"), CHARS_PER_TOKEN, "EPIMEM_HOOK_BUDGET_TOKENS", None),
-               (opts.get("budget"), 1, "--budget", "--budget-tokens"),
+               (chars, 1, "--budget", "--budget-tokens"),
                (os.environ.get("EPIMEM_HOOK_BUDGET"), 1, "EPIMEM_HOOK_BUDGET", "EPIMEM_HOOK_BUDGET_TOKENS"))
     for value, per, name, instead in sources:
         if not value:
@@ -237,17 +219,18 @@ def _budget(opts: dict) -> int:
     return DEFAULT_BUDGET
 
 
-def _event(argv: list[str], flags: tuple[str, ...] = ()) -> tuple[str, dict, dict]:
-    """(vault root, options, Claude Code's payload) of a hook event; from here on the log is the vault's."""
+def _event(vault: str | None) -> tuple[str, dict]:
+    """(vault root, Claude Code's payload) of a hook event; from here on the log is the vault's."""
     global _log_root
-    _, opts = _parse_args(argv, flags=flags)
-    root = _root(opts.get("vault"))
+    root = vault_root(vault)
     _log_root = root
-    return root, opts, _read_payload()
+    return root, _read_payload()
 
 
-def session_start(argv: list[str]) -> int:
-    root, opts, payload = _event(argv)
+def session_start(vault: str | None = None, today: str | None = None, budget_tokens: str | None = None,
+                  budget: str | None = None, via: str | None = None) -> int:
+    """`epimem hook session-start`: count the session, print the context as Claude Code's JSON."""
+    root, payload = _event(vault)
     if not is_vault(root):
         _log(f"no epimem vault at {root} (`epimem init` creates one); nothing added to the session")
         return 0
@@ -272,11 +255,11 @@ def session_start(argv: list[str]) -> int:
             note = f"an interrupted change could not be recovered: {e}"
         if note:
             _log(note)
-    budget = _budget(opts)
-    today = _today(opts.get("today"))
+    chars = _budget(budget_tokens, budget)
+    day = _today(today)
     source = _text(payload, "source")
     cwd = _text(payload, "cwd") or os.environ.get("CLAUDE_PROJECT_DIR") or os.getcwd()
-    if _standing_down(opts, cwd):
+    if _standing_down(via, cwd):
         return 0
     cache = read_context_cache(root)
     prm = (cache or {}).get("params") or FALLBACK_PARAMS
@@ -287,17 +270,17 @@ def session_start(argv: list[str]) -> int:
     # session is told, so the assistant does not record evidence into a vault in that state.
     # Rule 20: the count is dated by the machine's clock, whatever --today says.
     sid = _text(payload, "session_id")
-    info = None if pending else update_sessions(root, source, lenient_write_day(opts.get("today") or None), prm,
+    info = None if pending else update_sessions(root, source, lenient_write_day(today or None), prm,
                                                 sid if sid and kernel.is_session_id(sid) else None)
     if pending:
         _log(f"a git {pending} is unfinished in the vault; the session was not counted")
     if info is not None and info["counted"]:
         try:
-            _spawn(root, ["-m", "epimem.claude.hook", "--commit-session", root, _text(payload, "session_id") or ""])
+            _spawn(root, ["-m", "epimem", "hook", "commit-session", root, _text(payload, "session_id") or ""])
         except OSError as e:
             _log(f"could not start the background commit: {e}")
     _maybe_refresh(root, cache)
-    text = render_context(cache, info, cwd=cwd, today=today, budget=budget, vault_label=vault_label(root))
+    text = render_context(cache, info, cwd=cwd, today=day, budget=chars, vault_label=vault_label(root))
     if pending:
         text = (f"epimem: a git {pending} is unfinished in the user's vault ({vault_label(root)}): its files are "
                 "half merged, so record nothing now; `epimem sync` (or any epimem command) says how to finish it.\n"
@@ -314,12 +297,12 @@ def _say(text: str) -> None:
     sys.stdout.flush()
 
 
-def _standing_down(opts: dict, cwd: str) -> bool:
+def _standing_down(via: str | None, cwd: str) -> bool:
     """True for the plugin's hook when epimem's settings.json hooks are also installed: they run
-    too, and one session must count once (epimem/claude/wiring.py)."""
-    if opts.get("via") != "plugin":
+    too, and one session must count once (epimem/agents/wiring.py)."""
+    if via != "plugin":
         return False
-    from .wiring import settings_hook_present
+    from ..agents.wiring import settings_hook_present
 
     # Claude Code reads the project's settings from the project root, which a session's cwd may be below.
     found = settings_hook_present(os.environ.get("CLAUDE_PROJECT_DIR") or cwd)
@@ -329,9 +312,10 @@ def _standing_down(opts: dict, cwd: str) -> bool:
     return found is not None
 
 
-def session_end(argv: list[str]) -> int:
-    """Start the transcript pass in the background; the session ends without waiting."""
-    root, opts, payload = _event(argv, flags=("llm",))
+def session_end(vault: str | None = None, llm: bool = False) -> int:
+    """`epimem hook session-end`: start the transcript pass in the background; the session ends
+    without waiting."""
+    root, payload = _event(vault)
     if not is_vault(root):
         _log(f"no epimem vault at {root}; the transcript was not read")
         return 0
@@ -339,11 +323,11 @@ def session_end(argv: list[str]) -> int:
     if not path or not os.path.isfile(path):
         _log(f"session-end: no readable transcript_path in the hook input ({path!r})")
         return 0
-    args = ["-m", "epimem.claude.hook", "--observe-transcript", path, "--vault", root]
+    args = ["-m", "epimem", "hook", "observe-transcript", path, "--vault", root]
     sid = _text(payload, "session_id")
     if sid:
         args += ["--session", sid]
-    if opts.get("llm"):
+    if llm:
         args.append("--llm")
     _spawn(root, args)
     return 0
@@ -376,31 +360,16 @@ def observe_transcript(path: str, root: str, session: str | None, llm: bool) -> 
     return 0
 
 
-def main(argv: list[str] | None = None) -> int:
-    """`epimem hook EVENT [--vault PATH] [--budget-tokens N]`: always exits 0."""
+def guarded(name: str, run: Callable[..., int], *args, log_root: str | None = None, **kwargs) -> int:
+    """Run a hook or a background worker: whatever goes wrong is a line in the vault's hook.log
+    (stderr when there is none), and the exit is 0 (a hook must never disturb a session)."""
     global _log_root
-    args = sys.argv[1:] if argv is None else list(argv)
+    if log_root is not None:
+        _log_root = log_root
     try:
-        if args[:1] == ["session-start"]:
-            return session_start(args[1:])
-        if args[:1] == ["session-end"]:
-            return session_end(args[1:])
-        if args[:1] == ["--commit-session"] and len(args) >= 2:
-            _log_root = args[1]
-            return commit_session(args[1], args[2] if len(args) > 2 else "")
-        if args[:1] == ["--observe-transcript"] and len(args) >= 2:
-            _, opts = _parse_args(args[2:], flags=("llm",))
-            root = _root(opts.get("vault"))
-            _log_root = root
-            return observe_transcript(args[1], root, opts.get("session") or None, bool(opts.get("llm")))
-        _log(f"unknown hook {' '.join(args)!r}: expected session-start or session-end")
-        return 0
-    except BaseException as e:  # a hook must never disturb a session
+        return run(*args, **kwargs) or 0
+    except BaseException as e:
         if isinstance(e, SystemExit) and not e.code:
             return 0
-        _log(f"hook {' '.join(args[:1])} failed: {type(e).__name__}: {e}")
+        _log(f"hook {name} failed: {type(e).__name__}: {e}")
         return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -507,7 +507,7 @@ vocabulary in use.)
 
 
 def _skill_prompt(name: str, mode: str | None = None) -> str:
-    from ..claude.install import SKILLS_DIR  # the skills' one copy
+    from ..agents.claude_code import SKILLS_DIR  # the skills' one copy
 
     try:
         text = (SKILLS_DIR / name / "SKILL.md").read_text(encoding="utf-8")

@@ -426,7 +426,7 @@ class Recaller:
         import numpy as np
 
         from .errors import RecallIndexError
-        from .manifest import load_mirror
+        from .manifest import load_chroma_state
 
         if not self.index.config.chroma_url and self._chroma_open is not True:
             # Opening the embedded store (importing chromadb, loading the HNSW index) costs
@@ -438,7 +438,7 @@ class Recaller:
                 self._chroma_open = threading.Thread(target=self.open_chroma, name="epimem-chroma", daemon=True)
                 self._chroma_open.start()
             return None
-        m = load_mirror(self.index.paths)
+        m = load_chroma_state(self.index.paths)
         if m.get("rebuild") or m.get("dirty"):
             url = self.index.config.chroma_url
             if url:

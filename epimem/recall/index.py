@@ -47,14 +47,14 @@ from .manifest import (
     Paths,
     State,
     Vectors,
+    load_chroma_state,
     load_manifest,
-    load_mirror,
     load_state,
     parse_file,
     problems_from,
     refused_from,
+    save_chroma_state,
     save_manifest,
-    save_mirror,
     save_state,
     scan,
     sha256_bytes,
@@ -232,7 +232,7 @@ class Index:
         st = Status(exists=True, needs_rebuild=why, items=int(m.get("items", 0)), files=len(m["files"]),
                     embedder=m.get("embedder", ""), store=_shown(m.get("store", "")), written=m.get("written", ""),
                     problems=problems_from(m), chroma_pending=self.chroma_pending(),
-                    chroma_error=str(load_mirror(self.paths).get("error") or ""))
+                    chroma_error=str(load_chroma_state(self.paths).get("error") or ""))
         now = scan(self.root)
         old = m["files"]
         for rel, (mt, size) in sorted(now.items()):
@@ -550,7 +550,7 @@ class Index:
         """Chroma's collections as they are (`update_chroma` brings them up to date),
         reopening the embedded store when another process wrote it since this
         process last opened or wrote it. Raises Corrupt when there are none."""
-        m = load_mirror(self.paths)
+        m = load_chroma_state(self.paths)
         if not m.get("collections"):
             raise Corrupt("Chroma has no collections for this index yet")
         chroma.reopen_if_written(self.config, self.paths, m.get("token", ""))
@@ -564,7 +564,7 @@ class Index:
     # -- Chroma follows the sidecar ----------------------------------------------------------------
     def _mark_chroma(self, keys=(), everything: bool = False) -> None:
         """Note what Chroma lacks (under the index lock, after the sidecar is written)."""
-        m = load_mirror(self.paths)
+        m = load_chroma_state(self.paths)
         keys = list(keys)
         if not keys and not everything:
             return
@@ -573,18 +573,18 @@ class Index:
             m["rebuild"], m["dirty"] = m["seq"], {}
         else:
             m["dirty"].update(dict.fromkeys(keys, m["seq"]))
-        save_mirror(self.paths, m)
+        save_chroma_state(self.paths, m)
 
     def chroma_failed(self, message: str) -> None:
         """Record why Chroma could not be updated (`index status` says it)."""
         with self.lock():
-            m = load_mirror(self.paths)
+            m = load_chroma_state(self.paths)
             m["error"], m["error_at"] = message, time.time()
-            save_mirror(self.paths, m)
+            save_chroma_state(self.paths, m)
 
     def chroma_pending(self) -> int:
         """How many items Chroma lacks (the whole index while a full build is due)."""
-        m = load_mirror(self.paths)
+        m = load_chroma_state(self.paths)
         if m["rebuild"] or not m.get("collections") or m.get("store") != self.config.store:
             man = load_manifest(self.paths) if self.paths.manifest.exists() else None
             return int(man.get("items", 0)) if man else 0
@@ -593,7 +593,7 @@ class Index:
     def _follow(self, rep: Report) -> Report:
         if rep.action == "unchanged" and self.chroma_mode != "later" and not self._chroma_busy():
             # What an interrupted update left undone (it is not done by anyone else).
-            m = load_mirror(self.paths)
+            m = load_chroma_state(self.paths)
             # After a failure (a server down), retried on the next change or after a while,
             # not by every recall.
             failed_lately = time.time() - float(m.get("error_at") or 0) < RETRY_AFTER
@@ -635,7 +635,7 @@ class Index:
     def _chroma_busy(self) -> bool:
         from ..store.files import VaultLock
 
-        lock = VaultLock(self.paths.mirror_lock, timeout=0.0)
+        lock = VaultLock(self.paths.chroma_lock, timeout=0.0)
         try:
             lock.acquire()
         except Exception:
@@ -651,7 +651,7 @@ class Index:
         args = ["-m", "epimem.recall.follow", str(self.root)]
         if self.config.chroma_url:
             args += ["--chroma-url", self.config.chroma_url]
-        spawn_detached(self.paths.mirror_log, args)
+        spawn_detached(self.paths.chroma_log, args)
 
     def update_chroma(self, wait: float = 3600.0) -> dict:
         """Copy into Chroma what it lacks of the sidecar: everything after a
@@ -664,8 +664,8 @@ class Index:
         from ..store.files import VaultLock
 
         t0 = time.perf_counter()
-        with VaultLock(self.paths.mirror_lock, timeout=wait):
-            m = load_mirror(self.paths)
+        with VaultLock(self.paths.chroma_lock, timeout=wait):
+            m = load_chroma_state(self.paths)
             seq = m["seq"]
             full = bool(m["rebuild"]) or not m.get("collections") or m.get("store") != self.config.store
             if not full and not m["dirty"]:
@@ -686,7 +686,7 @@ class Index:
                 n = len(state.table)
             token = secrets.token_hex(8)
             with self.lock():
-                now = load_mirror(self.paths)
+                now = load_chroma_state(self.paths)
                 if names is not None:
                     now.update(collections=names, store=self.config.store)
                     if now["rebuild"] <= seq:
@@ -695,7 +695,7 @@ class Index:
                 now["token"] = token
                 now.pop("error", None)
                 now.pop("error_at", None)
-                save_mirror(self.paths, now)
+                save_chroma_state(self.paths, now)
             chroma.seen(self.paths, token)
             if names is not None:
                 chroma.drop_collections(self.client(), old_prefix, keep=set(names.values()))

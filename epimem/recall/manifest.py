@@ -214,9 +214,9 @@ class Paths:
         self.lexical = self.dir / "lexical.npz"
         self.vectors = self.dir / "vectors.npz"
         self.lock = self.dir / "lock"
-        self.mirror = self.dir / "chroma.json"
-        self.mirror_lock = self.dir / "chroma.lock"
-        self.mirror_log = self.dir / "chroma.log"
+        self.chroma_state = self.dir / "chroma.json"
+        self.chroma_lock = self.dir / "chroma.lock"
+        self.chroma_log = self.dir / "chroma.log"
         self.chroma = self.internal / "chroma"
 
     def matrix(self, stamp: str) -> Path:
@@ -326,14 +326,14 @@ def save_manifest(paths: Paths, manifest: dict) -> None:
     write_cache(paths.manifest, _dumps(manifest))
 
 
-def load_mirror(paths: Paths) -> dict:
+def load_chroma_state(paths: Paths) -> dict:
     """What Chroma holds of the sidecar: its collections (None before the first
     build), and what it still lacks — `rebuild` (a sequence number, 0 for none)
     and `dirty` (item key → the sequence number that marked it). An unreadable
     file asks for a full build: Chroma is rebuilt from the sidecar, not the other way."""
     fresh = {"collections": None, "store": None, "seq": 0, "rebuild": 0, "dirty": {}, "token": ""}
     try:
-        m = _loads(paths.mirror.read_bytes())
+        m = _loads(paths.chroma_state.read_bytes())
     except FileNotFoundError:
         return fresh
     except (OSError, ValueError):
@@ -343,8 +343,8 @@ def load_mirror(paths: Paths) -> dict:
     return {**fresh, **m}
 
 
-def save_mirror(paths: Paths, mirror: dict) -> None:
-    write_cache(paths.mirror, _dumps(mirror))
+def save_chroma_state(paths: Paths, state: dict) -> None:
+    write_cache(paths.chroma_state, _dumps(state))
 
 
 def refused_from(manifest: dict) -> list[Refused]:
