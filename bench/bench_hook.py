@@ -78,7 +78,7 @@ def _worker_running(root: Path) -> bool:
 
 
 def committed(root: Path) -> bool:
-    # The session count is committed at most once a day (store/sessions.commit_counted): done when
+    # The session count is committed at most once a day (store/session_commit.commit_counted): done when
     # the background worker has exited and HEAD holds today's count, or was already today's.
     # The last commit's tree, not `git status`: polling status takes git's index lock and makes
     # the background commit it waits for fail.
@@ -139,7 +139,7 @@ def main() -> None:
         context = ""
         for i in range(args.runs + 3):
             # A day per run: a day's later sessions ride along with its first one's commit
-            # (store/sessions.commit_counted), and the loop waits for each run's commit.
+            # (store/session_commit.commit_counted), and the loop waits for each run's commit.
             env = {**env, "EPIMEM_TODAY": (date(2026, 11, 30) + timedelta(days=i)).isoformat()}
             b, _ = run(base_cmd, payload("startup"), env)
             s, out = run(hook_cmd, payload("startup"), env)

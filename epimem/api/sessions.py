@@ -13,18 +13,19 @@ from ..core.redact import redact
 from ..store import sessions as sessions_file
 from ..store import transaction as tx
 from ..store.files import stat_key
+from ..store.session_commit import commit_counted
 from . import common
 from .results import SessionReport
 
 if TYPE_CHECKING:
-    from .memory import Memory
+    from .service import Service
 
 SOURCES = ("startup", "resume", "clear", "compact", "fork")
 REVIEW_KINDS = ("audit", "gut-check", "interview", "review")
 SESSIONS = sessions_file.PATH
 
 
-def start(mem: Memory, source: str, session: str | None = None) -> SessionReport:
+def start(mem: Service, source: str, session: str | None = None) -> SessionReport:
     """Count a session; `session` (the hook's session id) becomes one the vault knows (rule 19)."""
     if source not in SOURCES:
         raise InputError(f"'source' must be one of {', '.join(SOURCES)}; not {source!r}", field="source")
@@ -41,11 +42,11 @@ def start(mem: Memory, source: str, session: str | None = None) -> SessionReport
             # commit, or is committed alone at most once a day.
             tx.apply(mem.root, [tx.replace(SESSIONS, sessions_file.to_json(res.sessions), key)], None,
                      lock=mem.vault.lock())
-            sha = sessions_file.commit_counted(mem.root, lock=mem.vault.lock())
+            sha = commit_counted(mem.root, lock=mem.vault.lock())
     return SessionReport(res.counted, res.sessions.count, res.dormant_days, res.review_due, sha)
 
 
-def record_review(mem: Memory, kind: str, markdown: str, beliefs: Iterable[str]) -> str:
+def record_review(mem: Service, kind: str, markdown: str, beliefs: Iterable[str]) -> str:
     """Write `reviews/<date>.md` (appending when one exists) and reset the review counter."""
     if kind not in REVIEW_KINDS:
         raise InputError(f"unknown review kind {kind!r}", field="kind")
@@ -76,7 +77,7 @@ def record_review(mem: Memory, kind: str, markdown: str, beliefs: Iterable[str])
                                  op="review", beliefs=list(beliefs))
 
 
-def _for_write(mem: Memory) -> tuple[Sessions, tuple[int, int] | None]:
+def _for_write(mem: Service) -> tuple[Sessions, tuple[int, int] | None]:
     """The counter and its stat key, or an error: a malformed counter is reported, never overwritten."""
     key = stat_key(mem.vault.path(SESSIONS))
     s, problems = mem.vault.read_sessions_checked()

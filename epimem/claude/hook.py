@@ -340,11 +340,12 @@ def commit_session(root: str, session: str = "") -> int:
     from pathlib import Path
 
     from ..store import git
+    from ..store.session_commit import commit_counted
 
     root_p = Path(root).absolute()
     if not git.is_repo_root(root_p):
         return 0
-    sessions_file.commit_counted(root_p, session)
+    commit_counted(root_p, session)
     return 0
 
 

@@ -38,6 +38,7 @@ from .files import (
     private_dir,
     tmp_dir,
 )
+from .recovery import clear_git_locks, fsync_dir, head, refresh_caches, wait_for_git
 
 NAME = JOURNAL_NAME
 
@@ -48,27 +49,6 @@ def journal_path(root: str | os.PathLike) -> str:
 
 
 pending = journal_pending
-
-
-def head(root: Path) -> str | None:
-    """The commit HEAD names (None before the first), as the runner reads it: the files
-    backend's refs without a process, anything else (reftable) from git."""
-    from .gitrun import head_sha
-
-    return head_sha(root)
-
-
-def _fsync_dir(path: Path) -> None:
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 
 
 def begin(root: Path, files: list[tuple[str, bytes | None]], *, subject: str | None, commit: bool) -> None:
@@ -86,7 +66,7 @@ def begin(root: Path, files: list[tuple[str, bytes | None]], *, subject: str | N
                   for rel, old in files],
     }
     atomic_write(internal / NAME, json.dumps(doc), tmpdir=tmp_dir(root))
-    _fsync_dir(internal)
+    fsync_dir(internal)
 
 
 def end(root: Path) -> None:
@@ -151,14 +131,14 @@ def recover(root: Path, lock: VaultLock | None = None) -> str | None:
             return note
         subject = doc.get("subject") or "a change"
         if doc.get("commit"):
-            _wait_for_git(root)
+            wait_for_git(root)
         if doc.get("commit") and head(root) != doc.get("head"):
             note = f"an interrupted change ({subject}) had been committed; finished it"
             end(root)
             sweep(root)
-            _refresh_caches(root)
+            refresh_caches(root)
         else:
-            _clear_git_locks(root, float(doc.get("started") or 0))
+            clear_git_locks(root, float(doc.get("started") or 0))
             for rel, old in reversed(files):
                 p = root / rel
                 if old is None:
@@ -177,50 +157,3 @@ def recover(root: Path, lock: VaultLock | None = None) -> str | None:
             note = f"an interrupted change ({subject}) was rolled back; nothing of it was kept"
         logging.getLogger("epimem").warning("epimem: %s", note)
         return note
-
-
-def _git_locks(root: Path) -> list[Path]:
-    from .gitrun import lock_files
-
-    return lock_files(root)
-
-
-# Killing epimem does not kill the git it started: an orphaned `git commit` may
-# still land the commit after epimem died. Deciding before it has finished would
-# roll back files that git then commits, so recovery waits while git's locks
-# are held (a commit takes well under a second; a lock still there after this
-# is stale).
-GIT_WAIT_S = 5.0
-
-
-def _wait_for_git(root: Path) -> None:
-    deadline = time.monotonic() + GIT_WAIT_S
-    while any(p.exists() for p in _git_locks(root)) and time.monotonic() < deadline:
-        time.sleep(0.02)
-
-
-def _clear_git_locks(root: Path, started: float) -> None:
-    """git's lock files that the interrupted change's own git left behind.
-
-    Only locks created after the change began, while that process held the
-    vault lock, are ours to remove: an older one belongs to someone else (the
-    user's own git), and is left for git to report."""
-    for p in _git_locks(root):
-        try:
-            if os.stat(p).st_mtime >= started - 1:
-                os.unlink(p)
-        except OSError:
-            continue
-
-
-def _refresh_caches(root: Path) -> None:
-    # The change landed but its cache update did not run; the context cache is
-    # rebuilt so the next session sees it.
-    try:
-        from .context_cache import refresh_context
-
-        refresh_context(root, None, changed=None)
-    except Exception as e:  # a cache must never stop recovery; it is rebuilt at the next write
-        import logging
-
-        logging.getLogger("epimem").warning("epimem: the context cache could not be rebuilt (%s)", e)

@@ -497,11 +497,11 @@ def pending(root: str | os.PathLike) -> bool:
 
 
 def _write_journal(root: Path, doc: dict) -> None:
-    from .journal import _fsync_dir
+    from .recovery import fsync_dir
 
     internal = private_dir(Path(root) / INTERNAL_DIR)
     atomic_write(internal / JOURNAL, json.dumps(doc), tmpdir=tmp_dir(root))
-    _fsync_dir(internal)
+    fsync_dir(internal)
 
 
 def read_journal(root: Path) -> dict | None:
@@ -606,9 +606,9 @@ def recover(root: Path, lock: VaultLock | None = None) -> str | None:
         if doc is None:
             return None
         phase = doc.get("phase")
-        from .journal import _wait_for_git
+        from .recovery import wait_for_git
 
-        _wait_for_git(root)
+        wait_for_git(root)
         if phase == "import":
             with suppress(FileNotFoundError):
                 (Path(root) / ".git" / "epimem-purge-marks").unlink()

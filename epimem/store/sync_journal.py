@@ -43,13 +43,13 @@ def pending(root: str | os.PathLike) -> bool:
 
 def begin(root: Path, head: str, theirs: str, paths: list[str]) -> None:
     """Record the merge about to be made (fsynced) before git changes a file of it."""
-    from .journal import _fsync_dir
+    from .recovery import fsync_dir
 
     internal = private_dir(root / INTERNAL_DIR)
     doc = {"version": 1, "pid": os.getpid(), "started": time.time(), "head": head, "theirs": theirs,
            "paths": sorted(set(paths))}
     atomic_write(internal / NAME, json.dumps(doc), tmpdir=tmp_dir(root))
-    _fsync_dir(internal)
+    fsync_dir(internal)
 
 
 def end(root: Path) -> None:
@@ -63,7 +63,7 @@ def recover(root: Path, lock: VaultLock | None = None) -> str | None:
     """Finish or roll back a merge a killed sync left; what was done (logged), or None."""
     import logging
 
-    from . import journal
+    from . import recovery
 
     lock = lock or VaultLock(lock_path(root))
     with lock:
@@ -80,15 +80,15 @@ def recover(root: Path, lock: VaultLock | None = None) -> str | None:
             note = f"an interrupted sync's record could not be read ({e}); it was kept as {bad}"
             logging.getLogger("epimem").warning("epimem: %s", note)
             return note
-        journal._wait_for_git(root)  # killing epimem does not kill the git it started
-        if journal.head(root) != head:
+        recovery.wait_for_git(root)  # killing epimem does not kill the git it started
+        if recovery.head(root) != head:
             end(root)
-            journal._refresh_caches(root)
+            recovery.refresh_caches(root)
             note = (f"an interrupted sync (merging {theirs}) had been committed; finished it — "
                     "`epimem sync` sends it")
         else:
             started = float(doc.get("started") or 0)
-            journal._clear_git_locks(root, started)
+            recovery.clear_git_locks(root, started)
             _clear_merge_temps(root, started)
             _roll_back(root, paths)
             end(root)
