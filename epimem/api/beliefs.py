@@ -24,7 +24,7 @@ from ..store import transaction as tx
 from . import common, tensions
 
 if TYPE_CHECKING:
-    from .memory import Memory
+    from .service import Service
 
 EDITABLE = frozenset({"title", "statement", "kind", "basis", "permanence", "confidence", "tags", "scope",
                       "pinned", "status", "depends_on"})
@@ -45,7 +45,7 @@ def _check_confidence(conf: float, basis: str, params) -> None:
         raise InputError(str(e), field="confidence") from None
 
 
-def add(mem: Memory, *, title: str, statement: str, kind: str, basis: str, permanence: str,
+def add(mem: Service, *, title: str, statement: str, kind: str, basis: str, permanence: str,
         confidence: float | None, tags: Iterable[str], scope: str, belief_id: str | None,
         supersedes: Iterable[str], pinned: bool, note: str, depends_on: Iterable[str] = ()) -> Belief:
     params = mem.params
@@ -97,7 +97,7 @@ def add(mem: Memory, *, title: str, statement: str, kind: str, basis: str, perma
     return b
 
 
-def _verdict(note: str, b: Belief, source: str, mem: Memory) -> str:
+def _verdict(note: str, b: Belief, source: str, mem: Service) -> str:
     """The note of the user's verdict that `b` no longer holds, with the confidence it had
     (SPEC §14: calibration counts it); a note that carries its verdict already is kept."""
     from ..core import calibration
@@ -130,7 +130,7 @@ def _refuse_identical(b: Belief, same: str) -> None:
                        "confirm it with `epimem observe` instead of adding it again", path=b.path)
 
 
-def _no_identical_since(mem: Memory, ids: set[str], same: str) -> None:
+def _no_identical_since(mem: Service, ids: set[str], same: str) -> None:
     """Under the lock: a belief added by another writer since this one was prepared must not
     say the same thing (the check of `add` above, for the files that are new since)."""
     for name in os.listdir(mem.root / "beliefs"):
@@ -141,7 +141,7 @@ def _no_identical_since(mem: Memory, ids: set[str], same: str) -> None:
                 continue  # a broken file is validate's to report, as in the check above
 
 
-def edit(mem: Memory, belief_id: str, note: str, changes: dict[str, Any]) -> Belief:
+def edit(mem: Service, belief_id: str, note: str, changes: dict[str, Any]) -> Belief:
     """Change fields by the user's hand; a confidence change is a user action with provenance."""
     unknown = set(changes) - EDITABLE
     if unknown:
@@ -183,7 +183,7 @@ def edit(mem: Memory, belief_id: str, note: str, changes: dict[str, Any]) -> Bel
     return replace(after, evidence=after.evidence + (ev,))
 
 
-def reject(mem: Memory, belief_id: str, *, retire: bool, note: str) -> Belief:
+def reject(mem: Service, belief_id: str, *, retire: bool, note: str) -> Belief:
     """Rule 5: the user says it is no longer true: −0.20, or retire it."""
     for attempt in common.attempts(mem):
         with attempt:
@@ -205,7 +205,7 @@ def reject(mem: Memory, belief_id: str, *, retire: bool, note: str) -> Belief:
     return after
 
 
-def reinforce(mem: Memory, belief_id: str, note: str, kind: str, affirm: bool = False) -> Belief:
+def reinforce(mem: Service, belief_id: str, note: str, kind: str, affirm: bool = False) -> Belief:
     """The user restating a belief: recorded as evidence, no number changes (rule 3).
 
     `affirm`: the user confirmed it when asked (a gut-check): decay counts from
@@ -222,7 +222,7 @@ def reinforce(mem: Memory, belief_id: str, note: str, kind: str, affirm: bool = 
     return replace(after, evidence=b.evidence + (ev,))
 
 
-def set_pinned(mem: Memory, belief_id: str, pinned: bool) -> Belief:
+def set_pinned(mem: Service, belief_id: str, pinned: bool) -> Belief:
     for attempt in common.attempts(mem):
         with attempt:
             text, before, key = common.read(mem, belief_id)
@@ -236,7 +236,7 @@ def set_pinned(mem: Memory, belief_id: str, pinned: bool) -> Belief:
     return after
 
 
-def supersede(mem: Memory, old_ids: Iterable[str], by: str, note: str) -> Belief:
+def supersede(mem: Service, old_ids: Iterable[str], by: str, note: str) -> Belief:
     old_ids = list(old_ids)
     for attempt in common.attempts(mem):
         with attempt:
@@ -258,7 +258,7 @@ def supersede(mem: Memory, old_ids: Iterable[str], by: str, note: str) -> Belief
     return replace(new, supersedes=merged)
 
 
-def merge(mem: Memory, keep: str, other: str, note: str = "") -> Belief:
+def merge(mem: Service, keep: str, other: str, note: str = "") -> Belief:
     """Two beliefs the user says are one: `other`'s evidence is united into `keep`,
     `other` is superseded by `keep` (its file and history stay), and its open tensions
     move to `keep`. Rule 17 never merges by itself; this is the user's word.
@@ -298,7 +298,8 @@ def merge(mem: Memory, keep: str, other: str, note: str = "") -> Belief:
     return replace(after, evidence=after.evidence + moved + (ev,))
 
 
-def apply_review(mem: Memory, changes: list[tuple[str, dict[str, Any], str]], subject: str) -> tuple[str, list[Belief]]:
+def apply_review(mem: Service, changes: list[tuple[str, dict[str, Any], str]],
+                 subject: str) -> tuple[str, list[Belief]]:
     """The user accepts a review's proposals: each (belief id, fields, why) becomes a
     change with a `reviewed` evidence line, all in one commit. Returns (sha, beliefs after)."""
     if not changes:

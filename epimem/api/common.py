@@ -1,9 +1,10 @@
-"""What every API service shares: checking inputs, reading a belief for a change,
-and handing the change to the one write path (`epimem.store.transaction`)."""
+"""What every API service shares: checking inputs, reading a belief for a change, preparing it
+(`attempts`) and handing it to the one write path (`commit`, `lock`: kept in `api/write`, which
+the format's migration uses too, and named here for every service)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -11,10 +12,17 @@ from ..core.errors import InputError, NotFound, VaultError
 from ..core.ids import check_id
 from ..core.model import Belief
 from ..core.notes import key_lines
-from ..store import git, transaction
+from ..store import transaction
+
+# named here for every service (`common.commit`, `common.lock`); defined in `api/write`
+from .write import caches as caches
+from .write import commit as commit
+from .write import lock as lock
+from .write import not_a_repo as not_a_repo
+from .write import require_repo as require_repo
 
 if TYPE_CHECKING:
-    from .memory import Memory
+    from .service import Service
 
 
 def check_id_input(value: str, field: str = "belief_id") -> str:
@@ -24,13 +32,6 @@ def check_id_input(value: str, field: str = "belief_id") -> str:
 def check_choice(name: str, value: str, allowed: tuple[str, ...]) -> None:
     if value not in allowed:
         raise InputError(f"'{name}' must be one of {', '.join(allowed)}, not {value!r}", field=name)
-
-
-def lock(mem: Memory):
-    """The vault lock for a change, once the vault is known to exist: taking it
-    creates `.epimem/`, which must not appear at a mistyped vault path."""
-    mem.vault.require()
-    return mem.vault.lock()
 
 
 # Preparations that meet another writer's change are prepared again this many times before the
@@ -45,7 +46,7 @@ class Attempt:
     again; the last one holds the vault lock from its first read, and lets a race
     through, saying how often the change was prepared."""
 
-    def __init__(self, mem: Memory, n: int, last: bool):
+    def __init__(self, mem: Service, n: int, last: bool):
         self.mem, self.n, self.last = mem, n, last
         self.done = False
         self._lock = lock(mem) if last else None
@@ -69,7 +70,7 @@ class Attempt:
         return False
 
 
-def attempts(mem: Memory, tries: int = OPTIMISTIC_ATTEMPTS):
+def attempts(mem: Service, tries: int = OPTIMISTIC_ATTEMPTS):
     """Prepare a change outside the vault lock, retrying when another writer got there first:
 
         for attempt in common.attempts(mem):
@@ -93,7 +94,7 @@ def attempts(mem: Memory, tries: int = OPTIMISTIC_ATTEMPTS):
             return
 
 
-def writable(mem: Memory) -> None:
+def writable(mem: Service) -> None:
     """What every change needs first: a vault that is its own repository, in this epimem's format
     (an older vault is migrated in one commit of its own, `api.upgrade`; a newer one refused)."""
     require_repo(mem)
@@ -102,23 +103,7 @@ def writable(mem: Memory) -> None:
     upgrade.upgrade(mem)
 
 
-def require_repo(mem: Memory) -> None:
-    mem.vault.require()
-    if not git.is_repo_root(mem.root):
-        raise VaultError(not_a_repo(mem.root), path=str(mem.root))
-
-
-def not_a_repo(root: Path) -> str:
-    """What to say of a vault folder that is not its own git repository (copied without `.git`,
-    or the sample vault inside epimem's checkout): the fix, and what it does."""
-    outer = next((p for p in Path(root).parents if (p / ".git").exists()), None)
-    inside = (f"; it lies inside the repository at {outer}: to try it without touching that one, copy it out "
-              f"first (`cp -r {root} /tmp/{Path(root).name} && epimem init /tmp/{Path(root).name}`)") if outer else ""
-    return (f"{root} is not a git repository of its own, and every change is a commit: "
-            f"`epimem init {root}` makes it one (its files become the first commit){inside}; nothing was written")
-
-
-def read(mem: Memory, belief_id: str) -> tuple[str, Belief, tuple[int, int]]:
+def read(mem: Service, belief_id: str) -> tuple[str, Belief, tuple[int, int]]:
     """(text, belief, stat key) of a belief about to be changed."""
     check_id_input(belief_id)
     mem.vault.require()
@@ -129,34 +114,6 @@ def read(mem: Memory, belief_id: str) -> tuple[str, Belief, tuple[int, int]]:
         return mem.vault.read_belief(belief_id)
     except VaultError as e:
         raise VaultError(str(e), path=rel, line=e.line) from None
-
-
-def commit(mem: Memory, writes: list[transaction.Write], subject: str, *, op: str,
-           beliefs: Iterable[str] = (), session: str | None = None, body: str = "",
-           extra: dict[str, str] | None = None,
-           reads: Iterable[tuple[str, tuple[int, int] | None]] = (),
-           check: Callable[[], None] | None = None) -> str:
-    """Write and commit through the one write path (all or nothing; caches follow).
-    `reads` and `check`: see `transaction.apply`. A change that supersedes, retires or
-    drops a tier of a belief others rest on flags them in the same commit (SPEC §14)."""
-    if not git.is_repo_root(mem.root):  # one stat: a writer that did not go through `attempts`
-        raise VaultError(not_a_repo(mem.root), path=str(mem.root))
-    from . import dependencies
-
-    flags, lines = dependencies.flag_writes(mem, writes)
-    if flags:
-        writes = [*writes, *flags]
-        body = (body + "\n" if body else "") + "\n".join(f"- {ln}" for ln in lines)
-    c = transaction.Commit(subject, op, beliefs=tuple(beliefs), session=session, body=body,
-                           extra=tuple((extra or {}).items()), when=mem.replayed)
-    res = transaction.apply(mem.root, writes, c, lock=mem.vault.lock(), caches=caches(mem), reads=reads,
-                            check=check)
-    assert res.commit is not None
-    return res.commit
-
-
-def caches(mem: Memory) -> transaction.Caches:
-    return transaction.Caches(today=mem.today, params=mem.params)
 
 
 def clean_tags(tags: Iterable[str]) -> tuple[str, ...]:

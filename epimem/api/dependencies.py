@@ -20,7 +20,7 @@ from ..store import transaction as tx
 from ..store.files import NotUTF8, read_text, stat_key
 
 if TYPE_CHECKING:
-    from .memory import Memory
+    from .service import Service
 
 
 def _belief_writes(writes: list[tx.Write]) -> dict[str, str | None]:
@@ -29,7 +29,7 @@ def _belief_writes(writes: list[tx.Write]) -> dict[str, str | None]:
             if w.mode == "replace" and w.path.startswith("beliefs/") and w.path.endswith(".md")}
 
 
-def flag_writes(mem: Memory, writes: list[tx.Write]) -> tuple[list[tx.Write], list[str]]:
+def flag_writes(mem: Service, writes: list[tx.Write]) -> tuple[list[tx.Write], list[str]]:
     """(the tension writes that flag dependants of what `writes` change, one line for the
     commit message per flag). Empty — at the cost of one parse per written belief — when
     the change moves no belief that anything could rest on."""
@@ -94,7 +94,7 @@ def _one_per_file(writes: list[tx.Write]) -> list[tx.Write]:
     return list(last.values())
 
 
-def _open_flags(mem: Memory, skip: set[str]) -> dict[tuple[str, str], tuple[str, str, Any]]:
+def _open_flags(mem: Service, skip: set[str]) -> dict[tuple[str, str], tuple[str, str, Any]]:
     """(dependant, base) → (path, text, stat key) of each open flag, so a base that changes
     again adds a line to its flag rather than opening a second one."""
     out: dict[tuple[str, str], tuple[str, str, Any]] = {}

@@ -15,14 +15,14 @@ from ..core import rules
 from ..core import vocabulary as vocab
 
 if TYPE_CHECKING:
-    from .memory import Memory
+    from .service import Service
 
 
 def _counted(c: Counter) -> list[dict[str, Any]]:
     return [{"name": k, "count": n} for k, n in sorted(c.items(), key=lambda kv: (-kv[1], kv[0]))]
 
 
-def describe(mem: Memory) -> dict[str, Any]:
+def describe(mem: Service) -> dict[str, Any]:
     from .listing import shown
 
     today, params = mem.today, mem.params

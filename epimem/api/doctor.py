@@ -316,14 +316,15 @@ def gather(root: str | Path, *, source: str, agents: tuple[AgentWiring, ...] = (
         return Facts(**facts)
     if facts["format"] > kernel.VAULT_FORMAT or facts.get("unfinished"):
         return Facts(**facts)
-    from .memory import Memory
+    from . import validate
+    from .service import open_service
 
-    mem = Memory(root, today=today)
+    mem = open_service(root, today)
     mem.vault.on_rules_problems = None
     params, param_problems = mem.vault.params()
     facts["parameter_problems"] = tuple(str(p) for p in param_problems)
     try:
-        problems = mem.validate()
+        problems = validate.validate(mem)
         facts["beliefs"] = len(mem.vault.load_beliefs()[0])
     except EpimemError as e:
         problems = []

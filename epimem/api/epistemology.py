@@ -22,7 +22,7 @@ from ..store.files import read_text, stat_key
 from . import common
 
 if TYPE_CHECKING:
-    from .memory import Memory
+    from .service import Service
 
 PATH = "epistemology.md"
 
@@ -43,7 +43,7 @@ def _flow(value: object) -> str:
 SUBJECT = "epistemology: {keys} changed by the user's verdicts"
 
 
-def calibrated_since(mem: Memory) -> dict[str, date]:
+def calibrated_since(mem: Service) -> dict[str, date]:
     """Parameter key → the day an accepted calibration proposal last changed it, from the
     history of `epistemology.md` (its commits name the keys). {} outside git."""
     from ..store import git
@@ -64,7 +64,7 @@ def calibrated_since(mem: Memory) -> dict[str, date]:
     return out
 
 
-def apply_calibration(mem: Memory, proposals: Iterable[cal.Proposal]) -> str:
+def apply_calibration(mem: Service, proposals: Iterable[cal.Proposal]) -> str:
     """Commit `proposals` to `epistemology.md`: one commit citing each one's numbers."""
     proposals = list(proposals)
     if not proposals:

@@ -46,7 +46,7 @@ from ..store import rewrite
 from . import common
 
 if TYPE_CHECKING:
-    from .memory import Memory
+    from .service import Service
 
 RECORDS = "state/purges"
 PUSH_MARKER = "epimem-purge-push.json"  # in the git directory: the remotes a purge still has to reach
@@ -105,7 +105,7 @@ class Report:
 
 # --- planning -----------------------------------------------------------------------------------
 
-def plan(mem: Memory, beliefs: Iterable[str] = (), *, purge: bool = False, texts: Sequence[str] = (),
+def plan(mem: Service, beliefs: Iterable[str] = (), *, purge: bool = False, texts: Sequence[str] = (),
          remotes: str | None = None) -> Plan:
     """What forgetting `beliefs` (and purging `texts`, typed somewhere) would change. Writes nothing."""
     common.require_repo(mem)
@@ -161,7 +161,7 @@ def _state(root: Path) -> tuple:
     return tuple(sorted((r.name, r.sha) for r in rewrite.refs(root)))
 
 
-def _require_clean(mem: Memory) -> None:
+def _require_clean(mem: Service) -> None:
     from ..store import git
 
     dirty = [p for st, p in git.dirty_paths(mem.root) if p != "state/sessions.json"]
@@ -177,7 +177,7 @@ def _require_clean(mem: Memory) -> None:
     raise Conflict("the vault has no commit yet; there is nothing to forget")
 
 
-def gather(mem: Memory, ids: Sequence[str], texts: Sequence[str] = (), day: date | None = None) -> Forgetting:
+def gather(mem: Service, ids: Sequence[str], texts: Sequence[str] = (), day: date | None = None) -> Forgetting:
     """What the beliefs said in any version the history holds, and the observations that connect them."""
     root = mem.root
     day = day or mem.write_today  # rule 20: the tombstone and the stubs are dated by the machine
@@ -230,7 +230,7 @@ def _versions(root: Path, ids: Sequence[str]) -> Iterator[tuple[str, bytes]]:
                 yield f"{folder}/{q.name}", q.read_bytes()
 
 
-def _work_tree(mem: Memory, f: Forgetting, *, untracked: bool = True) -> tuple[list, list, list[FileChange]]:
+def _work_tree(mem: Service, f: Forgetting, *, untracked: bool = True) -> tuple[list, list, list[FileChange]]:
     """The writes that take what `f` forgets out of the work tree (the files git holds, those it
     ignores), and what each does."""
     from ..store import transaction as tx
@@ -319,7 +319,7 @@ def _outside_git(root: Path, tracked: set[str], f: Forgetting) -> Iterator[tuple
                 yield rel, new, stat_key(p)
 
 
-def _remote_actions(mem: Memory, policy: str | None) -> tuple[RemoteAction, ...]:
+def _remote_actions(mem: Service, policy: str | None) -> tuple[RemoteAction, ...]:
     """Each remote and what the purge does about it. A remote holds the old history: without
     the user's word on it, another machine would merge it back, so the purge refuses."""
     root = mem.root
@@ -348,7 +348,7 @@ def _remote_actions(mem: Memory, policy: str | None) -> tuple[RemoteAction, ...]
 
 # --- doing it -------------------------------------------------------------------------------------
 
-def forget(mem: Memory, p: Plan, *, confirm: str) -> Report:
+def forget(mem: Service, p: Plan, *, confirm: str) -> Report:
     """Do what `p` says. `confirm` must be `p.token`: the caller showed the plan and the user said yes."""
     if not isinstance(p, Plan) or confirm != p.token:
         raise InputError("forgetting needs the user's confirmation of its plan (`plan`, then `forget` with the "
@@ -385,7 +385,7 @@ def forget(mem: Memory, p: Plan, *, confirm: str) -> Report:
     return rep
 
 
-def _purge(mem: Memory, p: Plan, rep: Report) -> None:
+def _purge(mem: Service, p: Plan, rep: Report) -> None:
     root = mem.root
     f = p.forgetting
     before = {r.name: r.sha for r in rewrite.refs(root)}
@@ -434,7 +434,7 @@ def _remote_keeps(root: Path, remote: str) -> str:
             "--prune=now`; on a hosting service, ask its support to (GitHub: \"removing sensitive data\")")
 
 
-def _recall_afresh(mem: Memory, rep: Report) -> None:
+def _recall_afresh(mem: Service, rep: Report) -> None:
     """Recall's index and Chroma hold the texts: erased and built again through recall's own API."""
     try:
         from ..recall.api import erase
@@ -445,36 +445,13 @@ def _recall_afresh(mem: Memory, rep: Report) -> None:
                          "it may still hold what was forgotten")
 
 
-def _refresh_context(mem: Memory, rep: Report) -> None:
+def _refresh_context(mem: Service, rep: Report) -> None:
     from ..store.context_cache import refresh_context
 
     try:
         refresh_context(mem.root, mem.today, changed=None)
     except Exception as e:  # a cache: rebuilt by the next session
         rep.notes.append(f"the session context was not rebuilt ({e}); the next session rebuilds it")
-
-
-def finish_if_needed(mem: Memory) -> str | None:
-    """A purge killed after its history landed leaves its caches to finish (the recall index):
-    the store finished the git part; this finishes the rest. One stat when there is none."""
-    if not rewrite.pending(mem.root):
-        return None
-    note = rewrite.recover(mem.root, mem.vault.lock())
-    if rewrite.pending(mem.root):
-        rewrite.drop_caches(mem.root)
-        try:
-            from ..recall.api import erase
-
-            erase(mem.root)
-        except Exception:  # noqa: BLE001 - the next recall rebuilds; what matters is the history
-            pass
-        rewrite.end(mem.root)
-        if note is None:
-            import logging
-
-            note = "an interrupted purge was finished: its history had landed; the caches are now rebuilt"
-            logging.getLogger("epimem").warning("epimem: %s", note)
-    return note
 
 
 # --- the other machines ---------------------------------------------------------------------------
@@ -511,7 +488,7 @@ def pending_push(root: Path, remote: str) -> dict | None:
     return doc["remotes"].get(remote)
 
 
-def push_pending(mem: Memory, only: str | None = None) -> tuple[list[str], list[str]]:
+def push_pending(mem: Service, only: str | None = None) -> tuple[list[str], list[str]]:
     """Send the rewritten history to each remote a purge has yet to reach, with a lease: only if
     the remote's branch still holds what this vault last saw there. (pushed, notes)"""
     root = mem.root
@@ -556,7 +533,7 @@ class Incoming:
     local: int  # commits of this clone that the purge did not see (they are carried over by an adoption)
 
 
-def incoming(mem: Memory, theirs: str) -> list[Incoming]:
+def incoming(mem: Service, theirs: str) -> list[Incoming]:
     """The purge records `theirs` holds whose rewritten commits this clone still has in its history."""
     root = mem.root
     listed = rewrite.run(root, "ls-tree", "-r", "--name-only", theirs, "--", RECORDS + "/", check=False).decode()
@@ -599,7 +576,7 @@ def refusal(remote: str, found: Sequence[Incoming], url: str) -> str:
             + ".")
 
 
-def adopt(mem: Memory, found: Sequence[Incoming], refs_to_rewrite: Sequence[str], texts: Sequence[str] = (),
+def adopt(mem: Service, found: Sequence[Incoming], refs_to_rewrite: Sequence[str], texts: Sequence[str] = (),
           keep_tracking: str | None = None) -> dict:
     """Run another machine's purge here: rewrite this clone's refs (`refs_to_rewrite`) through the
     same forgetting, landing on the commits the purge made wherever it saw the same commit,
@@ -688,7 +665,7 @@ def _records(root: Path, rev: str) -> list[tuple[str, dict]]:
     return out
 
 
-def outgoing_old(mem: Memory, theirs: str) -> list[Incoming]:
+def outgoing_old(mem: Service, theirs: str) -> list[Incoming]:
     """This vault's own purges whose old history `theirs` (a remote's branch) still holds:
     commits another machine pushed on top of the history before the purge."""
     root = mem.root
@@ -704,7 +681,7 @@ def outgoing_old(mem: Memory, theirs: str) -> list[Incoming]:
     return out
 
 
-def send_pending(mem: Memory, remote: str, branch: str) -> tuple[bool, list[str]]:
+def send_pending(mem: Service, remote: str, branch: str) -> tuple[bool, list[str]]:
     """Before a sync fetches: a purge made here that `remote` has yet to get is sent, with a lease,
     when the remote's branch still holds what the purge saw there (so nothing old is fetched)."""
     root = mem.root
@@ -743,7 +720,7 @@ class Followed:
     notes: list[str] = field(default_factory=list)
 
 
-def follow(mem: Memory, remote: str, branch: str, theirs: str, *, adopt_purge: bool = False,
+def follow(mem: Service, remote: str, branch: str, theirs: str, *, adopt_purge: bool = False,
            texts: Sequence[str] = ()) -> Followed | None:
     """What a sync does about purges once it has fetched `theirs` (`remote`/`branch`):
 
@@ -787,20 +764,20 @@ def follow(mem: Memory, remote: str, branch: str, theirs: str, *, adopt_purge: b
                           "carried through the purge"])
 
 
-def sent(mem: Memory, remote: str) -> None:
+def sent(mem: Service, remote: str) -> None:
     """After a push with a lease: the remote has the purged history; what was fetched of the old goes."""
     _clear_marker(mem.root, remote)
     rewrite.clean(mem.root)
 
 
-def tombstones(mem: Memory) -> tuple[str, ...]:
+def tombstones(mem: Service) -> tuple[str, ...]:
     from ..core.forget import KIND
 
     bs, _ = mem.vault.load_beliefs()
     return tuple(sorted(b.id for b in bs if b.kind == KIND and b.status == "retired"))
 
 
-def reforget(mem: Memory, changed: Iterable[str] | None) -> str | None:
+def reforget(mem: Service, changed: Iterable[str] | None) -> str | None:
     """After a merge: what another machine wrote about a belief forgotten here (an observation
     made before it heard of the forgetting) is taken out again, in one commit. None: nothing was."""
     changed = None if changed is None else [p for p in changed if p.startswith(rewrite.TEXT_DIRS)]

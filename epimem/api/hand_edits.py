@@ -40,10 +40,10 @@ from ..store.paths import committable
 from . import common, timeline
 
 if TYPE_CHECKING:
-    from .memory import Memory
+    from .service import Service
 
 
-def _redact_hand_edit(mem: Memory, rel: str) -> None:
+def _redact_hand_edit(mem: Service, rel: str) -> None:
     """A secret typed into a note by hand is redacted in the file before it is
     committed: git history is pushed and kept, the file is the user's to fix.
     The rewrite goes through the write path, uncommitted: the commit that
@@ -66,7 +66,7 @@ def _redact_hand_edit(mem: Memory, rel: str) -> None:
                                         "before the commit", rel)
 
 
-def commit_hand_edits(mem: Memory, only: frozenset[str] | None = None, *, preview: bool = False
+def commit_hand_edits(mem: Service, only: frozenset[str] | None = None, *, preview: bool = False
                       ) -> tuple[str | None, list[Change], list[Problem]]:
     """Commit what the user changed by hand, with a message naming it
     (`only`: just those paths, when a change is about to touch them; `preview`: say what would
@@ -186,13 +186,13 @@ def commit_hand_edits(mem: Memory, only: frozenset[str] | None = None, *, previe
     return res.commit, changes, problems
 
 
-def preview(mem: Memory) -> tuple[list[Change], list[Problem]]:
+def preview(mem: Service) -> tuple[list[Change], list[Problem]]:
     """What `epimem commit` would record now, and what it would leave out: nothing is written."""
     _, changes, problems = commit_hand_edits(mem, preview=True)
     return changes, problems
 
 
-def settle(mem: Memory, paths: list[str]) -> str | None:
+def settle(mem: Service, paths: list[str]) -> str | None:
     """Before epimem rewrites `paths`, pass the user's uncommitted edits to them
     through rule 18, so that epimem's commit never carries a hand edit along
     unchecked: an edit within the rules is committed first, as `epimem commit`

@@ -19,7 +19,7 @@ from ..core.filters import Filters
 from ..core.model import Belief, Problem, Refused
 
 if TYPE_CHECKING:
-    from .memory import Memory
+    from .service import Service
 
 
 @dataclass(frozen=True)
@@ -52,7 +52,7 @@ def filters(given: Filters | None, kw: dict[str, Any]) -> Filters:
     return given or Filters.make(**kw)
 
 
-def shown(mem: Memory) -> tuple[list[Belief], list[Problem], list[Refused]]:
+def shown(mem: Service) -> tuple[list[Belief], list[Problem], list[Refused]]:
     """Every belief as readers show it today: (beliefs in id order, files not shown, edits refused)."""
     mem.vault.require()
     try:
@@ -61,7 +61,7 @@ def shown(mem: Memory) -> tuple[list[Belief], list[Problem], list[Refused]]:
         raise VaultError(f"cannot read the beliefs in {mem.root}: {e.strerror or e}", path="beliefs") from None
 
 
-def matching(mem: Memory, f: Filters) -> tuple[list[tuple[float, Belief]], list[Belief], list[Problem],
+def matching(mem: Service, f: Filters) -> tuple[list[tuple[float, Belief]], list[Belief], list[Problem],
                                                list[Refused]]:
     """(every (effective, belief) that passes `f`, in id order; and `shown`'s three lists)."""
     beliefs, problems, refused = shown(mem)
@@ -84,7 +84,7 @@ def ranked(beliefs, today, params) -> list[tuple[float, Belief]]:
     return strongest([(rules.effective_confidence(b, today, params), b) for b in beliefs])
 
 
-def listing(mem: Memory, f: Filters, *, limit: int | None = None, offset: int = 0) -> Listing:
+def listing(mem: Service, f: Filters, *, limit: int | None = None, offset: int = 0) -> Listing:
     """The beliefs that pass `f`, strongest first; `offset`/`limit` page them."""
     rows, beliefs, problems, refused = matching(mem, f)
     rows = strongest(rows)
@@ -92,13 +92,13 @@ def listing(mem: Memory, f: Filters, *, limit: int | None = None, offset: int = 
     return Listing(tuple(page), len(rows), len(beliefs), tuple(problems), tuple(refused))
 
 
-def get(mem: Memory, belief_id: str) -> tuple[Belief, Refused | None]:
+def get(mem: Service, belief_id: str) -> tuple[Belief, Refused | None]:
     """One belief as readers show it, and the hand edit refused on it (None: none)."""
     _, b, refused = get_file(mem, belief_id)
     return b, refused
 
 
-def get_file(mem: Memory, belief_id: str) -> tuple[str, Belief, Refused | None]:
+def get_file(mem: Service, belief_id: str) -> tuple[str, Belief, Refused | None]:
     """One belief's file as readers show it (MCP's `epimem://belief/…`): its text, the belief,
     the hand edit refused on it."""
     from . import common

@@ -1,13 +1,14 @@
 """The Python API: one `Memory` per vault, every operation one commit.
 
-`Memory` is a thin facade: each method checks nothing and decides nothing
-itself but hands over to a focused service — `beliefs` (add, edit, reject,
-reinforce, pin, supersede), `observe` (the observe pipeline), `tensions`,
-`timeline` (history, diff, undo, hand edits), `validate`, `sessions`
-(session start, reviews) and `setup` (init). The services read through
+`Memory` is a thin facade: a `Service` (`api/service.py`: the vault and the
+day) whose methods check nothing and decide nothing themselves but hand it to
+a focused service — `beliefs` (add, edit, reject, reinforce, pin, supersede),
+`observe` (the observe pipeline), `tensions`, `timeline` (history, diff, undo,
+hand edits), `validate`, `sessions` (session start, reviews) and `setup`
+(init). The services take a `Service`, never a `Memory`: they read through
 `Vault`, decide with the pure functions of `epimem.core.rules` and write
 through the one write path, `epimem.store.transaction`. The CLI, the hook,
-the skills, the benchmarks and the mirror all go through here.
+the skills, MCP and the benchmarks go through here.
 
 Each method imports its service when first called: a read command such as
 `belief list` loads one service, not the seven.
@@ -26,30 +27,23 @@ carrying the field, file or line where it is known.
 
 from __future__ import annotations
 
-import os
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from datetime import date
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
-from ..core import rules
 from ..core.changes import Change
-from ..core.errors import EpimemError, VaultError
+from ..core.errors import EpimemError
 from ..core.filters import Filters
-from ..core.model import Belief, Problem, Refused, Snapshot, Tension
-from ..core.params import Params
-from ..store import clock
-from ..store.files import purge_pending
-from ..store.journal import recover_if_needed
+from ..core.model import Belief, Problem, Refused, Tension
 from ..store.paths import resolve_root
-from ..store.vault import ObservationLog, Vault
+from ..store.vault import Vault
 from .results import ObservationResult, ObserveReport, SessionReport
+from .service import Service
 
 if TYPE_CHECKING:
     from ..store.git import HistoryPoint
     from .listing import Listing
-
-_T = TypeVar("_T")
 
 __all__ = ["open", "Memory", "Filters", "EpimemError", "ObservationResult", "ObserveReport", "SessionReport"]
 
@@ -59,66 +53,12 @@ def open(path: str | Path | None = None, today: str | date | None = None) -> Mem
     return Memory(resolve_root(path), today=today)
 
 
-class Memory:
+class Memory(Service):
+    """The facade: a `Service` (the vault, the day) with every operation as a method."""
+
     def __init__(self, root: str | Path, today: str | date | None = None):
-        self.vault = Vault(root)
-        self.root = self.vault.root
-        self._today = today
-        # Any command finishes or rolls back a change a killed process left half-made
-        # (one stat when there is none), before it reads or writes anything.
-        recover_if_needed(self.root, self.vault.lock())
-        if purge_pending(self.root):  # what the store cannot finish of a killed purge: recall's index
-            from . import forget as _forget
-
-            _forget.finish_if_needed(self)
-
-    # -- basics ------------------------------------------------------------------
-    @property
-    def today(self) -> date:
-        return clock.today(self._today)
-
-    @property
-    def write_today(self) -> date:
-        """The day written evidence is dated: `today`, never after the machine's date (rule 20)."""
-        return clock.write_day(self._today)
-
-    @property
-    def machine_day(self) -> date | None:
-        """The machine's date, which no date in the vault may pass (rule 20); None under the
-        test-only clock switch."""
-        return clock.machine_day()
-
-    @property
-    def replayed(self) -> date | None:
-        """The overridden date when the clock is replayed (tests, EPIMEM_TODAY): commits carry it."""
-        if self._today is not None or os.environ.get("EPIMEM_TODAY"):
-            return self.today
-        return None
-
-    @property
-    def params(self) -> Params:
-        return self.vault.params()[0]
-
-    def effective(self, b: Belief) -> float:
-        return rules.effective_confidence(b, self.today, self.params)
-
-    def snapshot(self, observations: bool = True) -> Snapshot:
-        """The vault as readers see it (SPEC rules 21, 23): redacted, a belief whose hand edit
-        breaks a rule as it was last committed (`Snapshot.refused` says which)."""
-        return self._reading(lambda: self.vault.snapshot(self.today, observations=observations, shown=True))
-
-    def snapshot_and_log(self) -> tuple[Snapshot, ObservationLog]:
-        """The snapshot without its observations, and them as a `store.vault.ObservationLog`
-        (counted and looked up without building them all), read as one state."""
-        return self._reading(lambda: self.vault.snapshot_and_log(self.today, shown=True))
-
-    def _reading(self, read: Callable[[], _T]) -> _T:
-        self.vault.require()
-        try:
-            return read()
-        except OSError as e:  # an unreadable folder (permissions, a vault on a lost mount)
-            raise VaultError(f"cannot read the vault at {self.root}: {e.strerror or e}",
-                             path=e.filename and str(e.filename)) from None
+        super().__init__(Vault(root), today)
+        self.recover()
 
     @classmethod
     def init(cls, root: str | Path | None = None, today: str | date | None = None) -> tuple[Memory, bool]:

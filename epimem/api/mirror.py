@@ -17,7 +17,7 @@ from ..core.errors import InputError
 from ..core.model import Refused, Snapshot
 
 if TYPE_CHECKING:
-    from .memory import Memory
+    from .service import Service
 
 MODES = ("portrait", "audit", "gut-check", "interview", "calibration")
 
@@ -32,7 +32,7 @@ class Mirrored:
     extra: dict[str, Any] = field(default_factory=dict)  # a portrait's `llm`, an audit's `applied`
 
 
-def run(mem: Memory, mode: str, *, record: bool = False, apply: bool = False, apply_only: tuple[str, ...] = (),
+def run(mem: Service, mode: str, *, record: bool = False, apply: bool = False, apply_only: tuple[str, ...] = (),
         llm: bool = False, model: str | None = None, timeout: float = 60.0,
         snapshot: Snapshot | None = None) -> Mirrored:
     """One mode of the mirror. `record`: an audit, gut-check or interview as a review (one
@@ -60,8 +60,9 @@ def run(mem: Memory, mode: str, *, record: bool = False, apply: bool = False, ap
     elif mode == "audit":
         from ..mirror.audit import audit
         from .epistemology import calibrated_since
+        from .validate import merge_leftovers
 
-        data = audit(snap, params, today, tuple(mem.merge_leftovers()), calibrated_since(mem))
+        data = audit(snap, params, today, tuple(merge_leftovers(mem.root)), calibrated_since(mem))
         md = render.audit_markdown(data)
         if apply or apply_only:
             from ..mirror.apply import apply as apply_audit
@@ -93,7 +94,7 @@ def run(mem: Memory, mode: str, *, record: bool = False, apply: bool = False, ap
     return Mirrored(mode, data, md + render.refused_lines(snap.refused), recorded, snap.refused, extra)
 
 
-def _portrait(mem: Memory, snap: Snapshot, llm: bool, model: str | None, timeout: float,
+def _portrait(mem: Service, snap: Snapshot, llm: bool, model: str | None, timeout: float,
               extra: dict[str, Any]) -> tuple[Any, str]:
     from ..mirror import render
     from ..mirror.portrait import portrait_brief
@@ -116,7 +117,7 @@ def _portrait(mem: Memory, snap: Snapshot, llm: bool, model: str | None, timeout
     return brief, render.portrait_markdown(brief, note=note)
 
 
-def _configured_model(mem: Memory) -> str | None:
+def _configured_model(mem: Service) -> str | None:
     try:
         v = mem.vault.settings().get("mirror_model")
     except (OSError, UnicodeDecodeError):

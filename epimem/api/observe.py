@@ -31,14 +31,14 @@ from . import common, hand_edits, tensions
 from .results import ObservationResult, ObserveReport
 
 if TYPE_CHECKING:
-    from .memory import Memory
+    from .service import Service
 
 OBSERVATION_KEYS = frozenset({"connects", "strength", "evidence", "suggests", "therefore", "basis", "session",
                               "source", "date", "title", "kind", "permanence", "tags", "scope",
                               "new_despite_similar", "successor", "depends_on", "cited"})
 
 
-def observe(mem: Memory, items: list[dict[str, Any]], *, source: str, session: str | None) -> ObserveReport:
+def observe(mem: Service, items: list[dict[str, Any]], *, source: str, session: str | None) -> ObserveReport:
     params = mem.params
     today = mem.write_today  # rule 20: never after the machine's date
     parsed = [check_input(i + 1, item, source, session, today, params) for i, item in enumerate(items)]
@@ -59,7 +59,7 @@ def observe(mem: Memory, items: list[dict[str, Any]], *, source: str, session: s
     return report
 
 
-def _observe(mem: Memory, parsed: list[tuple[Observation, dict]], params: Params, today: date) -> ObserveReport:
+def _observe(mem: Service, parsed: list[tuple[Observation, dict]], params: Params, today: date) -> ObserveReport:
     month_texts: dict[str, str] = {}
     month_keys: dict[str, Any] = {}
     month_base: dict[str, str] = {}
@@ -210,7 +210,7 @@ def _as_answer(ev: Evidence, obs: Observation, before: Belief, params: Params) -
     return replace(ev, note=calibration.with_tag(ev.note, before, outcome, "interview", obs.date, params))
 
 
-def _successor_target(mem: Memory, obs: Observation, extra: dict) -> dict:
+def _successor_target(mem: Service, obs: Observation, extra: dict) -> dict:
     """Resolve an observation's `successor` (SPEC §14): the id of an existing active belief
     (`successor_id`) — named by id, or the successor an open tension on the belief already
     proposed under the same title — or the title of a belief to create (`successor_title`)."""
@@ -241,7 +241,7 @@ def _successor_target(mem: Memory, obs: Observation, extra: dict) -> dict:
     return out
 
 
-def _successor(mem: Memory, obs: Observation, extra: dict, old: Belief, params: Params, load, beliefs: dict,
+def _successor(mem: Service, obs: Observation, extra: dict, old: Belief, params: Params, load, beliefs: dict,
                known: set[str], created: set[str], writes: list[tx.Write]) -> str:
     """The successor a contradicting observation proposes: an existing belief, which the
     observation then supports as it contradicts the old one (what shows the old no longer
@@ -330,7 +330,7 @@ def _encodable(s: str) -> bool:
     return True
 
 
-def held_back(mem: Memory, fresh: list[tuple[Observation, dict]]) -> list[ObservationResult] | None:
+def held_back(mem: Service, fresh: list[tuple[Observation, dict]]) -> list[ObservationResult] | None:
     """Rule 17: when a new belief would sit beside a similar active one, the whole
     batch is held back (nothing written) and each such observation lists them."""
     from . import similar

@@ -48,7 +48,7 @@ from ..store.files import stat_key
 from ..store.paths import note_entries
 
 if TYPE_CHECKING:
-    from .memory import Memory
+    from .service import Service
 
 SCHEMA = 1
 TYPES = ("header", "epistemology", "sessions", "belief", "observation", "tension", "review")
@@ -65,7 +65,7 @@ def _line(rec: dict) -> str:
 
 # --- export --------------------------------------------------------------------------------
 
-def records(mem: Memory) -> Iterator[dict]:
+def records(mem: Service) -> Iterator[dict]:
     """The vault's records, in a fixed order (so two exports of one vault are identical), as
     every reader is shown them (`store.vault.Reader`, SPEC rules 21 and 23): each text redacted,
     whatever its file's state, and a belief whose hand edit breaks a rule as it was last
@@ -143,7 +143,7 @@ def records(mem: Memory) -> Iterator[dict]:
         yield {"type": "review", "date": e.name[:-3], "text": read(f"reviews/{e.name}", Path(e.path))}
 
 
-def export(mem: Memory, out: IO[str]) -> int:
+def export(mem: Service, out: IO[str]) -> int:
     """Write the vault as JSON Lines to `out`; the number of records."""
     n = 0
     for rec in records(mem):
@@ -152,7 +152,7 @@ def export(mem: Memory, out: IO[str]) -> int:
     return n
 
 
-def export_file(mem: Memory, path: str | Path) -> tuple[Path, int]:
+def export_file(mem: Service, path: str | Path) -> tuple[Path, int]:
     """Write the export to the file `path` whole or not at all: (the file, the number of records).
 
     The text goes to a temporary file beside it, renamed over it at the end; a failure (a full
@@ -384,7 +384,7 @@ def plan(path: Path, params: Params = DEFAULTS, today: date | None = None) -> tu
     return files, rep
 
 
-def import_jsonl(mem: Memory, path: str | Path, *, dry_run: bool = False) -> JsonlReport:
+def import_jsonl(mem: Service, path: str | Path, *, dry_run: bool = False) -> JsonlReport:
     """Recreate an export in the vault as one commit; a file the vault already has is merged
     with the imported one by the merge drivers' rules. The vault must exist, as for every other
     importer (`epimem init` makes one): a mistyped `--vault` is said, not created."""
@@ -440,7 +440,7 @@ def _summary(counts: dict[str, int]) -> str:
                      for k, n in counts.items()) or "nothing"
 
 
-def _is_fresh(mem: Memory) -> bool:
+def _is_fresh(mem: Service) -> bool:
     """A vault `init` made and nothing wrote to since: its rules and counter are the template's."""
     root = mem.root
     return not any(note_entries(root / d) for d in ("beliefs", "observations", "tensions", "reviews"))

@@ -17,7 +17,7 @@ from ..store.paths import committable_files
 from . import common, upgrade
 
 if TYPE_CHECKING:
-    from .memory import Memory
+    from .service import Service
 
 TEMPLATES = Path(__file__).parent.parent / "templates"
 FOLDERS = ("beliefs", "observations", "tensions", "reviews", "state")
@@ -33,7 +33,7 @@ def make_private(root: Path) -> None:
         raise StorageError(f"cannot make {root} private (mode 0700): {e.strerror or e}", path=str(root)) from None
 
 
-def init(mem: Memory) -> bool:
+def init(mem: Service) -> bool:
     """Create the vault (idempotent); True when anything was created."""
     r = mem.root
     # `epimem init ~/Documents` by mistake must not turn a folder of unrelated

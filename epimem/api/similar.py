@@ -16,12 +16,12 @@ from typing import TYPE_CHECKING
 from ..core.ids import claim_key
 
 if TYPE_CHECKING:
-    from .memory import Memory
+    from .service import Service
 
 LIMIT = 3
 
 
-def similar(mem: Memory, title: str, statement: str = "", *, exclude: frozenset[str] = frozenset(),
+def similar(mem: Service, title: str, statement: str = "", *, exclude: frozenset[str] = frozenset(),
             batch: Sequence[tuple[str, str, str]] = ()) -> list[dict]:
     """Beliefs close to a would-be new one: [{id, title, similarity}], closest first.
 

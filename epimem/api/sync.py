@@ -20,7 +20,7 @@ from ..core.errors import Conflict, EpimemError, InputError, StorageError, Vault
 from ..store import drivers, gitrun
 
 if TYPE_CHECKING:
-    from .memory import Memory
+    from .service import Service
 
 NOTES_FILE = "epimem-merge-notes"  # in the git directory: what the driver wants the user to know
 
@@ -124,7 +124,7 @@ class SyncReport:
     notes: list[str] = field(default_factory=list)
 
 
-def ensure_attributes(mem: Memory) -> str | None:
+def ensure_attributes(mem: Service) -> str | None:
     """Commit epimem's lines in `.gitattributes` when the vault lacks them (a vault made
     before epimem merged by meaning); the commit's sha, or None when nothing was needed."""
     from ..store import transaction as tx
@@ -140,7 +140,7 @@ def ensure_attributes(mem: Memory) -> str | None:
     return common.commit(mem, [w], "sync: merge vault files by meaning (.gitattributes)", op="setup")
 
 
-def sync(mem: Memory, remote: str | None = None, *, index: bool = True, adopt_purge: bool = False,
+def sync(mem: Service, remote: str | None = None, *, index: bool = True, adopt_purge: bool = False,
          purge_texts: tuple[str, ...] = ()) -> SyncReport:
     """Commit pending edits, fetch, merge by epimem's rules, push; retry once when rejected.
     A purge (`epimem forget --purge`) is sent with a lease; another machine's purge is never
@@ -166,7 +166,9 @@ def sync(mem: Memory, remote: str | None = None, *, index: bool = True, adopt_pu
     with mem.vault.lock():
         ensure_attributes(mem)
         if gitrun.status(root):  # the common case is clean: no hand-edit pass
-            sha, _, problems = mem.commit_hand_edits()
+            from .hand_edits import commit_hand_edits
+
+            sha, _, problems = commit_hand_edits(mem)
             rep.committed = sha
             rep.notes += [f"{p} (left out of the commit)" for p in problems]
         lease = None
@@ -257,7 +259,7 @@ def _fetch(g: _Git, remote: str, branch: str) -> None:
                            "nothing was merged or pushed — your changes are committed here")
 
 
-def _merge(mem: Memory, g: _Git, rep: SyncReport, remote: str, branch: str, incoming: int) -> None:
+def _merge(mem: Service, g: _Git, rep: SyncReport, remote: str, branch: str, incoming: int) -> None:
     theirs = f"{remote}/{branch}"
     rep.incoming += incoming
     head = g.out("rev-parse", "HEAD")
@@ -298,7 +300,7 @@ def _merge(mem: Memory, g: _Git, rep: SyncReport, remote: str, branch: str, inco
 
 
 @contextmanager
-def _recorded(mem: Memory, g: _Git, head: str, theirs: str) -> Iterator[None]:
+def _recorded(mem: Service, g: _Git, head: str, theirs: str) -> Iterator[None]:
     """The merge is recorded before git touches a file, so that a sync killed mid-merge is
     rolled back or finished by the next command (`store.sync_journal`)."""
     from ..store import sync_journal
@@ -323,7 +325,7 @@ def _changed_on_both(g: _Git, base: str, theirs: str) -> list[str]:
     return [p for p in theirs_changed if p and p in ours_changed and kind_of(p) is not None]
 
 
-def _merge_both(mem: Memory, g: _Git, base: str, theirs: str, paths: list[str]) -> list[str]:
+def _merge_both(mem: Service, g: _Git, base: str, theirs: str, paths: list[str]) -> list[str]:
     """Merge the files both sides changed (git holds the merge open) and stage them."""
     if not paths:
         return []
@@ -351,7 +353,7 @@ def _merge_both(mem: Memory, g: _Git, base: str, theirs: str, paths: list[str]) 
     return notes
 
 
-def _after_merge(mem: Memory, rep: SyncReport, index: bool, changed: list[str] | None) -> None:
+def _after_merge(mem: Service, rep: SyncReport, index: bool, changed: list[str] | None) -> None:
     """The caches follow the merged files: the session context, then recall's index (incremental)."""
     from ..store.context_cache import refresh_context
 
@@ -386,7 +388,7 @@ class CloneReport:
 
 def clone(url: str, path: str | os.PathLike, *, index: bool = True, today=None) -> CloneReport:
     """Clone a vault from `url` into `path`, register the merge driver, build the index."""
-    from .memory import Memory
+    from .service import open_service
 
     dest = Path(path).expanduser().absolute()
     if dest.exists() and any(dest.iterdir()):
@@ -400,7 +402,7 @@ def clone(url: str, path: str | os.PathLike, *, index: bool = True, today=None) 
     from .setup import make_private
 
     make_private(dest)  # as `init` makes a vault: the owner's alone
-    mem = Memory(dest, today=today)
+    mem = open_service(dest, today)
     if not mem.vault.exists():
         raise VaultError(f"{url} is a git repository but not an epimem vault (no epistemology.md, no "
                          f"beliefs/); it was cloned into {dest}, which you may delete", path=str(dest))

@@ -17,15 +17,15 @@ from ..store.paths import leaves
 from . import common
 
 if TYPE_CHECKING:
-    from .memory import Memory
+    from .service import Service
 
 
-def select(mem: Memory, status: str | None) -> list[Tension]:
+def select(mem: Service, status: str | None) -> list[Tension]:
     ts, _ = mem.vault.load_tensions()
     return [t for t in ts if status is None or t.status == status]
 
 
-def _read(mem: Memory, tension_id: str) -> tuple[str, Tension, Any]:
+def _read(mem: Service, tension_id: str) -> tuple[str, Tension, Any]:
     check_tension_id(tension_id, field="tension_id")
     rel = f"tensions/{tension_id}.md"
     p = mem.vault.path(rel)
@@ -45,7 +45,7 @@ def _note(note: str, what: str) -> str:
     return note.strip()
 
 
-def resolve(mem: Memory, tension_id: str, note: str) -> Tension:
+def resolve(mem: Service, tension_id: str, note: str) -> Tension:
     note = _note(note, "a tension is resolved with a note saying how")
     for attempt in common.attempts(mem):
         with attempt:
@@ -58,7 +58,7 @@ def resolve(mem: Memory, tension_id: str, note: str) -> Tension:
     return replace(t, status="resolved", resolution=note)
 
 
-def open_tension(mem: Memory, belief_id: str, note: str, title: str = "") -> Tension:
+def open_tension(mem: Service, belief_id: str, note: str, title: str = "") -> Tension:
     """The user names a tension on a belief themselves (`status: unresolved`)."""
     note = redact(_note(note, "say what does not fit"), mem.params.redact)
     title = redact(" ".join((title or "").split()), mem.params.redact)
@@ -80,7 +80,7 @@ def open_tension(mem: Memory, belief_id: str, note: str, title: str = "") -> Ten
 STATUS_VERBS = {"unresolved": "reopened", "watching": "watching"}
 
 
-def set_status(mem: Memory, tension_id: str, status: str, note: str = "") -> Tension:
+def set_status(mem: Service, tension_id: str, status: str, note: str = "") -> Tension:
     """Reopen a resolved tension (`unresolved`) or watch one (`watching`), with a dated line."""
     common.check_choice("status", status, tuple(STATUS_VERBS))
     if status == "unresolved":
@@ -102,14 +102,14 @@ def set_status(mem: Memory, tension_id: str, status: str, note: str = "") -> Ten
     return replace(t, status=status)
 
 
-def closing_writes(mem: Memory, belief_id: str, reason: str) -> list[tx.Write]:
+def closing_writes(mem: Service, belief_id: str, reason: str) -> list[tx.Write]:
     """Writes that resolve every open tension on a belief that is retired or superseded:
     a question about a belief no longer held is closed with that reason, not left open."""
     return [tx.replace(f"tensions/{p.name}", resolve_tension_text(text, mem.write_today, reason), key)
             for p, text, key in _open_on(mem, belief_id)]
 
 
-def close_orphans(mem: Memory) -> str | None:
+def close_orphans(mem: Service) -> str | None:
     """Close the open tensions of beliefs no longer held (retired or superseded), as retiring one
     does: a merge can bring a belief retired on one machine and a tension opened on it on the
     other. One commit, or None when there is none."""
@@ -131,7 +131,7 @@ def close_orphans(mem: Memory) -> str | None:
                          op="tension", beliefs=ids)
 
 
-def open_successor(mem: Memory, belief_id: str) -> str:
+def open_successor(mem: Service, belief_id: str) -> str:
     """The successor an open tension on `belief_id` proposes ("" when none does)."""
     for _, text, _ in _open_on(mem, belief_id):
         try:
@@ -143,7 +143,7 @@ def open_successor(mem: Memory, belief_id: str) -> str:
     return ""
 
 
-def open_on(mem: Memory, belief_id: str) -> list[Tension]:
+def open_on(mem: Service, belief_id: str) -> list[Tension]:
     """The open tensions about `belief_id` (or proposing it as a successor), oldest first."""
     out = []
     tdir = mem.root / "tensions"
@@ -165,7 +165,7 @@ def open_on(mem: Memory, belief_id: str) -> list[Tension]:
     return out
 
 
-def for_contradiction(mem: Memory, obs: Observation, eff: rules.Effect,
+def for_contradiction(mem: Service, obs: Observation, eff: rules.Effect,
                       pending: dict[str, tuple[str, Any]], successor: str | None = None) -> tuple[str, str, Any]:
     """(id, text, stat key or None for a new file) of the tension this contradiction goes to.
 
@@ -205,7 +205,7 @@ def for_contradiction(mem: Memory, obs: Observation, eff: rules.Effect,
     return tid, text, None
 
 
-def _new(mem: Memory, obs: Observation, eff: rules.Effect, pending: set[str], successor: str = "") -> tuple[str, str]:
+def _new(mem: Service, obs: Observation, eff: rules.Effect, pending: set[str], successor: str = "") -> tuple[str, str]:
     existing = {p.stem for p in (mem.root / "tensions").glob("*.md")} | set(pending)
     tid = unique_id(f"{obs.date.isoformat()}-{eff.before.id}", existing)
     if eff.divergence:
@@ -225,7 +225,7 @@ def _new(mem: Memory, obs: Observation, eff: rules.Effect, pending: set[str], su
 
 
 
-def _open_on(mem: Memory, belief_id: str):
+def _open_on(mem: Service, belief_id: str):
     tdir = mem.root / "tensions"
     if not tdir.is_dir():
         return
@@ -242,7 +242,7 @@ def _open_on(mem: Memory, belief_id: str):
             yield p, text, key
 
 
-def moving_writes(mem: Memory, from_id: str, to_id: str) -> list[tx.Write]:
+def moving_writes(mem: Service, from_id: str, to_id: str) -> list[tx.Write]:
     """Open tensions of a belief merged into another now question that one."""
     out = []
     for p, text, key in _open_on(mem, from_id):

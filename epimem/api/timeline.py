@@ -21,7 +21,7 @@ from ..store.git import HistoryError
 from . import common
 
 if TYPE_CHECKING:
-    from .memory import Memory
+    from .service import Service
 
 
 @contextmanager
@@ -34,7 +34,7 @@ def _reading_git(what: str):
         raise StorageError(f"cannot read the vault's {what}: {e.strerror or e}") from None
 
 
-def history(mem: Memory, belief_id: str) -> list[git.HistoryPoint]:
+def history(mem: Service, belief_id: str) -> list[git.HistoryPoint]:
     common.check_id_input(belief_id)
     common.require_repo(mem)
     with _reading_git("history"):
@@ -44,7 +44,7 @@ def history(mem: Memory, belief_id: str) -> list[git.HistoryPoint]:
     return pts
 
 
-def _since(mem: Memory, since: str) -> str | None:
+def _since(mem: Service, since: str) -> str | None:
     """The revision to compare with; None for the whole history (or an empty one)."""
     try:
         return git.resolve_since(mem.root, since)  # an InputError names `since` when it is neither
@@ -54,7 +54,7 @@ def _since(mem: Memory, since: str) -> str | None:
         raise
 
 
-def diff(mem: Memory, since: str) -> list[Change]:
+def diff(mem: Service, since: str) -> list[Change]:
     common.require_repo(mem)
     base = _since(mem, since)
     if not git.has_commits(mem.root):
@@ -64,7 +64,7 @@ def diff(mem: Memory, since: str) -> list[Change]:
         return describe(mem, rows, (lambda p: f"{base}:{p}") if base else None, lambda p: f"HEAD:{p}")
 
 
-def describe(mem: Memory, rows, old_spec, new_spec, new_from_disk: bool = False) -> list[Change]:
+def describe(mem: Service, rows, old_spec, new_spec, new_from_disk: bool = False) -> list[Change]:
     """What changed between two states of the vault, in words a person reads."""
     rows = [(st, p) for st, p in rows if not Path(p).name.startswith(".")]  # .gitkeep, .gitignore
     specs: list[str] = []
@@ -188,7 +188,7 @@ def undo_state(log: list[git.EpimemCommit]) -> tuple[dict[str, str], list[git.Ep
     return undone, stack
 
 
-def _target(mem: Memory, log: list[git.EpimemCommit], undone: dict[str, str], commit: str | None) -> git.EpimemCommit:
+def _target(mem: Service, log: list[git.EpimemCommit], undone: dict[str, str], commit: str | None) -> git.EpimemCommit:
     if commit is None:
         for c in log:
             if _learned(c) and c.info.sha not in undone:
@@ -218,7 +218,7 @@ def _beliefs(trailers: dict[str, str]) -> tuple[str, ...]:
     return tuple(b.strip() for b in trailers.get("Epimem-Beliefs", "").split(",") if b.strip())
 
 
-def undo(mem: Memory, commit: str | None = None) -> tuple[str, str]:
+def undo(mem: Service, commit: str | None = None) -> tuple[str, str]:
     """Revert the given epimem commit, or the last one not yet undone that changed a
     belief, an observation or a tension; a new commit. Returns (new sha, undone subject)."""
     common.writable(mem)
@@ -234,7 +234,7 @@ def undo(mem: Memory, commit: str | None = None) -> tuple[str, str]:
     return _revert(mem, pick)
 
 
-def redo(mem: Memory) -> tuple[str, str]:
+def redo(mem: Service) -> tuple[str, str]:
     """Re-apply the last undo's change (the undos since the last change, newest first)."""
     common.writable(mem)
 
@@ -254,7 +254,7 @@ def redo(mem: Memory) -> tuple[str, str]:
     return _revert(mem, pick)
 
 
-def _revert(mem: Memory, pick) -> tuple[str, str]:
+def _revert(mem: Service, pick) -> tuple[str, str]:
     """Take back the change `pick()` names (under the lock: (sha, the commit to make, the
     subject to report)) by epimem's own three-way rules, as a `git pull` merges
     (`core.merge`), not by git's line revert: a later change to the same lines (two
@@ -276,7 +276,7 @@ def _revert(mem: Memory, pick) -> tuple[str, str]:
     return res.commit, subject
 
 
-def _sessions_revert(mem: Memory, sha: str) -> list[tx.Write]:
+def _sessions_revert(mem: Service, sha: str) -> list[tx.Write]:
     """The session counter without the sessions commit `sha` brought (an import's)."""
     from ..core.kernel import empty_sessions
     from ..core.merge import unapply_sessions
@@ -298,7 +298,7 @@ def _sessions_revert(mem: Memory, sha: str) -> list[tx.Write]:
     return [] if text == fp.read_text(encoding="utf-8") else [tx.replace(SESSIONS, text, stat_key(fp))]
 
 
-def _merged_revert(mem: Memory, sha: str, allow_empty: bool = False) -> list[tx.Write]:
+def _merged_revert(mem: Service, sha: str, allow_empty: bool = False) -> list[tx.Write]:
     """The writes that take back `sha` by meaning, file by file: base = the file as `sha`
     left it, ours = as it is now (HEAD), theirs = as it was before `sha`. A Conflict
     naming the file when only a person can settle it (prose changed on both sides, a file
@@ -359,7 +359,7 @@ HISTORY_CACHE = "history.json"  # under .epimem/: rebuildable from git at any ti
 _CACHE_VERSION = 1
 
 
-def _known_states(mem: Memory, snapshot: Snapshot) -> dict[str, tuple[float | None, str]]:
+def _known_states(mem: Service, snapshot: Snapshot) -> dict[str, tuple[float | None, str]]:
     """{blob sha: (confidence, status)} for the belief files unchanged since the index."""
     staged = git.index_blobs(mem.root, "beliefs/")
     dirty = {p for _, p in git.dirty_paths(mem.root)}
@@ -372,7 +372,7 @@ def _known_states(mem: Memory, snapshot: Snapshot) -> dict[str, tuple[float | No
     return out
 
 
-def _states_of(mem: Memory, snapshot: Snapshot | Callable[[], Snapshot],
+def _states_of(mem: Service, snapshot: Snapshot | Callable[[], Snapshot],
                ) -> Callable[[], dict[str, tuple[float | None, str]]]:
     return lambda: _known_states(mem, snapshot() if callable(snapshot) else snapshot)
 
@@ -392,7 +392,7 @@ def _cached(path: Path) -> tuple[str | None, dict[str, list[git.HistoryPoint]]]:
         return None, {}  # a missing or damaged cache is rebuilt, never an error
 
 
-def histories(mem: Memory, snapshot: Snapshot | Callable[[], Snapshot] | None = None,
+def histories(mem: Service, snapshot: Snapshot | Callable[[], Snapshot] | None = None,
               ) -> dict[str, list[git.HistoryPoint]]:
     """Every belief's history from git (oldest point first), from one walk of the log.
 
@@ -434,7 +434,7 @@ def histories(mem: Memory, snapshot: Snapshot | Callable[[], Snapshot] | None = 
     return result
 
 
-def diff_summary(mem: Memory, since: str, limit: int) -> tuple[list[Change], dict[str, int]]:
+def diff_summary(mem: Service, since: str, limit: int) -> tuple[list[Change], dict[str, int]]:
     """What changed since `since`, bounded for a page: the first `limit` beliefs and tensions
     described in words (`describe`, as `epimem diff`), and how many files changed per folder.
 

@@ -28,10 +28,10 @@ from ..core.notes import render_belief, resolve_tension_text, update_belief_text
 from ..core.redact import redact
 from ..store import transaction as tx
 from ..store.files import read_text, stat_key
-from . import common, tensions
+from . import common, listing, tensions
 
 if TYPE_CHECKING:
-    from .memory import Memory
+    from .service import Service
 
 
 def _active(b: Belief) -> None:
@@ -39,7 +39,7 @@ def _active(b: Belief) -> None:
         raise Conflict(f"{b.id} is {b.status}, not active", path=b.path)
 
 
-def replace(mem: Memory, old_id: str, *, by: str = "", title: str = "", note: str = "",
+def replace(mem: Service, old_id: str, *, by: str = "", title: str = "", note: str = "",
             tags: dict[str, str] | None = None) -> tuple[Belief, Belief]:
     """Supersede `old_id` by `by` (an existing belief) or by a new belief titled `title`
     (the user's own words, basis self-report): one commit. `tags`: belief id → the verdict
@@ -89,7 +89,7 @@ def replace(mem: Memory, old_id: str, *, by: str = "", title: str = "", note: st
     return with_(oafter, evidence=oafter.evidence + (oev,)), after
 
 
-def _same_title(mem: Memory, old_id: str, title: str) -> str:
+def _same_title(mem: Service, old_id: str, title: str) -> str:
     """The successor an open tension on `old_id` proposed under this title ("" when none)."""
     proposed = tensions.open_successor(mem, old_id)
     if not proposed:
@@ -101,7 +101,7 @@ def _same_title(mem: Memory, old_id: str, title: str) -> str:
     return proposed if b.status == "active" and text_key(b.title) == text_key(title) else ""
 
 
-def keep(mem: Memory, belief_id: str, successor: str, *, note: str = "", tag: str = "") -> Belief:
+def keep(mem: Service, belief_id: str, successor: str, *, note: str = "", tag: str = "") -> Belief:
     """The user says `belief_id` still holds: their word on it (rule 16), the proposed
     `successor` retired, the tensions proposing it resolved. One commit."""
     params, today = mem.params, mem.write_today
@@ -120,7 +120,7 @@ def keep(mem: Memory, belief_id: str, successor: str, *, note: str = "", tag: st
     return with_(after, evidence=after.evidence + (ev,))
 
 
-def decline(mem: Memory, successor: str, belief_id: str, *, note: str = "", tag: str = "") -> Belief:
+def decline(mem: Service, successor: str, belief_id: str, *, note: str = "", tag: str = "") -> Belief:
     """The user says the proposed `successor` of `belief_id` does not hold: it is retired
     and the tensions proposing it resolved. One commit."""
     note = redact(" ".join((note or "").split()), mem.params.redact)
@@ -132,10 +132,10 @@ def decline(mem: Memory, successor: str, belief_id: str, *, note: str = "", tag:
             writes += _resolve(mem, belief_id, successor, f"the user said {successor} does not hold")
             common.commit(mem, writes, f"retire: {successor} (the user's word: it does not replace {belief_id})",
                           op="retire", beliefs=[successor, belief_id])
-    return mem.belief(successor)
+    return listing.get(mem, successor)[0]
 
 
-def settle(mem: Memory, belief_id: str, *, note: str = "") -> Belief:
+def settle(mem: Service, belief_id: str, *, note: str = "") -> Belief:
     """The user says a belief that open questions are about (a contradiction, a flag "rests
     on a belief that changed") still holds: their word on it (rule 16), and the questions
     answered — their tensions resolved with it. One commit."""
@@ -159,7 +159,7 @@ def settle(mem: Memory, belief_id: str, *, note: str = "") -> Belief:
     return with_(after, evidence=after.evidence + (ev,))
 
 
-def _retire(mem: Memory, belief_id: str, note: str) -> list[tx.Write]:
+def _retire(mem: Service, belief_id: str, note: str) -> list[tx.Write]:
     text, b, key = common.read(mem, belief_id)
     if b.status != "active":
         return []
@@ -168,7 +168,7 @@ def _retire(mem: Memory, belief_id: str, note: str) -> list[tx.Write]:
                                                   after.evidence[len(b.evidence):]), key)]
 
 
-def _resolve(mem: Memory, belief_id: str, successor: str, why: str) -> list[tx.Write]:
+def _resolve(mem: Service, belief_id: str, successor: str, why: str) -> list[tx.Write]:
     out = []
     for t in tensions.open_on(mem, belief_id):
         if t.successor == successor and t.belief == belief_id:

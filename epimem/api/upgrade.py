@@ -22,26 +22,26 @@ from ..store import sessions as sessions_file
 from ..store import transaction as tx
 from ..store.files import read_text, stat_key
 from ..store.paths import note_entries
-from . import common
+from . import write
 
 if TYPE_CHECKING:
-    from .memory import Memory
+    from .service import Service
 
 CODECS = formats.Codecs(load_sessions=sessions_file.loads, dump_sessions=sessions_file.dump,
                            with_attributes=drivers.with_attributes)
 
 
-def needed(mem: Memory) -> bool:
+def needed(mem: Service) -> bool:
     """Whether the vault is in an older format than this epimem writes (VaultError for a newer one)."""
     return vault_format.require_known(mem.root) < kernel.VAULT_FORMAT
 
 
-def upgrade(mem: Memory) -> str | None:
+def upgrade(mem: Service) -> str | None:
     """Migrate the vault when it is older than this epimem; the commit, or None when it is current."""
     if not needed(mem):  # one small read on every change: the common case
         return None
-    common.require_repo(mem)
-    with common.lock(mem):
+    write.require_repo(mem)
+    with write.lock(mem):
         recorded = vault_format.require_known(mem.root)  # under the lock: another process may have done it
         plan, keys, left = _plan(mem, recorded)
         if plan is None:
@@ -53,11 +53,11 @@ def upgrade(mem: Memory) -> str | None:
             body = (f"Left as they are, with edits not yet committed: {', '.join(left[:20])}"
                     + (f" and {len(left) - 20} more" if len(left) > 20 else "")
                     + ". They are read as they are; `epimem commit` records the edits.")
-        return common.commit(mem, writes, plan.subject, op="migrate", body=body,
+        return write.commit(mem, writes, plan.subject, op="migrate", body=body,
                              beliefs=[p[len("beliefs/"):-3] for p in plan.texts if p.startswith("beliefs/")][:200])
 
 
-def _plan(mem: Memory, recorded: int):
+def _plan(mem: Service, recorded: int):
     """(the plan, the stat key of each file read, the files left out for their uncommitted edits)."""
     root = mem.root
     dirty = {p for _, p in git.dirty_paths(root)} if git.has_commits(root) else set()

@@ -17,10 +17,10 @@ from ..store.paths import escaping_links
 from .common import key_line, line_of
 
 if TYPE_CHECKING:
-    from .memory import Memory
+    from .service import Service
 
 
-def validate(mem: Memory) -> list[Problem]:
+def validate(mem: Service) -> list[Problem]:
     mem.vault.require()
     snap = mem.vault.snapshot(mem.today)
     problems = [p for p in snap.problems if not _renamed_by_commit(mem, p)]
@@ -74,7 +74,7 @@ def validate(mem: Memory) -> list[Problem]:
     return sorted(problems, key=lambda p: (p.path, p.line))
 
 
-def _renamed_by_commit(mem: Memory, p: Problem) -> bool:
+def _renamed_by_commit(mem: Service, p: Problem) -> bool:
     """A note Obsidian made (`beliefs/Untitled 1.md`, named after its title) is not invalid: `epimem
     commit` gives it a slug id by renaming it (SPEC §1). True when `p` is only that file's name,
     the file is new (untracked) and what it holds parses as a belief within the rules."""
@@ -104,7 +104,7 @@ def _renamed_by_commit(mem: Memory, p: Problem) -> bool:
     return not rules.rule_problems(b, mem.params, today=mem.machine_day)
 
 
-def _unlinked(mem: Memory) -> list[tuple[str, str, str]]:
+def _unlinked(mem: Service) -> list[tuple[str, str, str]]:
     """(path, text, text with wikilinks) of each note that still names beliefs by bare id."""
     from ..core.notes import REFERENCE_KEYS, with_wikilinks
     from ..store.files import NotUTF8, read_text
@@ -128,13 +128,13 @@ def _unlinked(mem: Memory) -> list[tuple[str, str, str]]:
     return out
 
 
-def bare_links(mem: Memory) -> list[str]:
+def bare_links(mem: Service) -> list[str]:
     """The notes written before references were wikilinks (SPEC §1), which `upgrade_links` rewrites."""
     mem.vault.require()
     return [p for p, _, _ in _unlinked(mem)]
 
 
-def upgrade_links(mem: Memory) -> tuple[str | None, list[str]]:
+def upgrade_links(mem: Service) -> tuple[str | None, list[str]]:
     """Rewrite every bare-id reference (a tension's belief, a review's beliefs, `supersedes`)
     as a wikilink, in one commit that says so; (the commit or None, the files changed).
     A note with an uncommitted hand edit passes it through rule 18 first, never swept along."""

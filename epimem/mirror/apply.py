@@ -73,19 +73,21 @@ def apply(mem, a: Audit, only: tuple[str, ...] = ()) -> tuple[str, list[Planned]
     """Accept the audit's proposals (`only`: these beliefs' and these parameter keys'): the
     beliefs' in one commit, the parameters the user's verdicts support in another, of
     `epistemology.md`, citing the numbers (SPEC §14). Returns (the last commit, what was done)."""
+    from ..api import beliefs as beliefs_api
+    from ..api import listing
     from ..api.epistemology import apply_calibration
 
     offered = a.calibration.proposals if a.calibration is not None else ()
     keys = {p.key for p in offered}
     only_beliefs = tuple(x for x in only if x not in keys)
     params = [p for p in offered if not only or p.key in only]
-    beliefs = {b.id: b for b in mem.beliefs()}
+    beliefs = {b.id: b for _, b in listing.matching(mem, listing.filters(None, {}))[0]}
     planned = plan(a, beliefs, mem.params, only_beliefs) if (not only or only_beliefs) else []
     sha = ""
     if planned or not params:
         n = len(planned)
-        sha, _ = mem.apply_review([(p.belief, p.fields, p.why) for p in planned],
-                                  f"review: audit proposals applied to {n} belief{'s' if n != 1 else ''}")
+        sha, _ = beliefs_api.apply_review(mem, [(p.belief, p.fields, p.why) for p in planned],
+                                        f"review: audit proposals applied to {n} belief{'s' if n != 1 else ''}")
     if params:
         sha = apply_calibration(mem, params)
         planned += [Planned(p.key, "parameter", {p.key: p.proposed}, f"audit: {p.reason}") for p in params]

@@ -22,7 +22,7 @@ from ..core.model import Problem, Snapshot
 from ..core.params import DEFAULTS, Params
 from ..core.redact import redact
 from ..store import transaction
-from . import render
+from . import text as tx
 from .phrase import say
 from .views import BeliefView, active, active_views, detailed, top_and_bottom
 
@@ -93,7 +93,8 @@ def answer(mem, belief_id: str, verdict: str, note: str = "", retire: bool = Fal
     the belief (or true on the successor) supersedes it by the successor; true on the belief
     keeps it and retires the proposal; false on the successor retires it. `now` (false only)
     names what holds instead, in the user's words: it supersedes the belief by that."""
-    from ..api import updates
+    from ..api import beliefs as beliefs_api
+    from ..api import listing, updates
     from ..api.tensions import open_on
     from ..core import calibration
 
@@ -107,7 +108,7 @@ def answer(mem, belief_id: str, verdict: str, note: str = "", retire: bool = Fal
         raise AnswerError("--now goes with --verdict false: it names what holds instead")
     # The note is echoed back (the answer, the open gut-check's file): redacted first, as it is written.
     note = redact(note.strip(), mem.params.redact)
-    before = mem.belief(belief_id)
+    before = listing.get(mem, belief_id)[0]
     tag = calibration.tag(before, verdict, source, mem.today, mem.params)
     text = f"{source}: {verdict}" + (f"; {note}" if note else "")
     successor = ""
@@ -138,15 +139,15 @@ def answer(mem, belief_id: str, verdict: str, note: str = "", retire: bool = Fal
         after = updates.settle(mem, belief_id, note=f"{text} {tag}")
         said = f"Recorded: {belief_id} still holds, in your words; its open questions are resolved."
     elif verdict == "true":
-        after = mem.reinforce(belief_id, note=f"{text} {tag}", kind="reinforcing", affirm=True)
+        after = beliefs_api.reinforce(mem, belief_id, f"{text} {tag}", "reinforcing", True)
         said = (f"Recorded: {belief_id} is still true, in your words "
                 "(no number changes; decay counts from today).")
     elif verdict == "false":
-        after = mem.reject(belief_id, retire=retire, note=f"{text} {tag}")
+        after = beliefs_api.reject(mem, belief_id, retire=retire, note=f"{text} {tag}")
         said = (f"Retired {belief_id}." if retire else
                 f"Lowered {belief_id}: {before.confidence:.2f} → {after.confidence:.2f}.")
     else:
-        after = mem.reinforce(belief_id, note=f"{text} {tag}", kind="unsure")
+        after = beliefs_api.reinforce(mem, belief_id, f"{text} {tag}", "unsure", False)
         said = f"Noted: unsure about {belief_id} (no number changes)."
 
     progress: dict[str, Any] = {"open": False, "answered": 0, "of": 0, "complete": False, "recorded": None}
@@ -164,7 +165,7 @@ def answer(mem, belief_id: str, verdict: str, note: str = "", retire: bool = Fal
             if done:
                 rows = [(b, pending["answers"][b].get("title", b), pending["answers"][b]["verdict"],
                          pending["answers"][b].get("note", "")) for b in pending["beliefs"]]
-                progress["recorded"] = write_review(mem, "gut-check", render.review_of_answers(mem.today, rows),
+                progress["recorded"] = write_review(mem, "gut-check", review_of_answers(mem.today, rows),
                                                     beliefs=pending["beliefs"])
                 _write_pending(mem, None)
             else:
@@ -175,10 +176,23 @@ def answer(mem, belief_id: str, verdict: str, note: str = "", retire: bool = Fal
 
 def write_review(mem, kind: str, markdown: str, beliefs=()) -> dict[str, Any]:
     """Write a review (`reviews/<date>.md`, the counter reset); what the caller needs to say about it."""
-    sha = mem.record_review(kind, markdown, beliefs=beliefs)
+    from ..api.sessions import record_review
+
+    sha = record_review(mem, kind, markdown, beliefs)
     s = mem.vault.read_sessions()
     return {"review": f"reviews/{mem.today.isoformat()}.md", "commit": sha,
             "next_review_at": s.next_review_at}
+
+
+def review_of_answers(today: date, answers: list[tuple[str, str, str, str]]) -> str:
+    """The review file body for a completed gut-check: (id, title, verdict, note)."""
+    out = [f"Gut-check completed on {today.isoformat()}.", ""]
+    for bid, title, verdict, note in answers:
+        line = f"- `{bid}` {title}: **{verdict}**"
+        if note:
+            line += f" — {tx.one_line(note, 160)}"
+        out.append(line)
+    return "\n".join(out) + "\n"
 
 
 # --- the gut-check: which six beliefs to ask about -------------------------------------------------

@@ -31,7 +31,7 @@ from .page_cache import PAGE_SIZE, TEMPLATES, TOP
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from ..api.memory import Memory
+    from ..api.service import Service
     from ..core.params import Params
     from ..store.vault import ObservationLog
     from .views import BeliefView
@@ -50,7 +50,7 @@ class Built:
 
 # --- building ----------------------------------------------------------------------------
 
-def build(mem: Memory, *, top: int = TOP, page_size: int = PAGE_SIZE, live: str = "",
+def build(mem: Service, *, top: int = TOP, page_size: int = PAGE_SIZE, live: str = "",
           use_cache: bool = True) -> Built:
     """The page's HTML. `live` is a script for `serve` (inserted after the cache)."""
     mem.vault.require()
@@ -66,7 +66,7 @@ def build(mem: Memory, *, top: int = TOP, page_size: int = PAGE_SIZE, live: str 
     return Built(html, key, cached, n)
 
 
-def _histories(mem: Memory, snap: Callable[[], Snapshot]) -> dict[str, list]:
+def _histories(mem: Service, snap: Callable[[], Snapshot]) -> dict[str, list]:
     from ..api import timeline
     from ..store import git
 
@@ -75,7 +75,7 @@ def _histories(mem: Memory, snap: Callable[[], Snapshot]) -> dict[str, list]:
     return timeline.histories(mem, snapshot=snap)
 
 
-def _changes(mem: Memory, snap: Snapshot, log: ObservationLog) -> dict[str, Any]:
+def _changes(mem: Service, snap: Snapshot, log: ObservationLog) -> dict[str, Any]:
     """"What changed since the last review": sentences for the first beliefs and tensions
     (as `epimem diff` words them), counts for the rest, observations counted by their date."""
     from ..api import timeline
@@ -198,7 +198,7 @@ def _dependencies(snap: Snapshot) -> dict[str, Any]:
             "svg": Markup(svg.dependencies_svg(edges, titles, flagged)) if edges else ""}
 
 
-def _calibration(mem: Memory, snap: Snapshot, params: Params):
+def _calibration(mem: Service, snap: Snapshot, params: Params):
     from ..api.epistemology import calibrated_since
     from ..core import calibration as cal
 
@@ -214,7 +214,7 @@ def _environment():
     return env
 
 
-def render_page(mem: Memory, *, top: int = TOP, page_size: int = PAGE_SIZE) -> tuple[str, int]:
+def render_page(mem: Service, *, top: int = TOP, page_size: int = PAGE_SIZE) -> tuple[str, int]:
     from concurrent.futures import Future, ThreadPoolExecutor
     from dataclasses import replace
 

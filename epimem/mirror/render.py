@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from . import text as tx
 from .phrase import CERTAINTY_WORDS, say, sentence
 
-if TYPE_CHECKING:  # annotations only: gutcheck imports this module to write its review
+if TYPE_CHECKING:  # annotations only
     from .audit import Audit
     from .gutcheck import GutCheck
     from .interview import Interview
@@ -429,16 +429,3 @@ def llm_portrait_markdown(prose: str, model: str, brief: PortraitBrief) -> str:
     if brief.problems:
         out += ["", "---"] + _problems(brief.problems)[1:]
     return "\n".join(out).rstrip() + "\n"
-
-
-# --- answers -----------------------------------------------------------------------
-
-def review_of_answers(today: date, answers: list[tuple[str, str, str, str]]) -> str:
-    """The review file body for a completed gut-check: (id, title, verdict, note)."""
-    out = [f"Gut-check completed on {today.isoformat()}.", ""]
-    for bid, title, verdict, note in answers:
-        line = f"- `{bid}` {title}: **{verdict}**"
-        if note:
-            line += f" — {tx.one_line(note, 160)}"
-        out.append(line)
-    return "\n".join(out) + "\n"

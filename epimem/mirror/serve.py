@@ -31,7 +31,7 @@ from urllib.parse import parse_qs, urlsplit
 from .page import build
 
 if TYPE_CHECKING:
-    from ..api.memory import Memory
+    from ..api.service import Service
 
 LOOPBACK = "127.0.0.1"
 POLL_MS = 500
@@ -54,7 +54,7 @@ _LIVE = """<script>
 class Live:
     """The current page and its version, rebuilt on demand; safe across threads."""
 
-    def __init__(self, mem: Memory, token: str, **options):
+    def __init__(self, mem: Service, token: str, **options):
         self.mem, self.token, self.options = mem, token, options
         self._lock = threading.Lock()
         self.version = ""
@@ -160,7 +160,7 @@ def handler(live: Live, host: str, port: int) -> type[BaseHTTPRequestHandler]:
 class Server:
     """The page server and its watcher; `start()` returns at once, `close()` stops both."""
 
-    def __init__(self, mem: Memory, *, host: str = LOOPBACK, port: int = 0, token: str | None = None,
+    def __init__(self, mem: Service, *, host: str = LOOPBACK, port: int = 0, token: str | None = None,
                  **options):
         self.token = token or secrets.token_urlsafe(18)
         self.live = Live(mem, self.token, **options)

@@ -10,7 +10,7 @@ removed, a file that is back is indexed, a malformed file is reported with
 its path and line and skipped (never rewritten) until a later save fixes it.
 
 With `--commit`, each settled batch becomes at most one commit made by
-`Memory.commit_hand_edits()`, whose message names the beliefs and fields
+`api/hand_edits.commit_hand_edits`, whose message names the beliefs and fields
 changed ("edit: prefers-small-prs confidence 0.55 → 0.70").
 """
 
@@ -77,9 +77,9 @@ class WatchHandler:
         self.commit = commit
         self.memory = memory
         if commit and memory is None:
-            from ..api.memory import Memory
+            from ..api.service import open_service
 
-            self.memory = Memory(self.root)
+            self.memory = open_service(self.root)
         self.echo = echo
         self._reported: dict[tuple[str, int, str], None] = {}
         self._commit_reported: set[tuple[str, int, str]] = set()
@@ -120,7 +120,9 @@ class WatchHandler:
 
     def _commit(self, out: Outcome) -> None:
         try:
-            sha, changes, problems = self.memory.commit_hand_edits()
+            from ..api.hand_edits import commit_hand_edits
+
+            sha, changes, problems = commit_hand_edits(self.memory)
         except Exception as e:
             out.errors.append(f"commit: {e}")
             self.echo(f"epimem watch: could not commit: {e}")
