@@ -151,3 +151,22 @@ def test_a_cycle_is_found_however_it_is_imported(tmp_path, how):
     assert cycles(graph(pkg)) == [{"pkg.sub.a", "pkg.sub.b"}]
     (pkg / "sub" / "b.py").write_text("import json\n")
     assert cycles(graph(pkg)) == []
+
+
+def test_a_service_uses_only_what_the_context_carries():
+    # `mem` is what every service calls its `Service`; anything else on it is the facade's.
+    import dataclasses
+
+    from epimem.api.service import Service
+
+    carried = {f.name for f in dataclasses.fields(Service)} | {n for n in vars(Service) if not n.startswith("__")}
+    bad = []
+    for area in ("api", "mirror", "recall", "importers"):
+        for f in sorted((PKG / area).glob("*.py")):
+            if f.name == "memory.py":
+                continue
+            for node in ast.walk(ast.parse(f.read_text(encoding="utf-8"))):
+                if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                        and node.value.id == "mem" and node.attr not in carried):
+                    bad.append(f"{area}/{f.name}:{node.lineno} mem.{node.attr}")
+    assert not bad, "call the service's function, not the facade's method:\n" + "\n".join(bad)
