@@ -231,11 +231,10 @@ def legacy_files(scope: str, project: Path) -> list:
 
 
 def _strip_mcp_json(text: str, path: Path) -> str:
-    from .install import is_our_server
     from .jsonc import delete_path, get_path
 
     try:
-        if not is_our_server(get_path(text, ("mcpServers", "epimem"))):
+        if not wiring.is_our_server(get_path(text, ("mcpServers", "epimem"))):
             return text  # someone else's `epimem`, or none: not ours to move
         return delete_path(text, ("mcpServers", "epimem"), prune=1)
     except ValueError as e:

@@ -27,6 +27,7 @@ from . import base, jsonc, tomlcfg
 from . import hooks as hook_files
 from .base import Action, InstallError
 from .table import AGENTS, Agent, Config, config_path, place
+from .wiring import is_our_server
 
 Edit = Callable[[str | None], str | None]  # one part's change to a file's text (None: no file)
 
@@ -90,15 +91,6 @@ def _read_entry(cfg: Config, text: str | None, path: Path, key: tuple[str, ...] 
     except ValueError as e:
         raise InstallError(f"{path}: invalid {'TOML' if cfg.format == 'toml' else 'JSON'} ({e}); "
                            "fix it first, nothing was changed") from None
-
-
-def is_our_server(entry: Any) -> bool:
-    """An `epimem` entry that runs `… mcp` is ours; one the user wrote for something else is not."""
-    if not isinstance(entry, dict):
-        return False
-    cmd = entry.get("command")
-    argv = cmd if isinstance(cmd, list) else [cmd, *(entry.get("args") or [])]
-    return bool(argv) and argv[-1] == "mcp" and any(isinstance(a, str) and "epimem" in a for a in argv)
 
 
 def _set_entry(cfg: Config, text: str, value: Any, path: Path, key: tuple[str, ...]) -> str:

@@ -115,3 +115,12 @@ def plugin_enabled(project: str | os.PathLike | None = None) -> Path | None:
                 if isinstance(key, str) and key.split("@")[0] == PLUGIN:
                     found = path if value is True else None
     return found
+
+
+def is_our_server(entry: Any) -> bool:
+    """An `epimem` entry that runs `… mcp` is ours; one the user wrote for something else is not."""
+    if not isinstance(entry, dict):
+        return False
+    cmd = entry.get("command")
+    argv = cmd if isinstance(cmd, list) else [cmd, *(entry.get("args") or [])]
+    return bool(argv) and argv[-1] == "mcp" and any(isinstance(a, str) and "epimem" in a for a in argv)
