@@ -85,14 +85,17 @@ def text_of(lines: list[Line]) -> str:
     return "\n".join(ln.text for ln in lines) + "\n"
 
 
-_MOVE = re.compile(r"\s*\(?\d\.\d\d → \d\.\d\d(?:, |\)|\s*$)")
+_FIGURE = r"[01]?\.\d\d"
+# A parenthesis that holds only a confidence or its move: "(0.75)", "(0.30 → 0.35)", "(0.40 → 0.30, rule 15)".
+_MOVE = re.compile(r"\s*\((?:" + _FIGURE + r")(?:\s*→\s*" + _FIGURE + r")?(,\s*rule \d+)?\)")
+_LEFT = re.compile(r"(?<![\w.])" + _FIGURE + r"(?!\d)")
 
 
 def without_numbers(note: str) -> str:
-    """An evidence note or a reason as the model reads it: no confidence figures (`0.30 → 0.35`),
-    no verdict tags; the words around them stay."""
-    out = _MOVE.sub(lambda m: " (" if m.group(0).endswith(", ") else "", strip_tag(note))
-    return re.sub(r"\(\s*\)", "", out).replace("( ", "(").strip()
+    """An evidence note or a reason as the model reads it: no confidence figures (`0.30 → 0.35`,
+    `(0.75)`), no verdict tags; the words around them stay, a figure left inside words is `…`."""
+    out = _MOVE.sub(lambda m: f" ({m.group(1)[1:].strip()})" if m.group(1) else "", strip_tag(note))
+    return _LEFT.sub("…", out).strip()
 
 
 def tier_line(tier: str, stored_tier: str, confirmed: str | None) -> str:
