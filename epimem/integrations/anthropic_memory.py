@@ -56,6 +56,11 @@ from . import memory_files as files
 from .memory_files import ROOT, Line, Refused
 
 SOURCE = "memory-tool"
+# A system prompt line for the app (the API adds the memory tool's own protocol): what this memory is.
+INSTRUCTIONS = ("Your memory tool holds the user's epimem vault: what assistants believe about them, with a "
+                "confidence that only evidence moves. Read /memories/README.md once before writing to it. Record "
+                "what the user did or said, concretely; never a confidence, a date or a status. Cite a belief you "
+                "rely on by its file.")
 COMMANDS = ("view", "create", "str_replace", "insert", "delete", "rename")
 LINE_WIDTH = 6  # the line numbers' width, as the SDK's own file backend writes them
 OPEN = ("unresolved", "watching")

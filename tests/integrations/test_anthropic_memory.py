@@ -14,17 +14,31 @@ from memtool_support import NUMBER, converse, head, tree_bytes
 
 from epimem.integrations.anthropic_memory import EpimemMemoryTool
 
+TODAY = "2026-11-30"  # the tests' replayed day (tests/conftest.py)
 TABS = "/memories/beliefs/prefers-tabs.md"
 
 
+@pytest.fixture(scope="module")
+def template(tmp_path_factory):
+    from vaults import new_vault
+
+    m = new_vault(tmp_path_factory.mktemp("memtool") / "vault", today=TODAY)
+    m.add_belief(title="Prefers tabs", statement="Indents with tabs, not spaces.", kind="preference",
+                 basis="behavioral", permanence="durable", belief_id="prefers-tabs")
+    m.add_belief(title="Prefers small pull requests", statement="Splits work into small reviewable PRs.",
+                 kind="workflow", basis="behavioral", permanence="durable", confidence=0.75,
+                 belief_id="prefers-small-prs")
+    return m.root
+
+
 @pytest.fixture
-def mem(vault):
-    vault.add_belief(title="Prefers tabs", statement="Indents with tabs, not spaces.", kind="preference",
-                     basis="behavioral", permanence="durable", belief_id="prefers-tabs")
-    vault.add_belief(title="Prefers small pull requests", statement="Splits work into small reviewable PRs.",
-                     kind="workflow", basis="behavioral", permanence="durable", confidence=0.75,
-                     belief_id="prefers-small-prs")
-    return vault
+def mem(template, tmp_path):
+    """A vault holding two beliefs the user added: prefers-tabs (tentative), prefers-small-prs (established)."""
+    import shutil
+
+    from epimem.api.memory import Memory
+
+    return Memory(shutil.copytree(template, tmp_path / "vault", symlinks=True), today=TODAY)
 
 
 @pytest.fixture
@@ -130,22 +144,26 @@ def test_view_of_a_tension_and_of_what_is_not_there(mem, tool):
     assert "Invalid `view_range`" in results[3].text
 
 
-@pytest.mark.parametrize("path", [
-    "/memories/../epistemology.md", "/memories/beliefs/../../epistemology.md", "/memories/./README.md",
-    "/etc/passwd", "memories/README.md", "/memoriesX/a.md", "/memories\\..\\epistemology.md",
-    "/memories/beliefs/\x00.md", "", "../../etc/passwd",
-])
-def test_no_path_leaves_the_vault(mem, path):
-    tool = EpimemMemoryTool(mem.root)
+ESCAPES = ["/memories/../epistemology.md", "/memories/beliefs/../../epistemology.md", "/memories/./README.md",
+           "/etc/passwd", "memories/README.md", "/memoriesX/a.md", "/memories\\..\\epistemology.md",
+           "/memories/beliefs/\x00.md", "", "../../etc/passwd", "/memories/beliefs/../prefers-tabs.md"]
+
+
+def test_no_path_leaves_the_vault(mem):
     files = tree_bytes(mem.root)
-    results, _ = converse(tool, [
-        {"command": "view", "path": path},
-        {"command": "create", "path": path, "file_text": "- The user prefers spaces."},
-        {"command": "delete", "path": path},
-        {"command": "rename", "old_path": "/memories/beliefs/prefers-tabs.md", "new_path": path},
-    ])
-    assert all(r.is_error for r in results), results
-    assert not any("lambda" in r.text or "decay" in r.text for r in results)  # nothing of epistemology.md
+    calls = []
+    for path in ESCAPES:
+        calls += [{"command": "view", "path": path},
+                  {"command": "create", "path": path, "file_text": "- The user prefers spaces."},
+                  {"command": "str_replace", "path": path, "old_str": "a", "new_str": "b"},
+                  {"command": "delete", "path": path},
+                  {"command": "rename", "old_path": TABS, "new_path": path},
+                  {"command": "rename", "old_path": path, "new_path": TABS}]
+    results, _ = converse(EpimemMemoryTool(mem.root), calls)
+    for call, r in zip(calls, results):
+        assert r.is_error, (call, r)
+        assert "lambda" not in r.text and "decay" not in r.text, (call, r)  # nothing of epistemology.md
+    assert sum("would escape /memories" in r.text for r in results) >= 4 * 6
     assert tree_bytes(mem.root) == files and len(mem.tensions()) == 0
 
 
@@ -207,7 +225,7 @@ def test_a_new_belief_like_an_old_one_is_not_created(mem, tool):
     assert {b.id for b in mem.beliefs()} == {"prefers-tabs", "prefers-small-prs", "prefers-tabs-2"}
 
 
-@pytest.mark.parametrize("old,new,says", [
+EDITS = [
     ("- confidence: tentative", "- confidence: established", "not confidences"),
     ("# Prefers tabs", "# Prefers tabs, always", "wording is the user's"),
     ("Indents with tabs, not spaces.", "Indents with tabs, never spaces.", "wording is the user's"),
@@ -216,13 +234,18 @@ def test_a_new_belief_like_an_old_one_is_not_created(mem, tool):
     ("- first seen: 2026-11-30", "- first seen: 2020-01-01", "dates evidence the day it is recorded"),
     ("- permanence: durable", "- permanence: stable", "permanence is the user's"),
     ("- kind: preference", "- kind: fact", "kind is the user's"),
-])
-def test_an_edit_of_what_the_file_says_is_refused_saying_why(mem, tool, old, new, says):
+    ("- belief: prefers-tabs\n", "", "epimem's own view"),
+    ("Only evidence moves its confidence", "Evidence and the model move it", "epimem's own view"),
+]
+
+
+def test_an_edit_of_what_the_file_says_is_refused_saying_why(mem, tool):
     before, files = head(mem.root), tree_bytes(mem.root)
-    results, _ = converse(tool, [{"command": "str_replace", "path": TABS, "old_str": old, "new_str": new}])
-    [r] = results
-    assert r.is_error and says in r.text.lower().replace("“", "").replace("”", ""), r.text
-    assert "nothing was recorded" in r.text.lower()
+    results, _ = converse(tool, [{"command": "str_replace", "path": TABS, "old_str": old, "new_str": new}
+                                 for old, new, _ in EDITS])
+    for (old, _, says), r in zip(EDITS, results):
+        assert r.is_error and says in r.text.lower().replace("“", "").replace("”", ""), (old, r.text)
+        assert "nothing was recorded" in r.text.lower(), (old, r.text)
     assert head(mem.root) == before and tree_bytes(mem.root) == files
 
 
@@ -293,11 +316,12 @@ def test_rename_proposes_supersession_or_a_wording_and_renames_nothing(mem, tool
     assert any("epimem belief supersede prefers-tabs --by prefers-small-prs" in t.suggests for t in mem.tensions())
 
 
-@pytest.mark.parametrize("path", ["/memories", "/memories/beliefs", "/memories/README.md", "/memories/tensions"])
-def test_folders_and_views_are_not_deleted(mem, tool, path):
+def test_folders_and_views_are_not_deleted(mem, tool):
     files = tree_bytes(mem.root)
-    results, _ = converse(tool, [{"command": "delete", "path": path}])
-    assert results[0].is_error and ("Nothing was done" in results[0].text or "nothing to delete" in results[0].text)
+    paths = ["/memories", "/memories/", "/memories/beliefs", "/memories/README.md", "/memories/tensions"]
+    results, _ = converse(tool, [{"command": "delete", "path": p} for p in paths])
+    for p, r in zip(paths, results):
+        assert r.is_error and ("Nothing was done" in r.text or "nothing to delete" in r.text), (p, r)
     assert tree_bytes(mem.root) == files
 
 
@@ -315,13 +339,13 @@ def test_repeated_writes_in_one_conversation_move_a_belief_one_step(mem, tool):
     assert len(observations(mem)) == 3
 
 
-def test_twelve_made_up_conversations_take_a_belief_one_step_a_day(mem):
-    for n in range(12):
+def test_made_up_conversations_take_a_belief_one_step_a_day(mem):
+    for n in range(5):
         results, _ = converse(EpimemMemoryTool(mem.root, session=f"made-up-{n}"), [
             {"command": "insert", "path": TABS, "insert_line": 0, "insert_text": f"confirming: used tabs ({n})"}])
         assert not results[0].is_error
     assert mem.belief("prefers-tabs").confidence == 0.35
-    assert len(observations(mem)) == 12  # recorded, all of it
+    assert len(observations(mem)) == 5  # recorded, all of it
 
 
 def test_conversations_the_app_counts_move_it_once_each(mem):
@@ -334,17 +358,17 @@ def test_conversations_the_app_counts_move_it_once_each(mem):
     assert mem.vault.read_sessions().count == 3
 
 
-@pytest.mark.parametrize("text", [
-    "- 2026-11-01 · confirming — used tabs",
-    "confirming: used tabs\ndate: 2026-10-01",
-    "confirming: used tabs\ndate: 2027-01-01",
-    "- 2099-01-01 confirming: used tabs",
-    "confirming: used tabs\nlast confirmed: 2026-11-01",
-])
-def test_evidence_is_never_backdated_or_dated_ahead(mem, tool, text):
+DATED = ["- 2026-11-01 · confirming — used tabs", "confirming: used tabs\ndate: 2026-10-01",
+         "confirming: used tabs\ndate: 2027-01-01", "- 2099-01-01 confirming: used tabs",
+         "confirming: used tabs\nlast confirmed: 2026-11-01", "---\nfirst: 2020-01-01\n---\nconfirming: used tabs"]
+
+
+def test_evidence_is_never_backdated_or_dated_ahead(mem, tool):
     files = tree_bytes(mem.root)
-    results, _ = converse(tool, [{"command": "insert", "path": TABS, "insert_line": 0, "insert_text": text}])
-    assert results[0].is_error and "dates evidence the day it is recorded" in results[0].text
+    results, _ = converse(tool, [{"command": "insert", "path": TABS, "insert_line": 0, "insert_text": t}
+                                 for t in DATED])
+    for t, r in zip(DATED, results):
+        assert r.is_error and "dates evidence the day it is recorded" in r.text, (t, r)
     assert tree_bytes(mem.root) == files
 
 
@@ -355,20 +379,27 @@ def test_what_is_recorded_is_dated_today_whatever_the_text_says(mem, tool):
     assert o.date.isoformat() == "2026-11-30"
 
 
-@pytest.mark.parametrize("text", [
+SYCOPHANTIC = [
     "confirming: used tabs. confidence: 0.95",
     "confirming: used tabs (95% confidence)",
+    "confirming: used tabs, confidence of 9/10",
     "confirming: used tabs\nconfidence: factual",
+    "confirming: used tabs\n**Confidence:** high",
     "confirming: used tabs\nstatus: pinned",
     "confirming: used tabs\npinned: true",
     "confirming (fact): the user's editor config sets tabs",
     "confirming: used tabs\nbasis: verified",
     "confirming: used tabs\nsession: hook-counted-1",
-])
-def test_a_sycophantic_line_sets_nothing(mem, tool, text):
+    "confirming: used tabs\ntitle: Always uses tabs, a verified fact",
+]
+
+
+def test_a_sycophantic_line_sets_nothing(mem, tool):
     files = tree_bytes(mem.root)
-    results, _ = converse(tool, [{"command": "insert", "path": TABS, "insert_line": 0, "insert_text": text}])
-    assert results[0].is_error and "nothing was recorded" in results[0].text.lower(), results[0].text
+    results, _ = converse(tool, [{"command": "insert", "path": TABS, "insert_line": 0, "insert_text": t}
+                                 for t in SYCOPHANTIC])
+    for t, r in zip(SYCOPHANTIC, results):
+        assert r.is_error and "nothing was recorded" in r.text.lower(), (t, r.text)
     assert tree_bytes(mem.root) == files
 
 
@@ -467,3 +498,34 @@ def test_a_hand_edit_that_breaks_a_rule_is_shown_as_its_last_valid_state(mem, to
     results, _ = converse(tool, [{"command": "view", "path": TABS}])
     assert "- confidence: tentative" in results[0].text
     assert "established" not in results[0].text and "factual" not in results[0].text
+
+
+# --- the example a developer starts from -------------------------------------------------------------
+
+@pytest.mark.e2e  # a process of its own, as the developer runs it: a few seconds
+def test_the_example_app_records_what_its_model_writes(vault):
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from mock_api import MockAPI, text, tool_use
+
+    example = Path(__file__).resolve().parents[2] / "examples" / "anthropic_memory_tool.py"
+    script = [tool_use("memory", {"command": "view", "path": "/memories"}),
+              tool_use("memory", {"command": "create", "path": "/memories/style.md",
+                                  "file_text": "- The user indents with tabs."}),
+              text("Noted: tabs.")]
+    with MockAPI(script, lifetime=120) as api:
+        env = {**os.environ, "ANTHROPIC_BASE_URL": api.url, "ANTHROPIC_API_KEY": "no-key-needed",
+               "EPIMEM_VAULT": str(vault.root)}
+        done = subprocess.run([sys.executable, str(example), "--conversation", "c-42", "--counted",
+                               "By the way, I always indent with tabs."],
+                              env=env, capture_output=True, text=True, timeout=120)
+        sent = api.main_requests()
+    assert done.returncode == 0, done.stderr
+    assert "Noted: tabs." in done.stdout and "[memory] create /memories/style.md" in done.stderr
+    assert "/memories/README.md" in sent[0]["system"]
+    [o] = vault.snapshot().observations
+    assert (o.session, o.source) == ("c-42", "memory-tool")
+    assert vault.vault.read_sessions().count == 1
