@@ -21,6 +21,10 @@ run the loop waits until the background commit of `state/sessions.json` has
 landed, so one session's commit never slows the next measurement; how long
 that commit took after the hook returned is reported too.
 
+With `--baseline-src DIR` (another checkout, e.g. of main) the hook of that tree runs in the
+same loop too (`python -m epimem hook session-start`, and this tree's the same way), so two
+versions are compared under the same load.
+
 Budget (issue 5): median of epimem startup ≤ 150 ms and ≤ 3 × the baseline.
 """
 
@@ -46,7 +50,9 @@ from synth import make_vault  # noqa: E402
 EPIMEM = str(Path(sys.executable).parent / "epimem")
 
 
-def run(cmd: list[str], payload: dict, env: dict) -> tuple[float, str]:
+def run(cmd: list[str], payload: dict, env: dict, src: str | None = None) -> tuple[float, str]:
+    if src is not None:
+        env = {**env, "PYTHONPATH": src}
     t = time.perf_counter()
     p = subprocess.run(cmd, input=json.dumps(payload), capture_output=True, text=True, env=env)
     dt = time.perf_counter() - t
@@ -55,15 +61,32 @@ def run(cmd: list[str], payload: dict, env: dict) -> tuple[float, str]:
     return dt, p.stdout
 
 
+def _worker_running(root: Path) -> bool:
+    """A background `hook commit-session` (or the context refresh) still running for `root`."""
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            argv = (Path("/proc") / pid / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        words = [a.decode(errors="replace") for a in argv]
+        if str(root) in words and any(w in ("commit-session", "--commit-session", "epimem.store.context_cache")
+                                      for w in words):
+            return True
+    return False
+
+
 def committed(root: Path) -> bool:
-    # The last commit's subject, not `git status`: polling status takes git's index lock
-    # and makes the background commit it waits for fail.
-    count = json.loads((root / "state" / "sessions.json").read_text())["count"]
-    out = subprocess.run(["git", "log", "-1", "--format=%s"], cwd=root, capture_output=True, text=True).stdout
-    # "session: #7 counted" (or "#5–#7" when several were), as store/sessions.commit_counted writes it
-    subject = out.strip()
-    landed = subject.startswith("session: ") and subject.endswith((f"#{count} counted", f"start #{count}"))
-    return landed and not (root / ".epimem" / "context.refreshing").exists()
+    # The session count is committed at most once a day (store/sessions.commit_counted): done when
+    # the background worker has exited and HEAD holds today's count, or was already today's.
+    # The last commit's tree, not `git status`: polling status takes git's index lock and makes
+    # the background commit it waits for fail.
+    if _worker_running(root) or (root / ".epimem" / "context.refreshing").exists():
+        return False
+    now = json.loads((root / "state" / "sessions.json").read_text())
+    head = subprocess.run(["git", "show", "HEAD:state/sessions.json"], cwd=root, capture_output=True, text=True)
+    return head.returncode == 0 and json.loads(head.stdout).get("last_session") == now["last_session"]
 
 
 def wait_committed(root: Path, timeout: float = 60.0) -> None:
@@ -82,6 +105,7 @@ def main() -> None:
     ap.add_argument("--observations", type=int, default=50000)
     ap.add_argument("--runs", type=int, default=40)
     ap.add_argument("--out", default=str(HERE / "out" / "hook.json"))
+    ap.add_argument("--baseline-src", help="another checkout of epimem whose hook runs in the same loop")
     args = ap.parse_args()
 
     with tempfile.TemporaryDirectory(dir=HERE / "out" if (HERE / "out").is_dir() else None) as tmp:
@@ -106,6 +130,11 @@ def main() -> None:
             return {"session_id": f"bench-{time.time_ns()}", "transcript_path": str(tmp / "t.jsonl"),
                     "cwd": str(project), "hook_event_name": "SessionStart", "source": source}
 
+        trees = {}
+        if args.baseline_src:
+            trees = {"baseline tree": str(Path(args.baseline_src).resolve()), "this tree": str(HERE.parent)}
+        module_cmd = [sys.executable, "-m", "epimem", "hook", "session-start", "--vault", str(root)]
+        per_tree: dict[str, dict[str, list[float]]] = {t: {"startup": [], "resume": []} for t in trees}
         base, start, resume, commit_lag = [], [], [], []
         context = ""
         for i in range(args.runs + 3):
@@ -118,6 +147,13 @@ def main() -> None:
             wait_committed(root)
             lag = time.perf_counter() - t_end
             r, _ = run(hook_cmd, payload("resume"), env)
+            for tree, src in trees.items():
+                ts, _ = run(module_cmd, payload("startup"), env, src)
+                wait_committed(root)
+                tr, _ = run(module_cmd, payload("resume"), env, src)
+                if i >= 3:
+                    per_tree[tree]["startup"].append(ts)
+                    per_tree[tree]["resume"].append(tr)
             if i >= 3:  # the first runs warm the page cache
                 base.append(b), start.append(s), resume.append(r), commit_lag.append(lag)
                 context = json.loads(out)["hookSpecificOutput"]["additionalContext"]
@@ -137,7 +173,11 @@ def main() -> None:
             "sessions_counted": sessions,
             "cache_bytes": (root / ".epimem" / "context.json").stat().st_size,
             "python": sys.version.split()[0],
+            "load_1min": os.getloadavg()[0],
         }
+        for tree, ts in per_tree.items():
+            result[f"python -m epimem [{tree}]"] = {f"{k}_ms": med(v) for k, v in ts.items()} | {
+                f"{k}_p90_ms": p90(v) for k, v in ts.items()}
     print(json.dumps(result, indent=2))
     print(f"\nepimem hook session-start (startup) median {result['startup_ms']} ms "
           f"= {result['startup_over_baseline']}x the baseline ({result['baseline_ms']} ms); "

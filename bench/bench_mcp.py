@@ -15,6 +15,9 @@ Each figure has a baseline measured in the same loop, alternating with it:
   `tools/list`, and until the answer to a first `recall`, against a fresh
   process that imports the API and answers the same `recall` (no MCP).
 
+With `--baseline-src DIR` (another checkout, e.g. of main) the start figures of that tree's
+`epimem mcp` are taken in the same loop.
+
 Target (issue 11): recall ≤ 20 ms warm, observe of 3 ≤ 300 ms, start to
 first answer ≤ 1.5 s.
 """
@@ -47,11 +50,12 @@ def med(xs: list[float]) -> float:
     return statistics.median(xs) * 1000
 
 
-def params(root: Path):
+def params(root: Path, src: str | None = None):
     from mcp import StdioServerParameters
 
+    env = dict(os.environ, **({"PYTHONPATH": src} if src else {}))
     return StdioServerParameters(command=sys.executable, args=["-m", "epimem", "--vault", str(root), "mcp"],
-                                 env=dict(os.environ))
+                                 env=env)
 
 
 async def warm(root: Path, repeat: int, out: dict) -> None:
@@ -109,11 +113,11 @@ async def warm(root: Path, repeat: int, out: dict) -> None:
         out["observe3_ms"] = {"mcp_stdio": round(med(mcp_t), 1), "api": round(med(api_t), 1), "n": len(mcp_t)}
 
 
-async def start(root: Path, out_key: str, what: str) -> float:
+async def start(root: Path, out_key: str, what: str, src: str | None = None) -> float:
     from mcp import Client
 
     t = time.perf_counter()
-    async with Client(params(root)) as c:
+    async with Client(params(root, src)) as c:
         if what == "tools/list":
             await c.list_tools()
         else:
@@ -145,6 +149,8 @@ def main(argv=None) -> int:
     ap.add_argument("--beliefs", type=int, default=10000)
     ap.add_argument("--observations", type=int, default=50000)
     ap.add_argument("--repeat", type=int, default=7)
+    ap.add_argument("--baseline-src", help="another checkout whose `epimem mcp` start is timed in the same loop")
+    ap.add_argument("--start-only", action="store_true", help="only the start figures")
     a = ap.parse_args(argv)
     root = a.vault or Path(tempfile.mkdtemp(prefix="epimem-bench-mcp-")) / "vault"
     os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
@@ -158,16 +164,24 @@ def main(argv=None) -> int:
         Recaller(root).sync()
         print(f"index built in {time.perf_counter() - t:.1f} s", file=sys.stderr)
     out: dict = {"beliefs": a.beliefs, "observations": a.observations, "load": os.getloadavg()[0]}
-    anyio.run(warm, root, a.repeat, out)
-    lst, rec, api, imp = [], [], [], []
+    if not a.start_only:
+        anyio.run(warm, root, a.repeat, out)
+    lst, rec, api, imp, base_lst, base_rec = [], [], [], [], [], []
+    base = str(Path(a.baseline_src).resolve()) if a.baseline_src else None
     for _ in range(a.repeat):
         lst.append(anyio.run(start, root, "start", "tools/list"))
         rec.append(anyio.run(start, root, "start", "recall"))
+        if base:
+            base_lst.append(anyio.run(start, root, "start", "tools/list", base))
+            base_rec.append(anyio.run(start, root, "start", "recall", base))
         api.append(fresh_api(root))
         imp.append(fresh_import(root))
     out["start_ms"] = {"to_tools_list": round(med(lst)), "to_first_recall": round(med(rec)),
                        "api_fresh_process_recall": round(med(api)), "api_fresh_process_import": round(med(imp)),
                        "n": a.repeat}
+    if base:
+        out["baseline_start_ms"] = {"to_tools_list": round(med(base_lst)), "to_first_recall": round(med(base_rec))}
+    out["load_end"] = os.getloadavg()[0]
     print(json.dumps(out, indent=2))
     return 0
 

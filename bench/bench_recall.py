@@ -59,9 +59,13 @@ def _rebuild_figures(out, root, rep, rb, items, get_embedder, parse_file, scan):
     out["rebuild_items_per_s"] = items / rb
     out["rebuild_timings"] = rep.timings
     # the model alone, on the very texts the rebuild embedded
+    from epimem.store.clock import lenient_today
+    from epimem.store.vault import Vault
+
     texts = []
+    reader = Vault(root).reader(lenient_today())
     for rel in sorted(scan(root)):
-        texts.extend(it.text for it in parse_file(rel, (root / rel).read_bytes()).items)
+        texts.extend(it.text for it in parse_file(rel, (root / rel).read_bytes(), reader).items)
     emb = get_embedder()
     t = time.perf_counter()
     for s in range(0, len(texts), 2048):

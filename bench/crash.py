@@ -462,7 +462,7 @@ def run_git_trials(trials: int, seed: int = 1, ops: tuple[str, ...] = ("sync", "
         def argv(name: str, v: Path) -> list[str]:
             if name == "sync":
                 return [sys.executable, "-m", "epimem", "--vault", str(v), "sync"]
-            return [sys.executable, "-m", "epimem.claude.hook", "--commit-session", str(v), "crash"]
+            return [sys.executable, "-m", "epimem", "hook", "commit-session", str(v), "crash"]
 
         def copy(name: str, i: int | str) -> tuple[Path, Path | None]:
             a, r = seeds[name]

@@ -17,7 +17,7 @@ through a *backend*:
   `user_word`, `start_session`, `record_review`; `core.dependencies.base_change` and
   `dependants`; `core.calibration` for the verdict tags, figures and proposals;
   `store.context_cache.build_context_cache`, `tension_row` and `questions_from`, and
-  `claude.hook.render_context` for the session context; `mirror.gutcheck.gut_check` for
+  `api.context.render_context` for the session context; `mirror.gutcheck.gut_check` for
   the gut-check) over beliefs and tensions kept in memory. What it does itself is the
   bookkeeping the services do around those functions (which tension a contradiction
   extends, a status set to superseded or retired, a tension resolved); a test
@@ -224,7 +224,7 @@ class CoreBackend:
                 "due": res.review_due}
 
     def context(self, info: dict) -> str:
-        from epimem.claude import hook
+        from epimem.api import context as hook  # the session context's one rendering
         from epimem.store import context_cache as cc
 
         cache = cc.build_context_cache(self.active(), self.params, self.today)
@@ -492,7 +492,7 @@ class ApiBackend:
         return {"count": r.count, "counted": r.counted, "dormant": r.dormant_days, "due": r.review_due}
 
     def context(self, info: dict) -> str:
-        from epimem.claude import hook
+        from epimem.api import context as hook  # the session context's one rendering
         from epimem.store.context_cache import read_context_cache
 
         return hook.render_context(read_context_cache(self.root), info, cwd=CWD, today=self.today)

@@ -38,7 +38,8 @@ BELIEFS = [
 
 def make_belief(bid, title, statement, kind="preference", confidence=0.5, permanence="durable", tags=(),
                 scope="global", **kw) -> Belief:
-    d = dict(id=bid, title=title, kind=kind, basis="behavioral", confidence=confidence,
+    # Only a verified fact may stand above 0.90 (rule 2); readers show nothing else there (rule 21).
+    d = dict(id=bid, title=title, kind=kind, basis="fact" if confidence > 0.90 else "behavioral", confidence=confidence,
              permanence=permanence, first=date(2026, 6, 1), confirmed=date(2026, 11, 1), tags=tuple(tags),
              scope=scope, statement=statement)
     d.update(kw)

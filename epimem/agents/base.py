@@ -13,6 +13,7 @@ import re
 import shutil
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,7 +38,12 @@ class Action:
     what: str          # "create", "update", "remove", "unchanged", "refused"
     detail: str
     new: str | None = None   # the file's new text (None: delete it)
-    backup: bool = True      # Claude Code's settings files: copy the old text aside first (on install)
+    backup: bool = True      # copy an existing file aside before it changes (not for files wholly ours)
+    # Uninstall: the file's text with epimem's parts taken out. A backup it turns into what the
+    # uninstall leaves holds nothing more of the user's, and goes with the install it backed up.
+    strip: Callable[[str], str | None] | None = None
+    stop: Path | None = None   # empty folders the removal leaves are removed up to this one
+    mode: int | None = None    # a file created private (`~/.claude.json` holds the account)
 
     def line(self) -> str:
         return f"{self.what:<9} {self.path} — {self.detail}"
@@ -61,6 +67,25 @@ def change(path: Path, old: str | None, new: str | None, detail: str, *, same: s
     return Action(path, "create" if old is None else "update", detail, new)
 
 
+def is_empty(text: str | None) -> bool:
+    return text is None or text.strip() in ("", "{}")
+
+
+def emptied(text: str | None, path: Path, strip: Callable[[str], str | None]) -> str | None:
+    """None (remove the file) when an uninstall leaves only the empty document epimem started it
+    as; the text when the user had the file so before epimem (a backup with nothing of ours in it)."""
+    if not is_empty(text):
+        return text
+    for b in backups(path):
+        try:
+            before = b.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        if strip(before) == before:
+            return text
+    return None
+
+
 BACKUP = ".epimem-backup-"
 
 
@@ -77,37 +102,63 @@ def backup(path: Path) -> Path:
     return dst
 
 
-def apply(actions: list[Action]) -> list[str]:
-    """Carry out a plan. Every existing file is backed up before it changes. Returns notes."""
+def backups(path: Path) -> list[Path]:
+    return sorted(path.parent.glob(path.name + BACKUP + "*"))
+
+
+def apply(actions: list[Action], *, uninstall: bool = False) -> list[str]:
+    """Carry out a plan; the notes to show. An install backs up every existing file it changes
+    (not one wholly ours); an uninstall removes the backups it makes redundant, and the folders
+    it leaves empty."""
     notes = []
     for a in actions:
         if a.what in ("unchanged", "refused"):
             continue
-        if a.path.exists() and not _wholly_ours(a.path):
+        if a.path.exists() and a.backup and not uninstall:
             notes.append(f"backup of {a.path} in {backup(a.path)}")
         if a.new is None:
             a.path.unlink(missing_ok=True)
-            _prune(a.path.parent)
-            continue
-        atomic_write(a.path, a.new)
+            prune(a.path.parent, a.stop)
+        else:
+            created = not a.path.exists()
+            atomic_write(a.path, a.new)
+            if created and a.mode is not None:
+                os.chmod(a.path, a.mode)
+        if uninstall:
+            notes += _drop_backups(a)
     return notes
 
 
-def _wholly_ours(path: Path) -> bool:
-    # Skills and Cursor's rule are whole files of ours (refused when they are not): nothing of the
-    # user's to keep, and a backup beside them would keep their folder from going on uninstall.
-    return path.name in ("SKILL.md", "epimem.mdc")
-
-
-def _prune(folder: Path) -> None:
-    """Remove the folders epimem's files leave empty (a skill's folder, `skills/`, `rules/`)."""
-    for d in (folder, folder.parent):
-        if d.name not in (*SKILLS, "skills", "rules"):
-            break
+def _drop_backups(a: Action) -> list[str]:
+    """The backups of `a.path` that hold nothing the uninstalled file does not: what it is now,
+    or that plus epimem's parts."""
+    notes = []
+    for b in backups(a.path):
         try:
-            d.rmdir()
+            text = b.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        after = a.strip(text) if a.strip is not None else text
+        if text == a.new or after == a.new or (a.new is None and is_empty(after)):
+            b.unlink()
+            notes.append(f"removed {b} (the install's backup: nothing in it is lost)")
+    if a.new is None and a.path.parent.exists():
+        prune(a.path.parent, a.stop)
+    return notes
+
+
+def prune(folder: Path, stop: Path | None) -> None:
+    """Remove `folder` and its parents while they are empty, up to (not including) `stop`."""
+    if stop is None:
+        return
+    stop = stop.absolute()
+    folder = folder.absolute()
+    while folder != stop and stop in folder.parents:
+        try:
+            folder.rmdir()
         except OSError:
-            break
+            return
+        folder = folder.parent
 
 
 # --- the command an agent runs -------------------------------------------------------------
@@ -173,37 +224,50 @@ def skill_text(name: str, *, agent: str, cli: str) -> str:
     return template(f"skills/{name}/SKILL.md", agent=agent, cli=cli, version=FILES_VERSION)
 
 
+def _skill_metadata(text: str) -> dict:
+    """A skill's `metadata:` block (SKILL.md frontmatter), {} when it has none or does not parse."""
+    from ..core.notes import parse_note
+
+    note = parse_note(text, lenient=True)
+    md = note.meta.get("metadata") if note is not None else None
+    return md if isinstance(md, dict) else {}
+
+
 def skill_is_ours(text: str) -> bool:
-    fm = text.split("---", 2)[1] if text.startswith("---") and text.count("---") >= 2 else ""
-    return bool(re.search(r"^\s+package:\s*epimem\s*$", fm, re.M))
+    return _skill_metadata(text).get("package") == "epimem"
 
 
 def skill_version(text: str | None) -> str | None:
     if not text or not skill_is_ours(text):
         return None
-    m = re.search(r"^\s+version:\s*\"?([^\"\s]+)\"?\s*$", text.split("---", 2)[1], re.M)
-    return m.group(1) if m else "?"
+    v = _skill_metadata(text).get("version")
+    return str(v) if v not in (None, "") else "?"
 
 
-def skill_actions(folder: Path, *, agent: str, cli: str, uninstall: bool) -> list[Action]:
+def skill_actions(folder: Path, texts: dict[str, str], *, uninstall: bool, stop: Path | None,
+                  label: str = "{name}") -> list[Action]:
+    """Each skill's SKILL.md under `folder` made `texts[name]` (or removed): a skill that is not
+    epimem's is never overwritten nor removed. `label` names one in the plan ("/{name}")."""
     out = []
-    for name in SKILLS:
+    for name, src in texts.items():
+        what = label.format(name=name)
         dst = folder / name / "SKILL.md"
         cur = read(dst)
         if uninstall:
             if cur is None:
                 continue
             if skill_is_ours(cur):
-                out.append(Action(dst, "remove", f"the {name} skill"))
+                out.append(Action(dst, "remove", f"the {what} skill", backup=False, stop=stop))
             else:
-                out.append(Action(dst, "unchanged", f"not epimem's {name} skill; left alone"))
+                out.append(Action(dst, "unchanged", f"not epimem's {what} skill; left alone"))
             continue
-        src = skill_text(name, agent=agent, cli=cli)
         if cur is not None and not skill_is_ours(cur):
-            out.append(Action(dst, "refused", f"a {name} skill that is not epimem's is already there; "
+            out.append(Action(dst, "refused", f"a {what} skill that is not epimem's is already there; "
                                               "move it away to install epimem's"))
             continue
-        out.append(change(dst, cur, src, f"the {name} skill", same=f"{name} skill up to date"))
+        a = change(dst, cur, src, f"the {what} skill", same=f"{what} skill up to date")
+        a.backup = False  # a whole file of ours: nothing of the user's to keep
+        out.append(a)
     return out
 
 

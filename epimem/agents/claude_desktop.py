@@ -10,7 +10,7 @@ LABEL = "Claude Desktop"
 NOTE = "Restart Claude Desktop to start the server."
 
 
-def mcp_entry(command: list[str], vault: str) -> dict:
+def mcp_entry(command: list[str], vault: str, scope: str = "user") -> dict:
     return {"command": command[0], "args": [*command[1:], "--vault", vault, "mcp"]}
 
 

@@ -17,7 +17,7 @@ NOTE = ("Codex runs a new hook only once you trust it: open Codex and accept epi
         "(and it reads a project's .codex/ only in a project you trust).")
 
 
-def mcp_entry(command: list[str], vault: str) -> dict:
+def mcp_entry(command: list[str], vault: str, scope: str = "user") -> dict:
     return {"command": command[0], "args": [*command[1:], "--vault", vault, "mcp"]}
 
 

@@ -11,7 +11,7 @@ LABEL = "Cursor"
 NOTE = "Cursor's user rules live in its settings: `--scope project` also writes .cursor/rules/epimem.mdc."
 
 
-def mcp_entry(command: list[str], vault: str) -> dict:
+def mcp_entry(command: list[str], vault: str, scope: str = "user") -> dict:
     return {"type": "stdio", "command": command[0], "args": [*command[1:], "--vault", vault, "mcp"]}
 
 

@@ -16,7 +16,7 @@ LABEL = "Gemini CLI"
 NOTE = "Gemini CLI loads a project's settings only in a folder you trust."
 
 
-def mcp_entry(command: list[str], vault: str) -> dict:
+def mcp_entry(command: list[str], vault: str, scope: str = "user") -> dict:
     return {"command": command[0], "args": [*command[1:], "--vault", vault, "mcp"]}
 
 

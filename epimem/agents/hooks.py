@@ -1,40 +1,41 @@
-"""Session-start hooks in the event → matcher group → handlers shape Codex and Gemini CLI share.
+"""Session hooks in the event → matcher group → handlers shape Claude Code, Codex and Gemini CLI share.
 
-Both read `{"hooks": {"SessionStart": [{"matcher": …, "hooks": [handler]}]}}`
-(Codex in `hooks.json`, Gemini CLI in `settings.json`), the shape Claude Code
-introduced. A merge first drops every handler of ours that is not wanted as
-it is, then adds what is missing, so a reinstall finds nothing to do and an
-upgrade leaves no stale copy. A handler is ours when its command runs
-`epimem … hook session-…`.
+All three read `{"hooks": {"SessionStart": [{"matcher": …, "hooks": [handler]}]}}` (Claude Code
+in `settings.json`, Codex in `hooks.json`, Gemini CLI in `settings.json`). A handler is epimem's
+when its command runs `epimem … hook session-…` (`wiring.hook_role`, its role). A merge first
+drops every handler of ours that is not wanted as it is, then adds what is missing, so a
+reinstall finds nothing to do, an upgrade leaves no stale copy, and an empty list of specs takes
+out exactly what an install put in.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from .jsonc import Node, _insert, _remove, indent_unit, parse_spans, value_of
-
-_OURS = re.compile(r"(?:^|[\s/'\"])epimem['\"]?\s.*\bhook\s+session-")
+from .wiring import hook_role
 
 
 def is_ours(handler: Any) -> bool:
-    return isinstance(handler, dict) and isinstance(handler.get("command"), str) and bool(
-        _OURS.search(handler["command"]))
+    return hook_role(handler) is not None
 
 
 @dataclass(frozen=True)
 class HookSpec:
+    """One handler of ours: the event, the matcher group it goes in, the handler itself."""
+
     event: str
     matcher: str | None
     handler: dict
 
+    @property
+    def role(self) -> str:
+        return hook_role(self.handler) or ""
 
-def find_ours(root: Node, ours: Callable[[Any], bool] = is_ours) -> list[tuple[str, int, int, dict]]:
-    """(event, group index, handler index, handler) of every epimem handler (`ours` tells which:
-    Claude Code's installer knows its handlers by role, the other agents' by command)."""
+
+def find_ours(root: Node) -> list[tuple[str, int, int, dict]]:
+    """(event, group index, handler index, handler) of every epimem handler."""
     out = []
     hooks = root.get("hooks") if root.kind == "object" else None
     if hooks is None or hooks.kind != "object":
@@ -48,7 +49,7 @@ def find_ours(root: Node, ours: Callable[[Any], bool] = is_ours) -> list[tuple[s
                 continue
             for hi, h in enumerate(hs.items):
                 v = value_of(h)
-                if ours(v):
+                if is_ours(v):
                     out.append((event, gi, hi, v))
     return out
 
@@ -58,7 +59,8 @@ def matcher(group: Node) -> str | None:
     return m.value if m is not None and m.kind == "value" else None
 
 
-def _check(root: Node) -> None:
+def check(root: Node) -> None:
+    """ValueError when the file is not of the shape hooks go in (what to fix is in the message)."""
     if root.kind != "object":
         raise ValueError("the file must hold a JSON object")
     hooks = root.get("hooks")
@@ -67,6 +69,7 @@ def _check(root: Node) -> None:
     if hooks.kind != "object":
         raise ValueError("'hooks' must be an object")
     for event, _, arr in hooks.members:
+        # Gemini CLI's `"hooks": {"disabled": true}`-like switches are not event lists.
         if arr.kind != "array" and not (arr.kind == "value" and isinstance(arr.value, bool)):
             raise ValueError(f"'hooks.{event}' must be a list")
 
@@ -93,33 +96,31 @@ def merge_hooks(text: str, specs: list[HookSpec], *, comments: bool = False) -> 
         if not specs:
             return text
         text = "{}\n"
-    root = parse_spans(text, comments=comments)
-    _check(root)
+    check(parse_spans(text, comments=comments))
     unit = indent_unit(text)
-    wanted = {(s.event, s.matcher): s for s in specs}
+    wanted = {(s.event, s.matcher, s.role): s for s in specs}
+
+    def key(root: Node, event: str, gi: int, h: dict) -> tuple:
+        return event, matcher(root.get("hooks").get(event).items[gi]), hook_role(h)
+
     while True:
         root = parse_spans(text, comments=comments)
-        stale = None
-        for event, gi, hi, h in find_ours(root):
-            key = (event, matcher(root.get("hooks").get(event).items[gi]))
-            if key not in wanted or wanted[key].handler != h:
-                stale = (event, gi, hi)
-                break
+        stale = next(((e, gi, hi) for e, gi, hi, h in find_ours(root)
+                      if key(root, e, gi, h) not in wanted or wanted[key(root, e, gi, h)].handler != h), None)
         if stale is None:
             break
         text = _remove_handler(text, *stale, comments)
     for s in specs:
         root = parse_spans(text, comments=comments)
-        present = {(e, matcher(root.get("hooks").get(e).items[gi])) for e, gi, _, _ in find_ours(root)}
-        if (s.event, s.matcher) in present:
+        if (s.event, s.matcher, s.role) in {key(root, e, gi, h) for e, gi, _, h in find_ours(root)}:
             continue
         text = add_group(text, root, s.event, s.matcher, s.handler, unit)
     return text
 
 
 def add_group(text: str, root: Node, event: str, matcher: str | None, handler: dict, unit: str) -> str:
-    """`text` with a matcher group holding `handler` added under `hooks.<event>` (the settings
-    schema Claude Code, Codex and Gemini CLI share), creating `hooks` and the event as needed."""
+    """`text` with a matcher group holding `handler` added under `hooks.<event>`, creating `hooks`
+    and the event as needed."""
     group: dict = {"matcher": matcher} if matcher is not None else {}
     group["hooks"] = [handler]
     hooks = root.get("hooks")

@@ -204,6 +204,9 @@ def _render(value: Any, indent: str, unit: str) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
+_TRAILING_COMMENT = re.compile(r"[ \t]*(?://[^\n]*|/\*(?:(?!\*/)[^\n])*\*/[ \t]*)")
+
+
 def _insert(text: str, node: Node, key: str | None, value: Any, unit: str) -> str:
     """Add `value` (under `key` in an object) at the end of an object or array."""
     children = node.members if node.kind == "object" else node.items
@@ -218,6 +221,11 @@ def _insert(text: str, node: Node, key: str | None, value: Any, unit: str) -> st
     last_end = children[-1][2].end if node.kind == "object" else children[-1].end
     if "\n" in text[node.start:node.end] and _own_line(text, last_start):
         ind = _line_indent(text, last_start)
+        # A comment after the last entry, on its line, stays on that line: the new entry goes below it.
+        eol = text.find("\n", last_end)
+        if eol != -1 and _TRAILING_COMMENT.fullmatch(text, last_end, eol):
+            return text[:last_end] + "," + text[last_end:eol] + "\n" + ind + prefix + _render(value, ind, unit) \
+                + text[eol:]
         return text[:last_end] + ",\n" + ind + prefix + _render(value, ind, unit) + text[last_end:]
     # a container written on one line stays on one line
     return text[:last_end] + ", " + prefix + json.dumps(value, ensure_ascii=False) + text[last_end:]
@@ -231,7 +239,12 @@ def _remove(text: str, node: Node, index: int) -> str:
     if len(children) == 1:
         return text[:node.start + 1] + text[node.end - 1:]
     if index > 0:
-        return text[:ends[index - 1]] + text[ends[index]:]
+        # What separated it from the entry before goes with it, except a comment: never the user's to lose
+        # (the inverse of `_insert` below a comment ending the last entry's line).
+        sep = text[ends[index - 1]:starts[index]]
+        sep = sep[1:] if sep.startswith(",") else sep
+        kept = sep[:sep.rfind("\n")] if "\n" in sep and ("//" in sep or "/*" in sep) else ""
+        return text[:ends[index - 1]] + kept + text[ends[index]:]
     return text[:starts[0]] + text[starts[1]:]
 
 

@@ -10,7 +10,7 @@ LABEL = "opencode"
 NOTE = ""
 
 
-def mcp_entry(command: list[str], vault: str) -> dict:
+def mcp_entry(command: list[str], vault: str, scope: str = "user") -> dict:
     return {"type": "local", "command": [*command, "--vault", vault, "mcp"], "enabled": True}
 
 

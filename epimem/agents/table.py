@@ -1,10 +1,10 @@
-"""The one table: for each agent, where its instruction file, skills, MCP entry and hooks go.
+"""The one table: for each agent, Claude Code as the others, where its instruction file, skills,
+MCP entry and hooks go.
 
-A place is written per scope. `~/` is the home folder; `$CODEX_HOME`,
-`$XDG_CONFIG_HOME` and `$CLAUDE_DESKTOP` are the folders those agents use
-(their environment variable when set, else the documented default); any
-other path is relative to the project. `None`: the agent has no such thing
-at that scope.
+A place is written per scope. `~/` is the home folder; `$CODEX_HOME`, `$XDG_CONFIG_HOME`,
+`$CLAUDE_CONFIG_DIR` and `$CLAUDE_DESKTOP` are the folders those agents use (their environment
+variable when set, else the documented default), `$CLAUDE_JSON` Claude Code's own `.claude.json`;
+any other path is relative to the project. `None`: the agent has no such thing at that scope.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
-from . import claude_desktop, codex, cursor, gemini, opencode
+from . import claude_code, claude_desktop, codex, cursor, gemini, opencode, wiring
 
 
 @dataclass(frozen=True)
@@ -26,6 +26,15 @@ class Config:
     project: str | None
     format: str            # "toml", "json" (strict) or "jsonc" (comments allowed)
     key: tuple[str, ...]   # where the entry goes, e.g. ("mcpServers", "epimem")
+    optional: bool = False  # installed only when asked for (`install claude-code --mcp`); always uninstalled
+    # Where the entry goes at project scope when not at `key` ("{project}": the project's path):
+    # Claude Code keeps a project's personal servers in `.claude.json`, under the project.
+    project_key: tuple[str, ...] | None = None
+
+    def key_for(self, scope: str, project: Path) -> tuple[str, ...]:
+        if scope == "project" and self.project_key is not None:
+            return tuple(str(project.resolve()) if k == "{project}" else k for k in self.project_key)
+        return self.key
 
 
 @dataclass(frozen=True)
@@ -39,6 +48,7 @@ class Agent:
     mcp: Config
     hooks: Config | None
     transcripts: str | None = None          # where its session logs are (read by the session-end pass)
+    wired_by: str = "mcp"                   # the part that says it is wired (`install --list`)
 
     @property
     def label(self) -> str:
@@ -51,6 +61,17 @@ class Agent:
 MCP_KEY = ("mcpServers", "epimem")
 
 AGENTS: dict[str, Agent] = {a.name: a for a in (
+    # Claude Code reads the vault from settings.json's "env" and runs hooks and skills: the MCP
+    # server is optional (`--mcp`). A project's personal parts go where Claude Code keeps them, not
+    # in a committed file: the hooks to settings.local.json, the server to the project's entry in
+    # `.claude.json` (what `claude mcp add --scope local` writes).
+    Agent("claude-code", claude_code, "claude", "$CLAUDE_CONFIG_DIR",
+          instructions=("$CLAUDE_CONFIG_DIR/CLAUDE.md", "CLAUDE.md"),
+          skills=("$CLAUDE_CONFIG_DIR/skills", ".claude/skills"),
+          mcp=Config("$CLAUDE_JSON", "$CLAUDE_JSON", "json", MCP_KEY, optional=True,
+                     project_key=("projects", "{project}", *MCP_KEY)),
+          hooks=Config("$CLAUDE_CONFIG_DIR/settings.json", ".claude/settings.local.json", "json", ("hooks",)),
+          transcripts="$CLAUDE_CONFIG_DIR/projects", wired_by="hook"),
     Agent("codex", codex, "codex", "$CODEX_HOME",
           instructions=("$CODEX_HOME/AGENTS.md", "AGENTS.md"),
           skills=("~/.agents/skills", ".agents/skills"),
@@ -99,6 +120,10 @@ def resolve(place: str, project: Path) -> Path:
         base = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config")
     elif root == "$CLAUDE_DESKTOP":
         base = _claude_desktop_dir()
+    elif root == "$CLAUDE_CONFIG_DIR":
+        base = wiring.claude_dir()
+    elif root == "$CLAUDE_JSON":
+        base = wiring.claude_json()
     else:
         return project / place
     return base / rest if rest else base

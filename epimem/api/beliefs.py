@@ -22,39 +22,12 @@ from ..core.notes import append_evidence, render_belief, update_belief_text
 from ..core.redact import redact
 from ..store import transaction as tx
 from . import common, tensions
-from .filters import Filters
 
 if TYPE_CHECKING:
     from .memory import Memory
 
 EDITABLE = frozenset({"title", "statement", "kind", "basis", "permanence", "confidence", "tags", "scope",
                       "pinned", "status", "depends_on"})
-
-
-# --- reading ---------------------------------------------------------------------------------
-
-def filters(given: Filters | None, kw: dict[str, Any]) -> Filters:
-    if given is not None and kw:
-        raise InputError("pass either a Filters or keyword filters, not both", field=sorted(kw)[0])
-    unknown = sorted(set(kw) - set(Filters.__dataclass_fields__))
-    if unknown:
-        raise InputError(f"unknown filter '{unknown[0]}'; known: {', '.join(Filters.__dataclass_fields__)}",
-                         field=unknown[0])
-    return given or Filters(**kw)
-
-
-def select(mem: Memory, f: Filters) -> list[Belief]:
-    mem.vault.require()
-    try:
-        bs, _ = mem.vault.load_beliefs()
-    except OSError as e:  # an unreadable folder (permissions, a vault on a lost mount)
-        raise VaultError(f"cannot read the beliefs in {mem.root}: {e.strerror or e}", path="beliefs") from None
-    today, params = mem.today, mem.params
-    return [b for b in bs if f.match(b, rules.effective_confidence(b, today, params))]
-
-
-def get(mem: Memory, belief_id: str) -> Belief:
-    return common.read(mem, belief_id)[1]
 
 
 # --- changing --------------------------------------------------------------------------------

@@ -23,9 +23,10 @@ def _counted(c: Counter) -> list[dict[str, Any]]:
 
 
 def describe(mem: Memory) -> dict[str, Any]:
-    mem.vault.require()
+    from .listing import shown
+
     today, params = mem.today, mem.params
-    beliefs, problems = mem.vault.load_beliefs()
+    beliefs, problems, refused = shown(mem)
     tensions, tproblems = mem.vault.load_tensions()
     sessions, sproblems = mem.vault.read_sessions_checked()
     active = [b for b in beliefs if b.status == "active"]
@@ -67,4 +68,5 @@ def describe(mem: Memory) -> dict[str, Any]:
             "tiers": {name: low for name, low in params.tiers},
         },
         "problems": vocab.problems(problems + tproblems + sproblems),
+        "refused": vocab.refused(refused),
     }

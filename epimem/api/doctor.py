@@ -4,7 +4,7 @@ Two halves. `gather` looks (and changes nothing: no migration, no merge-driver r
 commit, no fetch): where the vault is and why, its folder's mode, git, the format, the files and
 parameters, what `epimem commit` would do with the hand edits, the recall index and a Chroma
 server, the session-start hook timed once, the remotes. The agents' wiring is looked at by the
-installers themselves (`agents/install.wiring`, `claude/install.doctor_row`, from their own
+installers themselves (`agents/install.wiring`, Claude Code included, from their own
 tables) and handed in as `AgentWiring` rows. `diagnose` is pure: the facts in, one `Check` per
 thing out, each `ok`, a `note` (worth knowing, nothing to fix) or a `problem` with its fix.
 """

@@ -117,7 +117,8 @@ def commit_hand_edits(mem: Memory, only: frozenset[str] | None = None, *, previe
                 text = read_text(fp, p)
                 stem = Path(p).stem
                 named = SLUG.match(stem) is not None
-                if not named and "title" not in parse_meta(text):
+                note = parse_note(text, lenient=True)
+                if not named and "title" not in (note.meta if note is not None else {}):
                     text = _titled(text, stem)  # a note named after its title (SPEC §1)
                 try:
                     new = parse_belief(text, stem, p)
@@ -181,7 +182,7 @@ def commit_hand_edits(mem: Memory, only: frozenset[str] | None = None, *, previe
         return tx.Staged(commit, tuple(p for _, p in keep), abort=abort if (rewrites or renames) else None)
 
     with one_parse():  # each file is read by the checks, the message and the context cache
-        res = tx.record(mem.root, prepare, lock=common.lock(mem), caches=common.caches(mem))
+        res = tx.adopt(mem.root, prepare, lock=common.lock(mem), caches=common.caches(mem))
     return res.commit, changes, problems
 
 
@@ -211,13 +212,6 @@ def settle(mem: Memory, paths: list[str]) -> str | None:
             raise Conflict(f"{pr}; this hand edit is left as it is, and nothing was recorded — "
                            "fix the file, then record this again", path=pr.path, line=pr.line)
     return sha
-
-
-def parse_meta(text: str) -> dict:
-    try:
-        return parse_note(text).meta
-    except NoteError:
-        return {}
 
 
 def _titled(text: str, stem: str) -> str:

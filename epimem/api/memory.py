@@ -10,7 +10,7 @@ through the one write path, `epimem.store.transaction`. The CLI, the hook,
 the skills, the benchmarks and the mirror all go through here.
 
 Each method imports its service when first called: a read command such as
-`belief list` loads one service, not the seven (about 20 ms of start-up).
+`belief list` loads one service, not the seven.
 
 Every error a caller can act on is an `EpimemError` (`epimem.core.errors`),
 carrying the field, file or line where it is known.
@@ -35,17 +35,18 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from ..core import rules
 from ..core.changes import Change
 from ..core.errors import EpimemError, VaultError
-from ..core.model import Belief, Problem, Snapshot, Tension
+from ..core.filters import Filters
+from ..core.model import Belief, Problem, Refused, Snapshot, Tension
 from ..core.params import Params
 from ..store import clock
 from ..store.journal import recover_if_needed
 from ..store.paths import resolve_root
 from ..store.vault import ObservationLog, Vault
-from .filters import Filters
 from .results import ObservationResult, ObserveReport, SessionReport
 
 if TYPE_CHECKING:
     from ..store.git import HistoryPoint
+    from .listing import Listing
 
 _T = TypeVar("_T")
 
@@ -97,12 +98,14 @@ class Memory:
         return rules.effective_confidence(b, self.today, self.params)
 
     def snapshot(self, observations: bool = True) -> Snapshot:
-        return self._reading(lambda: self.vault.snapshot(self.today, observations=observations))
+        """The vault as readers see it (SPEC rules 21, 23): redacted, a belief whose hand edit
+        breaks a rule as it was last committed (`Snapshot.refused` says which)."""
+        return self._reading(lambda: self.vault.snapshot(self.today, observations=observations, shown=True))
 
     def snapshot_and_log(self) -> tuple[Snapshot, ObservationLog]:
         """The snapshot without its observations, and them as a `store.vault.ObservationLog`
         (counted and looked up without building them all), read as one state."""
-        return self._reading(lambda: self.vault.snapshot_and_log(self.today))
+        return self._reading(lambda: self.vault.snapshot_and_log(self.today, shown=True))
 
     def _reading(self, read: Callable[[], _T]) -> _T:
         self.vault.require()
@@ -121,12 +124,32 @@ class Memory:
 
     # -- reading -------------------------------------------------------------------
     def beliefs(self, filters: Filters | None = None, **kw: Any) -> list[Belief]:
-        from . import beliefs as _beliefs
-        return _beliefs.select(self, _beliefs.filters(filters, kw))
+        """The beliefs that pass the filters (a `Filters`, or `kind=`, `status=`, …), in id order,
+        as every reader shows them (`shown_belief`)."""
+        from . import listing as _listing
+        return [b for _, b in _listing.matching(self, _listing.filters(filters, kw))[0]]
+
+    def listing(self, filters: Filters | None = None, *, limit: int | None = None, offset: int = 0,
+                **kw: Any) -> Listing:
+        """`belief list`: the beliefs that pass the filters, strongest first, with the files not
+        shown and the hand edits refused."""
+        from . import listing as _listing
+        return _listing.listing(self, _listing.filters(filters, kw), limit=limit, offset=offset)
 
     def belief(self, belief_id: str) -> Belief:
-        from . import beliefs as _beliefs
-        return _beliefs.get(self, belief_id)
+        """A belief as every reader shows it: redacted, and as it was last committed when a
+        hand edit to it breaks a rule (SPEC rule 21; `shown_belief` also says why)."""
+        return self.shown_belief(belief_id)[0]
+
+    def shown_belief(self, belief_id: str) -> tuple[Belief, Refused | None]:
+        from . import listing as _listing
+        return _listing.get(self, belief_id)
+
+    def shown_file(self, belief_id: str) -> tuple[str, Belief, Refused | None]:
+        """A belief's file as readers are given it: redacted, its committed text when a hand
+        edit to it was refused."""
+        from . import listing as _listing
+        return _listing.get_file(self, belief_id)
 
     def describe(self) -> dict[str, Any]:
         """What the vault holds: counts, the vocabulary in use, the rules in brief, sessions, a due review."""

@@ -40,6 +40,7 @@ from ..core.notes import (
     update_belief_text,
 )
 from ..core.params import DEFAULTS, Params, rules_file_problems
+from ..core.reading import text as redacted_text
 from ..core.vocabulary import date_of
 from ..store import sessions as sessions_file
 from ..store import transaction as tx
@@ -65,16 +66,25 @@ def _line(rec: dict) -> str:
 # --- export --------------------------------------------------------------------------------
 
 def records(mem: Memory) -> Iterator[dict]:
-    """The vault's records, in a fixed order (so two exports of one vault are identical)."""
+    """The vault's records, in a fixed order (so two exports of one vault are identical), as
+    every reader is shown them (`store.vault.Reader`, SPEC rules 21 and 23): each text redacted,
+    whatever its file's state, and a belief whose hand edit breaks a rule as it was last
+    committed, its record saying so in `refused`."""
     mem.vault.require()
     root = mem.root
+    reader = mem.vault.reader(mem.today)
+    patterns = reader.params.redact
+
+    def read(rel: str, path: Path) -> str:
+        return redacted_text(rel, path.read_text(encoding="utf-8"), patterns)
+
     yield {"type": "header", "schema": SCHEMA, "generator": f"epimem {__version__}"}
     ep = root / "epistemology.md"
     if ep.exists():
-        yield {"type": "epistemology", "text": ep.read_text(encoding="utf-8")}  # exported as text, not read as rules
+        yield {"type": "epistemology", "text": read("epistemology.md", ep)}  # exported as text, not read as rules
     sp = root / sessions_file.PATH
     if sp.exists():
-        text = sp.read_text(encoding="utf-8")
+        text = read(sessions_file.PATH, sp)
         rec: dict[str, Any] = {"type": "sessions"}
         try:
             rec.update({k: _iso(v) for k, v in sessions_file.loads(text).items()})
@@ -83,21 +93,24 @@ def records(mem: Memory) -> Iterator[dict]:
         rec["text"] = text
         yield rec
     for e in sorted(note_entries(root / "beliefs"), key=lambda e: e.name):
-        bid = e.name[:-3]
-        text = Path(e.path).read_text(encoding="utf-8")
+        bid, rel = e.name[:-3], f"beliefs/{e.name}"
+        raw = Path(e.path).read_text(encoding="utf-8")
+        shown, seen = reader.file(rel, raw)
         rec = {"type": "belief", "id": bid}
-        try:
-            b = parse_belief(text, bid)
+        b = seen.belief
+        if b is not None:
             rec.update({k: _iso(v) for k, v in belief_fields(b).items()})
             rec["statement"] = b.statement
             rec["evidence"] = [{"date": _iso(ev.date), "kind": ev.kind, "link": ev.link, "note": ev.note}
                                for ev in b.evidence]
-        except NoteError as err:
-            rec["problem"] = f"line {err.line}: {err.message}"
-        rec["text"] = text
+        elif seen.problem is not None:
+            rec["problem"] = f"line {seen.problem.line}: {seen.problem.message}"
+        if seen.refused is not None:
+            rec["refused"] = str(seen.refused)
+        rec["text"] = shown if shown is not None else redacted_text(rel, raw, patterns)
         yield rec
     for e in sorted(note_entries(root / "observations"), key=lambda e: e.name):
-        text = Path(e.path).read_text(encoding="utf-8")
+        text = read(f"observations/{e.name}", Path(e.path))
         pre, entries = merge.split_log(text)
         parsed = {o.id: o for o in parse_observations(text)[0]}
         for i, (oid, entry) in enumerate(entries):
@@ -114,7 +127,7 @@ def records(mem: Memory) -> Iterator[dict]:
             yield rec
     for e in sorted(note_entries(root / "tensions"), key=lambda e: e.name):
         tid = e.name[:-3]
-        text = Path(e.path).read_text(encoding="utf-8")
+        text = read(f"tensions/{e.name}", Path(e.path))
         rec = {"type": "tension", "id": tid}
         try:
             t = parse_tension(text, tid)
@@ -127,7 +140,7 @@ def records(mem: Memory) -> Iterator[dict]:
         rec["text"] = text
         yield rec
     for e in sorted(note_entries(root / "reviews"), key=lambda e: e.name):
-        yield {"type": "review", "date": e.name[:-3], "text": Path(e.path).read_text(encoding="utf-8")}
+        yield {"type": "review", "date": e.name[:-3], "text": read(f"reviews/{e.name}", Path(e.path))}
 
 
 def export(mem: Memory, out: IO[str]) -> int:

@@ -88,12 +88,12 @@ def _for_write(mem: Memory) -> tuple[Sessions, tuple[int, int] | None]:
 
 def _with_beliefs(text: str, ids: list[str]) -> str:
     """A review file's `beliefs` list with these ids added (as wikilinks)."""
-    from ..core.notes import NoteError, edit_frontmatter, link_target, parse_note
+    from ..core.notes import edit_frontmatter, link_target, parse_note
 
-    try:
-        have = parse_note(text).meta.get("beliefs") or []
-    except NoteError:
+    note = parse_note(text, lenient=True)
+    if note is None:
         return text
+    have = note.meta.get("beliefs") or []
     if not isinstance(have, list):
         return text
     known = [link_target(str(x)) for x in have]

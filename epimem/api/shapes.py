@@ -7,9 +7,29 @@ objects: one function per shape, the field names and types from
 
 from __future__ import annotations
 
-from typing import Any
-
 from ..core import vocabulary as vocab
+
+TYPE_CHECKING = False  # the CLI's help imports this module: no typing at run time
+if TYPE_CHECKING:
+    from typing import Any
+
+
+def belief_json(b, refused, today, params) -> dict[str, Any]:
+    """`belief show` and MCP `get`: the belief (`core.record.view`) and the hand edit refused on it."""
+    from ..core.record import view
+
+    out = view(b, today, params, True)
+    out["refused"] = vocab.refused([refused] if refused is not None else [])
+    return out
+
+
+def listing_json(listing, today, params) -> dict[str, Any]:
+    """`belief list` and MCP `list`: the beliefs without statement and evidence, the files not
+    shown and the edits refused."""
+    from ..core.record import view
+
+    return {"beliefs": [view(b, today, params, False) for _, b in listing.rows],
+            "problems": vocab.problems(listing.problems), "refused": vocab.refused(listing.refused)}
 
 
 def tension_json(t) -> dict[str, Any]:

@@ -1,6 +1,6 @@
 """The vault over time: a belief's history, what changed in words, undo, and
 committing what the user changed by hand. Git is the log (`epimem.store.git`);
-undo and hand edits are committed through the one write path's `record`."""
+undo and hand edits are committed through the one write path's `adopt`."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from ..core.changes import Change, belief_change, mapping_changes, sessions_changes, tension_change
 from ..core.errors import Conflict, InputError, NotFound, StorageError
 from ..core.model import Snapshot
-from ..core.notes import NoteError, parse_note, parse_observations
+from ..core.notes import parse_note, parse_observations
 from ..core.record import FIELDS
 from ..store import git
 from ..store import transaction as tx
@@ -127,12 +127,8 @@ BELIEF_KEYS = frozenset(FIELDS)
 
 
 def _meta(text: str | None) -> dict:
-    if text is None:
-        return {}
-    try:
-        return parse_note(text).meta
-    except NoteError:
-        return {}
+    note = parse_note(text, lenient=True) if text is not None else None
+    return note.meta if note is not None else {}
 
 
 def _json(text: str | None) -> dict:

@@ -79,10 +79,10 @@ def _renamed_by_commit(mem: Memory, p: Problem) -> bool:
     commit` gives it a slug id by renaming it (SPEC §1). True when `p` is only that file's name,
     the file is new (untracked) and what it holds parses as a belief within the rules."""
     from ..core.ids import SLUG, slugify
-    from ..core.notes import NoteError, parse_belief
+    from ..core.notes import NoteError, parse_belief, parse_note
     from ..store import git
     from ..store.files import NotUTF8, read_text
-    from .hand_edits import _titled, parse_meta
+    from .hand_edits import _titled
 
     rel = p.path
     stem = Path(rel).stem
@@ -95,7 +95,7 @@ def _renamed_by_commit(mem: Memory, p: Problem) -> bool:
         return False
     if ("??", rel) not in set(git.dirty_paths(mem.root)):  # only a new note is renamed, not a tracked one
         return False
-    if "title" not in parse_meta(text):
+    if "title" not in getattr(parse_note(text, lenient=True), "meta", {}):
         text = _titled(text, stem)
     try:
         b = parse_belief(text, slugify(stem), rel)

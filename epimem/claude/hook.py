@@ -18,9 +18,10 @@ never getting in the way:
 session-end (installed only with `--auto-observe`) hands the transcript to a
 background process running `record_from_transcript` and returns at once.
 
-Background entry points (not for people): `python -m epimem.claude.hook
---commit-session VAULT [SESSION]` and `python -m epimem.claude.hook
---observe-transcript PATH --vault VAULT [--session ID] [--llm]`.
+Background workers (hidden commands, not for people): `epimem hook commit-session
+VAULT [SESSION]` and `epimem hook observe-transcript PATH --vault VAULT [--session ID]
+[--llm]`. Their command lines, and the hooks', are parsed by the CLI's one parser
+(`epimem/cli/hook.py` declares them); nothing here reads argv.
 """
 
 from __future__ import annotations
@@ -32,31 +33,26 @@ import time
 from datetime import date
 from pathlib import Path
 
+from ..api.context import CHARS_PER_TOKEN, DEFAULT_BUDGET, MAX_CHARS, render_context, vault_label
 from ..core import kernel
-from ..core import text as core_text
 from ..core.errors import EpimemError
 from ..store import sessions as sessions_file
 from ..store import vault_format
 from ..store.clock import lenient_today, lenient_write_day
-from ..store.context_cache import FALLBACK_PARAMS, cache_path, effective, read_context_cache, signature, tier
+from ..store.context_cache import FALLBACK_PARAMS, cache_path, read_context_cache, signature
 from ..store.files import VaultLock, journal_pending, lock_path
 from ..store.paths import is_vault, resolve_root
 
-# Budgets are given in tokens, like `recall --budget-tokens`, and converted to
-# characters at recall's estimate for ASCII text (one token per 3 characters,
-# deliberately high, so the real count stays below the budget).
-CHARS_PER_TOKEN = 3
-DEFAULT_BUDGET_TOKENS = 1300
-DEFAULT_BUDGET = DEFAULT_BUDGET_TOKENS * CHARS_PER_TOKEN  # characters of additionalContext
-MAX_CHARS = 9500            # Claude Code caps any hook output string at 10,000
 LOCK_WAIT = 2.0             # seconds; after that the session is not counted (logged)
-MIN_EFFECTIVE = 0.30        # speculative beliefs are not put in front of the model
-MAX_BELIEFS = 30
 LOG_LIMIT = 256 * 1024
 REFRESH_MARKER_AGE = 60.0
 CONTEXT_MAX_AGE = 300.0     # seconds; an older cache is refreshed in the background (in-place saves)
 
 _log_root: str | None = None
+
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: this path must stay lean
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 
 # --- small plumbing ------------------------------------------------------------------
@@ -85,7 +81,7 @@ def _log(message: str) -> None:
         pass
 
 
-def _root(explicit: str | None) -> str:
+def vault_root(explicit: str | None) -> str:
     return str(resolve_root(explicit or None))
 
 
@@ -120,30 +116,6 @@ def _text(payload: dict, key: str) -> str | None:
     return v if isinstance(v, str) and v else None
 
 
-def _parse_args(argv: list[str], flags: tuple[str, ...] = ()) -> tuple[list[str], dict]:
-    """`--key value` options and bare flags; argparse would cost the hook ~5 ms."""
-    pos: list[str] = []
-    opts: dict = {}
-    i = 0
-    while i < len(argv):
-        a = argv[i]
-        if a.startswith("--"):
-            key, eq, val = a[2:].partition("=")
-            if key in flags:
-                opts[key] = True
-            elif eq:
-                opts[key] = val
-            elif i + 1 < len(argv):
-                opts[key] = argv[i + 1]
-                i += 1
-            else:
-                opts[key] = ""
-        else:
-            pos.append(a)
-        i += 1
-    return pos, opts
-
-
 def _spawn(root: str, args: list[str]) -> None:
     """Start `python -m ...` detached (store.spawn), its stderr in `.epimem/hook.log`."""
     from ..store.spawn import spawn_detached
@@ -175,7 +147,7 @@ def update_sessions(root: str, source: str | None, today: date, prm: dict,
         if source != kernel.COUNTED_SOURCE:
             s, counted, dormant, due = count(read()[0])
         else:
-            from ..store import transaction  # typing's import (~3 ms) is paid only when counting
+            from ..store import transaction  # what it imports (typing) is paid only when counting
 
             lock = VaultLock(lock_path(root), timeout=LOCK_WAIT)
             with lock:
@@ -191,174 +163,6 @@ def update_sessions(root: str, source: str | None, today: date, prm: dict,
         _log(f"could not count the session: {e}")
         return None
     return {"count": s["count"], "counted": counted, "dormant": dormant, "due": due}
-
-
-# --- the context -------------------------------------------------------------------------
-
-def project_root(cwd: str) -> str:
-    """The enclosing git work tree of `cwd`, else `cwd` itself."""
-    d = os.path.abspath(cwd)
-    home = os.path.expanduser("~")
-    for _ in range(40):
-        if os.path.exists(os.path.join(d, ".git")):
-            return d
-        parent = os.path.dirname(d)
-        if parent == d or d == home:
-            break
-        d = parent
-    return os.path.abspath(cwd)
-
-
-def scope_matches(scope: str, cwd: str, proj: str) -> bool:
-    """Whether a scoped belief belongs in "For this project": `kernel.scope_matches` for the
-    session's folder or its git work tree. Global beliefs have their own section."""
-    return not kernel.is_global(scope) and (kernel.scope_matches(scope, cwd) or kernel.scope_matches(scope, proj))
-
-
-def _words(text: str) -> set[str]:
-    """The words a project name and a belief's title share, as recall's keyword ranker reads
-    them (`core.text`: stems, no stopwords), words of three letters or more."""
-    return {t for t in core_text.tokenize(text) if len(t) > 2}
-
-
-def _rank(records: list[dict], today: date, prm: dict, project_words: set[str]) -> list[tuple[float, float, dict]]:
-    out = []
-    for rec in records:
-        eff = effective(rec, today, prm)
-        if eff < MIN_EFFECTIVE - 1e-9:
-            continue
-        # Relevance: a belief that names the project (tag or title) comes first
-        # among equals; confidence still dominates.
-        hits = len(project_words & (_words(rec["title"]) | _words(" ".join(rec.get("tags", ())))))
-        out.append((eff + 0.05 * min(hits, 2), eff, rec))
-    out.sort(key=lambda x: (-x[0], x[2]["id"]))
-    return out
-
-
-MAX_QUESTIONS = 5
-QUESTIONS_TITLE = "Open questions — ask the user before relying on either side:"
-
-
-def question_lines(cache: dict, cwd: str, proj: str,
-                   limit: int = MAX_QUESTIONS) -> tuple[list[str], set[str], set[str]]:
-    """(the lines of the open questions this session may ask, the beliefs they name, the
-    beliefs in a question beyond `limit`).
-
-    SPEC §14: while a tension is open, the context shows both sides as a question, never one
-    of them as if current: a belief in a shown question is left out of the lists below it,
-    and one in a question that did not fit is listed marked "in question"."""
-    lines: list[str] = []
-    named: set[str] = set()
-    more: set[str] = set()
-    for q in cache.get("questions") or ():
-        scope = q.get("scope") or "global"
-        if not kernel.is_global(scope) and not scope_matches(scope, cwd, proj):
-            continue
-        ids = {q["belief"]} | ({q["successor"]} if q.get("successor") else set())
-        if len(lines) >= limit:
-            more |= ids
-            continue
-        named |= ids
-        title, bid = q["title"], q["belief"]
-        if q.get("successor"):
-            line = (f"- Has “{title}” [{bid}] given way to “{q['successor_title']}” [{q['successor']}]? "
-                    f"Since {q['date']}: {q['what']}")
-        elif q.get("rests_on"):
-            line = f"- Does “{title}” [{bid}] still hold? It rests on [{q['rests_on']}]: {q['what']}"
-        elif q.get("divergence"):
-            line = f"- Said and did differ on “{title}” [{bid}] (since {q['date']}): {q['what']}"
-        else:
-            line = f"- Does “{title}” [{bid}] still hold? Contradicted on {q['date']}: {q['what']}"
-        lines.append(line)
-    return lines, named, more - named
-
-
-def _belief_line(eff: float, rec: dict, prm: dict, gist: bool = True, asked: bool = False) -> str:
-    words = tier(eff, rec.get("basis", ""), prm)
-    if rec.get("pinned"):
-        words += ", pinned"
-    if asked:
-        words += ", in question"
-    line = f"- ({words}) {rec['title']}"
-    g = rec.get("gist") or ""
-    if gist and g and g.rstrip(".").lower() != rec["title"].rstrip(".").lower():
-        line += f" — {g}"
-    return line + f" [{rec['id']}]"
-
-
-def render_context(cache: dict | None, info: dict | None, *, cwd: str, today: date,
-                   budget: int = DEFAULT_BUDGET, vault_label: str = "") -> str:
-    """The additionalContext text: facts about the vault, then the beliefs that fit the budget."""
-    budget = max(0, min(int(budget), MAX_CHARS))
-    prm = (cache or {}).get("params") or FALLBACK_PARAMS
-    head: list[str] = []
-    where = f" ({vault_label})" if vault_label else ""
-    if info is not None:
-        if info["counted"]:
-            head.append(f"epimem: this is session {info['count']} recorded in the user's epimem vault{where}.")
-        else:
-            head.append(f"epimem: a continued session; {info['count']} sessions recorded in the user's "
-                        f"epimem vault{where}.")
-        if info["dormant"] is not None:
-            head.append(f"Returning from dormancy: the previous session was {info['dormant']} days ago, "
-                        "so every confidence below is the decayed (effective) one.")
-        if info["due"]:
-            head.append(f"A periodic review of what epimem believes about the user is due ({info['due']}); "
-                        "/mirror audit or /mirror gut-check records one.")
-    else:
-        head.append(f"epimem: the user's epimem vault{where}.")
-    out = "\n".join(head)
-    if cache is None:
-        return out[:budget]
-    proj = project_root(cwd)
-    pwords = _words(os.path.basename(proj))
-    local: list[dict] = []
-    for scope, recs in (cache.get("scopes") or {}).items():
-        if scope_matches(scope, cwd, proj):
-            local.extend(recs)
-    asked, named, marked = question_lines(cache, cwd, proj)
-    sections = [(f"For this project ({os.path.basename(proj) or proj}):",
-                 [r for r in _rank(local, today, prm, pwords) if r[2]["id"] not in named]),
-                ("In general:", [r for r in _rank(cache.get("global") or [], today, prm, pwords)
-                                 if r[2]["id"] not in named])]
-    intro = ("\nWhat epimem believes about the user: hypotheses, each with its confidence in words "
-             "(tentative ones are guesses to check); [id] names a belief in epimem commands: cite the "
-             "[id] of a belief you rely on.")
-    body: list[str] = []
-    size = len(out) + len(intro)
-    if asked and size + len(QUESTIONS_TITLE) + sum(len(x) + 1 for x in asked) + 1 <= budget:
-        body.append(QUESTIONS_TITLE)
-        body.extend(asked)
-        size += len(QUESTIONS_TITLE) + 1 + sum(len(x) + 1 for x in asked)
-    shown = 0
-    for title, ranked in sections:
-        if not ranked or shown >= MAX_BELIEFS:
-            continue
-        lines: list[str] = []
-        used = size + len(title) + 1
-        for _, eff, rec in ranked:
-            if shown >= MAX_BELIEFS:
-                break
-            line = _belief_line(eff, rec, prm, asked=rec["id"] in marked)
-            if used + len(line) + 1 > budget:
-                line = _belief_line(eff, rec, prm, gist=False, asked=rec["id"] in marked)  # the title alone
-                if used + len(line) + 1 > budget:
-                    break
-            lines.append(line)
-            used += len(line) + 1
-            shown += 1
-        if lines:
-            body.append(title)
-            body.extend(lines)
-            size += len(title) + 1 + sum(len(x) + 1 for x in lines)
-    if body:
-        out += intro + "\n" + "\n".join(body)
-    problems = (cache.get("counts") or {}).get("problems") or 0
-    if problems:
-        tail = f"\n{problems} belief file(s) could not be read; `epimem validate` names them."
-        if len(out) + len(tail) <= budget:
-            out += tail
-    return out[:budget]
 
 
 def _maybe_refresh(root: str, cache: dict | None) -> None:
@@ -391,24 +195,16 @@ def _maybe_refresh(root: str, cache: dict | None) -> None:
         _log(f"could not start the context refresh: {e}")
 
 
-def _label(root: str) -> str:
-    home = os.path.expanduser("~")
-    return "~" + root[len(home):] if root.startswith(home + os.sep) else root
-
-
-def chars_for_tokens(tokens: int) -> int:
-    return max(0, min(int(tokens) * CHARS_PER_TOKEN, MAX_CHARS))
-
-
-def _budget(opts: dict) -> int:
+def _budget(tokens: str | None = None, chars: str | None = None) -> int:
     """Characters of context from --budget-tokens / EPIMEM_HOOK_BUDGET_TOKENS.
 
     The character forms (--budget, EPIMEM_HOOK_BUDGET) are what settings.json
-    files written by hand before tokens still say: honoured, and logged.
+    files written by hand before tokens still say: honoured, and logged. Given
+    as written: a value that is not a number is logged, never an error.
     """
-    sources = ((opts.get("budget-tokens"), CHARS_PER_TOKEN, "--budget-tokens", None),
+    sources = ((tokens, CHARS_PER_TOKEN, "--budget-tokens", None),
                (os.environ.get("EPIMEM_HOOK_BUDGET_TOKENS"), CHARS_PER_TOKEN, "EPIMEM_HOOK_BUDGET_TOKENS", None),
-               (opts.get("budget"), 1, "--budget", "--budget-tokens"),
+               (chars, 1, "--budget", "--budget-tokens"),
                (os.environ.get("EPIMEM_HOOK_BUDGET"), 1, "EPIMEM_HOOK_BUDGET", "EPIMEM_HOOK_BUDGET_TOKENS"))
     for value, per, name, instead in sources:
         if not value:
@@ -423,31 +219,32 @@ def _budget(opts: dict) -> int:
     return DEFAULT_BUDGET
 
 
-def _event(argv: list[str], flags: tuple[str, ...] = ()) -> tuple[str, dict, dict]:
-    """(vault root, options, Claude Code's payload) of a hook event; from here on the log is the vault's."""
+def _event(vault: str | None) -> tuple[str, dict]:
+    """(vault root, Claude Code's payload) of a hook event; from here on the log is the vault's."""
     global _log_root
-    _, opts = _parse_args(argv, flags=flags)
-    root = _root(opts.get("vault"))
+    root = vault_root(vault)
     _log_root = root
-    return root, opts, _read_payload()
+    return root, _read_payload()
 
 
-def session_start(argv: list[str]) -> int:
-    root, opts, payload = _event(argv)
+def session_start(vault: str | None = None, today: str | None = None, budget_tokens: str | None = None,
+                  budget: str | None = None, via: str | None = None) -> int:
+    """`epimem hook session-start`: count the session, print the context as Claude Code's JSON."""
+    root, payload = _event(vault)
     if not is_vault(root):
         _log(f"no epimem vault at {root} (`epimem init` creates one); nothing added to the session")
         return 0
     if not os.path.exists(os.path.join(root, ".git")):  # one stat: copied without `.git`, or inside a checkout
         _log(f"{root} is not a git repository of its own; the session was not counted "
              f"(`epimem init {root}` makes it one)")
-        _say(f"epimem: the user's vault ({_label(root)}) is not a git repository of its own, so nothing can be "
+        _say(f"epimem: the user's vault ({vault_label(root)}) is not a git repository of its own, so nothing can be "
              f"recorded in it; `epimem init {root}` makes it one.")
         return 0
     try:
         vault_format.require_known(root)  # one small read: a newer epimem's vault is not counted into
     except EpimemError as e:
         _log(f"{e}; the session was not counted")
-        _say(f"epimem: the user's vault ({_label(root)}) cannot be used by this epimem: {e}")
+        _say(f"epimem: the user's vault ({vault_label(root)}) cannot be used by this epimem: {e}")
         return 0
     if journal_pending(root):  # one stat: a change a killed process left half-made
         from ..store.journal import recover_if_needed
@@ -458,11 +255,11 @@ def session_start(argv: list[str]) -> int:
             note = f"an interrupted change could not be recovered: {e}"
         if note:
             _log(note)
-    budget = _budget(opts)
-    today = _today(opts.get("today"))
+    chars = _budget(budget_tokens, budget)
+    day = _today(today)
     source = _text(payload, "source")
     cwd = _text(payload, "cwd") or os.environ.get("CLAUDE_PROJECT_DIR") or os.getcwd()
-    if _standing_down(opts, cwd):
+    if _standing_down(via, cwd):
         return 0
     cache = read_context_cache(root)
     prm = (cache or {}).get("params") or FALLBACK_PARAMS
@@ -473,20 +270,20 @@ def session_start(argv: list[str]) -> int:
     # session is told, so the assistant does not record evidence into a vault in that state.
     # Rule 20: the count is dated by the machine's clock, whatever --today says.
     sid = _text(payload, "session_id")
-    info = None if pending else update_sessions(root, source, lenient_write_day(opts.get("today") or None), prm,
+    info = None if pending else update_sessions(root, source, lenient_write_day(today or None), prm,
                                                 sid if sid and kernel.is_session_id(sid) else None)
     if pending:
         _log(f"a git {pending} is unfinished in the vault; the session was not counted")
     if info is not None and info["counted"]:
         try:
-            _spawn(root, ["-m", "epimem.claude.hook", "--commit-session", root, _text(payload, "session_id") or ""])
+            _spawn(root, ["-m", "epimem", "hook", "commit-session", root, _text(payload, "session_id") or ""])
         except OSError as e:
             _log(f"could not start the background commit: {e}")
     _maybe_refresh(root, cache)
-    text = render_context(cache, info, cwd=cwd, today=today, budget=budget, vault_label=_label(root))
+    text = render_context(cache, info, cwd=cwd, today=day, budget=chars, vault_label=vault_label(root))
     if pending:
-        text = (f"epimem: a git {pending} is unfinished in the user's vault ({_label(root)}): its files are half "
-                "merged, so record nothing now; `epimem sync` (or any epimem command) says how to finish it.\n"
+        text = (f"epimem: a git {pending} is unfinished in the user's vault ({vault_label(root)}): its files are "
+                "half merged, so record nothing now; `epimem sync` (or any epimem command) says how to finish it.\n"
                 + (text or ""))
     if text:
         _say(text)
@@ -500,12 +297,12 @@ def _say(text: str) -> None:
     sys.stdout.flush()
 
 
-def _standing_down(opts: dict, cwd: str) -> bool:
+def _standing_down(via: str | None, cwd: str) -> bool:
     """True for the plugin's hook when epimem's settings.json hooks are also installed: they run
-    too, and one session must count once (epimem/claude/wiring.py)."""
-    if opts.get("via") != "plugin":
+    too, and one session must count once (epimem/agents/wiring.py)."""
+    if via != "plugin":
         return False
-    from .wiring import settings_hook_present
+    from ..agents.wiring import settings_hook_present
 
     # Claude Code reads the project's settings from the project root, which a session's cwd may be below.
     found = settings_hook_present(os.environ.get("CLAUDE_PROJECT_DIR") or cwd)
@@ -515,9 +312,10 @@ def _standing_down(opts: dict, cwd: str) -> bool:
     return found is not None
 
 
-def session_end(argv: list[str]) -> int:
-    """Start the transcript pass in the background; the session ends without waiting."""
-    root, opts, payload = _event(argv, flags=("llm",))
+def session_end(vault: str | None = None, llm: bool = False) -> int:
+    """`epimem hook session-end`: start the transcript pass in the background; the session ends
+    without waiting."""
+    root, payload = _event(vault)
     if not is_vault(root):
         _log(f"no epimem vault at {root}; the transcript was not read")
         return 0
@@ -525,11 +323,11 @@ def session_end(argv: list[str]) -> int:
     if not path or not os.path.isfile(path):
         _log(f"session-end: no readable transcript_path in the hook input ({path!r})")
         return 0
-    args = ["-m", "epimem.claude.hook", "--observe-transcript", path, "--vault", root]
+    args = ["-m", "epimem", "hook", "observe-transcript", path, "--vault", root]
     sid = _text(payload, "session_id")
     if sid:
         args += ["--session", sid]
-    if opts.get("llm"):
+    if llm:
         args.append("--llm")
     _spawn(root, args)
     return 0
@@ -562,31 +360,16 @@ def observe_transcript(path: str, root: str, session: str | None, llm: bool) -> 
     return 0
 
 
-def main(argv: list[str] | None = None) -> int:
-    """`epimem hook EVENT [--vault PATH] [--budget-tokens N]`: always exits 0."""
+def guarded(name: str, run: Callable[..., int], *args, log_root: str | None = None, **kwargs) -> int:
+    """Run a hook or a background worker: whatever goes wrong is a line in the vault's hook.log
+    (stderr when there is none), and the exit is 0 (a hook must never disturb a session)."""
     global _log_root
-    args = sys.argv[1:] if argv is None else list(argv)
+    if log_root is not None:
+        _log_root = log_root
     try:
-        if args[:1] == ["session-start"]:
-            return session_start(args[1:])
-        if args[:1] == ["session-end"]:
-            return session_end(args[1:])
-        if args[:1] == ["--commit-session"] and len(args) >= 2:
-            _log_root = args[1]
-            return commit_session(args[1], args[2] if len(args) > 2 else "")
-        if args[:1] == ["--observe-transcript"] and len(args) >= 2:
-            _, opts = _parse_args(args[2:], flags=("llm",))
-            root = _root(opts.get("vault"))
-            _log_root = root
-            return observe_transcript(args[1], root, opts.get("session") or None, bool(opts.get("llm")))
-        _log(f"unknown hook {' '.join(args)!r}: expected session-start or session-end")
-        return 0
-    except BaseException as e:  # a hook must never disturb a session
+        return run(*args, **kwargs) or 0
+    except BaseException as e:
         if isinstance(e, SystemExit) and not e.code:
             return 0
-        _log(f"hook {' '.join(args[:1])} failed: {type(e).__name__}: {e}")
+        _log(f"hook {name} failed: {type(e).__name__}: {e}")
         return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

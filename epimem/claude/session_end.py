@@ -99,13 +99,10 @@ class AnswerRefused(ValueError):
 # --- pure: the request and the check of the answer ----------------------------------------
 
 def _profile_lines(beliefs, today, params) -> list[str]:
-    from ..core import rules
+    from ..api.listing import ranked
 
-    active = [b for b in beliefs if b.status == "active"]
-    ranked = sorted(active, key=lambda b: -rules.effective_confidence(b, today, params))[:PROFILE_BELIEFS]
     out = []
-    for b in ranked:
-        eff = rules.effective_confidence(b, today, params)
+    for eff, b in ranked([b for b in beliefs if b.status == "active"], today, params)[:PROFILE_BELIEFS]:
         gist = " ".join(b.statement.split())[:200]
         out.append(f"- {b.id}: {b.title} — {gist} ({params.tier(eff, b.basis)}, {b.basis}, {eff:.2f})")
     return out

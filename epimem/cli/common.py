@@ -1,13 +1,9 @@
-"""What every CLI module shares: the vault from the global options, JSON
-output, and errors that end the command with a message, never a traceback."""
+"""What every CLI module shares: the vault from the global options, what a command prints (JSON,
+lines, warnings), and errors that end the command with a message, never a traceback."""
 
 from __future__ import annotations
 
-import dataclasses
-from datetime import date
-from typing import Any, NoReturn
-
-import typer
+import sys
 
 from ..api.shapes import (  # the shapes the MCP server shows too: their one home, used by every CLI module
     NOTHING_OBSERVED,  # noqa: F401
@@ -20,61 +16,89 @@ from ..api.shapes import (  # the shapes the MCP server shows too: their one hom
 )
 from ..core import vocabulary as vocab
 from ..core.record import view as _belief_view  # standard library only: cheap at start-up
-from .plain import emit_json, say_error, warn  # noqa: F401  (their home is typer-free: cli.fast prints too)
+from .spec import Context, Opt, UsageError
+
+TYPE_CHECKING = False  # every command's module imports this one: nothing here it does not use
+if TYPE_CHECKING:
+    from datetime import date
+    from typing import Any, NoReturn
+
+JSON = Opt("--json", dest="as_json", type=bool, help="Machine-readable output (fields in docs/cli.md).")
 
 
-@dataclasses.dataclass
-class State:
-    vault: str | None = None
-    today: str | None = None
-
-
-def state(ctx: typer.Context) -> State:
-    root = ctx.find_root()
-    if not isinstance(root.obj, State):
-        root.obj = State()
-    return root.obj
-
-
-def typer_command(fn, options) -> None:
-    """Give `fn(ctx, **kw)` the signature Typer reads, made from `cli.fast.Opt`
-    declarations (the command's one list of options, which cli.fast parses too)."""
-    import inspect
-
-    params = [inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=typer.Context)]
-    for o in options:
-        extra = {"help": o.help}
-        if o.metavar:
-            extra["metavar"] = o.metavar
-        if o.flags:
-            if o.min is not None:
-                extra["min"] = o.min
-            if o.envvar:
-                extra["envvar"] = o.envvar
-            info = typer.Option([] if o.multiple else o.default, *o.flags, hidden=o.hidden, **extra)
-        else:
-            info = typer.Argument(o.default, **extra)
-        params.append(inspect.Parameter(o.name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=info,
-                                        annotation=o.annotation))
-    fn.__signature__ = inspect.Signature(params)
-    fn.__annotations__ = {p.name: p.annotation for p in params}
-
-
-def memory(ctx: typer.Context):
+def memory(ctx: Context):
     from ..api.memory import Memory
     from ..store.paths import resolve_root
 
-    st = state(ctx)
-    mem = Memory(resolve_root(st.vault), today=st.today)
+    mem = Memory(resolve_root(ctx.vault), today=ctx.today)
     # Every command that reads the rules says what in them is invalid (key and line),
     # not only `validate`; the default is used meanwhile (SPEC §3).
     mem.vault.on_rules_problems = lambda problems: [warn(str(p)) for p in problems]
     return mem
 
 
+# --- what a command prints ---------------------------------------------------------------------
+
+def _default(o: Any) -> Any:
+    import dataclasses
+    from datetime import date, datetime
+
+    if isinstance(o, (date, datetime)):
+        return o.isoformat()
+    if dataclasses.is_dataclass(o) and not isinstance(o, type):
+        return dataclasses.asdict(o)
+    if isinstance(o, (set, frozenset, tuple)):
+        return list(o)
+    return str(o)
+
+
+def emit_json(obj: Any) -> None:
+    import json
+
+    sys.stdout.write(json.dumps(obj, default=_default, ensure_ascii=False, indent=2) + "\n")
+
+
+def echo(message: str = "", err: bool = False, nl: bool = True) -> None:
+    """A line, flushed (a supervisor reading a pipe sees each one)."""
+    out = sys.stderr if err else sys.stdout
+    out.write(f"{message}\n" if nl else message)
+    out.flush()
+
+
+def say_error(message: str) -> None:
+    echo(f"epimem: error: {message}", err=True)
+
+
+def warn(message: str) -> None:
+    echo(f"epimem: {message}", err=True)
+
+
 def fail(message: str, code: int = 1) -> NoReturn:
+    """End the command: an error found in the vault, a file or the rules (exit 1, docs/cli.md)."""
     say_error(message)
-    raise typer.Exit(code)
+    raise SystemExit(code)
+
+
+def usage(message: str) -> NoReturn:
+    """End the command: the command line itself is wrong, as options that go together or exclude
+    each other (exit 2, with the usage line, as every error the parser finds)."""
+    raise UsageError(message)
+
+
+def error_message(e, cmd=None) -> str:
+    """An API error as the command line says it. The API names fields ("'title' is
+    required"); here the user set that field with an option or an argument, so that is named
+    (`--title is required`, `COMMIT: 'x' is not a commit`) as the command declares it."""
+    from ..core.errors import InputError
+
+    msg = str(e)
+    if not (isinstance(e, InputError) and e.field and msg.startswith(f"'{e.field}'")):
+        return msg
+    named = next((o for o in (cmd.options if cmd is not None else ()) if o.dest == e.field), None)
+    if named is None and cmd is not None:
+        return msg  # not a field the command line sets: said as the API says it
+    name = named.name if named is not None else "--" + e.field.replace("_", "-")
+    return name + msg[len(e.field) + 2:]
 
 
 # --- the shapes of the JSON output ---------------------------------------------------------
@@ -102,3 +126,9 @@ def report_problems(problems) -> None:
     """Every command that meets a malformed file says so, on stderr."""
     for p in problems:
         warn(f"skipped {p}")
+
+
+def report_refused(refused) -> None:
+    """Every command that shows a belief whose hand edit was refused says so (SPEC rule 21)."""
+    for r in refused:
+        warn(str(r))

@@ -1,35 +1,33 @@
 """`epimem install AGENT | --list | --all`: wire epimem into every agent the user has (SPEC §10).
 
-The group is created here; `install claude-code` (cli/claude.py) is one of its
-commands, the others come from the table in `epimem/agents/table.py`.
+One command for each agent of the installer's table (`epimem/agents/table.py`), Claude Code as
+the others; `install claude-code` has options of its own (its SessionEnd hook, the optional MCP
+server, the plugin instead of settings.json).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import typer
+from .common import echo, emit_json, fail, memory, usage
+from .spec import COMMANDS, Opt, command, group
 
-from .common import emit_json, fail, memory, state
-
-install_app = typer.Typer(invoke_without_command=True, help="Connect epimem to an assistant: claude-code, "
-                                                            "codex, gemini, opencode, cursor, claude-desktop.")
-
-SCOPE = typer.Option("user", "--scope", help="user (the agent's config in your home) or project "
-                                             "(the current folder), where the agent has both.")
-PROJECT = typer.Option(None, "--project", help="The project folder for --scope project (default: the current one).")
-DRY_RUN = typer.Option(False, "--dry-run", help="Say what would change; change nothing.")
-UNINSTALL = typer.Option(False, "--uninstall", help="Remove exactly what the install added.")
+SCOPE = Opt("--scope", default="user", choices=("user", "project"),
+            help="user (the agent's config in your home) or project (the current folder), where the agent has both.")
+PROJECT = Opt("--project", type=Path, metavar="DIR", complete="dir",
+              help="The project folder for --scope project (default: the current one).")
+DRY_RUN = Opt("--dry-run", type=bool, help="Say what would change; change nothing.")
+UNINSTALL = Opt("--uninstall", type=bool, help="Remove exactly what the install added.")
 
 
-def _vault(ctx: typer.Context, *, create: bool, dry_run: bool) -> str:
+def _vault(ctx, *, create: bool, dry_run: bool) -> str:
     """The vault every agent is given, absolute; created (with its context cache) on a real install."""
     from ..store.paths import resolve_root
 
-    root = resolve_root(state(ctx).vault).absolute()
+    root = resolve_root(ctx.vault).absolute()
     mem = memory(ctx)
     if create and not mem.vault.exists():
-        typer.echo(f"{'would create' if dry_run else 'create':<9} {root} — a new vault")
+        echo(f"{'would create' if dry_run else 'create':<9} {root} — a new vault")
         if not dry_run:
             from ..api.memory import Memory
 
@@ -37,67 +35,134 @@ def _vault(ctx: typer.Context, *, create: bool, dry_run: bool) -> str:
     return str(root)
 
 
-def _run_agent(ctx: typer.Context, name: str, scope: str, project: Path | None, dry_run: bool,
-               uninstall: bool) -> bool:
+def _run_agent(ctx, name: str, scope: str, project: Path | None, dry_run: bool, uninstall: bool,
+               **options: bool) -> bool:
     """Plan and (unless a dry run) carry out one agent's install; False when a part was refused."""
     from ..agents import base
     from ..agents import install as agents_install
     from ..agents.table import AGENTS
 
-    vault = _vault(ctx, create=not uninstall, dry_run=dry_run)
-    actions = agents_install.plan(name, scope, project=project, vault=vault, uninstall=uninstall)
+    agent = AGENTS[name]
+    try:
+        vault = _vault(ctx, create=False, dry_run=dry_run)
+        command = agents_install.command_of(agent)
+        actions = agents_install.plan(name, scope, project=project, vault=vault, command=command,
+                                      uninstall=uninstall, **options)
+    except base.InstallError as e:
+        fail(str(e))
+    _vault(ctx, create=not uninstall, dry_run=dry_run)
     for a in actions:
-        typer.echo(a.line())
+        echo(a.line())
+    for note in [] if uninstall else getattr(agent.module, "notes", lambda s, c: [])(scope, command):
+        echo(f"Note: {note}")
+    ok = not any(a.what == "refused" for a in actions)
     if dry_run:
-        return not any(a.what == "refused" for a in actions)
-    for note in base.apply(actions):
-        typer.echo(note)
+        return ok
+    for note in base.apply(actions, uninstall=uninstall):
+        echo(note)
     if not uninstall:
         from ..store.context_cache import refresh_context
 
         refresh_context(Path(vault))  # the first session starts with context, not with a rebuild
-        label = AGENTS[name].label
-        typer.echo(f"Done: {label} reaches the vault through the epimem MCP server.")
-        if AGENTS[name].module.NOTE:
-            typer.echo(f"Note: {AGENTS[name].module.NOTE}")
-    return not any(a.what == "refused" for a in actions)
+        echo(getattr(agent.module, "DONE", f"Done: {agent.label} reaches the vault through the epimem MCP server."))
+        if agent.module.NOTE:
+            echo(f"Note: {agent.module.NOTE}")
+    return ok
 
 
-def _agent_command(name: str):
-    def command(ctx: typer.Context, scope: str = SCOPE, project: Path | None = PROJECT,
-                dry_run: bool = DRY_RUN, uninstall: bool = UNINSTALL):
-        ok = _run_agent(ctx, name, scope, project, dry_run, uninstall)
-        if dry_run:
-            typer.echo("Dry run: nothing was changed.")
-        if not ok:
-            raise typer.Exit(1)
-
+def _agent_command(name: str) -> None:
     from ..agents.table import AGENTS
 
     agent = AGENTS[name]
     parts = ["instructions" if agent.instructions != (None, None) else None,
              "skills" if agent.skills != (None, None) else None, "the MCP server",
              "a session-start hook" if agent.hooks else None]
-    command.__doc__ = f"Wire epimem into {agent.label}: " + ", ".join(p for p in parts if p) + "."
-    return command
+
+    @command(("install", name), SCOPE, PROJECT, DRY_RUN, UNINSTALL,
+             help=f"Wire epimem into {agent.label}: " + ", ".join(p for p in parts if p) + ".")
+    def install_agent(ctx, scope, project, dry_run, uninstall):
+        _finish(_run_agent(ctx, name, scope, project, dry_run, uninstall), dry_run)
 
 
-def _claude_code_status() -> dict:
-    """Claude Code's row of `--list`, from the files its own installer writes."""
+def _finish(ok: bool, dry_run: bool) -> None:
+    if dry_run:
+        echo("Dry run: nothing was changed.")
+    if not ok:
+        raise SystemExit(1)
+
+
+# --- Claude Code --------------------------------------------------------------------------
+
+@command("install claude-code", SCOPE, PROJECT,
+         Opt("--plugin", type=bool, help="Install epimem's Claude Code plugin (with `claude plugin …`) instead of "
+                                         "hooks in settings.json."),
+         Opt("--auto-observe", type=bool, help="Also install the SessionEnd hook that reads each transcript."),
+         Opt("--llm", type=bool, help="With --auto-observe: also let Claude read the transcript (sends it to "
+                                      "Anthropic; needs ANTHROPIC_API_KEY)."),
+         Opt("--mcp", type=bool, help="Also register the MCP server (`epimem mcp`) in ~/.claude.json, for you "
+                                      "or (--scope project) for this project only."),
+         DRY_RUN, UNINSTALL)
+def install_claude_code(ctx, scope, project, plugin, auto_observe, llm, mcp, dry_run, uninstall):
+    """Put the /observe and /mirror skills, the hooks and the CLAUDE.md lines in place."""
+    if llm and not auto_observe and not uninstall:
+        usage("--llm goes with --auto-observe")
+    if plugin and mcp:
+        usage("the plugin carries the MCP server already: --mcp goes with the settings install")
+    if plugin and auto_observe:
+        usage("--auto-observe is not part of the plugin yet: use the settings install for it")
+    if plugin:
+        _finish(_plugin(ctx, scope, project, dry_run, uninstall), dry_run)
+        return
+    # --uninstall removes the MCP entry an earlier --mcp added, whether or not --mcp is given again.
+    _finish(_run_agent(ctx, "claude-code", scope, project, dry_run, uninstall, auto_observe=auto_observe,
+                       llm=llm, mcp=mcp), dry_run)
+
+
+def _plugin(ctx, scope: str, project: Path | None, dry_run: bool, uninstall: bool) -> bool:
+    """The plugin's install: `claude plugin …`, then the vault (and the epimem to run) in "env"."""
+    import shlex
     import shutil
+    import subprocess
 
-    from ..agents import base
-    from ..claude import install as claude_install
+    from ..agents import base, claude_code
 
-    t = claude_install.targets("user")
-    settings = base.read(t["settings"]) or ""
-    hooked = bool(settings.strip()) and claude_install.remove_hooks(settings, t["settings"]) != settings
-    versions = [base.skill_version(base.read(t["skills"] / s / "SKILL.md")) for s in claude_install.SKILLS]
-    return {"agent": "claude-code", "label": "Claude Code", "scope": "user",
-            "present": bool(shutil.which("claude")) or claude_install.claude_dir().is_dir(),
-            "wired": hooked, "parts": {"hook": hooked, "skills": all(versions)},
-            "version": next((v for v in versions if v), None)}
+    vault = _vault(ctx, create=False, dry_run=dry_run)
+    try:
+        commands, actions = claude_code.plugin_plan(scope, project=project, uninstall=uninstall, vault=vault)
+    except base.InstallError as e:
+        fail(str(e))
+    _vault(ctx, create=not uninstall, dry_run=dry_run)
+    claude = shutil.which("claude")
+    for argv in commands:
+        echo(f"{'run':<9} claude {shlex.join(argv)}")
+    for a in actions:
+        echo(a.line())
+    if dry_run:
+        return True
+    if claude is None:
+        fail("`claude` is not on PATH: install Claude Code, or run the `claude plugin` commands above "
+             "yourself; nothing was changed")
+    for argv in commands:
+        proc = subprocess.run([claude, *argv], capture_output=True, text=True, cwd=project or None)
+        said = (proc.stdout + proc.stderr).strip()
+        if proc.returncode != 0 and not uninstall:
+            fail(f"claude {' '.join(argv)} failed: {said}")
+        if said:
+            echo(said.splitlines()[-1])
+    # `claude plugin …` has just rewritten settings.json (enabledPlugins): the env entries are
+    # merged into what it wrote, not into the text read before.
+    _, actions = claude_code.plugin_plan(scope, project=project, uninstall=uninstall, vault=vault)
+    for note in base.apply(actions, uninstall=uninstall):
+        echo(note)
+    if not uninstall:
+        from ..store.context_cache import refresh_context
 
+        refresh_context(Path(vault))
+        echo(claude_code.DONE)
+    return True
+
+
+# --- --list and --all ---------------------------------------------------------------------
 
 def _statuses(project: Path | None) -> list[dict]:
     from ..agents import install as agents_install
@@ -105,16 +170,17 @@ def _statuses(project: Path | None) -> list[dict]:
 
     here = (project or Path.cwd()).absolute()
     rows = []
-    try:
-        rows.append(_claude_code_status())
-    except Exception as e:  # a broken settings.json must not hide the other agents
-        rows.append({"agent": "claude-code", "label": "Claude Code", "scope": "user", "present": True,
-                     "wired": False, "parts": {}, "version": None, "problem": str(e)})
     for name, agent in AGENTS.items():
         for scope in agent.scopes():
-            s = agents_install.status(name, scope, project)
-            if scope == "project" and (not any(s.parts.values()) or config_path(agent.mcp, "project", here)
-                                       == config_path(agent.mcp, "user", here)):
+            try:
+                s = agents_install.status(name, scope, project)
+            except Exception as e:  # a broken config must not hide the other agents
+                rows.append({"agent": name, "label": agent.label, "scope": scope, "present": True,
+                             "wired": False, "parts": {}, "version": None, "problem": str(e)})
+                continue
+            same = (config_path(agent.mcp, "project", here), agent.mcp.key_for("project", here)) == \
+                (config_path(agent.mcp, "user", here), agent.mcp.key_for("user", here))
+            if scope == "project" and (not any(s.parts.values()) or same):
                 continue  # a project row only where something of epimem's is, and is not the user's
             rows.append({"agent": s.agent, "label": s.label, "scope": s.scope, "present": s.present,
                          "wired": s.wired, "parts": s.parts, "version": s.version})
@@ -122,43 +188,32 @@ def _statuses(project: Path | None) -> list[dict]:
 
 
 def _print_list(rows: list[dict]) -> None:
-    typer.echo(f"{'agent':<15} {'scope':<8} {'present':<8} {'wired':<6} {'files':<6} parts")
+    echo(f"{'agent':<15} {'scope':<8} {'present':<8} {'wired':<6} {'files':<6} parts")
     for r in rows:
         parts = ", ".join(f"{k} {'yes' if v else 'no'}" for k, v in r["parts"].items())
-        typer.echo(f"{r['agent']:<15} {r['scope']:<8} {'yes' if r['present'] else 'no':<8} "
-                   f"{'yes' if r['wired'] else 'no':<6} {r['version'] or '-':<6} {parts}"
-                   + (f"  ({r['problem']})" if r.get("problem") else ""))
+        echo(f"{r['agent']:<15} {r['scope']:<8} {'yes' if r['present'] else 'no':<8} "
+             f"{'yes' if r['wired'] else 'no':<6} {r['version'] or '-':<6} {parts}"
+             + (f"  ({r['problem']})" if r.get("problem") else ""))
 
 
-@install_app.callback()
-def install_group(ctx: typer.Context,
-                  list_: bool = typer.Option(False, "--list", help="Which agents are on this machine, which are "
-                                                                   "wired, which version of epimem's files each has."),
-                  all_: bool = typer.Option(False, "--all", help="Install (or with --uninstall remove) every agent "
-                                                                 "present on this machine."),
-                  as_json: bool = typer.Option(False, "--json", help="With --list: machine-readable rows."),
-                  scope: str = SCOPE, project: Path | None = PROJECT, dry_run: bool = DRY_RUN,
-                  uninstall: bool = UNINSTALL):
-    if ctx.invoked_subcommand is not None:
-        if list_ or all_:
-            fail("--list and --all go without an agent name")
-        return
+def install_group(ctx, list_, all_, as_json, scope, project, dry_run, uninstall):
+    """`epimem install` without an agent: --list, --all, or this help."""
     if list_ and all_:
-        fail("give --list or --all, not both")
+        usage("give --list or --all, not both")
     if list_:
         rows = _statuses(project)
         if as_json:
             emit_json(rows)
         else:
             _print_list(rows)
-        raise typer.Exit(0)
+        return
     if not all_:
-        typer.echo(ctx.get_help())
-        raise typer.Exit(0)
+        echo(ctx.help())
+        return
     _install_all(ctx, scope, project, dry_run, uninstall)
 
 
-def _install_all(ctx: typer.Context, scope: str, project: Path | None, dry_run: bool, uninstall: bool) -> None:
+def _install_all(ctx, scope: str, project: Path | None, dry_run: bool, uninstall: bool) -> None:
     from ..agents import install as agents_install
     from ..agents.table import AGENTS
 
@@ -172,44 +227,27 @@ def _install_all(ctx: typer.Context, scope: str, project: Path | None, dry_run: 
                 continue
         elif not agents_install.present(agent):
             continue
-        typer.echo(f"== {agent.label}")
+        echo(f"== {agent.label}")
         ok = _run_agent(ctx, name, scope, project, dry_run, uninstall) and ok
         done.append(agent.label)
-    ok = _claude_code_all(ctx, scope, project, dry_run, uninstall, done) and ok
     if not done:
-        typer.echo("No agent to " + ("uninstall from." if uninstall else "install: none found on this machine "
-                                     "(`epimem install --list`)."))
-    if dry_run:
-        typer.echo("Dry run: nothing was changed.")
-    if not ok:
-        raise typer.Exit(1)
+        echo("No agent to " + ("uninstall from." if uninstall else "install: none found on this machine "
+                               "(`epimem install --list`)."))
+    _finish(ok, dry_run)
 
 
-def _claude_code_all(ctx: typer.Context, scope: str, project: Path | None, dry_run: bool, uninstall: bool,
-                     done: list[str]) -> bool:
-    """Claude Code's part of --all, through its own installer (the defaults of `install claude-code`)."""
-    from ..claude import install as claude_install
-    from ..store.paths import default_root
-
-    row = _claude_code_status()
-    if not (row["wired"] if uninstall else row["present"]):
-        return True
-    typer.echo("== Claude Code")
-    done.append("Claude Code")
-    vault = _vault(ctx, create=not uninstall, dry_run=dry_run)
-    vault_arg = None if Path(vault) == default_root().absolute() else vault
-    actions = claude_install.plan(scope, project=project, uninstall=uninstall, vault=vault_arg)
-    for a in actions:
-        typer.echo(a.line())
-    if not dry_run:
-        for note in claude_install.apply(actions):
-            typer.echo(note)
-    return not any(a.what == "refused" for a in actions)
-
-
-def register(app: typer.Typer) -> None:
+def _declare_agents() -> None:
     from ..agents.table import AGENTS
 
     for name in AGENTS:
-        install_app.command(name)(_agent_command(name))
-    app.add_typer(install_app, name="install")
+        if ("install", name) not in COMMANDS:  # claude-code is declared above, with its own options
+            _agent_command(name)
+
+
+group("install", "Connect epimem to an assistant: claude-code, codex, gemini, opencode, cursor, claude-desktop.",
+      Opt("--list", dest="list_", type=bool, help="Which agents are on this machine, which are wired, which "
+                                                  "version of epimem's files each has."),
+      Opt("--all", dest="all_", type=bool, help="Install (or with --uninstall remove) every agent present on "
+                                                "this machine."),
+      Opt("--json", dest="as_json", type=bool, help="With --list: machine-readable rows."),
+      SCOPE, PROJECT, DRY_RUN, UNINSTALL, run=install_group, expand=_declare_agents)

@@ -7,50 +7,46 @@ and a non-zero exit, which clients show as "failed to connect".
 
 from __future__ import annotations
 
-import typer
-
-from .common import fail, state
+from .common import echo, fail, usage
+from .spec import Opt, command
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
-def mcp_cmd(ctx: typer.Context,
-            http: bool = typer.Option(False, "--http", help="Serve streamable HTTP (one daemon for many "
-                                                            "clients) instead of stdio."),
-            host: str = typer.Option("127.0.0.1", "--host", help="With --http: the address to bind. Anything "
-                                                                 "but loopback is reachable from other machines "
-                                                                 "(the token is still required)."),
-            port: int = typer.Option(8765, "--port", min=1, max=65535, help="With --http: the port.")):
+@command("mcp",
+         Opt("--http", type=bool, help="Serve streamable HTTP (one daemon for many clients) instead of stdio."),
+         Opt("--host", default="127.0.0.1", metavar="ADDRESS",
+             help="With --http: the address to bind. Anything but loopback is reachable from other machines "
+                  "(the token is still required)."),
+         Opt("--port", type=int, default=8765, min=1, max=65535, metavar="PORT", help="With --http: the port."))
+def mcp_cmd(ctx, http, host, port):
     """Serve the vault to MCP clients (Claude Desktop, Cursor, Codex, Gemini CLI, opencode, Claude Code)."""
-    st = state(ctx)
     if not http:
         if host != "127.0.0.1":
-            fail("--host goes with --http", code=2)
+            usage("--host goes with --http")
         from ..mcp import stdio
 
-        raise typer.Exit(stdio.main(st.vault, st.today))
+        # A client waits for the handshake at its own start-up: stdio answers discovery before the
+        # SDK has even loaded.
+        raise SystemExit(stdio.main(ctx.vault, ctx.today))
     from ..core.errors import VaultError
     from ..store.paths import resolve_root
     from ..store.vault import Vault
 
-    root = resolve_root(st.vault)
+    root = resolve_root(ctx.vault)
     try:
         Vault(root).require()
     except VaultError as e:
         fail(str(e))
     from ..mcp import server
 
-    srv = server.build(root, today=st.today)
+    srv = server.build(root, today=ctx.today)
     if host not in LOOPBACK:
-        typer.echo(f"epimem: binding {host}: reachable beyond this machine; every request still needs the token",
-                   err=True)
+        echo(f"epimem: binding {host}: reachable beyond this machine; every request still needs the token",
+             err=True)
     from ..mcp import http as http_transport
 
     try:
         http_transport.serve(srv, root, host=host, port=port)
     except OSError as e:
         fail(f"cannot serve on {host}:{port}: {e.strerror or e}")
-
-
-def register(app: typer.Typer) -> None:
-    app.command("mcp")(mcp_cmd)

@@ -8,44 +8,43 @@ JSON carries every figure and list plus the rendered markdown.
 
 from __future__ import annotations
 
-import json
 import sys
-from typing import Any
 
-import typer
+from .common import answer_json, echo, emit_json, fail, memory, usage, warn
+from .spec import Arg, Opt, command, group
 
-from .common import answer_json, emit_json, fail, memory, warn
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 BIG = 2000  # beliefs: above this, --json is printed compact
+REVIEWS = ("audit", "gut-check", "interview")  # the modes that can be recorded as a review
 
-JSON_OPT = typer.Option(False, "--json", help="Every figure and list as JSON (fields in docs/mirror.md).")
-MD_OPT = typer.Option(False, "--markdown", help="Readable markdown (the default).")
+JSON_OPT = Opt("--json", dest="as_json", type=bool, help="Every figure and list as JSON (fields in docs/mirror.md).")
+MD_OPT = Opt("--markdown", dest="as_md", type=bool, help="Readable markdown (the default).")
+
+group("mirror", "See, and correct, what the assistant believes about you.")
 
 
-def _load(ctx: typer.Context):
+def _lower(value: str) -> str:
+    return value.strip().lower()
+
+
+def _run(ctx, as_json: bool, as_md: bool, mode: str, **kw):
+    """The mode, through the one dispatcher (`api/mirror.run`), the format flags checked first."""
     import gc
 
-    from ..mirror import views  # noqa: F401 - fail early if the package is broken
+    from ..api.mirror import run
 
+    if as_json and as_md:
+        usage("choose one of --json and --markdown")
     mem = memory(ctx)
     mem.vault.require()
-    params, _ = mem.vault.params()
     snap = mem.snapshot()
     # The snapshot lives until the process ends: keep the collector from
     # rescanning its hundreds of thousands of objects during the analysis.
     gc.freeze()
-    return mem, params, snap
-
-
-def _check_format(as_json: bool, as_md: bool) -> None:
-    if as_json and as_md:
-        fail("choose one of --json and --markdown")
-
-
-def _recorded(mem, kind: str, markdown: str, beliefs=()) -> dict[str, Any]:
-    from ..mirror.gutcheck import record
-
-    return record(mem, kind, markdown, beliefs=beliefs)
+    return run(mem, mode, snapshot=snap, **kw)
 
 
 def _size(data: Any) -> int:
@@ -55,179 +54,102 @@ def _size(data: Any) -> int:
     return n if isinstance(n, int) else 0
 
 
-def _output(data: Any, markdown: str, as_json: bool, extra: dict[str, Any] | None = None) -> None:
+def _output(m, as_json: bool) -> None:
+    import json
+
+    from ..core import vocabulary as vocab
     from ..mirror.data import as_data
 
     if as_json:
-        out = as_data(data)
-        out.update(extra or {})
-        out["markdown"] = markdown
-        if _size(data) > BIG:
+        out = as_data(m.data)
+        if m.mode in REVIEWS:
+            out["recorded"] = m.recorded
+        out.update(m.extra)
+        out["markdown"] = m.markdown
+        out["refused"] = vocab.refused(m.refused)
+        if _size(m.data) > BIG:
             # json's C encoder only runs without indent: a 10,000-belief audit
             # prints in a tenth of the time, on one line.
             sys.stdout.write(json.dumps(out, ensure_ascii=False) + "\n")
         else:
             emit_json(out)
-    else:
-        typer.echo(markdown, nl=False)
-
-
-def _analyse(ctx: typer.Context, as_json: bool, as_md: bool, analysis, markdown) -> tuple[Any, Any, str]:
-    """(memory, a review mode's analysis of the vault, its markdown), the format flags checked first."""
-    _check_format(as_json, as_md)
-    mem, params, snap = _load(ctx)
-    result = analysis(snap, params, mem.today)
-    return mem, result, markdown(result)
-
-
-def _output_review(data: Any, markdown: str, as_json: bool, rec: dict[str, Any] | None) -> None:
-    """A review mode's output (audit, gut-check, interview), and the review `--record` made."""
-    _output(data, markdown, as_json, {"recorded": rec})
-    if rec and not as_json:
-        typer.echo(f"\nRecorded {rec['review']}; the next review is due at session {rec['next_review_at']}.")
+        return
+    echo(m.markdown, nl=False)
+    rec = m.recorded
+    if rec:
+        echo(f"\nRecorded {rec['review']}; the next review is due at session {rec['next_review_at']}.")
 
 
 # --- commands -----------------------------------------------------------------------
 
-def audit_cmd(ctx: typer.Context, as_json: bool = JSON_OPT, as_md: bool = MD_OPT,
-              record: bool = typer.Option(False, "--record",
-                                          help="Write reviews/<date>.md, reset the review counter, commit."),
-              apply: bool = typer.Option(False, "--apply",
-                                         help="Accept every proposal (soften, raise, re-class) in one commit."),
-              apply_only: list[str] = typer.Option([], "--apply-only", metavar="ID",
-                                                   help="Accept the proposals for this belief (repeatable).")):
+@command("mirror audit", JSON_OPT, MD_OPT,
+         Opt("--record", type=bool, help="Write reviews/<date>.md, reset the review counter, commit."),
+         Opt("--apply", type=bool, help="Accept every proposal (soften, raise, re-class) in one commit."),
+         Opt("--apply-only", multiple=True, metavar="ID", complete="belief",
+             help="Accept the proposals for this belief (repeatable)."))
+def audit_cmd(ctx, as_json, as_md, record, apply=False, apply_only=()):
     """The dashboard: counts, strongest and weakest, dormancy, tensions, drift, coherence."""
-    from ..mirror import render
-    from ..mirror.audit import audit
-
-    # Called as a function by `skill mirror` too, where the options keep Typer's defaults.
-    apply = apply if isinstance(apply, bool) else False
-    apply_only = apply_only if isinstance(apply_only, list) else []
-    _check_format(as_json, as_md)
-    mem, params, snap = _load(ctx)
-    from ..api.epistemology import calibrated_since
-
-    a = audit(snap, params, mem.today, tuple(mem.merge_leftovers()), calibrated_since(mem))
-    md = render.audit_markdown(a)
-    applied = None
-    if apply or apply_only:
-        from ..mirror.apply import apply as apply_audit
-
-        sha, planned = apply_audit(mem, a, tuple(apply_only))
-        applied = {"commit": sha, "changes": [{"belief": p.belief, "action": p.action, "fields": p.fields,
-                                               "why": p.why} for p in planned]}
-    # The recorded review is a file read later: titles whole, not cut to a screen's width.
-    rec = _recorded(mem, "audit", render.audit_markdown(a, whole=True)) if record else None
+    m = _run(ctx, as_json, as_md, "audit", record=record, apply=apply, apply_only=tuple(apply_only))
     if as_json:
-        _output(a, md, True, {"recorded": rec, "applied": applied})
-        return
-    _output_review(a, md, False, rec)
-    if applied:
-        typer.echo(f"\nApplied in {applied['commit'][:8]}:")
+        m.extra.setdefault("applied", None)
+    _output(m, as_json)
+    applied = m.extra.get("applied")
+    if applied and not as_json:
+        echo(f"\nApplied in {applied['commit'][:8]}:")
         for c in applied["changes"]:
-            typer.echo(f"- {c['belief']}: {c['why']}")
+            echo(f"- {c['belief']}: {c['why']}")
 
 
-def gut_check_cmd(ctx: typer.Context, as_json: bool = JSON_OPT, as_md: bool = MD_OPT,
-                  record: bool = typer.Option(False, "--record",
-                                              help="Record this gut-check as a review now.")):
+@command("mirror gut-check", JSON_OPT, MD_OPT,
+         Opt("--record", type=bool, help="Record this gut-check as a review now."))
+def gut_check_cmd(ctx, as_json, as_md, record):
     """The 3 firmest and 3 shakiest interpretive beliefs: still true? still uncertain?"""
-    from ..mirror import render
-    from ..mirror.gutcheck import gut_check
-
-    mem, g, md = _analyse(ctx, as_json, as_md, gut_check, render.gut_check_markdown)
-    from ..mirror.gutcheck import close_gut_check, open_gut_check
-
-    if g.beliefs:
-        open_gut_check(mem, g.beliefs)
-    rec = None
-    if record:
-        rec = _recorded(mem, "gut-check", md, beliefs=g.beliefs)
-        close_gut_check(mem)
-    _output_review(g, md, as_json, rec)
+    _output(_run(ctx, as_json, as_md, "gut-check", record=record), as_json)
 
 
-def interview_cmd(ctx: typer.Context, as_json: bool = JSON_OPT, as_md: bool = MD_OPT,
-                  record: bool = typer.Option(False, "--record",
-                                              help="Record the interview as a review (after asking it).")):
+@command("mirror interview", JSON_OPT, MD_OPT,
+         Opt("--record", type=bool, help="Record the interview as a review (after asking it)."))
+def interview_cmd(ctx, as_json, as_md, record):
     """A plan of 8–12 open questions, each tied to what prompted it."""
-    from ..mirror import render
-    from ..mirror.interview import interview
-
-    mem, iv, md = _analyse(ctx, as_json, as_md, interview, render.interview_markdown)
-    rec = None
-    if record:
-        rec = _recorded(mem, "interview", md,
-                        beliefs=sorted({q.belief for q in iv.questions if q.belief}))
-    _output_review(iv, md, as_json, rec)
+    _output(_run(ctx, as_json, as_md, "interview", record=record), as_json)
 
 
-def calibration_cmd(ctx: typer.Context, as_json: bool = JSON_OPT, as_md: bool = MD_OPT):
+@command("mirror calibration", JSON_OPT, MD_OPT)
+def calibration_cmd(ctx, as_json, as_md):
     """How often you said "still true" per confidence band, against its confidence (SPEC §14)."""
-    from ..api.epistemology import calibrated_since
-    from ..mirror.calibration import calibration, markdown
-
-    _check_format(as_json, as_md)
-    mem, params, snap = _load(ctx)
-    report = calibration(snap, params, mem.today, calibrated_since(mem))
-    _output(report, markdown(report), as_json)
+    _output(_run(ctx, as_json, as_md, "calibration"), as_json)
 
 
-def _configured_model(mem) -> str | None:
-    try:
-        v = mem.vault.settings().get("mirror_model")
-    except (OSError, UnicodeDecodeError):
-        return None
-    return v.strip() if isinstance(v, str) and v.strip() else None
-
-
-def portrait_cmd(ctx: typer.Context, as_json: bool = JSON_OPT, as_md: bool = MD_OPT,
-                 llm: bool = typer.Option(False, "--llm",
-                                          help="Ask Claude to write the prose (needs ANTHROPIC_API_KEY)."),
-                 model: str | None = typer.Option(None, "--model",
-                                                     help="Claude model for --llm (default: mirror_model "
-                                                          "in epistemology.md, else claude-sonnet-4-6)."),
-                 timeout: float = typer.Option(60.0, "--timeout", help="Seconds to wait for Claude.")):
+@command("mirror portrait", JSON_OPT, MD_OPT,
+         Opt("--llm", type=bool, help="Ask Claude to write the prose (needs ANTHROPIC_API_KEY)."),
+         Opt("--model", metavar="MODEL", help="Claude model for --llm (default: mirror_model in epistemology.md, "
+                                              "else claude-sonnet-4-6)."),
+         Opt("--timeout", type=float, default=60.0, min=0, metavar="SECONDS", help="Seconds to wait for Claude."))
+def portrait_cmd(ctx, as_json, as_md, llm, model, timeout):
     """A character study: the person, themes, blind spots, contradictions, one question."""
-    from ..mirror import render
-    from ..mirror.portrait import portrait_brief
-
-    _check_format(as_json, as_md)
-    mem, params, snap = _load(ctx)
-    brief = portrait_brief(snap, params, mem.today)
-    info: dict[str, Any] = {"requested": llm, "used": False, "model": None, "error": None}
-    md = None
-    if llm:
-        from ..mirror.llm import DEFAULT_MODEL, LLMError, LLMUnavailable, write_portrait
-
-        info["model"] = model or _configured_model(mem) or DEFAULT_MODEL
-        try:
-            prose = write_portrait(brief, model=info["model"], timeout=timeout, patterns=params.redact)
-            md = render.llm_portrait_markdown(prose, info["model"], brief)
-            info["used"] = True
-        except (LLMUnavailable, LLMError) as e:
-            info["error"] = str(e)
-            warn(f"--llm: {e}; showing the offline portrait")
-    if md is None:
-        note = f"--llm: {info['error']}; this is the offline portrait." if info["error"] else ""
-        md = render.portrait_markdown(brief, note=note)
-    _output(brief, md, as_json, {"llm": info})
+    m = _run(ctx, as_json, as_md, "portrait", llm=llm, model=model, timeout=timeout)
+    if m.extra["llm"]["error"]:
+        warn(f"--llm: {m.extra['llm']['error']}; showing the offline portrait")
+    _output(m, as_json)
 
 
-def answer_cmd(ctx: typer.Context,
-               belief_id: str = typer.Argument(..., metavar="BELIEF"),
-               verdict: str = typer.Option(..., "--verdict", help="true, false or unsure."),
-               note: str = typer.Option("", "--note", help="What the person said, in a line."),
-               retire: bool = typer.Option(False, "--retire",
-                                           help="With --verdict false: retire instead of lowering by 0.20."),
-               now: str = typer.Option("", "--now", metavar="TITLE",
-                                       help="With --verdict false: what holds instead, in your words; "
-                                            "it supersedes the belief in one step."),
-               as_json: bool = typer.Option(False, "--json", help="Machine-readable output "
-                                                                  "(fields in docs/mirror.md).")):
+@command("mirror answer", Arg("belief_id", metavar="BELIEF", help="The belief the gut-check asked about.",
+                              complete="belief"),
+         Opt("--verdict", required=True, type=_lower, choices=("true", "false", "unsure"),
+             help="What the person said."),
+         Opt("--note", default="", metavar="TEXT", help="What the person said, in a line."),
+         Opt("--retire", type=bool, help="With --verdict false: retire instead of lowering by 0.20."),
+         Opt("--now", default="", metavar="TITLE",
+             help="With --verdict false: what holds instead, in your words; it supersedes the belief in one step."),
+         Opt("--json", dest="as_json", type=bool, help="Machine-readable output (fields in docs/mirror.md)."))
+def answer_cmd(ctx, belief_id, verdict, note, retire, now, as_json):
     """Record a gut-check answer: true is your word (no change), false lowers or retires, unsure is noted."""
     from ..mirror.gutcheck import AnswerError, answer
 
+    if retire and verdict != "false":
+        usage("--retire goes with --verdict false")
+    if now.strip() and (verdict != "false" or retire):
+        usage("--now goes with --verdict false: it names what holds instead")
     mem = memory(ctx)
     mem.vault.require()
     try:
@@ -238,50 +160,59 @@ def answer_cmd(ctx: typer.Context,
     if as_json:
         emit_json(answer_json(a))
         return
-    typer.echo(a.said)
+    echo(a.said)
     if progress["complete"]:
         rec = progress["recorded"]
-        typer.echo(f"Gut-check complete: recorded {rec['review']} as a review; the next review is due "
+        echo(f"Gut-check complete: recorded {rec['review']} as a review; the next review is due "
                    f"at session {rec['next_review_at']}.")
     elif progress["open"]:
-        typer.echo(f"Gut-check: {progress['answered']} of {progress['of']} answered.")
+        echo(f"Gut-check: {progress['answered']} of {progress['of']} answered.")
 
 
-def page_cmd(ctx: typer.Context,
-             out: str = typer.Option("", "--out", metavar="FILE",
-                                     help="Where to write the page (default: mirror-<date>.html here)."),
-             open_: bool = typer.Option(False, "--open", help="Open the page in the default browser."),
-             top: int = typer.Option(30, "--top", min=1, help="Beliefs per tier shown with their timeline; "
-                                                             "the rest are listed in pages.")):
+@command("mirror page",
+         Opt("--out", default="", metavar="FILE", complete="file",
+             help="Where to write the page (default: mirror-<date>.html here)."),
+         Opt("--open", dest="open_", type=bool, help="Open the page in the default browser."),
+         Opt("--top", type=int, default=30, min=1, metavar="N",
+             help="Beliefs per tier shown with their timeline; the rest are listed in pages."))
+def page_cmd(ctx, out, open_, top):
     """One self-contained HTML page: portrait, tiers, each belief's confidence over time, tensions."""
     from pathlib import Path
 
-    from ..mirror.page import build
-    from ..mirror.page_cache import default_out, wrote
+    from ..mirror import page_cache
+    from ..store.clock import today
+    from ..store.paths import resolve_root
 
-    # An unchanged vault's page never gets here: epimem/__main__ writes it from the cache.
-    mem = memory(ctx)
-    built = build(mem, top=top)
-    path = Path(out) if out else default_out(mem.today)
-    try:
-        path.write_text(built.html, encoding="utf-8")
-    except OSError as e:
-        fail(f"cannot write {path}: {e.strerror or e}")
-    typer.echo(wrote(path, len(built.html.encode()), built.cached))
+    day = today(ctx.today)
+    path = Path(out) if out else page_cache.default_out(day)
+    # An unchanged vault's page is a copy of the last one: no snapshot, templates or note parser.
+    size = page_cache.copy_cached(resolve_root(ctx.vault), day, top, path)
+    if size is not None:
+        echo(page_cache.wrote(path, size, True))
+    else:
+        from ..mirror.page import build
+
+        mem = memory(ctx)
+        built = build(mem, top=top)
+        try:
+            path.write_text(built.html, encoding="utf-8")
+        except OSError as e:
+            fail(f"cannot write {path}: {e.strerror or e}")
+        echo(page_cache.wrote(path, len(built.html.encode()), built.cached))
     if open_:
         import webbrowser
 
         webbrowser.open(path.resolve().as_uri())
 
 
-def serve_cmd(ctx: typer.Context,
-              port: int = typer.Option(8765, "--port", min=0, max=65535, help="Port (0: any free port)."),
-              host: str = typer.Option("127.0.0.1", "--host",
-                                       help="Address to bind. Anything but 127.0.0.1 also needs --allow-remote."),
-              allow_remote: bool = typer.Option(False, "--allow-remote",
-                                                help="Allow --host to be an address other machines can reach."),
-              open_: bool = typer.Option(False, "--open", help="Open the page in the default browser."),
-              top: int = typer.Option(30, "--top", min=1, help="Beliefs per tier shown with their timeline.")):
+@command("mirror serve",
+         Opt("--port", type=int, default=8765, min=0, max=65535, metavar="PORT", help="Port (0: any free port)."),
+         Opt("--host", default="127.0.0.1", metavar="ADDRESS",
+             help="Address to bind. Anything but 127.0.0.1 also needs --allow-remote."),
+         Opt("--allow-remote", type=bool, help="Allow --host to be an address other machines can reach."),
+         Opt("--open", dest="open_", type=bool, help="Open the page in the default browser."),
+         Opt("--top", type=int, default=30, min=1, metavar="N", help="Beliefs per tier shown with their timeline."))
+def serve_cmd(ctx, port, host, allow_remote, open_, top):
     """The page, live on 127.0.0.1: rebuilt when the vault changes, read-only, behind a token."""
     import time
 
@@ -298,8 +229,8 @@ def serve_cmd(ctx: typer.Context,
         fail(f"cannot listen on {host}:{port}: {e.strerror or e}")
     if host != LOOPBACK:
         warn(f"serving on {host}: anyone who can reach it and has the token can read the page")
-    typer.echo(f"Serving the mirror of {mem.root} at {server.url}", err=False)
-    typer.echo("Read-only; rebuilt when the vault changes. Ctrl-C stops.")
+    echo(f"Serving the mirror of {mem.root} at {server.url}")
+    echo("Read-only; rebuilt when the vault changes. Ctrl-C stops.")
     sys.stdout.flush()
     if open_:
         import webbrowser
@@ -312,17 +243,3 @@ def serve_cmd(ctx: typer.Context,
         pass
     finally:
         server.close()
-
-
-def register(app: typer.Typer) -> None:
-    mirror_app = typer.Typer(no_args_is_help=True,
-                             help="See, and correct, what the assistant believes about you.")
-    mirror_app.command("portrait")(portrait_cmd)
-    mirror_app.command("audit")(audit_cmd)
-    mirror_app.command("gut-check")(gut_check_cmd)
-    mirror_app.command("interview")(interview_cmd)
-    mirror_app.command("answer")(answer_cmd)
-    mirror_app.command("calibration")(calibration_cmd)
-    mirror_app.command("page")(page_cmd)
-    mirror_app.command("serve")(serve_cmd)
-    app.add_typer(mirror_app, name="mirror")

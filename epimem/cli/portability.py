@@ -1,28 +1,23 @@
 """Moving the vault: `sync` and `clone` between machines (SPEC §11), `export` and
 `import` in and out of epimem (§12), and the `merge-driver` git calls.
 
-`epimem merge-driver` normally never reaches Typer (`epimem/__main__.py` sends it
-straight to `epimem.api.sync.merge_driver`); the command here serves `--help`.
+git runs `epimem merge-driver` once for each file both sides of a merge changed: it imports
+nothing here beyond this module and `epimem.api.sync`.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import typer
-
-from .common import emit_json, import_json, memory, state
-
-JSON = typer.Option(False, "--json", help="Machine-readable output (fields in docs/cli.md).")
+from .common import JSON, echo, emit_json, import_json, memory
+from .spec import Arg, Opt, command, group
 
 # --- sync and clone ------------------------------------------------------------------------
 
 
-def sync_cmd(ctx: typer.Context,
-             remote: str | None = typer.Argument(None, metavar="[REMOTE]",
-                                                 help="Default: the branch's upstream remote, else origin."),
-             no_index: bool = typer.Option(False, "--no-index", help="Do not update the recall index afterwards."),
-             as_json: bool = JSON):
+@command("sync", Arg("remote", required=False, help="Default: the branch's upstream remote, else origin."),
+         Opt("--no-index", type=bool, help="Do not update the recall index afterwards."), JSON)
+def sync_cmd(ctx, remote, no_index, as_json):
     """Commit pending edits, fetch, merge by epimem's rules, push (retried once when rejected)."""
     from ..api import sync as sync_api
 
@@ -33,49 +28,47 @@ def sync_cmd(ctx: typer.Context,
                    "retried": rep.retried, "notes": rep.notes})
         return
     if rep.committed:
-        typer.echo(f"Committed pending edits: {rep.committed[:8]}")
+        echo(f"Committed pending edits: {rep.committed[:8]}")
     got = f"{rep.incoming} commit{'s' if rep.incoming != 1 else ''} from {rep.remote}/{rep.branch}"
-    typer.echo({"up to date": f"Up to date with {rep.remote}/{rep.branch}.",
+    echo({"up to date": f"Up to date with {rep.remote}/{rep.branch}.",
                 "fast-forward": f"Brought in {got}.",
                 "merged": f"Merged {got}.",
                 "pushed only": f"{rep.remote}/{rep.branch} is new."}[rep.merged])
     if rep.pushed:
-        typer.echo(f"Sent {rep.outgoing} commit{'s' if rep.outgoing != 1 else ''} to {rep.remote}"
+        echo(f"Sent {rep.outgoing} commit{'s' if rep.outgoing != 1 else ''} to {rep.remote}"
                    + (" (after a second try: the remote had moved)." if rep.retried else "."))
     for n in rep.notes:
-        typer.echo(f"Note: {n}")
+        echo(f"Note: {n}")
 
 
-def clone_cmd(ctx: typer.Context,
-              url: str = typer.Argument(..., metavar="URL", help="Any git remote: a path, ssh, https."),
-              path: str | None = typer.Argument(None, metavar="[PATH]",
-                                                help="Where the vault goes (default: --vault, $EPIMEM_VAULT, "
-                                                     "else the user data dir)."),
-              no_index: bool = typer.Option(False, "--no-index", help="Do not build the recall index now."),
-              as_json: bool = JSON):
+@command("clone", Arg("url", metavar="URL", help="Any git remote: a path, ssh, https."),
+         Arg("path", required=False, complete="dir",
+             help="Where the vault goes (default: --vault, $EPIMEM_VAULT, else the user data dir)."),
+         Opt("--no-index", type=bool, help="Do not build the recall index now."), JSON)
+def clone_cmd(ctx, url, path, no_index, as_json):
     """Set up this machine with a vault from another: clone, register the merge driver, build the index."""
     from ..api import sync as sync_api
     from ..store.paths import resolve_root
 
-    st = state(ctx)
-    rep = sync_api.clone(url, resolve_root(path or st.vault), index=not no_index, today=st.today)
+    rep = sync_api.clone(url, resolve_root(path or ctx.vault), index=not no_index, today=ctx.today)
     if as_json:
         emit_json({"vault": str(rep.root), "url": rep.url, "beliefs": rep.beliefs, "notes": rep.notes})
         return
-    typer.echo(f"Cloned {rep.url} into {rep.root}: {rep.beliefs} beliefs.")
+    echo(f"Cloned {rep.url} into {rep.root}: {rep.beliefs} beliefs.")
     for n in rep.notes:
-        typer.echo(f"Note: {n}")
-    typer.echo("`epimem sync` keeps it in step with the other machines.")
+        echo(f"Note: {n}")
+    echo("`epimem sync` keeps it in step with the other machines.")
 
 
-def merge_driver_cmd(base: str = typer.Argument(..., metavar="BASE"),
-                     ours: str = typer.Argument(..., metavar="OURS"),
-                     theirs: str = typer.Argument(..., metavar="THEIRS"),
-                     path: str = typer.Argument(..., metavar="PATH")):
+@command("merge-driver", Arg("base", help="The common ancestor's version (git's %O)."),
+         Arg("ours", help="Ours (git's %A): the merge is written here."),
+         Arg("theirs", help="Theirs (git's %B)."), Arg("path", help="The file's path in the vault (git's %P)."),
+         hidden=True)
+def merge_driver_cmd(ctx, base, ours, theirs, path):
     """Git's merge driver for vault files (`.gitattributes` names it; you never run it yourself)."""
     from ..api.sync import merge_driver
 
-    raise typer.Exit(merge_driver(base, ours, theirs, path))
+    raise SystemExit(merge_driver(base, ours, theirs, path))
 
 
 # --- import ---------------------------------------------------------------------------------
@@ -85,33 +78,35 @@ def _report(report, as_json: bool, dry_run: bool) -> None:
         emit_json(import_json(report, dry_run))
         return
     verb = "Would import" if dry_run else "Imported"
-    typer.echo(f"{verb} {len(report.beliefs)} beliefs, {report.observations} observations, "
+    echo(f"{verb} {len(report.beliefs)} beliefs, {report.observations} observations, "
                f"{len(report.tensions)} tensions" + (", the session counter" if report.sessions else "") + ".")
     if report.commit:
-        typer.echo(f"One commit: {report.commit[:10]}")
+        echo(f"One commit: {report.commit[:10]}")
     for n in report.notes:
-        typer.echo(f"Note: {n}")
+        echo(f"Note: {n}")
     _refused(report.refused)
     if report.unmapped:
-        typer.echo(f"\nCould not map ({len(report.unmapped)}):")
+        echo(f"\nCould not map ({len(report.unmapped)}):")
         for u in report.unmapped:
-            typer.echo(f"  - {u}")
+            echo(f"  - {u}")
     if dry_run:
-        typer.echo("\nDry run: nothing was written.")
+        echo("\nDry run: nothing was written.")
 
 
 def _refused(refused) -> None:
     if refused:
-        typer.echo(f"\nRefused by the rules ({len(refused)}):")
+        echo(f"\nRefused by the rules ({len(refused)}):")
         for r in refused:
-            typer.echo(f"  - {r}")
+            echo(f"  - {r}")
 
 
-DRY_RUN = typer.Option(False, "--dry-run")
-IMPORT_JSON = typer.Option(False, "--json", help="Machine-readable output (fields in docs/cli.md).")
+DRY_RUN = Opt("--dry-run", type=bool, help="Say what would be imported; write nothing.")
+IMPORT_JSON = JSON
+
+group("import", "Bring beliefs in from another memory.")
 
 
-def _import(ctx: typer.Context, run_import, source: Path, dry_run: bool, as_json: bool):
+def _import(ctx, run_import, source: Path, dry_run: bool, as_json: bool):
     """Run an importer on the vault (which must exist unless nothing is written) and report."""
     mem = memory(ctx)
     if not dry_run:
@@ -121,54 +116,50 @@ def _import(ctx: typer.Context, run_import, source: Path, dry_run: bool, as_json
     return report
 
 
-def import_epistemic_memory(ctx: typer.Context,
-                            directory: Path = typer.Argument(..., metavar="DIR",
-                                                             help="The folder with the profile's .md files."),
-                            dry_run: bool = DRY_RUN, as_json: bool = IMPORT_JSON):
+@command("import epistemic-memory", Arg("directory", metavar="DIR", type=Path, complete="dir",
+                                        help="The folder with the profile's .md files."), DRY_RUN, IMPORT_JSON)
+def import_epistemic_memory(ctx, directory, dry_run, as_json):
     """Import a hand-kept profile (conf:/first:/perm: lines, tensions.md, observations.md, session-counter.json)."""
     from ..importers.epistemic_memory import import_epistemic_memory as run_import
 
     _import(ctx, run_import, directory, dry_run, as_json)
 
 
-def import_claude_memory(ctx: typer.Context,
-                         file: Path = typer.Argument(..., metavar="FILE", help="A bullet-list memory file."),
-                         dry_run: bool = DRY_RUN, as_json: bool = IMPORT_JSON):
+@command("import claude-memory", Arg("file", type=Path, complete="file", help="A bullet-list memory file."),
+         DRY_RUN, IMPORT_JSON)
+def import_claude_memory(ctx, file, dry_run, as_json):
     """Import each bullet of a memory file as a speculative self-report belief, for you to confirm."""
     from ..importers.claude_memory import import_claude_memory as run_import
 
     report = _import(ctx, run_import, file, dry_run, as_json)
     if report.beliefs and not dry_run and not as_json:
-        typer.echo("\nThey start at 0.20 (speculative): confirm the true ones with "
+        echo("\nThey start at 0.20 (speculative): confirm the true ones with "
                    "`epimem belief edit ID --confidence 0.40`, retire the rest with `epimem belief retire ID`.")
 
 
-def import_mcp_memory(ctx: typer.Context,
-                      file: Path = typer.Argument(..., metavar="FILE",
-                                                  help="The MCP memory server's memory.jsonl."),
-                      dry_run: bool = DRY_RUN, as_json: bool = IMPORT_JSON):
+@command("import mcp-memory", Arg("file", type=Path, complete="file", help="The MCP memory server's memory.jsonl."),
+         DRY_RUN, IMPORT_JSON)
+def import_mcp_memory(ctx, file, dry_run, as_json):
     """Import the MCP reference memory server's entities and relations, each a speculative belief."""
     from ..importers.other_memories import import_mcp_memory as run_import
 
     _import(ctx, run_import, file, dry_run, as_json)
 
 
-def import_claude_auto_memory(ctx: typer.Context,
-                              folder: Path = typer.Argument(..., metavar="DIR",
-                                                            help="~/.claude/projects/<project>/memory"),
-                              project: str | None = typer.Option(None, "--project",
-                                                                 help="The scope (default: the project the "
-                                                                      "folder is named after)."),
-                              dry_run: bool = DRY_RUN, as_json: bool = IMPORT_JSON):
+@command("import claude-auto-memory", Arg("folder", metavar="DIR", type=Path, complete="dir",
+                                          help="The memory folder: ~/.claude/projects/<project>/memory."),
+         Opt("--project", metavar="NAME", help="The scope (default: the project the folder is named after)."),
+         DRY_RUN, IMPORT_JSON)
+def import_claude_auto_memory(ctx, folder, project, dry_run, as_json):
     """Import Claude Code's auto memory (MEMORY.md and topic files), scoped to its project."""
     from ..importers.other_memories import import_claude_auto_memory as run
 
     _import(ctx, lambda mem, src, dry_run: run(mem, src, dry_run=dry_run, project=project), folder, dry_run, as_json)
 
 
-def import_mem0(ctx: typer.Context,
-                file: Path = typer.Argument(..., metavar="FILE", help="A mem0 export (a JSON list of memories)."),
-                dry_run: bool = DRY_RUN, as_json: bool = IMPORT_JSON):
+@command("import mem0", Arg("file", type=Path, complete="file", help="A mem0 export (a JSON list of memories)."),
+         DRY_RUN, IMPORT_JSON)
+def import_mem0(ctx, file, dry_run, as_json):
     """Import a mem0 export: each memory a speculative belief, first seen when mem0 made it."""
     from ..importers.other_memories import import_mem0 as run_import
 
@@ -177,8 +168,8 @@ def import_mem0(ctx: typer.Context,
 
 # --- export and import jsonl ------------------------------------------------------------------
 
-def export_cmd(ctx: typer.Context,
-               out: Path | None = typer.Option(None, "--out", metavar="FILE", help="Default: standard output.")):
+@command("export", Opt("--out", type=Path, metavar="FILE", complete="file", help="Default: standard output."))
+def export_cmd(ctx, out):
     """Write the whole vault as JSON Lines (one typed record a line, schema version first)."""
     import sys
 
@@ -189,11 +180,11 @@ def export_cmd(ctx: typer.Context,
         portability.export(mem, sys.stdout)
         return
     out, n = portability.export_file(mem, out)  # whole or not at all, no temporary file left
-    typer.echo(f"Exported {n} records to {out}", err=True)
+    echo(f"Exported {n} records to {out}", err=True)
 
 
-def import_jsonl(ctx: typer.Context, file: Path = typer.Argument(..., metavar="FILE", help="An `epimem export`."),
-                 dry_run: bool = DRY_RUN, as_json: bool = IMPORT_JSON):
+@command("import jsonl", Arg("file", type=Path, complete="file", help="An `epimem export`."), DRY_RUN, IMPORT_JSON)
+def import_jsonl(ctx, file, dry_run, as_json):
     """Recreate an export in this vault (`epimem init` makes an empty one); files it has already are merged."""
     from ..api import portability
 
@@ -203,34 +194,18 @@ def import_jsonl(ctx: typer.Context, file: Path = typer.Argument(..., metavar="F
                    "unmapped": rep.unmapped, "notes": rep.notes, "refused": rep.refused})
         return
     verb = "Would import" if dry_run else "Imported"
-    typer.echo(f"{verb} {', '.join(f'{n} × {k}' for k, n in rep.counts.items()) or 'nothing'}.")
+    echo(f"{verb} {', '.join(f'{n} × {k}' for k, n in rep.counts.items()) or 'nothing'}.")
     made = {}
     for v in rep.files.values():
         made[v] = made.get(v, 0) + 1
     if made:
-        typer.echo("Files: " + ", ".join(f"{n} {k}" for k, n in sorted(made.items())))
+        echo("Files: " + ", ".join(f"{n} {k}" for k, n in sorted(made.items())))
     if rep.commit:
-        typer.echo(f"One commit: {rep.commit[:10]}")
+        echo(f"One commit: {rep.commit[:10]}")
     for n in rep.notes:
-        typer.echo(f"Note: {n}")
+        echo(f"Note: {n}")
     _refused(rep.refused)
     if rep.unmapped:
-        typer.echo(f"\nCould not map ({len(rep.unmapped)}):")
+        echo(f"\nCould not map ({len(rep.unmapped)}):")
         for u in rep.unmapped:
-            typer.echo(f"  - {u}")
-
-
-def register(app: typer.Typer) -> None:
-    app.command("sync")(sync_cmd)
-    app.command("clone")(clone_cmd)
-    app.command("merge-driver", hidden=True)(merge_driver_cmd)
-    app.command("export")(export_cmd)
-
-    import_app = typer.Typer(no_args_is_help=True, help="Bring beliefs in from another memory.")
-    import_app.command("epistemic-memory")(import_epistemic_memory)
-    import_app.command("claude-memory")(import_claude_memory)
-    import_app.command("jsonl")(import_jsonl)
-    import_app.command("mcp-memory")(import_mcp_memory)
-    import_app.command("claude-auto-memory")(import_claude_auto_memory)
-    import_app.command("mem0")(import_mem0)
-    app.add_typer(import_app, name="import")
+            echo(f"  - {u}")

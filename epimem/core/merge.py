@@ -23,7 +23,7 @@ from typing import Any
 
 from . import kernel, rules
 from .kernel import EARLIER, known_sessions
-from .notes import NoteError, drop_frontmatter_keys, edit_frontmatter, parse_note, split
+from .notes import drop_frontmatter_keys, edit_frontmatter, parse_note, split
 from .params import DEFAULTS, Params
 from .vocabulary import date_of
 
@@ -297,10 +297,8 @@ def _evidence_merge(base: str, ours: str, theirs: str) -> str:
 def _meta(text: str) -> dict[str, Any] | None:
     if not text.strip():
         return None
-    try:
-        return parse_note(text).meta
-    except NoteError:
-        return None
+    note = parse_note(text, lenient=True)
+    return note.meta if note is not None else None
 
 
 def _body(text: str) -> str:

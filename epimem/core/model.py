@@ -129,6 +129,18 @@ class Problem:
 
 
 @dataclass(frozen=True)
+class Refused:
+    """A hand edit no reader shows (SPEC rule 21): the file is shown as it was last committed.
+    `str()` is the one line every front end says about it."""
+
+    path: str
+    why: str
+
+    def __str__(self) -> str:
+        return f"{self.path}: an edit was refused, so it is shown as last committed: {self.why}"
+
+
+@dataclass(frozen=True)
 class Snapshot:
     """Everything read from a vault at one moment: the input of every view."""
 
@@ -138,6 +150,7 @@ class Snapshot:
     sessions: Sessions = field(default_factory=Sessions)
     problems: tuple[Problem, ...] = ()
     today: date | None = None
+    refused: tuple[Refused, ...] = ()  # files shown as last committed (a reader's snapshot only)
 
     def belief(self, belief_id: str) -> Belief | None:
         for b in self.beliefs:

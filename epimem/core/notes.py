@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import date, datetime
-from typing import Any
+from typing import Any, Literal, overload
 
 import yaml
 
@@ -146,7 +146,28 @@ def fast_meta(fm: str) -> dict[str, Any] | None:
     return out
 
 
-def parse_note(text: str) -> Note:
+@overload
+def parse_note(text: str, *, lenient: Literal[False] = False) -> Note: ...
+@overload
+def parse_note(text: str, *, lenient: Literal[True]) -> Note | None: ...
+
+
+def parse_note(text: str, *, lenient: bool = False) -> Note | None:
+    """The note's frontmatter, parsed, and its body; a NoteError naming the line when it cannot be read.
+
+    `lenient`: None instead of the error. For a reader that only looks at a note and has nothing
+    to report about one it cannot read (the words of a diff, a merge, a belief's history, whether
+    a skill is ours): every such reader reads through this one parser, so none of them can read a
+    file differently from `validate`."""
+    if not lenient:
+        return _parse_note(text)
+    try:
+        return _parse_note(text)
+    except NoteError:
+        return None
+
+
+def _parse_note(text: str) -> Note:
     fm, body, body_line = split(text)
     try:
         meta = fast_meta(fm)
@@ -461,11 +482,10 @@ def with_wikilinks(path: str, text: str) -> str | None:
     key = REFERENCE_KEYS.get(path.split("/", 1)[0])
     if key is None:
         return None
-    try:
-        meta = parse_note(text).meta
-    except NoteError:
+    note = parse_note(text, lenient=True)
+    if note is None:
         return None
-    v = meta.get(key)
+    v = note.meta.get(key)
     bare = lambda x: isinstance(x, str) and x.strip() != "" and not x.strip().startswith("[[")  # noqa: E731
     if isinstance(v, str) and bare(v):
         return edit_frontmatter(text, {key: wikilink(link_target(v))})

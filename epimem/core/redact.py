@@ -91,6 +91,31 @@ def _compiled(extra: tuple[Pattern, ...]) -> tuple[Any, tuple[tuple[str, Any], .
     return compile_pattern(anyone), tuple((name, rx) for name, rx, _ in out)
 
 
+def holds_secret(text: str, patterns: tuple[Pattern, ...] = ()) -> bool:
+    """Whether `redact` could change `text`: one linear pass of every pattern at once."""
+    if not text:
+        return False
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True  # `redact` replaces the lone surrogate
+    return bool(_compiled(tuple(patterns))[0].search(text))
+
+
+def anchored(patterns: tuple[Pattern, ...]) -> bool:
+    """Whether a vault pattern anchors at the start or end of the text (`^`, `$`, `\\A`, `\\z`): such a
+    pattern finds in one text what it would not find in the same text joined to others."""
+    for _, p in patterns:
+        bare = _ESCAPED.sub("", _CLASS.sub("", p))  # `[^x]` and `\$` anchor nothing
+        if any(a in bare for a in ("^", "$", "\\A", "\\z")):
+            return True
+    return False
+
+
+_CLASS = re.compile(r"\[(?:\\.|[^\]\\])*\]")
+_ESCAPED = re.compile(r"\\[^Az]")
+
+
 def redact(text: str, patterns: tuple[Pattern, ...] = ()) -> str:
     """`text` with every secret replaced by `[REDACTED:name]`; `patterns` are the vault's own."""
     return redacted(text, patterns)[0]

@@ -63,11 +63,10 @@ def lines(text: str, patterns) -> str:
 
 
 def _note(text: str, patterns) -> tuple[str, int]:
-    from .notes import NoteError, edit_frontmatter, parse_note
+    from .notes import edit_frontmatter, parse_note
 
-    try:
-        note = parse_note(text)
-    except NoteError:
+    note = parse_note(text, lenient=True)
+    if note is None:
         return _lines(text, patterns)  # not a note epimem can read: the safe, structure-blind way
     changes, found = {}, 0
     for k, v in note.meta.items():

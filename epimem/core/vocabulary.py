@@ -77,3 +77,9 @@ def problem(p: Any) -> dict[str, Any]:
 
 def problems(ps: Iterable[Any]) -> list[dict[str, Any]]:
     return [problem(p) for p in ps]
+
+
+def refused(rs: Iterable[Any]) -> list[dict[str, Any]]:
+    """Hand edits no reader shows (SPEC rule 21): the file's `path`, `why`, and the one `message`
+    every front end says (the file is shown as it was last committed)."""
+    return [{"path": r.path, "why": r.why, "message": str(r)} for r in rs]

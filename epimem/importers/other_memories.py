@@ -150,13 +150,11 @@ def plan_claude_auto_memory(files: dict[str, str], *, project: str, today: date,
         text = files[name]
         meta: dict[str, Any] = {}
         if text.startswith("---"):
-            try:
-                from ..core.notes import parse_note
+            from ..core.notes import parse_note
 
-                note = parse_note(text)
+            note = parse_note(text, lenient=True)  # a topic file's frontmatter is Claude's: unread, it is text
+            if note is not None:
                 meta, text = note.meta, note.body
-            except Exception:  # a topic file's frontmatter is Claude's, not ours: read it as text
-                pass
         if name == "MEMORY.md":
             # "- [Debugging](debugging.md) — how builds fail": the topic file is imported itself
             text = "\n".join(ln for ln in text.splitlines()

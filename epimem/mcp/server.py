@@ -24,10 +24,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .. import __version__
 from ..api import shapes
-from ..api.filters import Filters
 from ..api.memory import Memory
-from ..core import rules
 from ..core.errors import EpimemError
+from ..core.filters import Filters
 from ..core.ids import IdError, check_id, check_tension_id
 from ..core.record import view as belief_view
 
@@ -278,8 +277,8 @@ def build(root: str | Path, *, today: str | None = None) -> MCPServer:
         """One belief with its statement, stored and effective confidence, evidence, and its history
         (confidence and status at every commit that touched it)."""
         m = mem()
-        b = m.belief(_check_id(id, "id"))
-        out = belief_view(b, m.today, m.params, True)
+        b, refused = m.shown_belief(_check_id(id, "id"))
+        out = shapes.belief_json(b, refused, m.today, m.params)
         out["history"] = shapes.history_json(b.id, m.history(b.id))["history"]
         return out
 
@@ -300,15 +299,11 @@ def build(root: str | Path, *, today: str | None = None) -> MCPServer:
                      offset: Annotated[int, Field(ge=0, description="Skip this many (paging).")] = 0,
                      ) -> dict[str, Any]:
         """Beliefs, strongest (effective confidence) first, as `epimem belief list`; `total` says how many
-        matched before `limit`."""
+        matched before `limit`; `refused` names hand edits shown as last committed."""
         m = mem()
-        today, params = m.today, m.params
-        bs = m.beliefs(Filters(kind=kind, permanence=permanence, status=None if status == "all" else status,
-                               tag=tag, scope=scope, min_confidence=min_confidence))
-        rows = sorted(((rules.effective_confidence(b, today, params), b) for b in bs), key=lambda r: (-r[0], r[1].id))
-        page = rows[offset:offset + limit]
-        return {"total": len(rows), "offset": offset,
-                "beliefs": [belief_view(b, today, params, False) for _, b in page]}
+        listed = m.listing(Filters.make(kind=kind, permanence=permanence, status=status, tag=tag, scope=scope,
+                                        min_confidence=min_confidence), limit=limit, offset=offset)
+        return {"total": listed.total, "offset": offset, **shapes.listing_json(listed, m.today, m.params)}
 
     @server.tool(annotations=READ, title="Tensions")
     @_tool
@@ -347,51 +342,16 @@ def build(root: str | Path, *, today: str | None = None) -> MCPServer:
                ) -> dict[str, Any]:
         """See the model the way the user should: the same analyses as `epimem mirror`, as data and as
         `markdown` to show the user."""
-        from ..mirror import render
+        from ..api.mirror import run
+        from ..core import vocabulary as vocab
         from ..mirror.data import as_data
 
         m = mem()
         m.vault.require()
-        snap = m.snapshot()
-        params, today = m.params, m.today
-        recorded = None
-        if mode == "portrait":
-            from ..mirror.portrait import portrait_brief
-            data = portrait_brief(snap, params, today)
-            md = render.portrait_markdown(data)
-        elif mode == "calibration":
-            from ..api.epistemology import calibrated_since
-            from ..mirror.calibration import calibration, markdown
-            data = calibration(snap, params, today, calibrated_since(m))
-            md = markdown(data)
-        elif mode == "audit":
-            from ..api.epistemology import calibrated_since
-            from ..mirror.audit import audit
-            data = audit(snap, params, today, tuple(m.merge_leftovers()), calibrated_since(m))
-            md = render.audit_markdown(data)
-            if record:
-                from ..mirror.gutcheck import record as record_review
-                recorded = record_review(m, "audit", render.audit_markdown(data, whole=True))
-        elif mode == "gut-check":
-            from ..mirror.gutcheck import close_gut_check, gut_check, open_gut_check
-            from ..mirror.gutcheck import record as record_review
-            data = gut_check(snap, params, today)
-            md = render.gut_check_markdown(data)
-            if data.beliefs:
-                open_gut_check(m, data.beliefs)
-            if record:
-                recorded = record_review(m, "gut-check", md, beliefs=data.beliefs)
-                close_gut_check(m)
-        else:
-            from ..mirror.gutcheck import record as record_review
-            from ..mirror.interview import interview
-            data = interview(snap, params, today)
-            md = render.interview_markdown(data)
-            if record:
-                recorded = record_review(m, "interview", md,
-                                         beliefs=sorted({q.belief for q in data.questions if q.belief}))
-        out = as_data(data)
-        out.update({"mode": mode, "markdown": md, "recorded": recorded})
+        done = run(m, mode, record=record)
+        out = as_data(done.data)
+        out.update({"mode": mode, "markdown": done.markdown, "recorded": done.recorded,
+                    "refused": vocab.refused(done.refused)})
         return out
 
     # --- tools: writing ---------------------------------------------------------------------------
@@ -478,14 +438,15 @@ def build(root: str | Path, *, today: str | None = None) -> MCPServer:
     # --- resources ----------------------------------------------------------------------------------
 
     @server.resource("epimem://belief/{id}", name="belief", mime_type="text/markdown",
-                     description="A belief's file, exactly as it is in the vault.")
+                     description="A belief's file as it is in the vault, secrets redacted; when a hand edit "
+                                 "to it breaks a rule, the file as last committed and a last line saying so.")
     def belief_file(id: str) -> str:  # noqa: A002
         try:
             check_id(id)
-            text, _, _ = mem().vault.read_belief(id)
+            text, _, refused = mem().shown_file(id)
         except (IdError, EpimemError) as e:
             raise ResourceError(str(e)) from None
-        return text
+        return text if refused is None else f"{text.rstrip(chr(10))}\n\n> epimem: {refused}\n"
 
     # `cwd` is a client's working directory, an absolute path by nature: it only names the project whose
     # beliefs to show (no file under it is read), so the SDK's path checks are lifted for it alone.
@@ -499,13 +460,12 @@ def build(root: str | Path, *, today: str | None = None) -> MCPServer:
     @server.resource("epimem://audit", name="audit", mime_type="text/markdown",
                      description="The mirror's audit dashboard, as markdown.")
     def audit_text() -> str:
-        from ..mirror import render
-        from ..mirror.audit import audit
+        from ..api.mirror import run
 
         m = mem()
         try:
             m.vault.require()
-            return render.audit_markdown(audit(m.snapshot(), m.params, m.today, tuple(m.merge_leftovers())))
+            return run(m, "audit").markdown
         except EpimemError as e:
             raise ResourceError(str(e)) from None
 
@@ -526,16 +486,14 @@ def build(root: str | Path, *, today: str | None = None) -> MCPServer:
 
 
 def _context(root: Path, cwd: str, today: str | None) -> str:
-    """The hook's own rendering, from the context cache brought up to date first."""
-    from ..claude.hook import _label, render_context
+    """The hook's own rendering (`api/context`), from the context cache brought up to date first."""
+    from ..api.context import session_context
     from ..store import clock
-    from ..store.context_cache import refresh_context
 
     try:
-        cache = refresh_context(root, clock.today(today))
+        return session_context(str(root), cwd, clock.today(today))
     except (OSError, EpimemError, ValueError) as e:
         raise ResourceError(f"cannot read the vault at {root}: {e}") from None
-    return render_context(cache, None, cwd=cwd, today=clock.today(today), vault_label=_label(str(root)))
 
 
 # A client without skills gets the skill's method with the CLI commands named as tools.
@@ -549,15 +507,16 @@ vocabulary in use.)
 
 
 def _skill_prompt(name: str, mode: str | None = None) -> str:
-    from ..claude.install import SKILLS_DIR  # the skills' one copy
+    from ..agents.claude_code import SKILLS_DIR  # the skills' one copy
 
     try:
         text = (SKILLS_DIR / name / "SKILL.md").read_text(encoding="utf-8")
     except OSError as e:
         raise ResourceError(f"the {name} skill is missing from this installation: {e}") from None
-    if text.startswith("---"):
-        end = text.find("\n---", 3)
-        text = text[end + 4:] if end != -1 else text
+    from ..core.notes import parse_note
+
+    note = parse_note(text, lenient=True)
+    text = note.body if note is not None else text
     # `!` lines are Claude Code's shell expansions: meaningless to another client.
     body = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("!`")).strip()
     head = _TOOLS_FOR_COMMANDS

@@ -1,8 +1,8 @@
 """`epimem mcp` over stdio: the SDK's server, with a client's discovery answered before the SDK has loaded.
 
 Why this module exists: importing the MCP SDK (its pydantic models of every protocol version it
-speaks, starlette, the auth modules) takes about a second of CPU, more than everything epimem does
-at start-up. Clients start their MCP servers when they launch and wait for the handshake and the
+speaks, starlette, the auth modules) costs more CPU than everything epimem does at start-up
+(docs/benchmarks.md, "MCP"). Clients start their MCP servers when they launch and wait for the handshake and the
 tool list before the user can type. Those answers (`initialize`, `server/discover`, `tools/list`,
 `prompts/list`, `resources/list`, `resources/templates/list`) are fixed for one build of epimem and
 the SDK, so the SDK's own answers from an earlier start are kept in `.epimem/mcp-handshake.json` and
@@ -12,14 +12,15 @@ with the replayed one, kept for the next start when it differs, and not sent twi
 *tool call* waits for the SDK as before. A cache written by another build of epimem or the SDK, or
 a request with different parameters (another client, another protocol version), is never replayed.
 
-The process's fd 0 and 1 are diverted as the SDK's own stdio transport does (fd 0 reads the null
-device, fd 1 goes to stderr), so a stray print of a handler can never corrupt the protocol.
+The client's ends of fd 0 and 1 are kept private (`_Wire`); the SDK runs through its public
+`MCPServer.run_stdio_async` over fds 0 and 1 made two pipes, one fed by `_pump`, one read by
+`_relay`, and diverts them from handlers as it does a terminal's, so a stray print of a handler
+can never corrupt the protocol.
 """
 
 from __future__ import annotations
 
 import hashlib
-import io
 import json
 import os
 import sys
@@ -30,6 +31,7 @@ from typing import Any, BinaryIO
 CACHE_NAME = "mcp-handshake.json"
 CACHEABLE = frozenset({"initialize", "server/discover", "tools/list", "prompts/list", "resources/list",
                        "resources/templates/list"})
+PING = "ping"  # answered at once while the SDK loads, never kept
 
 
 def stamp() -> str:
@@ -81,6 +83,14 @@ class Handshake:
 
     def on_request(self, msg: dict[str, Any]) -> dict[str, Any] | None:
         """The answer to send now for this client message, or None to leave it to the SDK."""
+        if msg.get("method") == "ping" and "id" in msg:
+            # Always the empty result (the protocol's): a client's health check (`gemini mcp list`
+            # pings within 5 s of starting the server) needs no SDK.
+            with self.lock:
+                if self.sdk_ready:
+                    return None
+                self.early[json.dumps(msg["id"])] = PING
+            return {"jsonrpc": "2.0", "id": msg["id"], "result": {}}
         key = request_key(msg)
         if key is None:
             return None
@@ -101,7 +111,7 @@ class Handshake:
             key = self.early.pop(rid, None)
             send = key is None
             key = key or self.pending.pop(rid, None)
-            if key is None or "result" not in msg or self.answers.get(key) == msg["result"]:
+            if key in (None, PING) or "result" not in msg or self.answers.get(key) == msg["result"]:
                 return send
             self.answers[key] = msg["result"]
             data = {"stamp": self.stamp, "answers": self.answers}
@@ -152,30 +162,25 @@ def _divert(fd: int, flags: int) -> int:
     return private
 
 
-class _ToClient(io.TextIOBase):
-    """What the SDK writes as stdout: whole JSON lines, filtered through the handshake."""
+_END = b"\x00epimem: the SDK has stopped\n"  # never a JSON line: the SDK's last word is before it
 
-    def __init__(self, wire: _Wire, handshake: Handshake) -> None:
-        self.wire = wire
-        self.handshake = handshake
-        self.buf = ""
 
-    def writable(self) -> bool:
-        return True
-
-    def write(self, s: str) -> int:
-        self.buf += s
-        while "\n" in self.buf:
-            line, self.buf = self.buf.split("\n", 1)
-            if self.handshake.watching():
+def _relay(from_sdk: int, wire: _Wire, handshake: Handshake) -> None:
+    """What the SDK writes, whole JSON lines, to the client, filtered through the handshake."""
+    with os.fdopen(from_sdk, "rb") as lines:
+        for line in lines:
+            if line == _END:
+                return
+            if not line.strip():
+                continue  # the newline that ends what the SDK left unfinished (see serve)
+            if handshake.watching():
                 try:
                     msg = json.loads(line)
                 except ValueError:
                     msg = None
-                if isinstance(msg, dict) and not self.handshake.on_answer(msg):
+                if isinstance(msg, dict) and not handshake.on_answer(msg):
                     continue
-            self.wire.send(line.encode("utf-8") + b"\n")
-        return len(s)
+            wire.send(line if line.endswith(b"\n") else line + b"\n")
 
 
 def _pump(wire: _Wire, handshake: Handshake, to_sdk: int) -> None:
@@ -204,34 +209,43 @@ def serve(root: Path, *, today: str | None = None) -> int:
     handshake = Handshake(root / ".epimem" / CACHE_NAME, stamp())
     wire = _Wire()
     sdk_in, to_sdk = os.pipe()
+    from_sdk, sdk_out = os.pipe()
     threading.Thread(target=_pump, args=(wire, handshake, to_sdk), daemon=True, name="mcp-stdin").start()
+    relay = threading.Thread(target=_relay, args=(from_sdk, wire, handshake), daemon=True, name="mcp-stdout")
+    relay.start()
 
     import anyio
-    from mcp.server.stdio import stdio_server
 
     from . import server
 
     srv = server.build(root, today=today)
     with handshake.lock:
         handshake.sdk_ready = True
-    low = srv._lowlevel_server  # what MCPServer.run_stdio_async runs; the SDK is pinned to 2.x
-
-    async def run() -> None:
-        stdin = anyio.wrap_file(io.TextIOWrapper(os.fdopen(sdk_in, "rb"), encoding="utf-8", errors="replace"))
-        stdout = anyio.wrap_file(_ToClient(wire, handshake))
-        async with stdio_server(stdin=stdin, stdout=stdout) as (read, write):
-            await low.run(read, write, low.create_initialization_options())
-
-    anyio.run(run)
+    # The SDK's own stdio transport, through its public entry point, over fds 0 and 1 made the two
+    # pipes: it claims them (and diverts them from handlers) as it claims a terminal's.
+    sys.stdout.flush()
+    os.dup2(sdk_in, 0)
+    os.dup2(sdk_out, 1)
+    os.close(sdk_in)
+    # The SDK may keep its duplicate of fd 1 open after it returns: the relay stops at a line of
+    # ours written after the SDK's last, not at the pipe's end.
+    end = os.dup(sdk_out)
+    os.close(sdk_out)
+    try:
+        anyio.run(srv.run_stdio_async)
+    finally:
+        sys.stdout.flush()
+        os.write(end, b"\n" + _END)
+        os.close(end)
+        relay.join()
     return 0
 
 
 def main(vault: str | None, today: str | None) -> int:
     """`epimem [--vault V] [--today D] mcp`: what the console script and the CLI both run.
 
-    Reached from `epimem.__main__` without Typer (its import is a quarter of a second a client
-    waits for); an error before serving is one line on stderr, which clients show as a failed
-    connection, and nothing on stdout."""
+    Reached through the CLI's parser and this module only; an error before serving is one line
+    on stderr, which clients show as a failed connection, and nothing on stdout."""
     from ..core.errors import VaultError
     from ..store.paths import resolve_root
     from ..store.vault import Vault

@@ -164,8 +164,8 @@ def answer(mem, belief_id: str, verdict: str, note: str = "", retire: bool = Fal
             if done:
                 rows = [(b, pending["answers"][b].get("title", b), pending["answers"][b]["verdict"],
                          pending["answers"][b].get("note", "")) for b in pending["beliefs"]]
-                progress["recorded"] = record(mem, "gut-check", render.review_of_answers(mem.today, rows),
-                                              beliefs=pending["beliefs"])
+                progress["recorded"] = write_review(mem, "gut-check", render.review_of_answers(mem.today, rows),
+                                                    beliefs=pending["beliefs"])
                 _write_pending(mem, None)
             else:
                 _write_pending(mem, pending)
@@ -173,8 +173,8 @@ def answer(mem, belief_id: str, verdict: str, note: str = "", retire: bool = Fal
                   after.status, said, progress, successor)
 
 
-def record(mem, kind: str, markdown: str, beliefs=()) -> dict[str, Any]:
-    """Record a review; what the caller needs to say about it."""
+def write_review(mem, kind: str, markdown: str, beliefs=()) -> dict[str, Any]:
+    """Write a review (`reviews/<date>.md`, the counter reset); what the caller needs to say about it."""
     sha = mem.record_review(kind, markdown, beliefs=beliefs)
     s = mem.vault.read_sessions()
     return {"review": f"reviews/{mem.today.isoformat()}.md", "commit": sha,

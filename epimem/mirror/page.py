@@ -280,7 +280,7 @@ def render_page(mem: Memory, *, top: int = TOP, page_size: int = PAGE_SIZE) -> t
         "bars": Markup(svg.bars_svg(matrix, PERMANENCES, "Active beliefs by tier and permanence")),
         "tiers": tiers, "tensions": _tensions(snap, obs, today), "changed": changed,
         "dependencies": dependencies, "calibration": _calibration(mem, snap, params),
-        "problems": [str(p) for p in snap.problems],
+        "problems": [str(p) for p in snap.problems], "refused": [str(r) for r in snap.refused],
         "kinds": kinds, "tags": tags, "scopes": scopes, "n_beliefs": len(views), "top": top,
         "legend": [(label, Markup(key)) for label, key in svg.legend_keys()], "live_mark": Markup(LIVE_MARK),
         "css": Markup(_asset("page.css")), "js": Markup(_asset("page.js")),

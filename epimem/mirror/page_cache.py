@@ -11,8 +11,8 @@ directory mtimes would not do (an editor that saves in place leaves its
 folder's mtime alone). Outside git the key has every file's size and mtime.
 
 Standard library and the store's light modules only (tests/architecture): an
-unchanged vault's page is answered by `epimem/__main__` before Typer, Jinja2,
-the note parser or the snapshot are imported, in a few tens of milliseconds.
+unchanged vault's page is copied from here (`copy_cached`) before Jinja2, the
+note parser or the snapshot are imported, in a few tens of milliseconds.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from ..store.paths import is_vault, note_entries
 
 TOP = 30          # cards with a timeline per tier
 PAGE_SIZE = 200   # rows per page for the rest of a tier
-BUILD_VERSION = "3"
+BUILD_VERSION = "4"  # 4: what readers are shown (SPEC rules 21, 23)
 CACHE_FILE = "page.html"
 CACHE_KEY_FILE = "page.key"
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates" / "page"
@@ -126,6 +126,22 @@ def cached_file(root: Path, today: date, top: int = TOP, page_size: int = PAGE_S
             or not drivers.registered(root):
         return None
     return _valid(root, key(root, today, top, page_size))
+
+
+def copy_cached(root: Path, today: date, top: int, out: Path) -> int | None:
+    """Write an unchanged vault's page to `out` from the cache (its bytes as they are: nothing
+    to decode); the bytes written, or None when the page must be built (`cached_file`) or the
+    copy failed (the build that follows says why)."""
+    import shutil
+
+    cache = cached_file(root, today, top)
+    if cache is None:
+        return None
+    try:
+        shutil.copyfile(cache, out)
+        return out.stat().st_size
+    except OSError:
+        return None
 
 
 def default_out(today: date) -> Path:

@@ -70,6 +70,14 @@ def _problems(problems) -> list[str]:
     return out
 
 
+def refused_lines(refused) -> str:
+    """The end of a mode's markdown when hand edits were refused (SPEC rule 21): one line each,
+    the line every front end says. "" when there are none."""
+    if not refused:
+        return ""
+    return "\n" + "\n".join(f"> {r}" for r in refused) + "\n"
+
+
 _ITEM = re.compile(r"^(\s*(?:[-*] |\d+\. |> )?)")
 
 

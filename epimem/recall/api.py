@@ -27,7 +27,7 @@ from typing import Any
 
 from ..core import text as core_text
 from ..core import vocabulary as vocab
-from ..core.model import Problem
+from ..core.model import Problem, Refused
 from ..core.redact import redact
 from .bm25 import tokenize, tokens_with_words
 from .config import Config, read_config
@@ -35,7 +35,7 @@ from .embed import MAX_CHARS
 from .errors import Corrupt
 from .index import Index, Report
 from .items import BELIEF, OBSERVATION
-from .manifest import SUBDIRS, State
+from .manifest import SUBDIRS, State, refused_from
 from .rank import (
     COMMON_SHARE,
     KW_WEIGHT,
@@ -86,6 +86,7 @@ class Results:
     markdown: str | None = None
     notes: list[str] = field(default_factory=list)       # e.g. "the index was rebuilt (…)"
     problems: list[Problem] = field(default_factory=list)
+    refused: list[Refused] = field(default_factory=list)  # hand edits recalled as last committed
     # SPEC §14: the open questions about the beliefs found (a tension's both sides), so that a
     # belief in question is never read as settled: [{tension, belief, successor, rests_on, …}].
     questions: list[dict] = field(default_factory=list)
@@ -105,7 +106,7 @@ class Results:
 
     def as_json(self) -> dict:
         d: dict[str, Any] = {"query": self.query, "results": [h.as_json() for h in self.hits],
-                             "problems": vocab.problems(self.problems)}
+                             "problems": vocab.problems(self.problems), "refused": vocab.refused(self.refused)}
         if self.markdown is not None:
             d["markdown"] = self.markdown
         if self.questions:
@@ -425,7 +426,7 @@ class Recaller:
         import numpy as np
 
         from .errors import RecallIndexError
-        from .manifest import load_mirror
+        from .manifest import load_chroma_state
 
         if not self.index.config.chroma_url and self._chroma_open is not True:
             # Opening the embedded store (importing chromadb, loading the HNSW index) costs
@@ -437,7 +438,7 @@ class Recaller:
                 self._chroma_open = threading.Thread(target=self.open_chroma, name="epimem-chroma", daemon=True)
                 self._chroma_open.start()
             return None
-        m = load_mirror(self.index.paths)
+        m = load_chroma_state(self.index.paths)
         if m.get("rebuild") or m.get("dirty"):
             url = self.index.config.chroma_url
             if url:
@@ -519,8 +520,10 @@ class Recaller:
         if md and questions:
             md = with_questions(md, questions, budget)
         rep = self.last_report
+        st = self._state
         return Results(query=query, hits=hits, markdown=md, notes=list(self.notes),
-                       problems=list(rep.problems) if rep else [], questions=questions)
+                       problems=list(rep.problems) if rep else [], questions=questions,
+                       refused=refused_from(st.manifest) if st is not None else [])
 
     def batch(self, entries: Iterable[Any], *, defaults: dict | None = None) -> Iterator[dict]:
         """One JSON-ready result per entry: a query string, or a dict with
@@ -744,13 +747,14 @@ def _similar_json(h: Hit) -> dict:
 def _similar_in_memory(root: Path, text: str, limit: int) -> list[dict]:
     import numpy as np
 
+    from ..store.clock import lenient_today
     from ..store.vault import Vault
     from .bm25 import LexicalIndex
     from .embed import get_embedder
     from .items import from_belief
     from .rank import Ranked
 
-    beliefs, _ = Vault(root).load_beliefs()
+    beliefs, _, _ = Vault(root).shown_beliefs(lenient_today())
     items = [from_belief(b) for b in beliefs if b.status == "active"]
     if not items:
         return []

@@ -32,8 +32,10 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ..core.model import Problem
+from ..core import vocabulary as vocab
+from ..core.model import Problem, Refused
 from . import chroma
 from .bm25 import LexicalIndex, tokenize
 from .config import Config, read_config
@@ -45,18 +47,22 @@ from .manifest import (
     Paths,
     State,
     Vectors,
+    load_chroma_state,
     load_manifest,
-    load_mirror,
     load_state,
     parse_file,
     problems_from,
+    refused_from,
+    save_chroma_state,
     save_manifest,
-    save_mirror,
     save_state,
     scan,
     sha256_bytes,
 )
 from .table import Table
+
+if TYPE_CHECKING:
+    from ..store.vault import Reader
 
 BATCH = 2048
 # inline: update Chroma after the sync unless another process is at it; wait: update it, waiting
@@ -83,6 +89,7 @@ class Report:
     reused: int = 0                   # items whose vector moved with their text (renames)
     files_changed: list[str] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
+    refused: list[Refused] = field(default_factory=list)  # hand edits indexed as last committed
     seconds: float = 0.0
     timings: dict = field(default_factory=dict)
     chroma: str = ""                  # "updated", "pending" (a detached process is at it), "" (nothing to do)
@@ -92,7 +99,8 @@ class Report:
                 "chroma": self.chroma or None, "files": self.files, "added": self.added, "updated": self.updated,
                 "removed": self.removed, "embedded": self.embedded, "reused": self.reused,
                 "files_changed": self.files_changed, "seconds": round(self.seconds, 3),
-                "problems": [{"path": p.path, "line": p.line, "message": p.message} for p in self.problems]}
+                "problems": [{"path": p.path, "line": p.line, "message": p.message} for p in self.problems],
+                "refused": vocab.refused(self.refused)}
 
     def summary(self) -> str:
         s = self._summary()
@@ -192,11 +200,20 @@ class Index:
 
         return VaultLock(self.paths.lock, timeout=timeout)
 
+    def _reader(self) -> Reader:
+        """What the index holds of each file is what readers are shown of it (SPEC rules 21, 23)."""
+        from ..store.clock import lenient_today
+        from ..store.vault import Vault
+
+        return Vault(self.root).reader(lenient_today())
+
     def _incompatible(self, manifest: dict | None) -> str:
         if manifest is None:
             return "there was no index"
         if manifest.get("embedder_name") != self.config.embedder:
             return f"the embedder changed from {manifest.get('embedder_name')} to {self.config.embedder}"
+        if manifest.get("redacted") != self._reader().redacted_with:
+            return "the redaction patterns in epistemology.md changed"
         # Another Chroma store needs no new vectors: update_chroma fills it from the sidecar.
         return ""
 
@@ -215,7 +232,7 @@ class Index:
         st = Status(exists=True, needs_rebuild=why, items=int(m.get("items", 0)), files=len(m["files"]),
                     embedder=m.get("embedder", ""), store=_shown(m.get("store", "")), written=m.get("written", ""),
                     problems=problems_from(m), chroma_pending=self.chroma_pending(),
-                    chroma_error=str(load_mirror(self.paths).get("error") or ""))
+                    chroma_error=str(load_chroma_state(self.paths).get("error") or ""))
         now = scan(self.root)
         old = m["files"]
         for rel, (mt, size) in sorted(now.items()):
@@ -253,14 +270,18 @@ class Index:
         files_now = scan(self.root)
         manifest_files: dict[str, list] = {}
         problems: dict[str, list] = {}
+        refused: dict[str, str] = {}
         items: list[Item] = []
         claimed: dict[str, str] = {}
+        reader = self._reader()
         for rel in sorted(files_now):
             try:
                 data = (self.root / rel).read_bytes()
             except OSError:
                 continue
-            parsed = parse_file(rel, data)
+            parsed = parse_file(rel, data, reader)
+            if parsed.refused is not None:
+                refused[rel] = parsed.refused.why
             if parsed.problems:
                 problems[rel] = [[p.line, p.message] for p in parsed.problems]
             if parsed.fatal:
@@ -287,7 +308,8 @@ class Index:
 
         manifest = {"embedder": emb.fingerprint, "embedder_name": self.config.embedder,
                     "store": self.config.store, "files": manifest_files,
-                    "problems": problems, "items": len(items)}
+                    "problems": problems, "items": len(items), "refused": refused,
+                    "redacted": reader.redacted_with}
         t = time.perf_counter()
         save_state(self.paths, manifest, table, lexical, vectors)
         self._mark_chroma(everything=True)
@@ -295,7 +317,8 @@ class Index:
         dt = time.perf_counter() - t0
         plist = [Problem(rel, line, msg) for rel, rows in sorted(problems.items()) for line, msg in rows]
         rep = Report("rebuilt", reason=reason, items=len(items), files=len(manifest_files),
-                     added=len(items), embedded=len(items), problems=plist, seconds=dt, timings=timings)
+                     added=len(items), embedded=len(items), problems=plist, seconds=dt, timings=timings,
+                     refused=refused_from(manifest))
         self.progress(rep.summary())
         return rep
 
@@ -370,7 +393,8 @@ class Index:
                 save_manifest(self.paths, man)
                 manifest = man
             return Report("unchanged", items=int(manifest.get("items", 0)), files=len(old_files),
-                          problems=problems_from(manifest), seconds=time.perf_counter() - t0)
+                          problems=problems_from(manifest), refused=refused_from(manifest),
+                          seconds=time.perf_counter() - t0)
         try:
             state = load_state(self.paths)
             rep = self._apply(state, changed, deleted, touched, now)
@@ -384,6 +408,8 @@ class Index:
         manifest = dict(state.manifest)
         files_meta = {**manifest["files"], **touched}
         problems = dict(manifest.get("problems") or {})
+        refused = {rel: why for rel, why in (manifest.get("refused") or {}).items() if rel not in deleted}
+        reader = self._reader()
         table, lexical, vectors = state.table, state.lexical, state.vectors
         rep = Report("synced")
 
@@ -397,8 +423,11 @@ class Index:
             problems.pop(rel)  # a malformed file, never indexed, since deleted
         parsed_files: dict[str, Parsed] = {}
         for rel in sorted(changed):
-            parsed = parse_file(rel, changed[rel][0])
+            parsed = parse_file(rel, changed[rel][0], reader)
             problems.pop(rel, None)
+            refused.pop(rel, None)
+            if parsed.refused is not None:
+                refused[rel] = parsed.refused.why
             if parsed.problems:
                 problems[rel] = [[p.line, p.message] for p in parsed.problems]
             if parsed.fatal:
@@ -466,11 +495,12 @@ class Index:
         lexical = lexical.append(tokenize(it.text) for it in embed)
         vectors = vectors.edited(keep, new_vecs, [it.text for it in embed])
 
-        manifest.update(files=files_meta, problems=problems, items=len(new_table))
+        manifest.update(files=files_meta, problems=problems, items=len(new_table), refused=refused)
         save_state(self.paths, manifest, new_table, lexical, vectors)
         self._mark_chroma(keys=[*gone, *(it.key for it in meta_only), *(it.key for it in embed)])
         rep.items, rep.files = len(new_table), len(files_meta)
         rep.problems = problems_from(manifest)
+        rep.refused = refused_from(manifest)
         return rep
 
     def _vectors_for(self, embed: list[Item], gone: list[str], table: Table, vectors: Vectors):
@@ -500,7 +530,7 @@ class Index:
         """Chroma's collections as they are (`update_chroma` brings them up to date),
         reopening the embedded store when another process wrote it since this
         process last opened or wrote it. Raises Corrupt when there are none."""
-        m = load_mirror(self.paths)
+        m = load_chroma_state(self.paths)
         if not m.get("collections"):
             raise Corrupt("Chroma has no collections for this index yet")
         chroma.reopen_if_written(self.config, self.paths, m.get("token", ""))
@@ -514,7 +544,7 @@ class Index:
     # -- Chroma follows the sidecar ----------------------------------------------------------------
     def _mark_chroma(self, keys=(), everything: bool = False) -> None:
         """Note what Chroma lacks (under the index lock, after the sidecar is written)."""
-        m = load_mirror(self.paths)
+        m = load_chroma_state(self.paths)
         keys = list(keys)
         if not keys and not everything:
             return
@@ -523,18 +553,18 @@ class Index:
             m["rebuild"], m["dirty"] = m["seq"], {}
         else:
             m["dirty"].update(dict.fromkeys(keys, m["seq"]))
-        save_mirror(self.paths, m)
+        save_chroma_state(self.paths, m)
 
     def chroma_failed(self, message: str) -> None:
         """Record why Chroma could not be updated (`index status` says it)."""
         with self.lock():
-            m = load_mirror(self.paths)
+            m = load_chroma_state(self.paths)
             m["error"], m["error_at"] = message, time.time()
-            save_mirror(self.paths, m)
+            save_chroma_state(self.paths, m)
 
     def chroma_pending(self) -> int:
         """How many items Chroma lacks (the whole index while a full build is due)."""
-        m = load_mirror(self.paths)
+        m = load_chroma_state(self.paths)
         if m["rebuild"] or not m.get("collections") or m.get("store") != self.config.store:
             man = load_manifest(self.paths) if self.paths.manifest.exists() else None
             return int(man.get("items", 0)) if man else 0
@@ -543,7 +573,7 @@ class Index:
     def _follow(self, rep: Report) -> Report:
         if rep.action == "unchanged" and self.chroma_mode != "later" and not self._chroma_busy():
             # What an interrupted update left undone (it is not done by anyone else).
-            m = load_mirror(self.paths)
+            m = load_chroma_state(self.paths)
             # After a failure (a server down), retried on the next change or after a while,
             # not by every recall.
             failed_lately = time.time() - float(m.get("error_at") or 0) < RETRY_AFTER
@@ -585,7 +615,7 @@ class Index:
     def _chroma_busy(self) -> bool:
         from ..store.files import VaultLock
 
-        lock = VaultLock(self.paths.mirror_lock, timeout=0.0)
+        lock = VaultLock(self.paths.chroma_lock, timeout=0.0)
         try:
             lock.acquire()
         except Exception:
@@ -601,7 +631,7 @@ class Index:
         args = ["-m", "epimem.recall.follow", str(self.root)]
         if self.config.chroma_url:
             args += ["--chroma-url", self.config.chroma_url]
-        spawn_detached(self.paths.mirror_log, args)
+        spawn_detached(self.paths.chroma_log, args)
 
     def update_chroma(self, wait: float = 3600.0) -> dict:
         """Copy into Chroma what it lacks of the sidecar: everything after a
@@ -614,8 +644,8 @@ class Index:
         from ..store.files import VaultLock
 
         t0 = time.perf_counter()
-        with VaultLock(self.paths.mirror_lock, timeout=wait):
-            m = load_mirror(self.paths)
+        with VaultLock(self.paths.chroma_lock, timeout=wait):
+            m = load_chroma_state(self.paths)
             seq = m["seq"]
             full = bool(m["rebuild"]) or not m.get("collections") or m.get("store") != self.config.store
             if not full and not m["dirty"]:
@@ -636,7 +666,7 @@ class Index:
                 n = len(state.table)
             token = secrets.token_hex(8)
             with self.lock():
-                now = load_mirror(self.paths)
+                now = load_chroma_state(self.paths)
                 if names is not None:
                     now.update(collections=names, store=self.config.store)
                     if now["rebuild"] <= seq:
@@ -645,7 +675,7 @@ class Index:
                 now["token"] = token
                 now.pop("error", None)
                 now.pop("error_at", None)
-                save_mirror(self.paths, now)
+                save_chroma_state(self.paths, now)
             chroma.seen(self.paths, token)
             if names is not None:
                 chroma.drop_collections(self.client(), old_prefix, keep=set(names.values()))

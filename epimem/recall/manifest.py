@@ -29,10 +29,11 @@ import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..core.ids import IdError, check_id
-from ..core.model import Problem
-from ..core.notes import NoteError, parse_belief, parse_observations
+from ..core.model import Problem, Refused
+from ..core.notes import parse_observations
 from ..store.files import compact_json, write_cache
 from ..store.paths import note_entries
 from .bm25 import LexicalIndex
@@ -40,7 +41,10 @@ from .errors import Corrupt
 from .items import Item, from_belief, from_observation
 from .table import Table
 
-FORMAT = 3   # 3: vectors and texts beside the table, memory-mapped
+if TYPE_CHECKING:
+    from ..store.vault import Reader
+
+FORMAT = 4   # 3: vectors and texts beside the table, memory-mapped; 4: items as readers are shown them
 SUBDIRS = ("beliefs", "observations")
 
 
@@ -65,9 +69,13 @@ class Parsed:
     items: list[Item]
     problems: list[Problem]
     fatal: bool = False   # nothing usable: keep what was indexed before
+    refused: Refused | None = None  # a hand edit not shown: the items are the file as last committed
 
 
-def parse_file(rel: str, data: bytes) -> Parsed:
+def parse_file(rel: str, data: bytes, reader: Reader) -> Parsed:
+    """The items of one vault file as readers are shown them (`store.vault.Reader`: redacted, a
+    belief whose hand edit breaks a rule as last committed), so that the index never holds a
+    secret or a number `validate` refuses (SPEC rules 21, 23)."""
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
@@ -79,12 +87,14 @@ def parse_file(rel: str, data: bytes) -> Parsed:
             check_id(belief_id)
         except IdError as e:
             return Parsed([], [Problem(rel, 1, str(e))], fatal=True)
-        try:
-            return Parsed([from_belief(parse_belief(text, belief_id, rel))], [])
-        except NoteError as e:
-            return Parsed([], [Problem(rel, e.line, e.message)], fatal=True)
+        seen = reader.seen([reader.parse(rel, text)])[0]
+        if seen.belief is None:
+            p = seen.problem or Problem(rel, 1, "cannot be read")
+            return Parsed([], [p], fatal=True)
+        return Parsed([from_belief(seen.belief)], [], refused=seen.refused)
     obs, bad = parse_observations(text, rel)
-    return Parsed([from_observation(o) for o in obs], [Problem(rel, line, msg) for line, msg in bad])
+    return Parsed([from_observation(reader.observation(o)) for o in obs],
+                  [Problem(rel, line, msg) for line, msg in bad])
 
 
 def sha256_bytes(data: bytes) -> str:
@@ -204,9 +214,9 @@ class Paths:
         self.lexical = self.dir / "lexical.npz"
         self.vectors = self.dir / "vectors.npz"
         self.lock = self.dir / "lock"
-        self.mirror = self.dir / "chroma.json"
-        self.mirror_lock = self.dir / "chroma.lock"
-        self.mirror_log = self.dir / "chroma.log"
+        self.chroma_state = self.dir / "chroma.json"
+        self.chroma_lock = self.dir / "chroma.lock"
+        self.chroma_log = self.dir / "chroma.log"
         self.chroma = self.internal / "chroma"
 
     def matrix(self, stamp: str) -> Path:
@@ -316,14 +326,14 @@ def save_manifest(paths: Paths, manifest: dict) -> None:
     write_cache(paths.manifest, _dumps(manifest))
 
 
-def load_mirror(paths: Paths) -> dict:
+def load_chroma_state(paths: Paths) -> dict:
     """What Chroma holds of the sidecar: its collections (None before the first
     build), and what it still lacks — `rebuild` (a sequence number, 0 for none)
     and `dirty` (item key → the sequence number that marked it). An unreadable
     file asks for a full build: Chroma is rebuilt from the sidecar, not the other way."""
     fresh = {"collections": None, "store": None, "seq": 0, "rebuild": 0, "dirty": {}, "token": ""}
     try:
-        m = _loads(paths.mirror.read_bytes())
+        m = _loads(paths.chroma_state.read_bytes())
     except FileNotFoundError:
         return fresh
     except (OSError, ValueError):
@@ -333,8 +343,13 @@ def load_mirror(paths: Paths) -> dict:
     return {**fresh, **m}
 
 
-def save_mirror(paths: Paths, mirror: dict) -> None:
-    write_cache(paths.mirror, _dumps(mirror))
+def save_chroma_state(paths: Paths, state: dict) -> None:
+    write_cache(paths.chroma_state, _dumps(state))
+
+
+def refused_from(manifest: dict) -> list[Refused]:
+    """The hand edits the index holds as last committed (SPEC rule 21)."""
+    return [Refused(rel, str(why)) for rel, why in sorted((manifest.get("refused") or {}).items())]
 
 
 def problems_from(manifest: dict) -> list[Problem]:

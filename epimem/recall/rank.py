@@ -29,8 +29,7 @@ from datetime import date
 
 from ..core import kernel
 from ..core import vocabulary as vocab
-from ..core.errors import InputError
-from ..core.model import PERMANENCES
+from ..core.filters import Filters, QueryError
 from ..core.params import DEFAULTS, Params
 from .items import BELIEF, Item
 
@@ -49,70 +48,6 @@ SAME_SUBJECT = 0.8
 NEUTRAL_CONFIDENCE = 0.5
 
 
-class QueryError(InputError):
-    """A query or filter the user must fix; the message says how."""
-
-
-def _tuple(v) -> tuple[str, ...]:
-    if v is None:
-        return ()
-    if isinstance(v, str):
-        return (v,) if v.strip() else ()
-    return tuple(str(x) for x in v if str(x).strip())
-
-
-def _as_date(v, name: str) -> date | None:
-    try:
-        return vocab.date_of(v, name)
-    except ValueError as e:
-        raise QueryError(str(e)) from None
-
-
-@dataclass(frozen=True)
-class Filters:
-    """What may come back. Several values of one filter mean "any of them"."""
-
-    kinds: tuple[str, ...] = ()
-    permanences: tuple[str, ...] = ()
-    tags: tuple[str, ...] = ()
-    scope: str | None = None            # a project: its items plus global ones; None: all
-    min_confidence: float | None = None  # on effective confidence
-    since: date | None = None           # on the last date of the item (see Item.updated)
-    until: date | None = None
-    include_observations: bool = False
-    include_inactive: bool = False      # superseded and retired beliefs
-
-    @classmethod
-    def make(cls, *, kind=None, permanence=None, tag=None, scope=None, min_confidence=None,
-             since=None, until=None, include_observations=False, include_inactive=False) -> Filters:
-        if min_confidence is not None:
-            try:
-                min_confidence = float(min_confidence)
-            except (TypeError, ValueError):
-                raise QueryError(f"min_confidence must be a number 0–1, not {min_confidence!r}") from None
-            if not 0.0 <= min_confidence <= 1.0:
-                raise QueryError(f"min_confidence must be between 0 and 1, not {min_confidence}")
-        # A permanence no belief can have matches nothing: refused, as `belief list` refuses it,
-        # rather than answered "Nothing recalled." (issue 24).
-        wrong = [p for p in _tuple(permanence) if p not in PERMANENCES]
-        if wrong:
-            raise QueryError(f"permanence must be one of {', '.join(PERMANENCES)}, not {wrong[0]!r}",
-                             field="permanence")
-        f = cls(kinds=_tuple(kind), permanences=_tuple(permanence), tags=_tuple(tag),
-                scope=(scope.strip() or None) if isinstance(scope, str) else scope,
-                min_confidence=min_confidence, since=_as_date(since, "since"),
-                until=_as_date(until, "until"), include_observations=bool(include_observations),
-                include_inactive=bool(include_inactive))
-        if f.since and f.until and f.since > f.until:
-            raise QueryError(f"since ({f.since}) is after until ({f.until})")
-        return f
-
-    @property
-    def belief_level(self) -> bool:
-        """Filters that an observation inherits from the belief it connects."""
-        return bool(self.kinds or self.permanences or self.tags or self.min_confidence)
-
-
 def scope_matches(item_scope: str, requested: str | None) -> bool:
     """A project sees its own items and global ones: the one scope rule, `kernel.scope_matches`."""
     return kernel.scope_matches(item_scope, requested)
@@ -127,24 +62,17 @@ def effective(item: Item, today: date, params: Params = DEFAULTS) -> float:
 
 def belief_passes(item: Item, f: Filters, eff: float) -> bool:
     """The belief-level filters, on a belief item."""
-    return ((not f.kinds or item.kind in f.kinds)
-            and (not f.permanences or item.permanence in f.permanences)
-            and (not f.tags or any(t in item.tags for t in f.tags))
-            and scope_matches(item.scope, f.scope)
-            and (f.min_confidence is None or eff >= f.min_confidence - 1e-9))
+    return f.admits(item.kind, item.permanence, item.tags, item.scope, eff)
 
 
 def passes(item: Item, f: Filters, today: date, params: Params = DEFAULTS,
            belief: Item | None = None) -> bool:
     """Whether `item` may be returned. For an observation, `belief` is the item
     of the belief it connects (None when it connects none we know)."""
-    upd = item.updated
-    if f.since and (upd is None or upd < f.since):
-        return False
-    if f.until and (upd is None or upd > f.until):
+    if not f.dated_ok(item.updated):
         return False
     if item.type == BELIEF:
-        if item.status != "active" and not f.include_inactive:
+        if not f.status_ok(item.status):
             return False
         return belief_passes(item, f, effective(item, today, params))
     if not f.include_observations:

@@ -188,7 +188,7 @@ class Table:
         if name == "anchor":
             return np.fromiter((_ordinal(kernel.anchor(f, c)) for f, c in zip(col["first"], col["confirmed"])),
                                np.int64, n)
-        if name in ("kind", "permanence", "scope"):
+        if name in ("kind", "permanence", "scope", "status"):
             values: dict[str, int] = {}
             codes = np.fromiter((values.setdefault(v, len(values)) for v in col[name]), np.int32, n)
             return codes, list(values)
@@ -257,8 +257,10 @@ class Table:
         if f.min_confidence is not None:
             bl &= self.effective(today, params) >= f.min_confidence - 1e-9
         beliefs = is_belief & bl & ok_date
-        if not f.include_inactive:
+        if f.statuses == ("active",):
             beliefs &= self._col("active")
+        elif f.statuses:
+            beliefs &= self._coded("status", lambda v: v in f.statuses)
         if not f.include_observations:
             return beliefs
         brow = self._col("belief_row")

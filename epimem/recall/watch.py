@@ -93,7 +93,7 @@ class WatchHandler:
     def start(self):
         """Catch up with edits made while nobody watched: sync, and commit them."""
         rep = self.index.sync()
-        self._note_problems(rep.problems)
+        self._note_problems(rep.problems, rep.refused)
         if self.commit:
             self._commit(Outcome())
         return rep
@@ -108,7 +108,7 @@ class WatchHandler:
             try:
                 rep = self.index.sync()
                 out.synced = rep
-                out.new_problems, out.fixed = self._note_problems(rep.problems)
+                out.new_problems, out.fixed = self._note_problems(rep.problems, rep.refused)
                 if rep.action in ("synced", "rebuilt"):
                     self.echo(rep.summary())
             except Exception as e:  # a watcher must outlive a bad moment (a server restart…)
@@ -135,12 +135,19 @@ class WatchHandler:
             out.commit_changes = [c.sentence() for c in changes]
             self.echo(f"Committed {sha[:8]}: " + "; ".join(out.commit_changes))
 
-    def _note_problems(self, problems: list[Problem]) -> tuple[list[Problem], list[str]]:
-        """Say each problem once, and say when a reported file is fine again."""
+    def _note_problems(self, problems: list[Problem], refused=()) -> tuple[list[Problem], list[str]]:
+        """Say each problem (and each hand edit indexed as last committed, SPEC rule 21) once, and
+        say when a reported file is fine again."""
         now = {(p.path, p.line, p.message): p for p in problems}
+        said = {(r.path, 0, r.why): r for r in refused}
         new = [p for k, p in now.items() if k not in self._reported]
         for p in new:
             self.echo(f"{p} (skipped until fixed; the file is not rewritten)")
+        for k, r in said.items():
+            if k not in self._reported:
+                self.echo(str(r))
+                new.append(Problem(r.path, 1, str(r)))
+        now.update({k: Problem(r.path, 1, str(r)) for k, r in said.items()})
         gone_paths = sorted({k[0] for k in self._reported if k not in now} - {k[0] for k in now})
         for path in gone_paths:
             self.echo(f"{path}: fixed, indexed again")

@@ -129,7 +129,7 @@ def params_record(params) -> dict:
 
 
 def rank_records(rows, prm: dict, today: date, *, sig: dict | None = None, total: int | None = None,
-                 problems: int = 0, per_scope: int = PER_SCOPE) -> dict:
+                 problems: int = 0, per_scope: int = PER_SCOPE, refused: dict[str, str] | None = None) -> dict:
     """The cache from the rows (`FIELDS` order) of the active beliefs: per scope, the best first."""
     import heapq  # not needed by the hook, which only reads the result
 
@@ -152,6 +152,8 @@ def rank_records(rows, prm: dict, today: date, *, sig: dict | None = None, total
                    "scopes": {s: len(v) for s, v in groups.items()}},
         "global": ranked.pop("global", []),
         "scopes": ranked,
+        # path → the line every reader says of a hand edit shown as last committed (SPEC rule 21)
+        "refused": dict(sorted((refused or {}).items())),
     }
 
 
@@ -170,13 +172,16 @@ def build_context_cache(beliefs, params, today: date, *, sig: dict | None = None
 
 # --- I/O -------------------------------------------------------------------------------
 
-def write_context_cache(root: str | os.PathLike, cache: dict, patterns=None) -> None:
+def write_context_cache(root: str | os.PathLike, cache: dict, patterns=None) -> dict:
     """Atomic: the hook reads the old cache or the new one, never half of one.
 
     The context goes to a model at every session start, so its texts are
     redacted here, whatever their source (a secret typed into a belief by hand
-    too); `patterns` are the vault's (`Params.redact`), else the defaults."""
-    write_cache(cache_path(root), compact_json(redact_records(cache, patterns)))
+    too); `patterns` are the vault's (`Params.redact`), else the defaults.
+    Returns the cache as written: what a caller renders is what the hook reads."""
+    redacted = redact_records(cache, patterns)
+    write_cache(cache_path(root), compact_json(redacted))
+    return redacted
 
 
 _TEXT_FIELDS = ("title", "gist", "scope", "what", "successor_title", "rests_on_title")
@@ -206,7 +211,9 @@ def redact_records(cache: dict, patterns=None) -> dict:
 
 # The index of the context: one row per belief file, through the one per-file cache.
 INDEX_NAME = "context"
-INDEX_VERSION = 2  # 2: in store/statcache, with its settle rule per entry
+# 2: in store/statcache, with its settle rule per entry; 3: rows as readers are shown them
+# (SPEC rules 21, 23), a refused edit with its line.
+INDEX_VERSION = 3
 
 
 def refresh_context(root: str | os.PathLike, today: date | None = None,
@@ -233,7 +240,8 @@ def refresh_context(root: str | os.PathLike, today: date | None = None,
     if today is None:
         today = lenient_today()
     params, _ = vault.params()
-    index = StatCache(root_s, INDEX_NAME, INDEX_VERSION)
+    reader = vault.reader(today)
+    index = StatCache(root_s, INDEX_NAME, INDEX_VERSION, reader.redacted_with)
     bdir = os.path.join(root_s, "beliefs")
     if changed is not None and index.loaded:
         index.keep()
@@ -245,17 +253,18 @@ def refresh_context(root: str | os.PathLike, today: date | None = None,
             except FileNotFoundError:
                 index.drop(bid)
                 continue
-            index.put(bid, st, _row(path, bid))
+            index.put(bid, st, _row(reader, path, bid))
     else:
-        _scan(bdir, index)
+        _scan(bdir, index, reader)
     index.save()
-    values = index.values()
-    rows = [v for v in values if v]
-    problems = sum(1 for v in values if v is None)
-    cache = rank_records(rows, params_record(params), today, sig=sig, total=len(values), problems=problems)
+    entries = index.items()
+    rows = [v[0] for _, v in entries if v[0]]
+    problems = sum(1 for _, v in entries if v[0] is None)
+    refused = {f"beliefs/{bid}.md": v[1] for bid, v in entries if len(v) > 1 and v[1]}
+    cache = rank_records(rows, params_record(params), today, sig=sig, total=len(entries), problems=problems,
+                         refused=refused)
     cache["questions"] = open_questions(root_s)
-    write_context_cache(root_s, cache, params.redact)
-    return cache
+    return write_context_cache(root_s, cache, params.redact)
 
 
 def update_context(root: str | os.PathLike, changed, params, today: date,
@@ -275,6 +284,8 @@ def update_context(root: str | os.PathLike, changed, params, today: date,
     # `sig_after` (taken under the vault lock) rather than the signature now: a write that
     # landed since this one, and whose update has not run, must leave the cache stale.
     ids = {b.id for b in changed}
+    if any(f"beliefs/{i}.md" in (cache.get("refused") or {}) for i in ids):
+        return refresh_context(root, today)  # a refused edit settled by this write: its file is read again
     groups: dict[str, list[dict]] = {"global": cache.get("global", []), **cache.get("scopes", {})}
     touched = set()
     for scope, recs in groups.items():
@@ -297,8 +308,7 @@ def update_context(root: str | os.PathLike, changed, params, today: date,
     cache["scopes"] = groups
     cache["signature"] = sig_after if sig_after is not None else signature(root)
     cache["questions"] = open_questions(root)
-    write_context_cache(root, cache, params.redact)
-    return cache
+    return write_context_cache(root, cache, params.redact)
 
 
 # --- open questions (SPEC §14) ------------------------------------------------------------
@@ -317,7 +327,20 @@ def open_questions(root: str | os.PathLike) -> list[dict]:
     Tension files are parsed once per (mtime, size) through the one stat cache
     (`store/statcache`): a write re-reads only the tensions it changed."""
     root_s = str(root)
-    tensions = StatCache(root_s, TENSIONS_INDEX, INDEX_VERSION)
+    readers: list = []
+
+    def reader():
+        """What a question shows of a tension or a belief is what readers are shown (SPEC rules 21, 23)."""
+        if not readers:
+            from .clock import lenient_today
+            from .vault import Vault
+
+            readers.append(Vault(root_s).reader(lenient_today()))
+        return readers[0]
+
+    # Salted with the redaction patterns: a row redacted under other patterns is stale.
+    salt = reader().redacted_with
+    tensions = StatCache(root_s, TENSIONS_INDEX, INDEX_VERSION, salt)
     for entry in note_entries(os.path.join(root_s, "tensions")):
         try:
             st = entry.stat()
@@ -325,10 +348,10 @@ def open_questions(root: str | os.PathLike) -> list[dict]:
             continue
         found, _ = tensions.lookup(entry.name, st)
         if not found:
-            tensions.put(entry.name, st, _tension_row(entry.path, entry.name[:-3]))
+            tensions.put(entry.name, st, _tension_row(entry.path, entry.name[:-3], reader().params.redact))
     # The beliefs the questions name, by their file's (mtime, size) as the tensions are: a write
     # re-reads the few it changed, not the twenty a context may ask about.
-    named = StatCache(root_s, QUESTION_BELIEFS, INDEX_VERSION)
+    named = StatCache(root_s, QUESTION_BELIEFS, INDEX_VERSION, salt)
 
     def brief(bid: str) -> dict | None:
         try:
@@ -337,7 +360,7 @@ def open_questions(root: str | os.PathLike) -> list[dict]:
             return None
         found, value = named.lookup(bid, st)
         if not found:
-            value = _belief_brief(root_s, bid)
+            value = _belief_brief(reader(), root_s, bid)
             named.put(bid, st, value)
         return value
 
@@ -381,13 +404,14 @@ def _day_number(iso: str) -> int:
         return 0
 
 
-def _tension_row(path: str, tid: str):
-    """One open tension as a question row; 0 when it is resolved, None when unreadable."""
+def _tension_row(path: str, tid: str, patterns=()):
+    """One open tension as a question row, redacted; 0 when it is resolved, None when unreadable."""
+    from ..core import reading
     from ..core.notes import NoteError, parse_tension
 
     try:
         with open(path, encoding="utf-8") as fh:
-            t = parse_tension(fh.read(), tid)
+            t = reading.tension(parse_tension(fh.read(), tid), patterns)
     except (NoteError, OSError, UnicodeDecodeError):
         return None
     return tension_row(t)
@@ -405,47 +429,55 @@ def tension_row(t) -> dict | int:
             "divergence": t.title.startswith("Said and did differ")}
 
 
-def _belief_brief(root: str, bid: str) -> dict | None:
+def _belief_brief(reader, root: str, bid: str) -> dict | None:
+    """A belief a question names, as readers are shown it (`store.vault.Reader`: redacted, a
+    refused hand edit as last committed); None when there is nothing to show."""
     from ..core.ids import IdError, check_id
-    from ..core.notes import NoteError, parse_belief
 
     try:
         check_id(bid)
         with open(os.path.join(root, "beliefs", bid + ".md"), encoding="utf-8") as fh:
-            b = parse_belief(fh.read(), bid)
-    except (IdError, NoteError, OSError, UnicodeDecodeError):
+            b = reader.seen([reader.parse(f"beliefs/{bid}.md", fh.read())])[0].belief
+    except (IdError, OSError, UnicodeDecodeError):
         return None
-    return belief_brief(b)
+    return belief_brief(b) if b is not None else None
 
 
 def belief_brief(b) -> dict:
     return {"title": b.title, "scope": b.scope or "global", "status": b.status}
 
 
-def _row(path: str, bid: str):
-    """The index entry of one belief file: its row, 0 when not active, None when unreadable."""
+def _row(reader, path: str, bid: str) -> tuple:
+    """The index entry of one belief file as readers are shown it (`store.vault.Reader`): its row
+    (0 when not active, None when there is nothing to show) and, when a hand edit was refused,
+    the line that says so."""
     from ..core.ids import IdError, check_id
-    from ..core.notes import NoteError, parse_belief
 
+    rel = f"beliefs/{bid}.md"
     try:
         check_id(bid)
         with open(path, encoding="utf-8") as fh:
-            b = parse_belief(fh.read(), bid)
-    except (IdError, NoteError, OSError, UnicodeDecodeError):
-        return None  # reported by `epimem validate`; counted here
-    return record_row(b) if b.status == "active" else 0
+            seen = reader.seen([reader.parse(rel, fh.read())])[0]
+    except (IdError, OSError, UnicodeDecodeError):
+        return (None,)  # reported by `epimem validate`; counted here
+    b = seen.belief
+    if b is None:
+        return (None,)
+    row = record_row(b) if b.status == "active" else 0
+    return (row,) if seen.refused is None else (row, str(seen.refused))
 
 
-def _scan(bdir: str, index: StatCache) -> None:
+def _scan(bdir: str, index: StatCache, reader) -> None:
     for entry in note_entries(bdir):
         bid = entry.name[:-3]
         try:
             st = entry.stat()
         except FileNotFoundError:
             continue
-        found, _ = index.lookup(bid, st)
-        if not found:
-            index.put(bid, st, _row(entry.path, bid))
+        found, value = index.lookup(bid, st)
+        # A refused edit is read again each time: what it is shown as is HEAD's, which moves.
+        if not found or len(value) > 1:
+            index.put(bid, st, _row(reader, entry.path, bid))
 
 
 def main(argv: list[str] | None = None) -> int:

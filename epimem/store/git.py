@@ -281,10 +281,10 @@ def _state(text: str | None) -> tuple[float | None, str]:
     """A belief file's stored confidence and status at one revision (None: the file was gone)."""
     if text is None:
         return None, "deleted"
-    try:
-        meta = parse_note(text).meta
-    except NoteError:
+    note = parse_note(text, lenient=True)
+    if note is None:
         return None, "malformed"
+    meta = note.meta
     v = meta.get("confidence")
     conf = float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
     return conf, meta.get("status") or "active"

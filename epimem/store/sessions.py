@@ -257,4 +257,4 @@ def commit_counted(root, session: str = "", lock=None) -> str | None:
                                                      body=git.uncommitted_sessions(root) or "",
                                                      session=session or None), paths=(PATH,))
 
-    return transaction.record(root, prepare, lock=lock).commit
+    return transaction.adopt(root, prepare, lock=lock).commit

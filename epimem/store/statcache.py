@@ -40,11 +40,13 @@ class StatCache:
     `put` it), then `save`. Entries not seen in the pass are dropped at `save` unless `keep` is
     asked (a pass over a few changed files only)."""
 
-    def __init__(self, root: str | os.PathLike, name: str, version: int):
+    def __init__(self, root: str | os.PathLike, name: str, version: int, salt: str = ""):
         self.path = path_of(root, name)
         # The layout's own version beside the value's: a cache an older epimem wrote under the
         # same name (an int version, other tuples) is a cold start here, and this one there.
-        self.version = f"{FORMAT}/{version}"
+        # `salt` names what else the values were made with (the redaction patterns: a value
+        # redacted under other patterns is stale though its file is not).
+        self.version = f"{FORMAT}/{version}" + (f"/{salt}" if salt else "")
         # Taken before any file is looked at: a file written while the pass runs is young.
         self.settled_before = time.time_ns() - SETTLE_NS
         self._old: dict[str, tuple] = {}
@@ -100,6 +102,9 @@ class StatCache:
 
     def values(self) -> list[Any]:
         return [e[3] for e in self._new.values()]
+
+    def items(self) -> list[tuple[str, Any]]:
+        return [(k, e[3]) for k, e in self._new.items()]
 
     def __len__(self) -> int:
         return len(self._new)

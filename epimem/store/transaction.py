@@ -11,7 +11,7 @@ lock it brings the caches up to date. Like `pass`,
 one operation is one commit; unlike a bare `git commit`, a failure leaves the
 vault as it was.
 
-`record` is the same discipline for a change that is already in the work tree
+`adopt` is the same discipline for a change that is already in the work tree
 or the index (an undo that git staged, files the user edited by hand): the
 lock, the commit and the cache update, with nothing to write.
 
@@ -103,7 +103,7 @@ class Commit(NamedTuple):
 
 
 class Staged(NamedTuple):
-    """What `record` commits: changes already in the work tree (`paths`) or, with
+    """What `adopt` commits: changes already in the work tree (`paths`) or, with
     `paths=None`, exactly what is staged in the index (a revert git prepared).
     `abort` puts the work tree back if the commit fails."""
 
@@ -426,7 +426,7 @@ def _redacted_commit(root: Path, c: Commit, caches: Caches | None) -> Commit:
                       extra=tuple((k, r(v)) for k, v in c.extra))
 
 
-def record(root: str | os.PathLike, prepare: Callable[[], Staged | None], *,
+def adopt(root: str | os.PathLike, prepare: Callable[[], Staged | None], *,
            lock: VaultLock | None = None, caches: Caches | None = None) -> Result:
     """Commit a change that is already made, under the same lock and with the same
     cache update as `apply`. `prepare` runs under the lock (so what it looks at

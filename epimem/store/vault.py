@@ -3,6 +3,14 @@
 Reading goes through a parse cache in `.epimem/cache/` keyed by each file's
 mtime and size (basic-memory's "sync by checksum" idea, cheaper): the files
 stay the truth, the cache only saves re-parsing 10,000 unchanged beliefs.
+What it hands out is redacted (`core/reading`, SPEC rule 23), whatever the
+file's state, so the cache keeps the redacted values and the patterns they
+were redacted with.
+
+Readers see the vault through `Vault.reader` (`shown_beliefs`, `shown_belief`,
+`snapshot(shown=True)`): a belief file whose hand edit breaks a rule is shown
+as it was last committed (rule 21). Only such files cost a look at git, all of
+them in one `git cat-file`; a vault without one pays one rule check a belief.
 
 Writing is atomic (temp file + rename in the same directory) and serialized
 by an advisory lock on `.epimem/lock`, so two assistant sessions observing at
@@ -19,10 +27,10 @@ from datetime import date
 from pathlib import Path
 from typing import Any, TypeVar
 
-from ..core import record
+from ..core import reading, record
 from ..core.errors import EpimemError, VaultError
 from ..core.ids import IdError, check_id
-from ..core.model import Belief, Observation, Problem, Sessions, Snapshot, Tension
+from ..core.model import Belief, Observation, Problem, Refused, Sessions, Snapshot, Tension
 from ..core.nesting import loads_json
 from ..core.notes import NoteError, parse_belief, parse_note, parse_observations, parse_tension
 from ..core.params import DEFAULTS, Params, params_from_meta
@@ -41,7 +49,16 @@ from .statcache import StatCache
 
 _T = TypeVar("_T")
 INTERNAL = ".epimem"
-CACHE_VERSION = 6  # 4: a belief is `core.record`'s row, not a dict; 5: `depends_on`; 6: an observation's `cited`
+# 4: a belief is `core.record`'s row, not a dict; 5: `depends_on`; 6: an observation's `cited`;
+# 7: values redacted as read (rule 23).
+CACHE_VERSION = 7
+
+
+def _patterns_key(patterns: tuple[tuple[str, str], ...]) -> str:
+    """What the parse caches were redacted with: a cache redacted otherwise is parsed again."""
+    import hashlib
+
+    return hashlib.sha1(repr(patterns).encode("utf-8", "surrogateescape")).hexdigest()[:16]
 
 
 def _obs_row(o: Observation) -> tuple:
@@ -174,15 +191,21 @@ class Vault:
         return self._read_rules()[2]
 
     # beliefs
-    def read_belief(self, belief_id: str) -> tuple[str, Belief, tuple[int, int]]:
-        """(text, belief, stat key) of one belief file; VaultError naming path:line if bad."""
+    def _belief_file(self, belief_id: str) -> tuple[Path, str, tuple[int, int]]:
+        """(path, vault-relative path, stat key) of a belief file that exists inside the vault."""
         path = self.belief_path(belief_id)
+        rel = f"beliefs/{belief_id}.md"
         key = stat_key(path)
         if key is not None and leaves(self.root, path):
-            raise VaultError(f"beliefs/{belief_id}.md is a symbolic link to outside the vault; epimem does not read it",
-                             path=f"beliefs/{belief_id}.md")
+            raise VaultError(f"{rel} is a symbolic link to outside the vault; epimem does not read it", path=rel)
         if key is None:
-            raise VaultError(f"no belief '{belief_id}' (beliefs/{belief_id}.md does not exist)")
+            raise VaultError(f"no belief '{belief_id}' ({rel} does not exist)")
+        return path, rel, key
+
+    def read_belief(self, belief_id: str) -> tuple[str, Belief, tuple[int, int]]:
+        """(text, belief, stat key) of one belief file as it is on disk, for a writer about to
+        change it (readers: `shown_belief`); VaultError naming path:line if bad."""
+        path, _, key = self._belief_file(belief_id)
         try:
             text = read_text(path, f"beliefs/{belief_id}.md")
             return text, parse_belief(text, belief_id), key
@@ -191,7 +214,10 @@ class Vault:
                              "(fix the file; epimem will not rewrite it)") from None
 
     def load_beliefs(self) -> tuple[list[Belief], list[Problem]]:
-        cache = StatCache(self.root, "beliefs", CACHE_VERSION)
+        """Every belief file as it is on disk, redacted; those that do not parse as problems.
+        (What a reader shows of them is `shown_beliefs`.)"""
+        patterns = self.params()[0].redact
+        cache = StatCache(self.root, "beliefs", CACHE_VERSION, _patterns_key(patterns))
         beliefs: list[Belief] = []
         problems: list[Problem] = []
         for entry in sorted(note_entries(self.root / "beliefs"), key=lambda e: e.name):
@@ -203,7 +229,7 @@ class Vault:
                 continue  # deleted while we listed (an editor's delete-then-recreate)
             record = cache.get(belief_id, st)
             if record is None:
-                record = self._parse_record(entry.path, belief_id, f"beliefs/{name}")
+                record = self._parse_record(entry.path, belief_id, f"beliefs/{name}", patterns)
                 cache.put(belief_id, st, record)
             if "problem" in record:
                 problems.append(Problem(f"beliefs/{name}", record["problem"][0], record["problem"][1]))
@@ -213,14 +239,14 @@ class Vault:
         return beliefs, problems
 
     @staticmethod
-    def _parse_record(path: str, belief_id: str, rel: str) -> dict:
+    def _parse_record(path: str, belief_id: str, rel: str, patterns=()) -> dict:
         try:
             check_id(belief_id)
         except IdError as e:
             return {"problem": [1, str(e)]}
         try:
             text = read_text(path, rel)
-            return {"belief": belief_to_record(parse_belief(text, belief_id, rel))}
+            return {"belief": belief_to_record(reading.belief(parse_belief(text, belief_id, rel), patterns))}
         except (NoteError, NotUTF8) as e:
             return {"problem": [e.line or 1, e.message]}
         except (OSError, UnicodeDecodeError) as e:
@@ -242,7 +268,8 @@ class Vault:
         fastest safe way to load 50,000 of them (marshal builds only
         built-in values, it never runs code).
         """
-        cache = StatCache(self.root, "observations", CACHE_VERSION)
+        patterns = self.params()[0].redact
+        cache = StatCache(self.root, "observations", CACHE_VERSION, _patterns_key(patterns))
         out: list[tuple[str, tuple]] = []
         problems: list[Problem] = []
         for p in self.observation_files():
@@ -252,7 +279,7 @@ class Vault:
                 parsed = cache.get(rel, st)
                 if parsed is None:
                     obs, bad = parse_observations(read_text(p, rel), rel)
-                    parsed = (tuple(_obs_row(o) for o in obs), tuple(bad))
+                    parsed = (tuple(_obs_row(reading.observation(o, patterns)) for o in obs), tuple(bad))
                     cache.put(rel, st, parsed)
             except NotUTF8 as e:
                 problems.append(Problem(rel, e.line or 1, e.message))
@@ -267,12 +294,14 @@ class Vault:
 
     # tensions
     def load_tensions(self) -> tuple[list[Tension], list[Problem]]:
+        """Every tension, redacted; those that do not parse as problems."""
         out: list[Tension] = []
         problems: list[Problem] = []
+        patterns = self.params()[0].redact
         for p in sorted(Path(e.path) for e in note_entries(self.root / "tensions")):
             rel = f"tensions/{p.name}"
             try:
-                out.append(parse_tension(read_text(p, rel), p.stem, rel))
+                out.append(reading.tension(parse_tension(read_text(p, rel), p.stem, rel), patterns))
             except (NoteError, NotUTF8) as e:
                 problems.append(Problem(rel, e.line or 1, e.message))
             except (OSError, UnicodeDecodeError) as e:
@@ -301,7 +330,7 @@ class Vault:
             return Sessions(), [Problem(sessions_file.PATH, 1, f"invalid session counter: {e}")]
 
     # everything
-    def snapshot(self, today: date, *, observations: bool = True) -> Snapshot:
+    def snapshot(self, today: date, *, observations: bool = True, shown: bool = False) -> Snapshot:
         """Every note of the vault as one state: before a change or after it, never half of one.
 
         Readers take no lock, so that many of them never slow a writer. A change of several
@@ -310,13 +339,16 @@ class Vault:
         saw no change in between (a seqlock over the files). One that did is read again; one
         that keeps meeting changes reads under the vault lock, as a writer would.
         The soak saw `validate` report an observation linking to a belief not yet written.
-        """
-        return self._consistent(lambda: self._snapshot(today, observations))
 
-    def snapshot_and_log(self, today: date) -> tuple[Snapshot, ObservationLog]:
+        `shown`: the beliefs as readers show them (`shown_beliefs`), the refused edits in
+        `Snapshot.refused`; else as the files are (what `validate` checks).
+        """
+        return self._consistent(lambda: self._read(today, observations, False, shown)[0])
+
+    def snapshot_and_log(self, today: date, *, shown: bool = False) -> tuple[Snapshot, ObservationLog]:
         """A snapshot without its observations, and them as an `ObservationLog`, read as one
         state (for a reader that only counts observations and shows a few)."""
-        return self._consistent(lambda: self._read(today, False, True))
+        return self._consistent(lambda: self._read(today, False, True, shown))
 
     def _consistent(self, read: Callable[[], _T]) -> _T:
         for attempt in range(8):
@@ -348,15 +380,139 @@ class Vault:
             return None
         return head_sha(self.root), os.getpid()
 
-    def _snapshot(self, today: date, observations: bool) -> Snapshot:
-        return self._read(today, observations, False)[0]
-
-    def _read(self, today: date, observations: bool, log: bool) -> tuple[Snapshot, ObservationLog]:
+    def _read(self, today: date, observations: bool, log: bool, shown: bool) -> tuple[Snapshot, ObservationLog]:
         params, pp = self.params()
         beliefs, bp = self.load_beliefs()
+        refused: list[Refused] = []
+        if shown:
+            beliefs, bp, refused = self.reader(today).settle(beliefs, bp)
         obs_log, op = self.observation_log() if observations or log else (ObservationLog([]), [])
         obs = tuple(obs_log.observations()) if observations else ()
         tensions, tp = self.load_tensions()
         sessions, sp = self.read_sessions_checked()
         return Snapshot(tuple(beliefs), obs, tuple(tensions), sessions,
-                        tuple(pp + bp + op + tp + sp), today), obs_log
+                        tuple(pp + bp + op + tp + sp), today, tuple(refused)), obs_log
+
+    # what readers are shown (SPEC rules 21 and 23)
+    def reader(self, today: date) -> Reader:
+        return Reader(self, today)
+
+    def shown_beliefs(self, today: date) -> tuple[list[Belief], list[Problem], list[Refused]]:
+        """Every belief as readers show it today: (beliefs, files not shown, edits refused)."""
+        beliefs, problems = self.load_beliefs()
+        return self.reader(today).settle(beliefs, problems)
+
+    def shown_belief(self, belief_id: str, today: date) -> tuple[Belief, Refused | None]:
+        """One belief as readers show it, and the refused edit it is shown without; a VaultError
+        naming path:line when there is nothing to show."""
+        _, b, refused = self.shown_file(belief_id, today)
+        return b, refused
+
+    def shown_file(self, belief_id: str, today: date) -> tuple[str, Belief, Refused | None]:
+        """(the file's text, its belief, the refused edit) as readers show them: the text redacted
+        and, when a hand edit breaks a rule, as it was last committed."""
+        path, rel, _ = self._belief_file(belief_id)
+        try:
+            text: str | Problem = read_text(path, rel)
+        except NotUTF8 as e:
+            text = Problem(rel, e.line or 1, e.message)
+        shown, seen = self.reader(today).file(rel, text)
+        if seen.belief is None or shown is None:
+            p = seen.problem or Problem(rel, 1, "cannot be read")
+            raise VaultError(f"{p} (fix the file; epimem will not rewrite it)", path=rel, line=p.line)
+        return shown, seen.belief, seen.refused
+
+
+class Reader:
+    """What readers are shown of a vault's belief files today (`core/reading` decides; this
+    fetches what it needs): redacted, and a file whose edit breaks a rule as it was committed.
+
+    Which files need their committed text is known from the parse alone (a problem, or a rule
+    broken), so a vault with none runs no git; with some, one `git cat-file` reads them all."""
+
+    def __init__(self, vault: Vault, today: date):
+        self.vault, self.today = vault, today
+        self.params = vault.params()[0]
+        # What a cache of what this reader shows was redacted with: one redacted otherwise is stale.
+        self.redacted_with = _patterns_key(self.params.redact)
+
+    def observation(self, o: Observation) -> Observation:
+        return reading.observation(o, self.params.redact)
+
+    def parse(self, rel: str, text: str) -> Belief | Problem:
+        """A belief file's text, parsed and redacted, or the problem parsing it."""
+        try:
+            return reading.belief(parse_belief(text, rel[len("beliefs/"):-3], rel), self.params.redact)
+        except NoteError as e:
+            return Problem(rel, e.line or 1, e.message)
+
+    def file(self, rel: str, text: str | Problem) -> tuple[str | None, reading.Seen]:
+        """A belief file's text (or the problem reading it) as readers are given it whole: the
+        text redacted, and its committed text when a hand edit was refused (None: nothing to
+        give); and what it shows."""
+        now = self.parse(rel, text) if isinstance(text, str) else text
+        if isinstance(now, Belief) and isinstance(text, str) and not reading.breaks(now, self.params, self.today):
+            return reading.text(rel, text, self.params.redact), reading.Seen(now)
+        committed = self.committed([rel])[0]
+        seen = reading.last_valid(rel, rel[len("beliefs/"):-3], reading.why_not(now, self.params, self.today),
+                                  committed, self.params, self.today,
+                                  problem=now if isinstance(now, Problem) else None)
+        shown = committed if seen.belief is not None else None
+        return (reading.text(rel, shown, self.params.redact) if shown is not None else None), seen
+
+    def committed(self, rels: list[str]) -> list[str | None]:
+        """The texts of `rels` at HEAD (None: not there), in order; all None outside git."""
+        from .gitrun import head_sha
+
+        if not rels or head_sha(self.vault.root) is None:
+            return [None] * len(rels)
+        from . import git
+
+        try:
+            return git.show_many(self.vault.root, [f"HEAD:{rel}" for rel in rels])
+        except (OSError, ValueError, EpimemError):
+            return [None] * len(rels)  # git cannot say: nothing valid to fall back on
+
+    def seen(self, items: list[Belief | Problem]) -> list[reading.Seen]:
+        """What readers are shown of each belief file, parsed (`parse`, `load_beliefs`)."""
+        params, today = self.params, self.today
+        out: list[reading.Seen | None] = []
+        pending: list[tuple[int, str, str, str, Problem | None]] = []  # (at, path, id, why, its problem)
+        for now in items:
+            if isinstance(now, Problem):
+                bid = now.path[len("beliefs/"):-3] if now.path.endswith(".md") else ""
+                if not _valid_id(bid):
+                    out.append(reading.Seen(None, problem=now))  # a name no belief can have
+                    continue
+                pending.append((len(out), now.path, bid, reading.why_not(now, params, today), now))
+                out.append(None)
+                continue
+            why = reading.breaks(now, params, today)
+            if not why:
+                out.append(reading.Seen(now))
+                continue
+            pending.append((len(out), now.path or f"beliefs/{now.id}.md", now.id, why, None))
+            out.append(None)
+        for (at, rel, bid, why, problem), text in zip(pending, self.committed([p[1] for p in pending])):
+            out[at] = reading.last_valid(rel, bid, why, text, params, today, problem=problem)
+        return [s for s in out if s is not None]
+
+    def settle(self, beliefs: list[Belief], problems: list[Problem]
+               ) -> tuple[list[Belief], list[Problem], list[Refused]]:
+        """`load_beliefs`' result as readers show it: (beliefs, files not shown, edits refused)."""
+        if not any(p.path.startswith("beliefs/") for p in problems) \
+                and not any(reading.breaks(b, self.params, self.today) for b in beliefs):
+            return beliefs, problems, []  # the common case: every file shown as it is
+        at_rest = [p for p in problems if not p.path.startswith("beliefs/")]
+        seen = self.seen([*beliefs, *(p for p in problems if p.path.startswith("beliefs/"))])
+        shown = sorted((s.belief for s in seen if s.belief is not None), key=lambda b: b.id)
+        return (shown, at_rest + [s.problem for s in seen if s.problem is not None],
+                sorted((s.refused for s in seen if s.refused is not None), key=lambda r: r.path))
+
+
+def _valid_id(belief_id: str) -> bool:
+    try:
+        check_id(belief_id)
+    except IdError:
+        return False
+    return True

@@ -51,6 +51,11 @@ def test_gemini_connects_to_the_server_and_forgets_it(agent_env):
     original = '{\n  // my theme\n  "ui": {"theme": "GitHub"}\n}\n'
     settings.write_text(original)
     agent_env.run("install", "gemini")
+    # What the README says: a folder Gemini CLI does not trust yet suppresses every server...
+    out = _run(agent_env, gemini, "mcp", "list")
+    assert re.search(r"epimem: .*epimem --vault .* mcp \(stdio\) - Disabled", out), out
+    assert "untrusted" in out
+    # ...and in a trusted one the real `epimem mcp` answers.
     out = _run(agent_env, gemini, "mcp", "list", GEMINI_CLI_TRUST_WORKSPACE="true")
     assert re.search(r"epimem: .*epimem --vault .* mcp \(stdio\) - Connected", out), out
     agent_env.run("install", "gemini", "--uninstall")

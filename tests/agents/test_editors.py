@@ -71,3 +71,20 @@ def test_toml_inline_table_is_refused_and_broken_toml_names_its_line():
                           {"command": "e"})
     with pytest.raises(tomlcfg.TomlError, match="line 2"):
         tomlcfg.set_table('a = 1\n[b\n', ("mcp_servers", "epimem"), {"command": "e"})
+
+
+@pytest.mark.parametrize("text, owner, comment", [
+    ('{\n  "ui": {"theme": "GitHub"}  // my theme\n}\n', '  "ui": {"theme": "GitHub"}', "// my theme"),
+    ('{\n  "ui": {"theme": "GitHub"}, // my theme\n  "general": {"vim": true} /* keys */\n}\n',
+     '  "general": {"vim": true}', "/* keys */"),
+    ('{\n  "mcpServers": {\n    "docs": {"command": "docs-mcp"} // the docs server\n  }\n}\n',
+     '    "docs": {"command": "docs-mcp"}', "// the docs server"),
+])
+def test_a_comment_ending_the_last_line_stays_on_that_line(text, owner, comment):
+    """Gemini CLI's settings.json: the entry goes below a comment that ends the last entry's line,
+    never between the entry and its comment; the uninstall gives back every byte."""
+    added = jsonc.set_path(text, ("mcpServers", "epimem"), {"command": "e", "args": ["mcp"]}, comments=True)
+    line = next(line for line in added.splitlines() if comment in line)
+    assert line.startswith(owner) and line.endswith(comment), added
+    assert jsonc.get_path(added, ("mcpServers", "epimem"), comments=True) == {"command": "e", "args": ["mcp"]}
+    assert jsonc.delete_path(added, ("mcpServers", "epimem"), comments=True, prune=1) == text

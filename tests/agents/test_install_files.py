@@ -57,11 +57,37 @@ def test_install_is_idempotent_and_uninstall_gives_back_every_byte(agent_env, ag
     assert not re.search(r"^(create|update|remove)", second.stdout, re.M), second.stdout
     assert {k: v for k, v in _files(agent_env.home).items() if "epimem-backup" not in str(k)} == \
         {k: v for k, v in after.items() if "epimem-backup" not in str(k)}
-    agent_env.run("install", agent, "--uninstall")
-    left = {k: v for k, v in _files(agent_env.home).items() if "epimem-backup" not in str(k)}
-    assert left == before
     backups = sorted(cfg.parent.glob(cfg.name + ".epimem-backup-*"))
-    assert backups and backups[0].read_text() == ORIGINALS[agent]
+    assert len(backups) == 1 and backups[0].read_text() == ORIGINALS[agent]
+    agent_env.run("install", agent, "--uninstall")
+    # every byte back, and the backup with nothing of the user's left in it gone
+    assert _files(agent_env.home) == before
+
+
+def _tree(root):
+    return sorted(str(p.relative_to(root)) + ("/" if p.is_dir() else "") for p in root.rglob("*")
+                  if "vault" not in p.relative_to(root).parts)
+
+
+@pytest.mark.parametrize("agent", [*AGENTS, "claude-code"])
+def test_an_uninstall_leaves_no_backup_and_no_folder_it_made(agent_env, agent, tmp_path):
+    """Installed, upgraded (another vault: every part changes) and uninstalled, at both scopes:
+    the home and the project are as they were, folder for folder, with no `*.epimem-backup-*`."""
+    if agent != "claude-code":
+        cfg = _config(agent_env, agent)
+        cfg.parent.mkdir(parents=True, exist_ok=True)
+        cfg.write_text(ORIGINALS[agent])
+    other = tmp_path / "other-vault"
+    agent_env.run("init", str(other))
+    scopes = ["user", "project"] if agent not in ("claude-desktop",) else ["user"]
+    for scope in scopes:
+        before = _tree(agent_env.home), _files(agent_env.home)
+        agent_env.run("install", agent, "--scope", scope)
+        subprocess.run([str(agent_env.epimem), "--vault", str(other), "install", agent, "--scope", scope],
+                       cwd=agent_env.project, env=agent_env.environ(), check=True, capture_output=True)
+        assert any("epimem-backup" in p for p in _tree(agent_env.home)) or scope == "project" or agent == "claude-code"
+        agent_env.run("install", agent, "--scope", scope, "--uninstall")
+        assert (_tree(agent_env.home), _files(agent_env.home)) == before, scope
 
 
 def test_the_mcp_entries_follow_each_documented_schema(agent_env):
@@ -147,7 +173,7 @@ def test_all_wires_every_present_agent_and_unwires_them(agent_env):
     rows = {(r["agent"], r["scope"]): r for r in json.loads(agent_env.run("install", "--list", "--json").stdout)}
     assert rows[("gemini", "user")]["wired"] and rows[("cursor", "user")]["wired"]
     agent_env.run("install", "--all", "--uninstall")
-    assert {k: v for k, v in _files(agent_env.home).items() if "epimem-backup" not in str(k)} == before
+    assert _files(agent_env.home) == before
 
 
 def test_a_broken_config_is_refused_with_its_line_and_left_alone(agent_env):

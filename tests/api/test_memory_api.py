@@ -193,8 +193,12 @@ def test_malformed_belief_is_skipped_reported_and_never_rewritten(vault):
     p = vault.root / "beliefs/other-belief.md"
     broken = p.read_text().replace("confidence: 0.30", "confidence: 1.7")
     p.write_text(broken)
+    # Rule 21: readers show the file as last committed, and say the edit was refused.
     listed = vault.beliefs()
-    assert [b.id for b in listed] == ["prefers-small-prs"]
+    assert [(b.id, b.confidence) for b in listed] == [("other-belief", 0.30), ("prefers-small-prs", 0.30)]
+    assert [str(r) for r in vault.listing().refused] == [
+        "beliefs/other-belief.md: an edit was refused, so it is shown as last committed: "
+        "line 5: 'confidence' must be between 0.00 and 1.00, not 1.7"]
     _, problems = vault.vault.load_beliefs()
     assert str(problems[0]).startswith("beliefs/other-belief.md:5:")
     with pytest.raises(EpimemError, match=r"beliefs/other-belief.md:5:"):

@@ -21,7 +21,8 @@ LAYERS = {
 # Who may import each front end: its entry point, and the CLI's wrappers for it.
 FRONT_ENDS = {
     "cli": {"__main__.py"},
-    # The MCP server's `epimem://context` is the hook's own rendering (claude/hook.py), not a copy.
+    # The MCP server's prompts carry the installed skills (claude/install.SKILLS_DIR); the session
+    # context both give is api/context's (test_readers.py holds that MCP imports nothing of the hook).
     "claude": {"__main__.py", "cli", "mcp"},
     "mcp": {"__main__.py", "cli"},
     # the installers' shared editors and the transcript formats: the Claude Code installer and

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from epimem.claude import install
+from epimem.agents import base, claude_code, hooks
 
 ROOT = Path(__file__).resolve().parents[2]
 EPIMEM = str(Path(sys.executable).parent / "epimem")
@@ -81,7 +81,7 @@ def test_install_merges_and_uninstall_restores(home):
     assert data["hooks"]["PreToolUse"][0]["hooks"][0]["command"] == "~/bin/guard.sh"
     groups = data["hooks"]["SessionStart"]
     assert groups[0]["hooks"][0]["command"] == "direnv export json"
-    ours = [g for g in groups if any(install.is_ours(h) for h in g["hooks"])]
+    ours = [g for g in groups if any(hooks.is_ours(h) for h in g["hooks"])]
     assert [g["matcher"] for g in ours] == ["startup", "clear|compact"]
     handler = ours[0]["hooks"][0]
     # one shell string: "args" is dropped by Claude Code before 2.1.139 (docs/claude-code.md)
@@ -101,7 +101,7 @@ def test_install_merges_and_uninstall_restores(home):
         assert (home / ".claude" / "skills" / name / "SKILL.md").read_text() == \
             (ROOT / "skills" / name / "SKILL.md").read_text()
     md = (home / ".claude" / "CLAUDE.md").read_text()
-    assert md.startswith(CLAUDE_MD) and install.BEGIN in md and install.END in md
+    assert md.startswith(CLAUDE_MD) and base.BEGIN in md and base.END in md
     # the vault exists, with the context cache the hook reads
     vault = home / ".local" / "share" / "epimem" / "vault"
     assert (vault / "epistemology.md").exists() and (vault / ".epimem" / "context.json").exists()
@@ -155,7 +155,7 @@ def test_installed_hook_runs(home, tmp_path):
         "--confidence", "0.6", vault=vault)
     data = json.loads((home / ".claude" / "settings.json").read_text())
     h = next(h for g in data["hooks"]["SessionStart"] if g["matcher"] == "startup" for h in g["hooks"]
-             if install.is_ours(h))
+             if hooks.is_ours(h))
     env = {**os.environ, "HOME": str(home), **data["env"],  # Claude Code passes settings' "env" on
            "PATH": os.path.dirname(EPIMEM) + os.pathsep + os.environ["PATH"]}
     r = subprocess.run(h["command"], shell=True, input=json.dumps(
@@ -181,7 +181,7 @@ def test_project_scope(home, tmp_path):
     for name in ("observe", "mirror"):  # committed: plain `epimem`, no path of this machine
         skill = (proj / ".claude" / "skills" / name / "SKILL.md").read_text()
         assert skill == (ROOT / "skills" / name / "SKILL.md").read_text() and str(tmp_path) not in skill
-    assert install.BEGIN in (proj / "CLAUDE.md").read_text()
+    assert base.BEGIN in (proj / "CLAUDE.md").read_text()
     assert (home / ".claude" / "settings.json").read_text() == SETTINGS  # user scope untouched
     assert run(home, "install", "claude-code", "--scope", "project", "--uninstall", cwd=proj).returncode == 0
     assert (proj / ".claude" / "settings.json").read_text() == '{"env": {"FOO": "1"}}'
@@ -212,8 +212,9 @@ def test_uninstall_leaves_no_empty_settings_file(tmp_path):
     assert json.loads(settings.read_text())["env"] == {"EPIMEM_VAULT": str(tmp_path / "v")}
     r = run(home, "install", "claude-code", "--uninstall")
     assert r.returncode == 0, r.stderr
-    assert not settings.exists() and not list((home / ".claude").glob("*epimem-backup*"))
+    assert not settings.exists() and not (home / ".claude").exists()  # the install made it; empty again
     # a `{}` the user had is theirs, and stays
+    settings.parent.mkdir()
     settings.write_text("{}\n")
     assert run(home, "install", "claude-code").returncode == 0
     assert run(home, "install", "claude-code", "--uninstall").returncode == 0
@@ -222,23 +223,23 @@ def test_uninstall_leaves_no_empty_settings_file(tmp_path):
 
 def test_env_merge_keeps_the_users_variables():
     text = '{\n  "env": {\n    "FOO": "1"\n  }\n}\n'
-    merged = install.merge_env(text, {"EPIMEM_VAULT": "/v"})
+    merged = claude_code.merge_env(text, {"EPIMEM_VAULT": "/v"})
     assert json.loads(merged)["env"] == {"FOO": "1", "EPIMEM_VAULT": "/v"}
-    assert json.loads(install.merge_env(merged, {"EPIMEM_VAULT": "/w"}))["env"]["EPIMEM_VAULT"] == "/w"
-    assert install.merge_env(merged, {}) == text
-    assert install.merge_env('{"a": 1}', {}) == '{"a": 1}'
+    assert json.loads(claude_code.merge_env(merged, {"EPIMEM_VAULT": "/w"}))["env"]["EPIMEM_VAULT"] == "/w"
+    assert claude_code.merge_env(merged, {}) == text
+    assert claude_code.merge_env('{"a": 1}', {}) == '{"a": 1}'
 
 
 def test_skills_name_the_epimem_the_user_has_when_it_is_off_path(tmp_path):
     src = (ROOT / "skills" / "observe" / "SKILL.md").read_text()
     cmd = str(tmp_path / "my tools" / "epimem")
-    out = install.render_skill(src, cmd)
+    out = claude_code.render_skill(src, cmd)
     quoted = shlex.quote(cmd)
     assert f"allowed-tools: Bash({quoted} skill observe *) Bash({quoted} observe *)" in out
     assert f"!`{quoted} skill observe --session ${{CLAUDE_SESSION_ID}}`" in out
     assert f"\n{quoted} observe --session" in out and f"`{quoted} recall" in out
     assert "epimem vault" in out or "epimem believes" in out  # prose keeps the name
-    assert install.render_skill(src, "epimem") == src
+    assert claude_code.render_skill(src, "epimem") == src
 
 
 @pytest.mark.parametrize("handler,role", [
@@ -250,7 +251,7 @@ def test_skills_name_the_epimem_the_user_has_when_it_is_off_path(tmp_path):
     ({"type": "command", "command": "epimem 'unbalanced"}, None),
 ])
 def test_what_is_ours(handler, role):
-    from epimem.claude import wiring
+    from epimem.agents import wiring
 
     assert wiring.hook_role(handler) == role
 
@@ -284,21 +285,21 @@ def test_broken_settings_are_left_alone(home):
     ('{\n\t"a": [1, 2],\n\t"hooks": {}\n}\n', '{\n\t"a": [1, 2]\n}\n'),
 ])
 def test_merge_round_trips(text, back):
-    specs = install.hook_specs("epimem", auto_observe=True)
-    merged = install.merge_hooks(text, specs)
-    assert install.merge_hooks(merged, specs) == merged
+    specs = claude_code.hook_specs(["epimem"], auto_observe=True)
+    merged = hooks.merge_hooks(text, specs)
+    assert hooks.merge_hooks(merged, specs) == merged
     assert json.loads(merged)["hooks"]["SessionEnd"][0]["hooks"][0]["command"] == "epimem hook session-end"
-    assert install.remove_hooks(merged) == (text if back is None else back)
+    assert hooks.merge_hooks(merged, []) == (text if back is None else back)
     if "\t" in text:
         assert '\n\t\t"SessionStart": [\n\t\t\t{' in merged  # the file's own indentation
 
 
 def test_claude_md_block_round_trips():
-    block = install.claude_md_block()
+    block = claude_code.claude_md_block([], "")
     for text in ("", "# Mine\n", "# Mine\n\n", "# Mine"):
-        added = install.add_block(text, block)
-        assert install.add_block(added, block) == added
-        assert install.remove_block(added).rstrip("\n") == text.rstrip("\n")
+        added = base.add_block(text, block)
+        assert base.add_block(added, block) == added
+        assert base.remove_block(added).rstrip("\n") == text.rstrip("\n")
 
 
 # --- the skills -------------------------------------------------------------------------------
@@ -357,9 +358,9 @@ def test_skill_data_commands_run(home, tmp_path):
 
 
 def test_package_ships_what_the_repo_shows():
-    assert (ROOT / "skills").resolve() == install.SKILLS_DIR.resolve()
-    assert not install.SKILLS_DIR.is_symlink()  # a plugin loads no folder linked from outside it
-    assert (ROOT / "CLAUDE.md.example").read_text() == (install.TEMPLATES / "CLAUDE.md.example").read_text()
+    assert (ROOT / "skills").resolve() == claude_code.SKILLS_DIR.resolve()
+    assert not claude_code.SKILLS_DIR.is_symlink()  # a plugin loads no folder linked from outside it
+    assert (ROOT / "CLAUDE.md.example").read_text() == (claude_code.TEMPLATES / "CLAUDE.md.example").read_text()
 
 
 def test_uninstall_keeps_a_skills_folder_with_the_users_own_skills(home):

@@ -11,7 +11,8 @@ import sys
 from pathlib import Path
 
 import epimem
-from epimem.claude import install, wiring
+from epimem.agents import claude_code as install
+from epimem.agents import wiring
 
 ROOT = Path(__file__).resolve().parents[2]
 PLUGIN = install.TEMPLATES / "plugin"

@@ -133,7 +133,7 @@ def test_session_start(cli, v):
     assert not r["counted"] and r["count"] == 1
     r = cli("--vault", v, "--today", "2027-01-15", "session", "start", "--json").json()
     assert r["dormant"] and r["dormant_days"] == 46 and r["review_due"]
-    assert cli("--vault", v, "session", "start", "--source", "wake").code == 1
+    assert cli("--vault", v, "session", "start", "--source", "wake").code == 2  # not one of the sources
 
 
 def test_history_diff_undo_commit_validate(cli, v):
@@ -153,14 +153,17 @@ def test_history_diff_undo_commit_validate(cli, v):
     r = cli("--vault", v, "validate")
     assert r.code == 1 and r.out.startswith("beliefs/prefers-small-prs.md:6: 'permanence' must be one of")
     r = cli("--vault", v, "belief", "list")
-    assert "skipped beliefs/prefers-small-prs.md:6" in r.err
+    # Rule 21: readers show the file as last committed, and say why the edit is not shown.
+    assert ("beliefs/prefers-small-prs.md: an edit was refused, so it is shown as last committed: "
+            "line 6: 'permanence' must be one of") in r.err
+    assert "0.55 → " in r.out and "durable" in r.out
 
 
 def test_errors_are_messages_not_tracebacks(cli, tmp_path):
     r = cli("--vault", tmp_path / "none", "belief", "list")
     assert r.code == 1 and "no vault at" in r.err and "Traceback" not in r.err
     r = cli("--today", "someday", "--vault", tmp_path / "none", "belief", "list")
-    assert r.code == 1 and "--today must be a date" in r.err
+    assert r.code == 2 and "--today must be a date" in r.err
 
 
 def test_console_script_help_is_fast_and_light():
@@ -204,7 +207,7 @@ def test_closed_filters_refuse_a_typo(cli, v):
     for args in (("belief", "list", "--status", "activ"), ("belief", "list", "--permanence", "forever"),
                  ("tensions", "--status", "open")):
         r = cli("--vault", v, *args)
-        assert r.code == 1 and "must be one of" in r.err and not r.out, args
+        assert r.code == 2 and "must be one of" in r.err and not r.out, args  # a usage mistake (docs/cli.md)
     assert cli("--vault", v, "belief", "list", "--status", "all", "--json").json()["beliefs"]
 
 
@@ -268,7 +271,7 @@ def test_the_cli_names_the_flag_where_the_api_names_the_field(cli, v):
     assert r.code == 1 and "epimem: error: --title is required" in r.err
     r = cli("--vault", v, "belief", "add", "--title", "t", "--statement", "s", "--kind", "trait",
             "--basis", "hunch", "--permanence", "stable")
-    assert r.code == 1 and "epimem: error: --basis must be one of" in r.err
+    assert r.code == 2 and "epimem: error: --basis must be one of" in r.err  # the parser knows the list
     r = cli("--vault", v, "diff", "--since", "last tuesday")
     assert r.code == 1 and "--since 'last tuesday' is neither a revision nor a date" in r.err
 

@@ -8,7 +8,6 @@ import re
 from datetime import date
 
 import pytest
-import typer
 
 from epimem.core import vocabulary as vocab
 
@@ -97,33 +96,32 @@ def test_observe_reads_a_batch_with_input_and_prints_json_only_when_asked(cli, s
     assert r.code == 0 and r.json()["observations"][0]["duplicate"] is True
     assert "deprecated" in r.err and "--input" in r.err
     r = cli("--vault", v, "observe", "stray")
-    assert r.code == 1 and "--input FILE|-" in r.err
+    assert r.code == 2 and "--input FILE|-" in r.err
 
 
-def _options(cmd, path=()):
-    """Every (command, option) of the CLI (Typer ships its own click: duck types, not isinstance)."""
-    if hasattr(cmd, "commands"):
-        for name, sub in cmd.commands.items():
-            yield from _options(sub, path + (name,))
-    else:
-        for p in cmd.params:
-            if p.param_type_name == "option":
-                yield " ".join(path), p
+def _options():
+    """Every (command, option) of the CLI, from the one declaration."""
+    from epimem.cli.dispatch import load_all
+    from epimem.cli.spec import COMMANDS
+
+    load_all()
+    for path, cmd in COMMANDS.items():
+        for o in cmd.options:
+            if not o.positional:
+                yield " ".join(path), o
 
 
 def test_every_json_option_is_an_output_switch_and_budgets_name_their_unit():
-    from epimem.cli import app
-
-    opts = list(_options(typer.main.get_command(app)))
-    json_opts = [(c, p) for c, p in opts if "--json" in p.opts]
+    opts = list(_options())
+    json_opts = [(c, p) for c, p in opts if "--json" in p.flags]
     assert len(json_opts) > 20
     for c, p in json_opts:
         assert p.is_flag, f"`{c} --json` takes a value"
     for c, p in opts:
-        if any("budget" in o for o in p.opts) and not p.hidden:
-            assert p.opts == ["--budget-tokens"], (c, p.opts)
-        assert not {"--output-json", "--report-json"} & set(p.opts), c
-    budgeted = {c for c, p in opts if "--budget-tokens" in p.opts}
+        if any("budget" in o for o in p.flags) and not p.hidden:
+            assert p.flags == ("--budget-tokens",), (c, p.flags)
+        assert not {"--output-json", "--report-json"} & set(p.flags), c
+    budgeted = {c for c, p in opts if "--budget-tokens" in p.flags}
     assert budgeted == {"recall", "hook session-start", "skill observe"}
 
 
@@ -135,24 +133,25 @@ def test_recall_budget_tokens_and_its_old_spelling_agree(cli, sample_vault):
 
 
 def test_hook_budget_is_tokens_with_the_character_forms_deprecated(monkeypatch, tmp_path):
+    from epimem.api import context
     from epimem.claude import hook
 
     monkeypatch.setattr(hook, "_log_root", str(tmp_path))
     monkeypatch.delenv("EPIMEM_HOOK_BUDGET", raising=False)
     monkeypatch.delenv("EPIMEM_HOOK_BUDGET_TOKENS", raising=False)
-    assert hook._budget({}) == hook.DEFAULT_BUDGET == hook.DEFAULT_BUDGET_TOKENS * hook.CHARS_PER_TOKEN
-    assert hook._budget({"budget-tokens": "200"}) == 200 * hook.CHARS_PER_TOKEN
-    assert hook._budget({"budget-tokens": "100000"}) == hook.MAX_CHARS
+    assert hook._budget() == hook.DEFAULT_BUDGET == context.DEFAULT_BUDGET_TOKENS * context.CHARS_PER_TOKEN
+    assert hook._budget(tokens="200") == 200 * hook.CHARS_PER_TOKEN
+    assert hook._budget(tokens="100000") == hook.MAX_CHARS
     monkeypatch.setenv("EPIMEM_HOOK_BUDGET_TOKENS", "100")
-    assert hook._budget({}) == 100 * hook.CHARS_PER_TOKEN
-    assert hook._budget({"budget-tokens": "50"}) == 50 * hook.CHARS_PER_TOKEN  # the flag wins
+    assert hook._budget() == 100 * hook.CHARS_PER_TOKEN
+    assert hook._budget(tokens="50") == 50 * hook.CHARS_PER_TOKEN  # the flag wins
     monkeypatch.delenv("EPIMEM_HOOK_BUDGET_TOKENS")
-    assert hook._budget({"budget": "600"}) == 600  # characters, as before
+    assert hook._budget(chars="600") == 600  # characters, as before
     monkeypatch.setenv("EPIMEM_HOOK_BUDGET", "700")
-    assert hook._budget({}) == 700
+    assert hook._budget() == 700
     log = (tmp_path / ".epimem" / "hook.log").read_text()
     assert "--budget (characters) is deprecated" in log and "EPIMEM_HOOK_BUDGET (characters) is deprecated" in log
-    assert hook._budget({"budget-tokens": "lots"}) == hook.DEFAULT_BUDGET
+    assert hook._budget(tokens="lots") == hook.DEFAULT_BUDGET
 
 
 def test_similar_beliefs_say_why_with_recalls_object():

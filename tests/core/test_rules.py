@@ -319,8 +319,8 @@ def test_one_scope_rule(scope, project, expected):
 
 
 def test_belief_list_recall_and_the_hook_share_the_scope_rule(tmp_path):
+    from epimem.api import context
     from epimem.api.memory import Filters
-    from epimem.claude import hook
     from epimem.recall import items, rank
 
     proj = str(tmp_path / "code" / "billing")
@@ -330,7 +330,7 @@ def test_belief_list_recall_and_the_hook_share_the_scope_rule(tmp_path):
         assert Filters(scope=proj).match(b, 0.5) is wanted, scope
         assert rank.scope_matches(items.from_belief(b).scope, proj) is wanted, scope
         if scope != "global":
-            assert hook.scope_matches(scope, proj, proj) is wanted, scope
+            assert context.scope_matches(scope, proj, proj) is wanted, scope
 
 
 def test_the_record_is_the_models_fields_in_order():

@@ -96,3 +96,19 @@ def test_a_broken_cache_is_ignored_and_rewritten(mvault):
     answers = session(mvault, INIT, INITIALIZED, LIST, expect=2)
     assert sorted(m["id"] for m in answers) == [1, 2]
     assert len(cache(mvault)["answers"]) == 2
+
+
+def test_a_ping_is_answered_before_the_sdk_has_loaded_and_only_once(mvault, tmp_path):
+    from epimem.mcp.stdio import Handshake
+
+    h = Handshake(tmp_path / "none.json", "stamp")
+    ping = {"jsonrpc": "2.0", "id": 7, "method": "ping"}
+    assert h.on_request(ping) == {"jsonrpc": "2.0", "id": 7, "result": {}}
+    assert h.on_answer({"jsonrpc": "2.0", "id": 7, "result": {}}) is False  # the SDK's own is not sent twice
+    assert h.answers == {} and not (tmp_path / "none.json").exists()  # nothing kept for it
+    h.sdk_ready = True
+    assert h.on_request({**ping, "id": 8}) is None  # the SDK answers once it is there
+    # and over the wire: one answer per request
+    answers = session(mvault, INIT, INITIALIZED, {**ping, "id": 2}, LIST | {"id": 3}, expect=3)
+    assert sorted(m["id"] for m in answers) == [1, 2, 3]
+    assert {m["id"]: m for m in answers}[2]["result"] == {}

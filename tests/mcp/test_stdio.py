@@ -81,3 +81,17 @@ def test_a_client_killed_mid_call_leaves_a_whole_vault(mvault):
     assert git(mvault, "status", "--porcelain") == ""
     assert not (mvault / ".git" / "index.lock").exists()
     assert not list(mvault.rglob("*.epimem-*.tmp"))
+
+
+def test_it_exits_when_the_client_hangs_up(mvault):
+    """Clients wait for the server to exit after closing its stdin (`gemini mcp list` shows a slow one
+    as disconnected). The SDK keeps its copy of stdout open after it returns, so the answers' relay
+    must not wait for that pipe's end: with the SDK loaded, the exit takes what the SDK's own takes,
+    far below the 10 s the relay once waited for."""
+    p = spawn(mvault)
+    send(p, INIT, INITIALIZED, {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                                "params": {"name": "describe", "arguments": {}}})
+    answers = [json.loads(p.stdout.readline()) for _ in range(2)]  # the SDK is loaded once a tool answered
+    assert {a["id"] for a in answers} == {1, 2}
+    p.stdin.close()
+    assert p.wait(timeout=8) == 0

@@ -40,7 +40,7 @@ def test_each_mode_on_the_sample_vault(cli, sample_vault, mode):
 
 def test_json_and_markdown_together_is_refused(cli, sample_vault):
     r = cli("--vault", sample_vault, "mirror", "audit", "--json", "--markdown")
-    assert r.code == 1 and "choose one of --json and --markdown" in r.err
+    assert r.code == 2 and "choose one of --json and --markdown" in r.err  # a usage mistake (docs/cli.md)
 
 
 def test_audit_record_writes_a_review_and_resets_the_counter(cli, sample_vault):
@@ -119,10 +119,10 @@ def test_gut_check_answers_complete_a_review(cli, sample_vault):
 
 def test_answer_retire_and_bad_input(cli, sample_vault):
     r = cli("--vault", sample_vault, "mirror", "answer", "small-pull-requests", "--verdict", "maybe")
-    assert r.code == 1 and "--verdict must be true, false or unsure" in r.err
+    assert r.code == 2 and "--verdict must be one of true, false, unsure, not 'maybe'" in r.err
     r = cli("--vault", sample_vault, "mirror", "answer", "small-pull-requests", "--verdict", "true",
             "--retire")
-    assert r.code == 1 and "--retire goes with --verdict false" in r.err
+    assert r.code == 2 and "--retire goes with --verdict false" in r.err
     r = cli("--vault", sample_vault, "mirror", "answer", "no-such-belief", "--verdict", "true")
     assert r.code == 1 and "no-such-belief" in r.err
     r = cli("--vault", sample_vault, "mirror", "answer", "../epistemology", "--verdict", "true")

@@ -284,12 +284,12 @@ def test_cli_page_writes_the_file(hv, tmp_path):
 
 
 def test_an_unchanged_vaults_page_is_written_before_the_cli_is_imported(hv, tmp_path):
-    """`epimem mirror page` on an unchanged vault: the cached bytes, without Typer, Jinja2 or the
-    note parser; after a hand edit, the CLI builds the page again."""
+    """`epimem mirror page` on an unchanged vault: the cached bytes, without Jinja2, the note
+    parser or the API; after a hand edit, the page is built again."""
     built = build(_mem(hv))
     out = tmp_path / "fast.html"
     probe = ("import sys; from epimem.__main__ import main; rc = main(sys.argv[1:]); "
-             "print(sorted(m for m in ('typer', 'jinja2', 'yaml', 'git', 'epimem.cli', 'epimem.core.notes') "
+             "print(sorted(m for m in ('jinja2', 'yaml', 'git', 'epimem.api.memory', 'epimem.core.notes') "
              "if m in sys.modules)); sys.exit(rc)")
     env = {**os.environ, "PYTHONPATH": str(WT), "EPIMEM_TODAY": "2026-11-30"}
 
@@ -304,10 +304,10 @@ def test_an_unchanged_vaults_page_is_written_before_the_cli_is_imported(hv, tmp_
     r = run(f"--out={out}", "--top", "30")  # the default, spelled out: the same page
     assert "from the cache" in r.stdout and r.stdout.strip().endswith("[]"), r.stdout
     r = run("--out", str(out), "--top", "2")  # another page: built by the CLI
-    assert r.returncode == 0 and "from the cache" not in r.stdout and "typer" in r.stdout
+    assert r.returncode == 0 and "from the cache" not in r.stdout and "jinja2" in r.stdout
     _edit(hv / "beliefs" / "sql-over-orm.md", "title: ", "title: Eeee ")
     r = run("--out", str(out))
-    assert r.returncode == 0 and "from the cache" not in r.stdout and "typer" in r.stdout
+    assert r.returncode == 0 and "from the cache" not in r.stdout and "jinja2" in r.stdout
     assert "Eeee " in out.read_text(encoding="utf-8")
     r = run("--out", str(out), "--top", "0")  # a bad option: the CLI says what is wrong
     assert r.returncode != 0 and "--top" in r.stderr

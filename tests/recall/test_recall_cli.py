@@ -120,62 +120,66 @@ def test_fresh_process(root):
     assert out.returncode == 0 and json.loads(out.stdout)["results"][0]["id"] == "conventional-commits"
 
 
-@pytest.mark.parametrize("args", [
-    ["commit messages"],
-    ["commit messages", "--json", "-n", "3", "--kind", "convention", "--kind", "workflow", "--scope=billing"],
-    ["--observations", "tests", "--min-confidence", "0.3", "--since", "2026-01-01", "--budget-tokens", "80"],
-    ["--queries", "-", "--no-sync", "--mode", "keyword", "--inactive", "--budget", "5"],
+@pytest.mark.parametrize("args, expected", [
+    (["commit messages"], {"query": "commit messages", "limit": 5, "kind": [], "mode": "fused"}),
+    (["commit messages", "--json", "-n", "3", "--kind", "convention", "--kind", "workflow", "--scope=billing"],
+     {"as_json": True, "limit": 3, "kind": ["convention", "workflow"], "scope": "billing"}),
+    (["--observations", "tests", "--min-confidence", "0.3", "--since", "2026-01-01", "--budget-tokens", "80"],
+     {"query": "tests", "observations": True, "min_confidence": 0.3, "since": "2026-01-01", "budget": 80}),
+    (["--queries", "-", "--no-sync", "--mode", "keyword", "--inactive", "--budget", "5"],
+     {"query": None, "queries": "-", "no_sync": True, "mode": "keyword", "inactive": True, "old_budget": 5}),
+    (["-n5", "--", "-x"], {"query": "-x", "limit": 5}),
 ])
-def test_the_fast_path_passes_what_typer_passes(args, root, monkeypatch):
-    """`epimem recall` parsed by cli.fast and by Typer (made from the same OPTIONS) reach the same call."""
-    from epimem.cli import recall_query
-    from epimem.cli.main import run as typer_run
+def test_recall_parses_every_spelling_into_its_call(args, expected, monkeypatch):
+    from epimem.cli.dispatch import load
+    from epimem.cli.spec import COMMANDS, parse
 
-    seen = []
-    monkeypatch.setattr(recall_query, "run", lambda vault, today, **kw: seen.append((vault, today, kw)))
     monkeypatch.setenv("EPIMEM_EMBEDDER", "wordllama")
-    assert recall_query.fast_main(["--vault", str(root), "--today", "2026-11-30"], list(args)) == 0
-    assert typer_run(["--vault", str(root), "--today", "2026-11-30", "recall", *args]) == 0
-    assert len(seen) == 2 and seen[0] == seen[1]
-    assert seen[0][2]["embedder"] == "wordllama"
+    load("recall")
+    kw = parse(COMMANDS[("recall",)], list(args))
+    assert {k: kw[k] for k in expected} == expected
+    assert kw["embedder"] == "wordllama"  # the environment fills what the line leaves out
 
 
-@pytest.mark.parametrize("args", [["--help"], ["x", "--limit", "0"], ["x", "--limit", "many"], ["x", "--frob"],
-                                  ["x", "y"], ["x", "--json=yes"], ["x", "--scope"], ["--", "-x"]])
-def test_what_the_fast_path_does_not_parse_goes_to_typer(args):
-    from epimem.cli import recall_query
-    from epimem.cli.fast import parse
+@pytest.mark.parametrize("args, says", [
+    (["x", "--limit", "0"], "--limit must be at least 1, not 0"),
+    (["x", "--limit", "many"], "--limit must be a whole number, not 'many'"),
+    (["x", "--frob"], "no option --frob"),
+    (["x", "y"], "unexpected argument 'y'"),
+    (["x", "--json=yes"], "--json takes no value"),
+    (["x", "--scope"], "--scope needs a value"),
+    (["x", "--mode", "fuzzy"], "--mode must be one of fused, keyword, semantic"),
+    ([], "give a QUERY, or --queries FILE"),
+])
+def test_a_bad_recall_command_line_is_a_usage_error(cli, root, args, says):
+    r = cli("--vault", root, "recall", *args)
+    assert r.code == 2 and says in r.err and "Usage: epimem recall" in r.err, r.err
+    assert r.out == ""
 
-    assert parse(recall_query.OPTIONS, args) is None
-    assert recall_query.fast_main([], args) is None
-    assert recall_query.fast_main(["--today", "2026-02-30"], ["x"]) is None   # Typer says what is wrong
 
-
-def test_typer_still_answers_help_and_bad_values(cli, root):
+def test_recall_help_and_a_bad_today(cli, root):
     r = cli("--vault", root, "recall", "--help")
     assert r.code == 0 and "--budget-tokens N" in r.out and "--budget " not in r.out   # the old spelling is hidden
-    r = cli("--vault", root, "recall", "x", "--limit", "0")
-    assert r.code == 2 and "--limit" in r.err
     r = cli("--vault", root, "--today", "2026-02-30", "recall", "x")
-    assert r.code != 0 and "2026-02-30" in r.err
+    assert r.code == 2 and "2026-02-30" in r.err
 
 
 def test_a_failed_chroma_update_is_not_retried_by_every_recall(root):
     from epimem.recall import follow
     from epimem.recall.config import read_config
     from epimem.recall.index import Index
-    from epimem.recall.manifest import load_mirror, save_mirror
+    from epimem.recall.manifest import load_chroma_state, save_chroma_state
 
     url = f"http://127.0.0.1:{free_port()}"
     ix = Index(root, read_config(root, chroma_url=url), chroma="later")
     ix.rebuild("test")
     ix.chroma_mode = "background"
     assert follow.main([str(root), "--chroma-url", url]) == 1
-    assert load_mirror(ix.paths).get("error_at")
+    assert load_chroma_state(ix.paths).get("error_at")
     spawned = []
     ix.update_chroma_later = lambda: spawned.append(1)   # type: ignore[method-assign]
     assert ix.sync().action == "unchanged" and spawned == []
-    m = load_mirror(ix.paths)
+    m = load_chroma_state(ix.paths)
     m["error_at"] -= 3600                                  # an hour ago: try again
-    save_mirror(ix.paths, m)
+    save_chroma_state(ix.paths, m)
     assert ix.sync().chroma == "pending" and spawned == [1]

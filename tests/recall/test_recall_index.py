@@ -341,11 +341,11 @@ def test_a_one_file_sync_marks_only_that_files_items_for_chroma(root):
     and every other row keeps its vector; update_chroma then applies just those."""
     import numpy as np
 
-    from epimem.recall.manifest import load_mirror
+    from epimem.recall.manifest import load_chroma_state
 
     ix = Index(root)
     ix.rebuild()
-    assert ix.chroma_pending() == 0 and load_mirror(ix.paths)["dirty"] == {}
+    assert ix.chroma_pending() == 0 and load_chroma_state(ix.paths)["dirty"] == {}
     before = ix.load()
     vec_before = {k: np.array(before.vectors.matrix[r]) for k, r in before.table.row_of.items()}
     obs_file = root / "observations" / "2026-11.md"
@@ -357,7 +357,7 @@ def test_a_one_file_sync_marks_only_that_files_items_for_chroma(root):
     later = Index(root, chroma="later")
     rep = later.sync()
     assert rep.action == "synced" and rep.files_changed == ["observations/2026-11.md"] and rep.chroma == "pending"
-    dirty = set(load_mirror(ix.paths)["dirty"])
+    dirty = set(load_chroma_state(ix.paths)["dirty"])
     assert "o/obs-20261120-eeee" in dirty and dirty <= keys_in_file | {"o/obs-20261120-eeee"}
     after = later.load()
     for k, v in vec_before.items():
@@ -393,7 +393,7 @@ def test_an_inline_sync_does_not_wait_for_another_chroma_update(root):
     ix = Index(root)
     ix.rebuild()
     write_belief(root, make_belief("pairs-on-incidents", "Pairs during incidents", "Pairs when production is down."))
-    with VaultLock(ix.paths.mirror_lock, timeout=5):
+    with VaultLock(ix.paths.chroma_lock, timeout=5):
         rep = Index(root).sync()
     assert rep.action == "synced" and rep.chroma == "pending" and ix.chroma_pending() == 1
     again = Index(root).sync()

@@ -74,7 +74,7 @@ def test_passes_each_filter():
     assert yes(since="2026-11-01") and not yes(since="2026-11-02")
     assert yes(until="2026-11-01") and not yes(until="2026-10-31")
     retired = belief("r", status="retired")
-    assert not passes(retired, Filters(), TODAY) and passes(retired, Filters(include_inactive=True), TODAY)
+    assert not passes(retired, Filters(), TODAY) and passes(retired, Filters.make(include_inactive=True), TODAY)
 
 
 def test_observations_inherit_belief_filters_from_what_they_connect():

@@ -10,7 +10,7 @@ from datetime import date
 import pytest
 from vaults import count_sessions
 
-from epimem.claude import hook
+from epimem.api import context as hook  # the session context's one rendering (the hook's)
 from epimem.core.errors import Conflict, InputError
 from epimem.core.notes import parse_belief, render_belief
 from epimem.mirror.gutcheck import answer
@@ -152,7 +152,7 @@ def test_now_names_what_holds_instead_in_the_users_words(cli, berlin):
     assert (b.basis, b.confidence, b.statement, b.supersedes) == ("self-report", 0.40, "Lives in Lisbon",
                                                                   ("lives-in-berlin",))
     r = cli("--vault", berlin.root, "mirror", "answer", "lives-in-lisbon", "--verdict", "true", "--now", "x")
-    assert r.code == 1 and "--now goes with --verdict false" in r.err
+    assert r.code == 2 and "--now goes with --verdict false" in r.err  # a usage mistake (docs/cli.md)
 
 
 def test_recall_names_the_open_question(berlin):

@@ -74,7 +74,7 @@ def test_unchanged_files_are_not_parsed_again(vault, monkeypatch):
         os.utime(p, ns=(old, old))  # settled files
     context.refresh_context(root, TODAY)
     calls = []
-    monkeypatch.setattr(context, "_row", lambda path, bid: calls.append(bid) or None)
+    monkeypatch.setattr(context, "_row", lambda reader, path, bid: calls.append(bid) or (None,))
     context.refresh_context(root, TODAY)
     assert calls == []
     write(root, 4, belief_text(4, 0.7))
@@ -91,8 +91,8 @@ def test_fold_of_one_write_and_the_next_one_moving_up(vault):
     sig = context.signature(root)
     # a write raises one belief: folded in, no scan
     b = parse_belief((root / "beliefs" / "b020.md").read_text(), "b020")
-    write(root, 20, belief_text(20, 0.95))
-    c = context.update_context(root, [replace(b, confidence=0.95)], vault.params, TODAY, sig)
+    write(root, 20, belief_text(20, 0.90))
+    c = context.update_context(root, [replace(b, confidence=0.90)], vault.params, TODAY, sig)
     assert c["global"][0]["id"] == "b020" and len(c["global"]) == context.PER_SCOPE
     # retiring the strongest: the 51st belief takes the free place
     sig = context.signature(root)

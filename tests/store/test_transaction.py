@@ -137,12 +137,12 @@ def test_importers_keep_the_hook_cache_current(vault, tmp_path):
 
 def test_record_commits_what_is_already_there_and_refreshes_the_cache(vault):
     (vault.root / "beliefs/likes-tea.md").write_text(BELIEF)
-    res = tx.record(vault.root, lambda: tx.Staged(tx.Commit("edit: by hand", "edit"), ("beliefs/likes-tea.md",),
+    res = tx.adopt(vault.root, lambda: tx.Staged(tx.Commit("edit: by hand", "edit"), ("beliefs/likes-tea.md",),
                                                   value=42))
     assert res.commit and res.value == 42 and log(vault.root)[0] == "edit: by hand" and status(vault.root) == ""
     cache = context_cache.read_context_cache(vault.root)
     assert "likes-tea" in [r["id"] for r in cache["global"]]
-    assert tx.record(vault.root, lambda: None).commit is None
+    assert tx.adopt(vault.root, lambda: None).commit is None
 
 
 def test_a_failed_undo_commit_leaves_the_work_tree_as_it_was(vault, monkeypatch):

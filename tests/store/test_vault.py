@@ -104,7 +104,7 @@ def test_atomic_write_refuses_to_overwrite_a_concurrent_edit(tmp_path):
 
 
 def test_epistemology_md_has_one_reader_for_rules_and_settings(tmp_path, monkeypatch):
-    from epimem.cli.mirror import _configured_model
+    from epimem.api.mirror import _configured_model
     from epimem.recall.config import read_config
 
     monkeypatch.delenv("EPIMEM_EMBEDDER", raising=False)

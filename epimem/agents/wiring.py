@@ -1,11 +1,13 @@
-"""How epimem is wired into Claude Code: by settings.json hooks, or by the plugin. Never both.
+"""What is epimem's in an agent's config, and how epimem is wired into Claude Code.
 
-Both ways put the same SessionStart hook in place, and Claude Code runs every hook it finds
-(docs/claude-code.md), so with both a session would be counted twice. Each way detects the other:
-the settings installer refuses while the plugin is enabled, and the plugin's hook (run as
-`epimem hook session-start --via plugin`) stands down when a settings hook of epimem's is there.
+`hook_role` knows a hook handler of epimem's in any agent's config, by its command. Claude Code
+is wired by settings.json hooks or by the plugin, never both: both put the same SessionStart hook
+in place, and Claude Code runs every hook it finds (docs/claude-code.md), so with both a session
+would be counted twice. Each way detects the other: the settings installer refuses while the
+plugin is enabled, and the plugin's hook (run as `epimem hook session-start --via plugin`) stands
+down when a settings hook of epimem's is there.
 
-Stdlib only and cheap: the session-start hook calls `settings_hook_present` on every run.
+Stdlib only and cheap: the plugin's session-start hook calls `settings_hook_present` on every run.
 """
 
 from __future__ import annotations
@@ -26,6 +28,13 @@ def claude_dir() -> Path:
     return Path(d).expanduser() if d else Path.home() / ".claude"
 
 
+def claude_json() -> Path:
+    """Claude Code's `.claude.json` (the user's MCP servers, the file `claude mcp add --scope user`
+    edits): beside `~/.claude`, or inside CLAUDE_CONFIG_DIR when that is set."""
+    d = os.environ.get("CLAUDE_CONFIG_DIR")
+    return (Path(d).expanduser() if d else Path.home()) / ".claude.json"
+
+
 def settings_files(project: str | os.PathLike | None = None) -> list[Path]:
     """The settings files Claude Code merges for a session in `project` (user, project, local)."""
     files = [claude_dir() / "settings.json"]
@@ -43,11 +52,15 @@ def _load(path: Path) -> dict:
     return data if isinstance(data, dict) else {}
 
 
+GLOBAL_OPTIONS = ("--vault", "--today")  # what may come between the program and `hook`
+
+
 def hook_role(handler: Any) -> str | None:
     """`session-start` / `session-end` when `handler` is epimem's, else None.
 
-    Ours is a command whose program is `epimem` (any path) followed by `hook ROLE`: the shell
-    string every Claude Code version runs, or the `"args"` form older epimem wrote.
+    Ours is a command whose program is `epimem` (any path), or `python -m epimem`, followed by the
+    global options and `hook ROLE`: the shell string every agent runs, or the `"args"` form an
+    older epimem wrote for Claude Code.
     """
     if not isinstance(handler, dict) or not isinstance(handler.get("command"), str):
         return None
@@ -59,9 +72,16 @@ def hook_role(handler: Any) -> str | None:
             words = shlex.split(handler["command"])
         except ValueError:
             return None
-    if len(words) >= 3 and os.path.basename(words[0]) == "epimem" and words[1] == "hook" \
-            and words[2].startswith("session-"):
-        return words[2]
+    if words and os.path.basename(words[0]) == "epimem":
+        i = 1
+    elif words[1:3] == ["-m", "epimem"] and os.path.basename(words[0]).startswith("python"):
+        i = 3
+    else:
+        return None
+    while i < len(words) and words[i].partition("=")[0] in GLOBAL_OPTIONS:
+        i += 1 if "=" in words[i] else 2
+    if words[i:i + 1] == ["hook"] and i + 1 < len(words) and words[i + 1].startswith("session-"):
+        return words[i + 1]
     return None
 
 
