@@ -8,11 +8,13 @@
         model=..., max_tokens=..., messages=[...], tools=[memory])
 
 The model sees `/memories` as files (`memory_files`): `README.md` (how this memory works),
-`context.md` (what a session starts with), `beliefs/<id>.md` and `tensions/<id>.md`. None of them
-is a file it can overwrite: what `create`, `str_replace` and `insert` add becomes observations
-through `Memory.observe` — the write path of `epimem observe` and MCP's `observe` — and `delete`
-and `rename` become proposals the user decides on (`Memory.propose`). Everything the rules refuse
-comes back as a tool error that says why and what to do instead.
+`context.md` (what a session starts with, `api/context`), `beliefs/<id>.md` and
+`tensions/<id>.md`, read as every reader reads them (redacted; a hand edit that breaks a rule
+shown as last committed, with its line). None of them is a file it can overwrite: what
+`create`, `str_replace` and `insert` add becomes observations through `Memory.observe` — the
+write path of `epimem observe` and MCP's `observe` — and `delete` and `rename` become proposals
+the user decides on (`Memory.propose`). Everything the rules refuse comes back as a tool error
+that says why and what to do instead.
 
 Sessions (rule 19): every tool is one session, named `session` (a fresh id by default). Its
 observations move a belief at most one step a day unless the app says that this conversation is
@@ -47,13 +49,13 @@ from ..api import review
 from ..api.memory import Memory
 from ..api.memory import open as open_vault
 from ..api.results import ObserveReport, SessionReport
-from ..core import kernel, rules
+from ..core import kernel
 from ..core.errors import EpimemError, NotFound
 from ..core.ids import IdError, check_id, check_tension_id
-from ..core.model import Belief
+from ..core.model import Belief, Refused
 from ..core.record import view as belief_view
 from . import memory_files as files
-from .memory_files import ROOT, Line, Refused
+from .memory_files import ROOT, Line
 
 SOURCE = "memory-tool"
 # A system prompt line for the app (the API adds the memory tool's own protocol): what this memory is.
@@ -137,39 +139,52 @@ class _Vault:
 
     # -- what there is
     def beliefs(self) -> list[Belief]:
-        return sorted(self.mem.beliefs(status="active", scope=self.tool.scope), key=lambda b: b.id)
+        return self.mem.beliefs(status="active", scope=self.tool.project)  # in id order, as a folder lists
 
-    def belief(self, belief_id: str) -> Belief | None:
+    def belief(self, belief_id: str) -> tuple[Belief, Refused | None] | None:
         try:
-            return self.mem.belief(belief_id)
+            return self.mem.shown_belief(belief_id)
         except NotFound:
             return None
 
     def tensions(self) -> list:
-        return sorted((t for t in self.mem.tensions() if t.status in OPEN), key=lambda t: t.id)
+        return [t for t in self.mem.tensions() if t.status in OPEN]
 
     # -- the files
-    def belief_lines(self, b: Belief) -> list[Line]:
+    def belief_lines(self, b: Belief, refused: Refused | None = None) -> list[Line]:
         v = belief_view(b, self.today, self.params, True)
-        return files.belief_file(v, rules.tier(b.confidence, b.basis, self.params))
+        return files.belief_file(v, self.params.tier(b.confidence, b.basis),
+                                 f"an edit of this file was refused, so it is shown as last committed: {refused.why}"
+                                 if refused is not None else "")
+
+    def tier(self, b: Belief) -> str:
+        return str(belief_view(b, self.today, self.params, False)["tier"])
 
     def tension_lines(self, t) -> list[Line]:
         from ..api.shapes import tension_json
 
-        b = self.belief(t.belief)
-        return files.tension_file(tension_json(t), f"“{b.title}”" if b is not None else "no longer held")
+        shown = self.belief(t.belief)
+        return files.tension_file(tension_json(t), f"“{shown[0].title}”" if shown is not None else "no longer held")
 
     def readme(self) -> list[Line]:
         return files.readme(self.params.observations_per_session, review.required(self.mem))
+
+    def context(self) -> list[Line]:
+        from ..api.context import session_context
+
+        text = session_context(str(self.mem.root), self.tool.cwd, self.today)
+        return [Line(s, "guide") for s in text.split("\n")]
 
     def file(self, parts: tuple[str, ...]) -> list[Line] | None:
         """The lines of the file at `parts`, or None when there is no such file."""
         if parts == ("README.md",):
             return self.readme()
+        if parts == ("context.md",):
+            return self.context()
         if len(parts) == 2 and parts[0] == "beliefs":
             bid = _belief_id(parts[1])
-            b = self.belief(bid) if bid else None
-            return self.belief_lines(b) if b is not None else None
+            shown = self.belief(bid) if bid else None
+            return self.belief_lines(*shown) if shown is not None else None
         if len(parts) == 2 and parts[0] == "tensions":
             tid = _tension_id(parts[1])
             t = next((t for t in self.mem.tensions() if t.id == tid), None) if tid else None
@@ -181,7 +196,8 @@ class _Vault:
         size = lambda lines: len(files.text_of(lines).encode())  # noqa: E731
         beliefs = [(f"{b.id}.md", size(self.belief_lines(b))) for b in self.beliefs()]
         tensions = [(f"{t.id}.md", size(self.tension_lines(t))) for t in self.tensions()]
-        return {"": [("README.md", size(self.readme()))], "beliefs": beliefs, "tensions": tensions}
+        return {"": [("README.md", size(self.readme())), ("context.md", size(self.context()))],
+                "beliefs": beliefs, "tensions": tensions}
 
 
 class EpimemMemoryTool(BetaAbstractMemoryTool):
@@ -189,11 +205,12 @@ class EpimemMemoryTool(BetaAbstractMemoryTool):
     user's default vault), under the vault's rules.
 
     `session`: this conversation's id (letters, digits, `- _ . :`; default a fresh one), the
-    session its observations count for (rule 9: at most 3). `scope`: a project whose beliefs are
-    listed beside the global ones (default: every belief). `today`: the day, for tests and
-    replays (as `--today`; rule 20 keeps writes on the machine's day)."""
+    session its observations count for (rule 9: at most 3). `project`: the project the app works
+    on, a name or a folder: `beliefs/` lists its beliefs beside the global ones (default: every
+    belief) and `context.md` has its section (default: the current directory's). `today`: the
+    day, for tests and replays (as `--today`; rule 20 keeps writes on the machine's day)."""
 
-    def __init__(self, vault: str | Path | None = None, *, session: str | None = None, scope: str | None = None,
+    def __init__(self, vault: str | Path | None = None, *, session: str | None = None, project: str | None = None,
                  today: str | date | None = None,
                  cache_control: BetaCacheControlEphemeralParam | None = None) -> None:
         super().__init__(cache_control=cache_control)
@@ -201,7 +218,10 @@ class EpimemMemoryTool(BetaAbstractMemoryTool):
         self.session = session or f"memory-{secrets.token_hex(6)}"
         if not kernel.is_session_id(self.session):
             raise ValueError("'session' must be a plain id: letters, digits and - _ . : (at most 80)")
-        self.scope = scope
+        self.project = project
+        # The context's project is a folder's (its git work tree's) name or path; a name alone matches
+        # a belief scoped by name or by a folder of that name (`kernel.scope_matches`).
+        self.cwd = project or str(Path.cwd())
         self.today = today
 
     # -- the app's side -------------------------------------------------------------------------
@@ -222,7 +242,7 @@ class EpimemMemoryTool(BetaAbstractMemoryTool):
             raise _fail(f"unknown command {name!r}; the memory tool's commands are {', '.join(COMMANDS)}")
         try:
             return str(super().execute(command))
-        except Refused as e:
+        except files.Refused as e:
             raise _fail(e.message) from None
         except EpimemError as e:
             raise _fail(str(e)) from None
@@ -303,7 +323,8 @@ class EpimemMemoryTool(BetaAbstractMemoryTool):
         other = _belief_id(target[1])
         if other == bid:
             raise _fail(f"{old_path} and {new_path} are the same file: nothing to do")
-        b = v.belief(other) if other else None
+        shown = v.belief(other) if other else None
+        b = shown[0] if shown is not None else None
         if b is not None and b.status == "active":
             t, opened = self._propose(bid, "supersede", by=b.id)
         else:
@@ -355,9 +376,10 @@ class EpimemMemoryTool(BetaAbstractMemoryTool):
                         f"{where}; something new into a file you create.")
         bid = _belief_id(parts[1])
         assert bid is not None  # v.file found it
-        b = v.belief(bid)
-        if b is not None and b.status != "active":
-            raise _fail(f"{bid} is {b.status}: it is no longer held, and evidence goes to the beliefs that are.")
+        shown = v.belief(bid)
+        if shown is not None and shown[0].status != "active":
+            raise _fail(f"{bid} is {shown[0].status}: it is no longer held, and evidence goes to the beliefs "
+                        "that are.")
         return v, lines, bid
 
     def _edit(self, v: _Vault, bid: str, before: list[Line], after: list[str]) -> str:
@@ -386,8 +408,8 @@ class EpimemMemoryTool(BetaAbstractMemoryTool):
             what = "tension" if parts[0] == "tensions" else "file"
             raise _fail(f"This {what} is epimem's own view: nothing to {verb}. " +
                         ("Only the user resolves a tension." if what == "tension" else _where()))
-        b = v.belief(bid)
-        if b is None or b.status != "active":
+        shown = v.belief(bid)
+        if shown is None or shown[0].status != "active":
             raise _fail(f"{bid} is no longer held: nothing to {verb}.")
         return bid
 
@@ -450,20 +472,17 @@ def _find_all(text: str, s: str):
 
 
 def _listing(path: str, parts: tuple[str, ...], tree: dict[str, list[tuple[str, int]]]) -> str:
-    rows: list[tuple[int, str]] = []
-
-    def folder(name: str) -> None:
+    """A folder as the SDK's own file backend lists it: by name, each folder followed by its files."""
+    def folder(name: str) -> list[tuple[int, str]]:
         entries = tree[name]
-        rows.append((sum(n for _, n in entries), f"{ROOT}/{name}/"))
-        rows.extend((n, f"{ROOT}/{name}/{e}") for e, n in entries)
+        return [(sum(n for _, n in entries), f"{ROOT}/{name}/")] + [(n, f"{ROOT}/{name}/{e}") for e, n in entries]
 
     if parts:
-        folder(parts[0])
+        rows = folder(parts[0])
         total = rows.pop(0)[0]
     else:
-        rows.extend((n, f"{ROOT}/{e}") for e, n in tree[""])
-        for name in ("beliefs", "tensions"):
-            folder(name)
+        named = [(e, [(n, f"{ROOT}/{e}")]) for e, n in tree[""]] + [(d, folder(d)) for d in ("beliefs", "tensions")]
+        rows = [row for _, group in sorted(named) for row in group]
         total = sum(n for n, p in rows if not p.endswith("/"))
     head = f"Here're the files and directories up to 2 levels deep in {path}, excluding hidden items:"
     return "\n".join([head, f"{_size(total)}\t{path}"] + [f"{_size(n)}\t{p}" for n, p in rows])
@@ -523,21 +542,18 @@ def _report(v: _Vault, report: ObserveReport) -> str:
         if r.duplicate:
             out.append(f"- already recorded ({o.id}): the same observation is kept once.")
             continue
-        if r.created and r.belief:
-            b = v.belief(r.belief)
-            tier = rules.tier(rules.effective_confidence(b, v.today, v.params), b.basis, v.params) if b else ""
-            out.append(f"- recorded as an observation ({o.id}); it proposes a new belief, “{b.title if b else ''}”, "
-                       f"{tier} for now ({ROOT}/beliefs/{r.belief}.md): only more evidence raises it.")
+        shown = v.belief(r.belief) if r.belief else None
+        if r.created and shown is not None:
+            out.append(f"- recorded as an observation ({o.id}); it proposes a new belief, “{shown[0].title}”, "
+                       f"{v.tier(shown[0])} for now ({ROOT}/beliefs/{r.belief}.md): only more evidence raises it.")
             continue
         if not r.belief:
             out.append(f"- recorded as an observation ({o.id}), not connected to a belief.")
             continue
-        b = v.belief(r.belief)
         line = f"- recorded as {o.strength} evidence of {ROOT}/beliefs/{r.belief}.md ({o.id})"
-        if b is not None and r.before is not None and r.after is not None and r.after != r.before:
+        if shown is not None and r.before is not None and r.after is not None and r.after != r.before:
             word = "up" if r.after > r.before else "down"
-            tier = rules.tier(rules.effective_confidence(b, v.today, v.params), b.basis, v.params)
-            line += f": its confidence moved {word} a step, by the rules; it is {tier} now"
+            line += f": its confidence moved {word} a step, by the rules; it is {v.tier(shown[0])} now"
         else:
             line += f": {files.without_numbers(r.reason)}"
         if r.tension:

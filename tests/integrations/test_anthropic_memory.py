@@ -110,7 +110,7 @@ def test_view_lists_the_vault_as_files_and_shows_each_with_line_numbers(mem, too
     [tension] = [t.id for t in mem.tensions()]
     assert paths == ["/memories", "/memories/README.md", "/memories/beliefs/",
                      "/memories/beliefs/prefers-small-prs.md", "/memories/beliefs/prefers-tabs.md",
-                     "/memories/tensions/", f"/memories/tensions/{tension}.md"]
+                     "/memories/context.md", "/memories/tensions/", f"/memories/tensions/{tension}.md"]
     assert [line.split("\t")[1] for line in results[1].text.splitlines()[1:]] == [
         "/memories/beliefs", "/memories/beliefs/prefers-small-prs.md", "/memories/beliefs/prefers-tabs.md"]
     shown = results[2].text
@@ -124,6 +124,29 @@ def test_view_lists_the_vault_as_files_and_shows_each_with_line_numbers(mem, too
         "     1\t# Prefers small pull requests", "     2\t", "     3\t- belief: prefers-small-prs",
         "     4\t- confidence: established — held firmly: behaviour has fitted it again and again"]
     assert "At most 3 observations" in results[4].text.replace("\n", " ")
+
+
+def test_context_md_is_what_a_session_starts_with(mem, tmp_path):
+    from datetime import date
+
+    from epimem.api.context import session_context
+
+    mem.add_belief(title="Runs the billing tests first", statement="In billing, runs its tests before a change.",
+                   kind="workflow", basis="behavioral", permanence="durable", scope="billing", confidence=0.6)
+    project = tmp_path / "code" / "billing"
+    project.mkdir(parents=True)
+    results, _ = converse(EpimemMemoryTool(mem.root, project=str(project)), [
+        {"command": "view", "path": "/memories/context.md"},
+        {"command": "view", "path": "/memories/beliefs"}])
+    shown = results[0].text
+    expected = session_context(str(mem.root), str(project), date.fromisoformat(TODAY))
+    assert shown.split("\n", 1)[1] == "\n".join(f"{n + 1:>6}\t{line}" for n, line in enumerate(
+        (expected + "\n").split("\n")))  # a file ends with a newline
+    assert "For this project (billing):" in shown and "(developing) Runs the billing tests first" in shown
+    elsewhere, _ = converse(EpimemMemoryTool(mem.root, project="webshop"),
+                            [{"command": "view", "path": "/memories/beliefs"}])
+    assert "runs-the-billing-tests-first.md" in results[1].text
+    assert "runs-the-billing-tests-first.md" not in elsewhere[0].text  # another project's belief
 
 
 def test_view_of_a_tension_and_of_what_is_not_there(mem, tool):
