@@ -54,6 +54,7 @@ from ..core.errors import EpimemError, NotFound
 from ..core.ids import IdError, check_id, check_tension_id
 from ..core.model import Belief, Refused
 from ..core.record import view as belief_view
+from ..core.redact import redact
 from . import memory_files as files
 from .memory_files import ROOT, Line
 
@@ -73,7 +74,8 @@ class MemoryToolError(ToolError):
 
 
 def _fail(message: str) -> MemoryToolError:
-    return MemoryToolError(message)
+    # Redacted as every error is (`EpimemError`): a refusal may quote what the model sent.
+    return MemoryToolError(redact(message))
 
 
 def _parts(path: Any, what: str = "path") -> tuple[str, ...]:

@@ -1,4 +1,5 @@
-"""A mock Anthropic Messages API on 127.0.0.1 for driving the real Claude Code offline.
+"""A mock Anthropic Messages API on 127.0.0.1 for driving the real Claude Code (and the anthropic
+SDK's tool runner, tests/integrations) offline.
 
 Claude Code streams: it posts to `/v1/messages?beta=true` with `stream: true` and reads
 server-sent events. The mock answers every request the same way a real server would shape it,

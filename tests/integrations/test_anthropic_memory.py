@@ -464,6 +464,13 @@ def test_clear_all_memory_and_unknown_commands_are_refused(mem, tool):
     assert observations(mem) == ()
 
 
+def test_a_refusal_quoting_a_secret_quotes_it_redacted(mem, tool):
+    results, _ = converse(tool, [{"command": "str_replace", "path": TABS, "old_str": f"token {TOKEN}",
+                                  "new_str": "x"}])
+    assert results[0].is_error and "did not appear verbatim" in results[0].text
+    assert TOKEN not in results[0].text and "[REDACTED" in results[0].text
+
+
 def test_a_session_id_must_be_plain():
     with pytest.raises(ValueError, match="plain id"):
         EpimemMemoryTool(session="../../x")
