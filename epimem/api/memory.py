@@ -39,6 +39,7 @@ from ..core.filters import Filters
 from ..core.model import Belief, Problem, Refused, Snapshot, Tension
 from ..core.params import Params
 from ..store import clock
+from ..store.files import purge_pending
 from ..store.journal import recover_if_needed
 from ..store.paths import resolve_root
 from ..store.vault import ObservationLog, Vault
@@ -66,6 +67,10 @@ class Memory:
         # Any command finishes or rolls back a change a killed process left half-made
         # (one stat when there is none), before it reads or writes anything.
         recover_if_needed(self.root, self.vault.lock())
+        if purge_pending(self.root):  # what the store cannot finish of a killed purge: recall's index
+            from . import forget as _forget
+
+            _forget.finish_if_needed(self)
 
     # -- basics ------------------------------------------------------------------
     @property
@@ -277,6 +282,19 @@ class Memory:
         """Re-apply what the last undo took back; returns (new sha, redone subject)."""
         from . import timeline as _timeline
         return _timeline.redo(self)
+
+    # -- forgetting (SPEC §15): the user's decision, planned first, confirmed, then done ----------
+    def forget_plan(self, beliefs: Iterable[str] = (), *, purge: bool = False, texts: Iterable[str] = (),
+                    remotes: str | None = None):
+        """What forgetting `beliefs` (with `purge`: from the history too; `texts`: strings typed
+        anywhere) would change: files, commits, remotes. Writes nothing; show it to the user."""
+        from . import forget as _forget
+        return _forget.plan(self, beliefs, purge=purge, texts=tuple(texts), remotes=remotes)
+
+    def forget(self, plan, *, confirm: str):
+        """Do what `plan` says; `confirm` is the plan's token, given once the user said yes."""
+        from . import forget as _forget
+        return _forget.forget(self, plan, confirm=confirm)
 
     def commit_hand_edits(self) -> tuple[str | None, list[Change], list[Problem]]:
         """Commit what the user changed by hand, with a message naming it."""

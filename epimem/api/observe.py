@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..core import kernel, rules
 from ..core.errors import Conflict, InputError, NotFound, VaultError
+from ..core.forget import forgotten_on
 from ..core.ids import IdError, check_id, slugify, text_key, unique_id
 from ..core.model import BASES, PERMANENCES, STRENGTHS, Belief, Evidence, Observation
 from ..core.notes import parse_observations, render_belief, render_observation, update_belief_text
@@ -103,6 +104,10 @@ def _observe(mem: Memory, parsed: list[tuple[Observation, dict]], params: Params
                 raise Conflict(f"observation connects to {bid}, created in the same batch; "
                                "submit it in a later call")
             text, b, key = common.read(mem, bid)
+            if forgotten_on(text) is not None:
+                raise Conflict(f"{bid} was forgotten at the user's request on {forgotten_on(text)}: nothing is "
+                               "recorded about it any more (if the user brings it up again, it is a new belief)",
+                               path=b.path)
             beliefs[bid] = (text, b, replace(b, confirmed_session=last_confirmed_in(b, today, month_obs)), key, [])
 
     def depends(extra: dict, bid: str) -> tuple[str, ...]:

@@ -140,9 +140,13 @@ def ensure_attributes(mem: Memory) -> str | None:
     return common.commit(mem, [w], "sync: merge vault files by meaning (.gitattributes)", op="setup")
 
 
-def sync(mem: Memory, remote: str | None = None, *, index: bool = True) -> SyncReport:
-    """Commit pending edits, fetch, merge by epimem's rules, push; retry once when rejected."""
+def sync(mem: Memory, remote: str | None = None, *, index: bool = True, adopt_purge: bool = False,
+         purge_texts: tuple[str, ...] = ()) -> SyncReport:
+    """Commit pending edits, fetch, merge by epimem's rules, push; retry once when rejected.
+    A purge (`epimem forget --purge`) is sent with a lease; another machine's purge is never
+    merged back from the old history here: refused, or with `adopt_purge` run here too (`api.forget`)."""
     from . import common
+    from . import forget as forgetting
 
     common.require_repo(mem)  # also: no unfinished merge, and the driver registered
     root = mem.root
@@ -165,16 +169,30 @@ def sync(mem: Memory, remote: str | None = None, *, index: bool = True) -> SyncR
             sha, _, problems = mem.commit_hand_edits()
             rep.committed = sha
             rep.notes += [f"{p} (left out of the commit)" for p in problems]
+        lease = None
+        sent, notes = forgetting.send_pending(mem, remote, branch)
+        rep.pushed, rep.notes = rep.pushed or sent, rep.notes + notes
         for attempt in (1, 2):
             _fetch(g, remote, branch)
             theirs = f"{remote}/{branch}"
             if _has_ref(g, theirs):
                 outgoing, incoming = (int(x) for x in g.out("rev-list", "--left-right", "--count",
                                                             f"HEAD...{theirs}").split())
+                # Only what comes in can bring a purge, or the history before one (`api.forget.follow`).
+                followed = forgetting.follow(mem, remote, branch, theirs, adopt_purge=adopt_purge,
+                                             texts=purge_texts) if incoming else None
+                if followed is not None:
+                    lease, start = followed.lease or lease, ""  # the old HEAD is gone with the old history
+                    rep.notes += followed.notes
+                    outgoing, incoming = (int(x) for x in g.out("rev-list", "--left-right", "--count",
+                                                                f"HEAD...{theirs}").split())
                 if incoming:
+                    before = g.out("rev-parse", "HEAD")
                     _merge(mem, g, rep, remote, branch, incoming)
                     # a fast-forward leaves nothing to send; a merge sends ours and the merge commit
                     outgoing = 0 if rep.merged == "fast-forward" else outgoing + 1
+                    if forgetting.reforget(mem, _merged_paths(g, before)):
+                        outgoing += 1
                     from .tensions import close_orphans
 
                     if close_orphans(mem):  # a belief retired there, a tension opened on it here
@@ -186,9 +204,12 @@ def sync(mem: Memory, remote: str | None = None, *, index: bool = True) -> SyncR
             rep.outgoing = outgoing
             if outgoing == 0:
                 break
-            push = g.run("push", "--porcelain", remote, f"HEAD:refs/heads/{branch}", check=False)
+            with_lease = [f"--force-with-lease=refs/heads/{branch}:{lease}"] if lease else []
+            push = g.run("push", "--porcelain", *with_lease, remote, f"HEAD:refs/heads/{branch}", check=False)
             if push.returncode == 0:
                 rep.pushed = True
+                if lease:
+                    forgetting.sent(mem, remote)
                 if not _upstream_remote(g, branch):
                     g.run("branch", f"--set-upstream-to={remote}/{branch}", branch, check=False)
                 break
@@ -202,6 +223,12 @@ def sync(mem: Memory, remote: str | None = None, *, index: bool = True) -> SyncR
         changed = g.out("diff", "--name-only", "--no-renames", start, "HEAD").split("\n") if start else None
         _after_merge(mem, rep, index, changed)
     return rep
+
+
+def _merged_paths(g: _Git, before: str) -> list[str] | None:
+    """The files a merge changed since `before` (what a forgetting may have to take out again)."""
+    p = g.run("diff", "--name-only", "--no-renames", before, "HEAD", check=False)
+    return [x for x in p.stdout.split("\n") if x] if p.returncode == 0 else None
 
 
 def _upstream_remote(g: _Git, branch: str) -> str | None:
@@ -364,7 +391,9 @@ def clone(url: str, path: str | os.PathLike, *, index: bool = True, today=None) 
     dest = Path(path).expanduser().absolute()
     if dest.exists() and any(dest.iterdir()):
         raise Conflict(f"{dest} already exists and is not empty; choose a new folder", path=str(dest))
-    p = gitrun.call(dest.parent if dest.parent.is_dir() else Path.cwd(), "clone", "--quiet", url, str(dest))
+    # --no-local: from a path, git would hard-link every object, what a purge made unreachable too.
+    p = gitrun.call(dest.parent if dest.parent.is_dir() else Path.cwd(), "clone", "--quiet", "--no-local", url,
+                    str(dest))
     if p.returncode != 0:
         raise StorageError(f"cannot clone {url}: {_first_lines(p.stderr)}")
     _check_out_a_branch(_Git(dest))

@@ -157,12 +157,20 @@ def merge_observations(base: str, ours: str, theirs: str) -> Merged:
             chosen.append((_entry_day(oid, present), present, pos))
             continue
         value, both = three_way(bv, ov, tv)
+        if both and (_stub(ov) or _stub(tv)):
+            value, both = (ov if _stub(ov) else tv), False  # a forgotten observation stays forgotten
         chosen.append((_entry_day(oid, value), value, pos))
         if both:
             chosen.append((_entry_day(oid, tv), tv, pos))
             notes.append(f"observation {oid} has two different texts; both are kept — keep the right one")
     chosen.sort(key=lambda c: (c[0], c[2]))
     return Merged(join_log(pre, [c[1] for c in chosen]), tuple(notes), bool(notes))
+
+
+def _stub(entry: str) -> bool:
+    from .forget import KIND
+
+    return f"\n- {KIND}:" in entry
 
 
 def duplicate_observation_ids(text: str) -> list[str]:
@@ -324,6 +332,16 @@ def merge_belief(base: str, ours: str, theirs: str, params: Params = DEFAULTS) -
     in date order; prose changed on both sides keeps both under `MERGE_HEADING`."""
     if ours == theirs:
         return Merged(ours)  # the same change on both sides (one import run twice): git keeps one, so do we
+    from .forget import is_tombstone
+
+    # Forgetting is the user's word and wins whole (SPEC §15): a field merge would bring back the
+    # other machine's title and evidence into the tombstone.
+    if is_tombstone(ours) or is_tombstone(theirs):
+        kept = ours if is_tombstone(ours) else theirs
+        dropped = theirs if kept is ours else ours
+        note = () if is_tombstone(dropped) or dropped == base else (
+            "forgotten on one machine; what the other changed in it since was dropped",)
+        return Merged(kept, note)
     om, tm = _meta(ours), _meta(theirs)
     if om is None or tm is None:
         return _keep_both(ours, theirs, "the file does not parse on one side")

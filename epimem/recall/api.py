@@ -674,6 +674,22 @@ def recaller(vault_or_root=None, *, embedder: str | None = None, chroma_url: str
     return r
 
 
+def erase(root: str | os.PathLike, rebuild: bool = True) -> list[str]:
+    """Erase the vault's index (its sidecar, its Chroma store or collections) and, when there was
+    one, build it again from the files as they are now: what the files no longer hold, the index
+    no longer holds either (`epimem forget`). What was done, in words."""
+    root = Path(root).expanduser().absolute()
+    with _RLOCK:
+        for key in [k for k in _RECALLERS if k[0] == str(root)]:
+            del _RECALLERS[key]
+    r = Recaller(root)
+    had = r.index.erase()
+    if not (had and rebuild):
+        return []
+    rep = r.rebuild("erased: something was forgotten")
+    return [f"the recall index was erased and rebuilt from the files ({rep.items} items)"]
+
+
 def recall(vault_or_root, query: str, *, limit: int = 5, kind=None, permanence=None, tag=None,
            scope: str | None = None, min_confidence: float | None = None, since=None, until=None,
            include_observations: bool = False, include_inactive: bool = False,

@@ -254,6 +254,26 @@ class Index:
         st.new = [r for r in st.new if r not in reported]
         return st
 
+    # -- erase ------------------------------------------------------------------------------------
+    def erase(self) -> bool:
+        """Forget everything the index holds (`epimem forget`, SPEC §15): the sidecar's files, the
+        embedded Chroma store as files (SQLite keeps a deleted row's text in its free pages), this
+        vault's collections on a Chroma server. Whether there was an index to erase."""
+        with self.lock():
+            had = self.paths.manifest.exists() or self.paths.chroma.exists()
+            if self.config.chroma_url:
+                try:
+                    chroma.drop_collections(self.client(), chroma.collection_names(self.root, "")[0], keep=set())
+                except Exception as e:  # noqa: BLE001 - said, not fatal: the files are erased regardless
+                    self.progress(f"The Chroma server's collections of this vault could not be dropped ({e}).")
+            chroma.wipe_embedded(self.paths)
+            keep = {self.paths.lock.name, self.paths.mirror_lock.name}
+            for p in list(self.paths.dir.iterdir()) if self.paths.dir.is_dir() else []:
+                if p.name not in keep and p.is_file():
+                    p.unlink(missing_ok=True)
+            self._cols = None
+        return had
+
     # -- rebuild ----------------------------------------------------------------------------------
     def rebuild(self, reason: str = "") -> Report:
         with self.lock():

@@ -110,6 +110,14 @@ def tmp_dir(root: str | os.PathLike) -> Path:
     return Path(root) / INTERNAL_DIR / "tmp"
 
 
+PURGE_NAME = "purge.json"
+
+
+def purge_pending(root: str | os.PathLike) -> bool:
+    """One stat: did a killed `forget --purge` leave its history half moved (`store.rewrite`)?"""
+    return os.path.exists(os.path.join(root, INTERNAL_DIR, PURGE_NAME))
+
+
 def journal_pending(root: str | os.PathLike) -> bool:
     """One stat: did a killed process leave a change half-made (`store.journal`)?
     Here, not in the journal module, so the hook pays for the module only when it must."""

@@ -9,7 +9,7 @@ note parser would cost them more than the git process does. What is asked of git
   when git refuses; it waits for (and, when its owner is gone, removes) git's `index.lock`,
   narrows the umask, names an author when the machine has none, and passes paths literally;
 - `call` — the same process without the refusal raised, for the callers that read git's exit
-  code (sync's fetch, push and merge);
+  code (sync's fetch, push and merge); `call_bytes` with git's raw bytes (a purge's streams);
 - `head_sha` — HEAD's commit: read from the files on the files backend, asked of git on any
   other (reftable) and whenever the files cannot say;
 - `status` — the one `git status`: what differs from HEAD, file by file;
@@ -124,6 +124,17 @@ def run_bytes(root: Path, *args: str, stdin: bytes | None = None) -> bytes:
     if p.returncode != 0:
         raise HistoryError(f"git {args[0]} failed: {_decode(p.stderr).strip()}")
     return p.stdout
+
+
+def call_bytes(root: Path, *args: str, env: dict[str, str] | None = None,
+               stdin: bytes | None = None) -> tuple[int, bytes, bytes]:
+    """`call` with git's raw output and error, whatever its exit code: a purge's
+    `fast-export | fast-import` streams and blobs need not be UTF-8, and hold megabytes
+    that a decoding would copy twice. An author is named for the commands that commit."""
+    if args and args[0] in _COMMITTING:
+        env = {**author_env(root), **(env or {})}
+    p = _spawn(root, args, env, stdin)
+    return p.returncode, p.stdout, p.stderr
 
 
 # --- who commits --------------------------------------------------------------------
@@ -312,6 +323,16 @@ def lock_files(root: Path) -> list[Path]:
     except OSError:
         pass
     return out
+
+
+def ref_lock_files(root: Path, names: list[str] | tuple[str, ...] = ()) -> list[Path]:
+    """The lock files a git that moves refs holds while it works: `lock_files`, the packed
+    refs' (files backend) and each of `names`' own (a purge moves every ref at once)."""
+    git_dir = root / ".git"
+    out = lock_files(root)
+    if _files_backend(git_dir):
+        out += [git_dir / "packed-refs.lock", *(git_dir / (n + ".lock") for n in names)]
+    return list(dict.fromkeys(out))
 
 
 class Changed(NamedTuple):

@@ -115,10 +115,15 @@ def recover_if_needed(root: str | os.PathLike, lock: VaultLock | None = None) ->
     """Finish or roll back an interrupted change; one stat when there is none.
     Returns what was done (and logs it), or None."""
     from . import sync_journal
+    from .files import purge_pending
 
     note = recover(Path(root).absolute(), lock) if pending(root) else None
     if sync_journal.pending(root):  # a sync killed mid-merge (one more stat)
         note = sync_journal.recover(Path(root).absolute(), lock) or note
+    if purge_pending(root):  # a purge killed while its history moved (one more stat)
+        from . import rewrite
+
+        note = rewrite.recover(Path(root).absolute(), lock) or note
     return note
 
 
