@@ -530,6 +530,23 @@ def test_a_hand_edit_that_breaks_a_rule_is_shown_as_its_last_valid_state(mem, to
     assert "established" not in results[0].text and "factual" not in results[0].text
 
 
+def test_a_forgotten_belief_is_gone_from_the_files(mem, tool):
+    from epimem.api import forget
+
+    p = forget.plan(mem, ["prefers-tabs"])
+    forget.forget(mem, p, confirm=p.token)
+    results, _ = converse(tool, [
+        {"command": "view", "path": "/memories"}, {"command": "view", "path": TABS},
+        {"command": "view", "path": "/memories/context.md"},
+        {"command": "insert", "path": TABS, "insert_line": 0, "insert_text": "confirming: used tabs"},
+        {"command": "delete", "path": TABS}])
+    assert "prefers-tabs.md" not in results[0].text
+    assert all("Indents with tabs" not in r.text for r in results)
+    assert "no longer held" in results[1].text
+    assert results[3].is_error and results[4].is_error
+    assert observations(mem) == ()
+
+
 # --- the example a developer starts from -------------------------------------------------------------
 
 @pytest.mark.e2e  # a process of its own, as the developer runs it: a few seconds
