@@ -67,6 +67,11 @@ INSTRUCTIONS = ("Your memory tool holds the user's epimem vault: what assistants
 COMMANDS = ("view", "create", "str_replace", "insert", "delete", "rename")
 LINE_WIDTH = 6  # the line numbers' width, as the SDK's own file backend writes them
 OPEN = ("unresolved", "watching")
+# How many beliefs (and open tensions) a listing names: the model views /memories at the start of
+# every conversation, and a listing of a whole vault (10,000 beliefs: 0.8 MB) is no use to it. The
+# strongest beliefs (the listing's order), the newest tensions; the rest are counted.
+ROOT_LISTED = 30     # in a view of /memories, as many as the session context shows at most
+FOLDER_LISTED = 200  # in a view of /memories/beliefs or /memories/tensions
 
 
 class MemoryToolError(ToolError):
@@ -140,8 +145,10 @@ class _Vault:
         self.params = self.mem.params
 
     # -- what there is
-    def beliefs(self) -> list[Belief]:
-        return self.mem.beliefs(status="active", scope=self.tool.project)  # in id order, as a folder lists
+    def beliefs(self, limit: int) -> tuple[list[Belief], int]:
+        """The `limit` strongest active beliefs in id order (as a folder lists), and how many there are."""
+        shown = self.mem.listing(status="active", scope=self.tool.project, limit=limit)
+        return sorted(shown.beliefs, key=lambda b: b.id), shown.total
 
     def belief(self, belief_id: str) -> tuple[Belief, Refused | None] | None:
         try:
@@ -149,8 +156,10 @@ class _Vault:
         except NotFound:
             return None
 
-    def tensions(self) -> list:
-        return [t for t in self.mem.tensions() if t.status in OPEN]
+    def tensions(self, limit: int) -> tuple[list, int]:
+        """The `limit` newest open tensions in id order (their ids start with their day), and how many."""
+        open_ = [t for t in self.mem.tensions() if t.status in OPEN]
+        return sorted(open_[-limit:], key=lambda t: t.id), len(open_)
 
     # -- the files
     def belief_lines(self, b: Belief, refused: Refused | None = None) -> list[Line]:
@@ -193,13 +202,16 @@ class _Vault:
             return self.tension_lines(t) if t is not None else None
         return None
 
-    def tree(self) -> dict[str, list[tuple[str, int]]]:
-        """Each folder's entries (name, size in bytes), as a listing shows them."""
+    def tree(self, limit: int) -> tuple[dict[str, list[tuple[str, int]]], dict[str, int]]:
+        """Each folder's entries (name, size in bytes) as a listing shows them, at most `limit`
+        beliefs and tensions; and how many of each were left out."""
         size = lambda lines: len(files.text_of(lines).encode())  # noqa: E731
-        beliefs = [(f"{b.id}.md", size(self.belief_lines(b))) for b in self.beliefs()]
-        tensions = [(f"{t.id}.md", size(self.tension_lines(t))) for t in self.tensions()]
-        return {"": [("README.md", size(self.readme())), ("context.md", size(self.context()))],
-                "beliefs": beliefs, "tensions": tensions}
+        beliefs, nb = self.beliefs(limit)
+        tensions, nt = self.tensions(limit)
+        tree = {"": [("README.md", size(self.readme())), ("context.md", size(self.context()))],
+                "beliefs": [(f"{b.id}.md", size(self.belief_lines(b))) for b in beliefs],
+                "tensions": [(f"{t.id}.md", size(self.tension_lines(t))) for t in tensions]}
+        return tree, {"beliefs": nb - len(beliefs), "tensions": nt - len(tensions)}
 
 
 class EpimemMemoryTool(BetaAbstractMemoryTool):
@@ -254,7 +266,7 @@ class EpimemMemoryTool(BetaAbstractMemoryTool):
         parts = _parts(path)
         v = _Vault(self)
         if parts in ((), ("beliefs",), ("tensions",)):
-            return _listing(str(path).rstrip("/") or ROOT, parts, v.tree())
+            return _listing(str(path).rstrip("/") or ROOT, parts, *v.tree(FOLDER_LISTED if parts else ROOT_LISTED))
         lines = v.file(parts)
         if lines is None:
             raise _fail(f"The path {path} does not exist. " + _where())
@@ -473,11 +485,20 @@ def _find_all(text: str, s: str):
         i = text.find(s, i + 1)
 
 
-def _listing(path: str, parts: tuple[str, ...], tree: dict[str, list[tuple[str, int]]]) -> str:
-    """A folder as the SDK's own file backend lists it: by name, each folder followed by its files."""
+def _listing(path: str, parts: tuple[str, ...], tree: dict[str, list[tuple[str, int]]],
+             more: dict[str, int]) -> str:
+    """A folder as the SDK's own file backend lists it: by name, each folder followed by its files;
+    a line after a folder says how many it holds beyond those listed."""
     def folder(name: str) -> list[tuple[int, str]]:
         entries = tree[name]
-        return [(sum(n for _, n in entries), f"{ROOT}/{name}/")] + [(n, f"{ROOT}/{name}/{e}") for e, n in entries]
+        rows = [(sum(n for _, n in entries), f"{ROOT}/{name}/")] + [(n, f"{ROOT}/{name}/{e}") for e, n in entries]
+        if more[name] and parts:
+            which = ("weaker belief" if name == "beliefs" else "older tension") + ("s" if more[name] != 1 else "")
+            rows.append((-1, f"(and {more[name]} {which}, not listed: {ROOT}/context.md names what matters most; "
+                             "view a file by its name)"))
+        elif more[name]:
+            rows.append((-1, f"(and {more[name]} more in {ROOT}/{name}/: view it to list more)"))
+        return rows
 
     if parts:
         rows = folder(parts[0])
@@ -485,9 +506,9 @@ def _listing(path: str, parts: tuple[str, ...], tree: dict[str, list[tuple[str, 
     else:
         named = [(e, [(n, f"{ROOT}/{e}")]) for e, n in tree[""]] + [(d, folder(d)) for d in ("beliefs", "tensions")]
         rows = [row for _, group in sorted(named) for row in group]
-        total = sum(n for n, p in rows if not p.endswith("/"))
+        total = sum(n for n, p in rows if n >= 0 and not p.endswith("/"))
     head = f"Here're the files and directories up to 2 levels deep in {path}, excluding hidden items:"
-    return "\n".join([head, f"{_size(total)}\t{path}"] + [f"{_size(n)}\t{p}" for n, p in rows])
+    return "\n".join([head, f"{_size(total)}\t{path}"] + [p if n < 0 else f"{_size(n)}\t{p}" for n, p in rows])
 
 
 def _numbered(path: str, text: str, view_range: Any) -> str:

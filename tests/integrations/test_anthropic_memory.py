@@ -126,6 +126,23 @@ def test_view_lists_the_vault_as_files_and_shows_each_with_line_numbers(mem, too
     assert "At most 3 observations" in results[4].text.replace("\n", " ")
 
 
+def test_a_listing_names_the_strongest_and_counts_the_rest(mem, tool, monkeypatch):
+    # A vault of 10,000 beliefs listed whole is 0.8 MB of tool result; the model gets the strongest.
+    from epimem.integrations import anthropic_memory
+
+    monkeypatch.setattr(anthropic_memory, "ROOT_LISTED", 1)
+    monkeypatch.setattr(anthropic_memory, "FOLDER_LISTED", 1)
+    results, _ = converse(tool, [{"command": "view", "path": "/memories"},
+                                 {"command": "view", "path": "/memories/beliefs"},
+                                 {"command": "view", "path": TABS}])
+    root, folder = results[0].text.splitlines(), results[1].text.splitlines()
+    assert any(line.endswith("\t/memories/beliefs/prefers-small-prs.md") for line in root)
+    assert not any("prefers-tabs.md" in line for line in root + folder)  # the weaker one
+    assert "(and 1 more in /memories/beliefs/: view it to list more)" in root
+    assert folder[-1].startswith("(and 1 weaker belief, not listed: /memories/context.md names")
+    assert not results[2].is_error  # a file not listed is there all the same
+
+
 def test_context_md_is_what_a_session_starts_with(mem, tmp_path):
     from datetime import date
 
