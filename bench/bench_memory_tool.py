@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import statistics
 import sys
 import tempfile
@@ -85,6 +86,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {k:<20} {v:>8.1f}")
     if args.json:
         Path(args.json).write_text(json.dumps({"beliefs": args.beliefs, "load": load, "ms": out}, indent=1))
+    if not args.vault:
+        shutil.rmtree(root.parent, ignore_errors=True)
     return 0
 
 

@@ -141,6 +141,7 @@ class _Vault:
     def __init__(self, tool: EpimemMemoryTool):
         self.tool = tool
         self.mem = Memory(tool.root, today=tool.today)
+        self.mem.vault.require()  # before any read: the context cache would make `.epimem/` at a mistyped path
         self.today: date = self.mem.today
         self.params = self.mem.params
 

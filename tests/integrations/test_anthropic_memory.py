@@ -494,8 +494,11 @@ def test_a_session_id_must_be_plain():
 
 
 def test_a_missing_vault_is_said_in_the_result(tmp_path):
-    results, _ = converse(EpimemMemoryTool(tmp_path / "nowhere"), [{"command": "view", "path": "/memories"}])
-    assert results[0].is_error and "epimem init" in results[0].text
+    results, _ = converse(EpimemMemoryTool(tmp_path / "nowhere"), [
+        {"command": "view", "path": "/memories"}, {"command": "view", "path": "/memories/context.md"},
+        {"command": "create", "path": "/memories/x.md", "file_text": "- Likes tea."}])
+    assert all(r.is_error and "epimem init" in r.text for r in results), results
+    assert not (tmp_path / "nowhere").exists()  # nothing made at a mistyped path
 
 
 def test_the_async_tool_runs_with_the_async_client(mem):
