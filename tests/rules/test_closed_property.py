@@ -130,7 +130,8 @@ action = st.one_of(
     st.tuples(st.just("cli"), st.lists(observation, min_size=1, max_size=3)),
     st.tuples(st.just("mcp"), st.lists(observation, min_size=1, max_size=3)),
     st.tuples(st.just("read"), st.sampled_from(["recall", "list", "show", "skill", "mcp-get", "mcp-list",
-                                                "mcp-describe", "mcp-mirror-record", "show-hand", "mcp-get-hand"])),
+                                                "mcp-describe", "mcp-mirror-record", "show-hand", "mcp-get-hand",
+                                                "memory-root", "memory-hand", "memory-context"])),
     st.tuples(st.just("hand"), st.sampled_from(SECRETS)),
 )
 HAND = "edited-by-hand"  # the belief only the world's hand edits touch
@@ -295,6 +296,10 @@ def test_no_agent_gets_around_the_rules(tmp_path_factory, actions):
                 shown = run_mcp(root, w.day, "list", {})
             elif arg == "mcp-describe":
                 shown = run_mcp(root, w.day, "describe", {})
+            elif arg.startswith("memory-"):
+                path = {"memory-root": "/memories", "memory-hand": f"/memories/beliefs/{HAND}.md",
+                        "memory-context": "/memories/context.md"}[arg]
+                shown = run_memory_tool(root, w.day, None, {"command": "view", "path": path})
             else:
                 shown = run_mcp(root, w.day, "mirror", {"mode": "audit", "record": True})
             reads.append((arg, shown))
@@ -347,6 +352,8 @@ def test_no_agent_gets_around_the_rules(tmp_path_factory, actions):
             assert s.split(": ")[-1] not in shown, (what, s)
         for conf, basis in shown_numbers(shown):
             assert conf <= DEFAULTS.caps.get(basis, 0.90) + 1e-9, (what, conf, basis)
+        if what == "memory-hand":  # words, not numbers: the committed tentative, never the edit's 0.99
+            assert "- confidence: tentative" in shown, shown
 
 
 def shown_numbers(shown: str) -> list[tuple[float, str]]:
