@@ -49,12 +49,13 @@ def observe_json(report) -> dict[str, Any]:
             "similar": [dict(x) for x in r.similar], "successor": r.successor,
         } for r in report.results],
         "held": report.held,
+        "proposed": list(report.proposed),
         "alerts": [{"belief": r.belief, "observation": r.observation.id,
                     "message": f"a belief held at {r.before:.2f} was contradicted"} for r in report.alerts],
     }
 
 
-NOTHING_OBSERVED: dict[str, Any] = {"commit": None, "observations": [], "held": False, "alerts": []}
+NOTHING_OBSERVED: dict[str, Any] = {"commit": None, "observations": [], "held": False, "proposed": [], "alerts": []}
 
 
 def session_json(r) -> dict[str, Any]:
