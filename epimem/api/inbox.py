@@ -57,8 +57,10 @@ def read_all(mem: Memory) -> tuple[list[Proposal], list[Problem]]:
     read (each a Problem naming file and line; the file is left as it is)."""
     out: list[Proposal] = []
     problems: list[Problem] = []
-    for e in sorted(note_entries(mem.root / core_inbox.FOLDER), key=lambda e: e.name):
-        rel = f"{core_inbox.FOLDER}/{e.name}"
+    entries = [(core_inbox.FOLDER, e) for e in note_entries(mem.root / core_inbox.FOLDER)]
+    entries += [(core_inbox.REJECTED, e) for e in note_entries(mem.root / core_inbox.REJECTED)]
+    for folder, e in sorted(entries, key=lambda fe: (fe[0], fe[1].name)):
+        rel = f"{folder}/{e.name}"
         try:
             out.append(core_inbox.parse(read_text(e.path, rel), rel))
         except NoteError as err:
@@ -75,7 +77,10 @@ def pending(mem: Memory) -> tuple[list[Proposal], list[Problem]]:
 
 
 def count_pending(mem: Memory) -> int:
-    return len(pending(mem)[0])
+    """What waits, as the session context counts it (one listing: `store.paths.inbox_waiting`)."""
+    from ..store.paths import inbox_waiting
+
+    return inbox_waiting(mem.root)
 
 
 def _load(mem: Memory, pid: str) -> tuple[Proposal, tuple[int, int] | None]:
@@ -83,6 +88,10 @@ def _load(mem: Memory, pid: str) -> tuple[Proposal, tuple[int, int] | None]:
     rel = f"{core_inbox.FOLDER}/{pid}.md"
     p = mem.root / rel
     key = stat_key(p)
+    if key is None and stat_key(mem.root / core_inbox.REJECTED / f"{pid}.md") is not None:
+        rel = f"{core_inbox.REJECTED}/{pid}.md"
+        p = mem.root / rel
+        key = stat_key(p)
     if key is None:
         raise NotFound(f"no proposal '{pid}' in the inbox ({rel} does not exist; it may have been "
                        "accepted already: `epimem inbox` lists what waits)", path=rel)
@@ -222,7 +231,7 @@ def accept(mem: Memory, ids: list[str]) -> ObserveReport:
     def removals() -> list[tx.Write]:
         # Each pass checks again: another process that accepted or rejected one meanwhile wins.
         now = _decide(mem, [p.id for p in props])
-        return [tx.Write(p.path, None, "delete") for p, _ in now]
+        return [tx.replace(p.path, None, key) for p, key in now]  # compare-and-swap: the file as read
 
     items = [dict(p.observation) for p in props]
     report = _observe.apply(mem, items, source="inbox", session=None,
@@ -237,9 +246,11 @@ def reject(mem: Memory, ids: list[str], note: str = "") -> tuple[str, tuple[str,
     for attempt in common.attempts(mem):
         with attempt:
             chosen = _decide(mem, ids)
-            writes = [tx.replace(p.path, core_inbox.render(replace(p, status="rejected", decided=today,
-                                                                   note=" ".join(note.split()))), key)
-                      for p, key in chosen]
+            writes = []
+            for p, key in chosen:
+                done_p = replace(p, status="rejected", decided=today, note=" ".join(note.split()))
+                # moved, not rewritten in place: the delete's file must still be the one read
+                writes += [tx.create(done_p.path, core_inbox.render(done_p)), tx.replace(p.path, None, key)]
             done = tuple(p.id for p, _ in chosen)
             sha = common.commit(mem, writes, f"inbox reject {', '.join(done)}", op="inbox-reject",
                                 body=note, extra={"Epimem-Proposals": ", ".join(done)})

@@ -4,8 +4,8 @@ With `review: required` in `epistemology.md`, an observation from a path nobody 
 session-end pass, an agent over MCP, the Claude API's memory tool) is not applied but written as
 `inbox/<id>.md`: a note whose frontmatter says who proposed it and holds the observation as it
 would be given to observe. Nothing in it is a number: the rules decide those when the user
-accepts it, on that day's state. A rejected proposal stays on file (`status: rejected`), so the
-same observation proposed again (a retried hook) is not asked about twice.
+accepts it, on that day's state. A rejected proposal stays on file (`inbox/rejected/<id>.md`,
+`status: rejected`), so the same observation proposed again (a retried hook) is not asked about twice.
 
 Pure: render and parse, no I/O.
 """
@@ -27,6 +27,7 @@ STATUSES = ("pending", "rejected")
 # Who proposed it: the paths that run without the user watching each write.
 ORIGINS = ("session-end", "mcp", "memory-tool", "import", "skill", "api")
 FOLDER = "inbox"
+REJECTED = "inbox/rejected"
 _ID = re.compile(r"prop-\d{8}-[0-9a-f]{4,40}")
 
 
@@ -44,7 +45,9 @@ class Proposal:
 
     @property
     def path(self) -> str:
-        return f"{FOLDER}/{self.id}.md"
+        # A rejected proposal moves to `inbox/rejected/`: what waits is `inbox/*.md`, which the
+        # session-start hook counts with one listing.
+        return f"{FOLDER}/{self.id}.md" if self.status == "pending" else f"{REJECTED}/{self.id}.md"
 
 
 def is_proposal_id(value: str) -> bool:
