@@ -87,24 +87,26 @@ def _report(report, as_json: bool, dry_run: bool) -> None:
     verb = "Would import" if dry_run else "Imported"
     echo(f"{verb} {len(report.beliefs)} beliefs, {report.observations} observations, "
                f"{len(report.tensions)} tensions" + (", the session counter" if report.sessions else "") + ".")
-    if report.commit:
-        echo(f"One commit: {report.commit[:10]}")
-    for n in report.notes:
-        echo(f"Note: {n}")
-    _refused(report.refused)
-    if report.unmapped:
-        echo(f"\nCould not map ({len(report.unmapped)}):")
-        for u in report.unmapped:
-            echo(f"  - {u}")
+    _tail(report)
     if dry_run:
         echo("\nDry run: nothing was written.")
 
 
-def _refused(refused) -> None:
-    if refused:
-        echo(f"\nRefused by the rules ({len(refused)}):")
-        for r in refused:
+def _tail(rep) -> None:
+    """What every import and migration says after its counts: the commit, notes, what the rules
+    refused and what could not be mapped."""
+    if rep.commit:
+        echo(f"One commit: {rep.commit[:10]}")
+    for n in rep.notes:
+        echo(f"Note: {n}")
+    if rep.refused:
+        echo(f"\nRefused by the rules ({len(rep.refused)}):")
+        for r in rep.refused:
             echo(f"  - {r}")
+    if rep.unmapped:
+        echo(f"\nCould not map ({len(rep.unmapped)}):")
+        for u in rep.unmapped:
+            echo(f"  - {u}")
 
 
 DRY_RUN = Opt("--dry-run", type=bool, help="Say what would be imported; write nothing.")
@@ -207,12 +209,4 @@ def import_jsonl(ctx, file, dry_run, as_json):
         made[v] = made.get(v, 0) + 1
     if made:
         echo("Files: " + ", ".join(f"{n} {k}" for k, n in sorted(made.items())))
-    if rep.commit:
-        echo(f"One commit: {rep.commit[:10]}")
-    for n in rep.notes:
-        echo(f"Note: {n}")
-    _refused(rep.refused)
-    if rep.unmapped:
-        echo(f"\nCould not map ({len(rep.unmapped)}):")
-        for u in rep.unmapped:
-            echo(f"  - {u}")
+    _tail(rep)

@@ -55,6 +55,7 @@ class Change:
 class Migration:
     to: int
     changes: tuple[Change, ...]
+    says: str = ""     # what the format itself changed, for the commit subject (always said)
 
 
 @dataclass(frozen=True)
@@ -104,6 +105,11 @@ MIGRATIONS: tuple[Migration, ...] = (
         Change("state/sessions.json", _counter_rewritten, "the session counter's days as count_at_day_start"),
         Change(".gitattributes", _attributes, ".gitattributes names every merge driver"),
     )),
+    # Format 3 adds what an older epimem would drop or misread on its next write: the counter's
+    # per-machine `machines` map and the `counted` session ids (SPEC §1.4, rule 19), and the
+    # tombstones of forgotten beliefs (SPEC §15). Their writers convert old files on their next
+    # write, so nothing is rewritten: the format is recorded so that an older epimem refuses.
+    Migration(3, (), says="sessions counted per machine and by id; forgotten beliefs kept as tombstones"),
 )
 
 
@@ -137,6 +143,8 @@ def plan(recorded: int, files: Mapping[str, str | None], codecs: Codecs) -> Plan
     changed: set[str] = set()
     says: list[str] = []
     for m in steps:
+        if m.says:
+            says.append(m.says)
         for c in m.changes:
             hits = sorted(p for p in texts if (fnmatchcase(p, c.pattern) if is_pattern(c.pattern) else p == c.pattern))
             n = 0

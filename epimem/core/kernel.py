@@ -105,7 +105,7 @@ def tier(confidence: float, tiers, basis: str) -> str:
 # Here because the hook checks it before it counts a session; `core.formats` brings an older
 # vault up to it, `store.vault_format` reads it.
 
-VAULT_FORMAT = 2                     # the format this epimem writes (core.formats.MIGRATIONS ends here)
+VAULT_FORMAT = 3                     # the format this epimem writes (core.formats.MIGRATIONS ends here)
 FORMAT_FILE = "state/vault.json"     # absent: format 1, every vault made before formats were recorded
 
 

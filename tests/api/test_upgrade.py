@@ -58,8 +58,9 @@ def test_the_first_change_migrates_an_older_vault_in_one_commit_of_its_own(old_v
     assert r.code == 0, r.err
     subjects = git(old_vault, "log", "--format=%s", f"{head}..HEAD").splitlines()
     assert len(subjects) == 2 and "terse-answers" in subjects[0]
-    assert subjects[1] == ("migrate: vault format 1 → 2 (confirmed_session dropped from 1 belief; the session "
-                           "counter's days as count_at_day_start; .gitattributes names every merge driver)")
+    assert subjects[1] == ("migrate: vault format 1 → 3 (confirmed_session dropped from 1 belief; the session "
+                           "counter's days as count_at_day_start; .gitattributes names every merge driver; "
+                            "sessions counted per machine and by id; forgotten beliefs kept as tombstones)")
     migrated = git(old_vault, "show", "--name-only", "--format=", "HEAD~1").split()
     assert sorted(migrated) == [".gitattributes", "beliefs/small-pull-requests.md", "state/sessions.json",
                                 "state/vault.json"]
@@ -76,7 +77,7 @@ def test_the_first_change_migrates_an_older_vault_in_one_commit_of_its_own(old_v
 def test_init_migrates_an_older_vault_and_a_second_init_changes_nothing(old_vault, cli):
     r = cli("init", old_vault)
     assert r.code == 0 and "Created" in r.out
-    assert git(old_vault, "log", "-1", "--format=%s").startswith("migrate: vault format 1 → 2")
+    assert git(old_vault, "log", "-1", "--format=%s").startswith("migrate: vault format 1 → 3")
     head = git(old_vault, "rev-parse", "HEAD")
     assert "Already a vault" in cli("init", old_vault).out
     assert git(old_vault, "rev-parse", "HEAD") == head

@@ -69,8 +69,9 @@ def test_format_1_to_2_drops_confirmed_session_and_rewrites_the_counter_touching
     assert sessions_file.loads(plan.texts["state/sessions.json"])["days"] == {"2026-06-01": 1, "2026-06-04": 2}
     assert not drivers.attributes_missing(plan.texts[".gitattributes"])
     assert kernel.vault_format(plan.texts[kernel.FORMAT_FILE]) == kernel.VAULT_FORMAT
-    assert plan.subject == ("migrate: vault format 1 → 2 (confirmed_session dropped from 1 belief; the session "
-                            "counter's days as count_at_day_start; .gitattributes names every merge driver)")
+    assert plan.subject == ("migrate: vault format 1 → 3 (confirmed_session dropped from 1 belief; the session "
+                            "counter's days as count_at_day_start; .gitattributes names every merge driver; "
+                            "sessions counted per machine and by id; forgotten beliefs kept as tombstones)")
 
 
 def test_a_current_vault_plans_nothing_and_a_damaged_counter_is_left_alone():
@@ -78,7 +79,8 @@ def test_a_current_vault_plans_nothing_and_a_damaged_counter_is_left_alone():
     assert formats.pending(kernel.VAULT_FORMAT + 1) == ()
     plan = formats.plan(1, {"state/sessions.json": "{not json", ".gitattributes": drivers.ATTRIBUTES}, CODECS)
     assert set(plan.texts) == {kernel.FORMAT_FILE}
-    assert plan.subject == "migrate: vault format 1 → 2 (the format recorded)"
+    assert plan.subject == ("migrate: vault format 1 → 3 (sessions counted per machine and by id; "
+                            "forgotten beliefs kept as tombstones)")
 
 
 def test_a_later_format_can_be_added_as_an_empty_step_and_the_plan_records_it(monkeypatch):
@@ -96,3 +98,14 @@ def test_two_machines_merge_to_the_newer_format():
     assert m is not None and kernel.vault_format(m.text) == 3
     assert merge.merge_file(kernel.FORMAT_FILE, "", "garbage", kernel.format_text(2)) is None
     assert "state/vault.json" in drivers.PATTERNS
+
+
+def test_format_2_to_3_records_the_format_and_rewrites_nothing():
+    # Format 3's writers convert the counter and write tombstones themselves; the migration only
+    # records the format, so that an epimem of format 2 refuses the vault instead of dropping the
+    # counter's `machines` map on its next write.
+    plan = formats.plan(2, {"beliefs/a.md": OLD_BELIEF}, CODECS)
+    assert plan.texts == {kernel.FORMAT_FILE: kernel.format_text(3)}
+    assert plan.subject == ("migrate: vault format 2 → 3 (sessions counted per machine and by id; "
+                            "forgotten beliefs kept as tombstones)")
+    assert kernel.too_new(3) is None and "newer epimem" in kernel.too_new(4)
