@@ -92,11 +92,14 @@ def _load(mem: Memory, pid: str) -> tuple[Proposal, tuple[int, int] | None]:
         rel = f"{core_inbox.REJECTED}/{pid}.md"
         p = mem.root / rel
         key = stat_key(p)
+    gone = NotFound(f"no proposal '{pid}' in the inbox ({rel} does not exist; it may have been "
+                    "accepted already: `epimem inbox` lists what waits)", path=rel)
     if key is None:
-        raise NotFound(f"no proposal '{pid}' in the inbox ({rel} does not exist; it may have been "
-                       "accepted already: `epimem inbox` lists what waits)", path=rel)
+        raise gone
     try:
         return core_inbox.parse(read_text(p, rel), rel), key
+    except FileNotFoundError:  # accepted by another process between the stat and the read
+        raise gone from None
     except NoteError as e:
         raise VaultError(f"{e.message}; fix the file or reject the proposal by hand, nothing was changed",
                          path=rel, line=e.line) from None
@@ -134,7 +137,7 @@ def _propose(mem, items, parsed, origin, today, params) -> ObserveReport:
     writes: list[tx.Write] = []
     results: list[ObservationResult] = []
     ids: list[str] = []
-    for item, (obs, extra) in zip(items, parsed, strict=True):
+    for item, (obs, _) in zip(items, parsed, strict=True):
         # What is stored is what observe will be given: the item as the caller wrote it, with
         # its day, source and session fixed now (rule 19 counts them as the original's).
         stored = {k: v for k, v in item.items() if v is not None and v != "" and v != []}
