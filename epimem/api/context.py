@@ -212,7 +212,6 @@ def session_context(root: str, cwd: str, today: date, *, info: dict | None = Non
     """The context for a session working in `cwd`, from the cache brought up to date first
     (incremental: only files whose size or mtime changed are read)."""
     from ..store.context_cache import refresh_context
-
     from ..store.paths import inbox_waiting
 
     return render_context(refresh_context(root, today), info, cwd=cwd, today=today, budget=budget,

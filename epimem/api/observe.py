@@ -13,9 +13,9 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import date
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..core import kernel, rules
