@@ -180,11 +180,17 @@ def _propose(mem, items, parsed, origin, today, params) -> ObserveReport:
 
 # --- what accepting would change --------------------------------------------------------------
 
+def as_now(mem: Memory, p: Proposal) -> dict[str, Any]:
+    """The observation as accepting makes it: made now, so dated the day of the decision (rule 20:
+    never after the machine's day), with its own session and source (rule 19 counts those)."""
+    return dict(p.observation, date=mem.write_today.isoformat())
+
+
 def preview(mem: Memory, p: Proposal) -> Preview:
     """What accepting `p` now would write: the observe pipeline's own writes, not committed."""
     writes: list[tx.Write] = []
     try:
-        report = _observe.apply(mem, [dict(p.observation)], source=p.source or "inbox",
+        report = _observe.apply(mem, [as_now(mem, p)], source=p.source or "inbox",
                                 session=p.session or None, dry=writes)
     except EpimemError as e:
         return Preview(p, (), (), refused=str(e))
@@ -225,8 +231,8 @@ def _decide(mem: Memory, ids: list[str]) -> list[tuple[Proposal, tuple[int, int]
 
 def accept(mem: Memory, ids: list[str]) -> ObserveReport:
     """Apply the proposals as if just observed: the rules on today's state, each observation
-    with its own day, source and session (rule 19 counts the original's), in one commit that
-    also removes them from the inbox."""
+    dated today with its own source and session (rule 19 counts the original's), in one commit
+    that also removes them from the inbox."""
     common.writable(mem)
     chosen = _decide(mem, ids)
     props = [p for p, _ in chosen]
@@ -236,7 +242,7 @@ def accept(mem: Memory, ids: list[str]) -> ObserveReport:
         now = _decide(mem, [p.id for p in props])
         return [tx.replace(p.path, None, key) for p, key in now]  # compare-and-swap: the file as read
 
-    items = [dict(p.observation) for p in props]
+    items = [as_now(mem, p) for p in props]
     report = _observe.apply(mem, items, source="inbox", session=None,
                             also=(removals, "inbox-accept", f"inbox accept {', '.join(p.id for p in props)}: "))
     return replace(report, accepted=tuple(p.id for p in props) if report.commit else ())

@@ -361,3 +361,14 @@ def test_the_session_context_says_how_many_wait(rv, cli):
     payload = json.dumps({"session_id": "hook-1", "cwd": str(rv.root), "source": "startup"})
     h = _epimem(rv.root, "hook", "session-start", input=payload)
     assert h.returncode == 0 and "2 proposals of what to remember" in h.stdout, (h.stdout, h.stderr)
+
+
+def test_accepted_later_it_is_dated_the_day_of_the_decision_and_a_backdate_is_dropped(rv):
+    rep = rv.observe([confirming("Split the PR in three.", date="2026-11-02", session="s1")], source="agent",
+                     origin="mcp")
+    later = Memory(rv.root, today="2026-12-03")
+    done = later.inbox_accept(rep.proposed)
+    assert done.results[0].observation.date.isoformat() == "2026-12-03"
+    b = later.vault.read_belief(BELIEF)[1]
+    assert str(b.confirmed) == "2026-12-03" and b.evidence[-1].date.isoformat() == "2026-12-03"
+    assert "obs-20261203-" in (rv.root / "observations" / "2026-12.md").read_text()

@@ -10,7 +10,9 @@ destructive, in any order, with any arguments and session ids, over simulated da
 The sessions and the days are the world's, not the agent's: the session-start hook counts a session
 now and then (the agent learns its id, and may reuse any id it has seen), and days pass. What a
 reader shows of a hand edit `validate` refuses (rule 21) is the readers' part of the issue, not
-exercised here: the agent has no tool that edits a file by hand.
+exercised here: the agent has no tool that edits a file by hand. The review inbox (issue 29) is
+among the entry points: the user turns `review: required` on and off and accepts or rejects what
+waits, and what is accepted obeys the same bounds as what was observed directly.
 """
 
 from __future__ import annotations
@@ -102,7 +104,11 @@ action = st.one_of(
     st.tuples(st.just("cli"), st.lists(observation, min_size=1, max_size=3)),
     st.tuples(st.just("mcp"), st.lists(observation, min_size=1, max_size=3)),
     st.tuples(st.just("read"), st.sampled_from(["recall", "list", "show", "skill", "mcp-get", "mcp-list",
-                                                "mcp-describe", "mcp-mirror-record"])),
+                                                "mcp-describe", "mcp-mirror-record", "mcp-inbox", "inbox"])),
+    # The review inbox (issue 29): the user turns `review: required` on or off, and now and then
+    # accepts (or rejects) what waits. What the agent proposes meanwhile must obey the same bounds.
+    st.tuples(st.just("review"), st.sampled_from(["required", "off"])),
+    st.tuples(st.just("decide"), st.sampled_from(["accept", "reject"])),
 )
 
 
@@ -180,7 +186,18 @@ def test_no_agent_gets_around_the_rules(tmp_path_factory, actions):
             w.seen.append(sid)
             w.current = sid
             continue
-        if kind == "pump":
+        if kind == "review":  # the user's edit of epistemology.md, committed by them
+            p = root / "epistemology.md"
+            lines = [ln for ln in p.read_text().split("\n") if not ln.startswith("review:")]
+            p.write_text("\n".join([lines[0], f"review: {arg}", *lines[1:]]))
+            run_cli(root, w.day, "commit")
+            continue
+        if kind == "decide":  # the user decides on everything waiting
+            code, out = run_cli(root, w.day, "inbox", "--json")
+            ids = [x["id"] for x in json.loads(out[:out.rindex("}") + 1])["proposals"]] if code == 0 else []
+            if ids:
+                run_cli(root, w.day, "inbox", arg, *ids)
+        elif kind == "pump":
             channel, bid, tries = arg
             for n, (sess, days) in enumerate(tries):
                 o = {"connects": bid, "strength": "confirming", "basis": "behavioral", "secret": "",
@@ -229,6 +246,10 @@ def test_no_agent_gets_around_the_rules(tmp_path_factory, actions):
                 run_mcp(root, w.day, "list", {})
             elif arg == "mcp-describe":
                 run_mcp(root, w.day, "describe", {})
+            elif arg == "mcp-inbox":
+                run_mcp(root, w.day, "inbox", {})
+            elif arg == "inbox":
+                run_cli(root, w.day, "inbox", "--diff")
             else:
                 run_mcp(root, w.day, "mirror", {"mode": "audit", "record": True})
         now = beliefs(root)
