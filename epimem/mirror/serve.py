@@ -85,7 +85,10 @@ class Live:
             if version != self.version:
                 live = _LIVE % {"version": json.dumps(version), "token": json.dumps(self.token), "ms": POLL_MS}
                 self.version = version
-                self.html = built.html.replace("<!--epimem-live-->", section + live, 1)
+                page = built.html.replace("<!--epimem-live-->", section + live, 1)
+                if section:  # the buttons' forms post to this server; the static page posts nowhere
+                    page = page.replace("form-action 'none'", "form-action 'self'", 1)
+                self.html = page
             return True
 
 
@@ -166,7 +169,9 @@ def handler(live: Live, host: str, port: int) -> type[BaseHTTPRequestHandler]:
             self.send_header("Content-Length", str(len(body)))
             self.send_header("Cache-Control", "no-store")
             self.send_header("X-Content-Type-Options", "nosniff")
-            self.send_header("Referrer-Policy", "no-referrer")
+            # same-origin, not no-referrer: a form's POST then carries this page's Origin (under
+            # no-referrer it says "null", which any sandboxed page also says); nothing else is asked.
+            self.send_header("Referrer-Policy", "same-origin")
             self.end_headers()
             if not head:
                 self.wfile.write(body)

@@ -84,3 +84,15 @@ def test_the_page_shows_proposals_and_its_buttons_decide_with_the_token(served):
     assert status == 409 and "no proposal" in body
     page = _call(srv.url)[1]
     assert "Nothing waits for your review." in page
+
+
+def test_a_post_whose_origin_is_null_decides_nothing(served):
+    """A sandboxed frame or a data: page says `Origin: null`; the served page sends its own origin
+    (Referrer-Policy same-origin), so "null" is refused even with the token."""
+    vault, srv = served
+    pid = _propose(vault, "Split the PR in three.", "s1")
+    base = f"http://127.0.0.1:{srv.port}"
+    status, _, headers = _call(srv.url)
+    assert headers["Referrer-Policy"] == "same-origin"
+    assert _call(base + "/inbox/accept", {"id": pid, "token": srv.token}, {"Origin": "null"})[0] == 403
+    assert vault.belief(BELIEF).confidence == 0.30
