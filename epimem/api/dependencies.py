@@ -36,21 +36,38 @@ def flag_writes(mem: Memory, writes: list[tx.Write]) -> tuple[list[tx.Write], li
     written = _belief_writes(writes)
     if not written:
         return [], []
-    today, params = mem.write_today, mem.params
-    changes: list[deps.BaseChange] = []
-    after_of: dict[str, Belief | None] = {}
+    pairs: list[tuple[Belief | None, Belief | None]] = []
     for bid, text in written.items():
         try:
             after = parse_belief(text, bid) if text is not None else None
         except NoteError:
             after = None
-        after_of[bid] = after
         p = mem.root / "beliefs" / f"{bid}.md"
-        if after is None or not p.exists():
+        before = None
+        if after is not None and p.exists():
+            try:
+                before = parse_belief(read_text(p, f"beliefs/{bid}.md"), bid)
+            except (NoteError, NotUTF8, OSError):
+                pass
+        pairs.append((before, after))
+    pending = {w.path[len("tensions/"):-3] for w in writes if w.path.startswith("tensions/")}
+    return flags_for(mem, pairs, pending)
+
+
+def flags_for(mem: Memory, pairs: list[tuple[Belief | None, Belief | None]],
+              pending: set[str] = frozenset()) -> tuple[list[tx.Write], list[str]]:
+    """The flag writes and their commit lines for beliefs changed from `before` to `after`
+    (a pair with either side None changes nothing a dependant must hear about). `pending`:
+    tension ids the same change writes already. A hand edit committed by `epimem commit`
+    passes the committed version as `before`: the file on disk is already the edit."""
+    today, params = mem.write_today, mem.params
+    changes: list[deps.BaseChange] = []
+    after_of: dict[str, Belief] = {}
+    for before, after in pairs:
+        if after is None:
             continue
-        try:
-            before = parse_belief(read_text(p, f"beliefs/{bid}.md"), bid)
-        except (NoteError, NotUTF8, OSError):
+        after_of[after.id] = after
+        if before is None:
             continue
         c = deps.base_change(before, after, today, params)
         if c is not None:
@@ -60,12 +77,11 @@ def flag_writes(mem: Memory, writes: list[tx.Write]) -> tuple[list[tx.Write], li
     beliefs, _ = mem.vault.load_beliefs()
     # The change's own versions of the beliefs it writes, over what is on disk.
     current = {b.id: b for b in beliefs}
-    current.update({k: v for k, v in after_of.items() if v is not None})
-    pending = {w.path[len("tensions/"):-3] for w in writes if w.path.startswith("tensions/")}
-    existing = {p.stem for p in (mem.root / "tensions").glob("*.md")} | pending
+    current.update(after_of)
+    existing = {p.stem for p in (mem.root / "tensions").glob("*.md")} | set(pending)
     out: list[tx.Write] = []
     lines: list[str] = []
-    opened = _open_flags(mem, pending)
+    opened = _open_flags(mem, set(pending))
     for c in changes:
         for d in deps.dependants(current.values(), c.belief):
             found = opened.get((d.id, c.belief))

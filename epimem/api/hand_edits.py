@@ -37,7 +37,7 @@ from ..store import git
 from ..store import transaction as tx
 from ..store.files import NotUTF8, read_text, stat_key
 from ..store.paths import committable
-from . import common, timeline
+from . import common, dependencies, timeline
 
 if TYPE_CHECKING:
     from .memory import Memory
@@ -93,6 +93,7 @@ def commit_hand_edits(mem: Memory, only: frozenset[str] | None = None, *, previe
         rewrites: list[tuple[str, str, str]] = []  # (path, text as the user left it, text with provenance)
         renames: list[tuple[str, str, str]] = []   # (Obsidian's path, text as left, the slug path)
         born: dict[str, Belief] = {}
+        edited: list[tuple[Belief | None, Belief]] = []  # (as committed, as the user left it)
         taken = {n[:-3] for n in os.listdir(mem.root / "beliefs") if n.endswith(".md")} \
             if (mem.root / "beliefs").is_dir() else set()
         for st, p in rows:
@@ -150,9 +151,14 @@ def commit_hand_edits(mem: Memory, only: frozenset[str] | None = None, *, previe
                 marked = _with_provenance(text, old, new, today)
                 if marked is not None:
                     rewrites.append((p, text, marked))
+                edited.append((old, new))
             keep.append((st, p))
         if not keep:
             return None
+        # A hand edit that retires, supersedes or drops a tier of a belief others rest on flags
+        # them, as the same change made by a command would (SPEC §14): the committed version is
+        # the "before", since the file on disk already is the edit.
+        flags, flagged = dependencies.flags_for(mem, edited) if edited and not preview else ([], [])
         moved = {new for _, _, new in renames}
         # Named as the user left the files, before epimem adds its provenance lines.
         changes.extend(timeline.describe(mem, [("A" if st == "??" else st[0], p) for st, p in keep if p not in moved],
@@ -169,17 +175,23 @@ def commit_hand_edits(mem: Memory, only: frozenset[str] | None = None, *, previe
             tx.apply(mem.root, [tx.create(p, marked) if p in moved else tx.replace(p, marked, stat_key(mem.root / p))
                                 for p, _, marked in rewrites] + [tx.delete(old) for old, _, _ in renames],
                      None, lock=lock)
+        flag_originals = {w.path: read_text(mem.root / w.path, w.path) for w in flags if w.mode == "replace"}
+        if flags:
+            tx.apply(mem.root, flags, None, lock=lock)
         subject = "edit: " + headline(changes) if changes else "edit: files changed by hand"
-        body = "\n".join(f"- {c.sentence()}" for c in changes)
+        body = "\n".join([f"- {c.sentence()}" for c in changes] + [f"- {ln}" for ln in flagged])
         commit = tx.Commit(subject, "edit", beliefs=tuple(c.ident for c in changes if c.what == "belief"),
                            body=body, when=mem.replayed)
 
         def abort() -> None:
             tx.apply(mem.root, [tx.upsert(p, original) for p, original, _ in rewrites if p not in moved]
-                     + [tx.delete(p) for p in moved] + [tx.upsert(old, original) for old, original, _ in renames],
+                     + [tx.delete(p) for p in moved] + [tx.upsert(old, original) for old, original, _ in renames]
+                     + [tx.upsert(w.path, flag_originals[w.path]) if w.path in flag_originals else tx.delete(w.path)
+                        for w in flags],
                      None, lock=lock)
 
-        return tx.Staged(commit, tuple(p for _, p in keep), abort=abort if (rewrites or renames) else None)
+        return tx.Staged(commit, tuple(p for _, p in keep) + tuple(w.path for w in flags),
+                         abort=abort if (rewrites or renames or flags) else None)
 
     with one_parse():  # each file is read by the checks, the message and the context cache
         res = tx.adopt(mem.root, prepare, lock=common.lock(mem), caches=common.caches(mem))

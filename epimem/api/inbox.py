@@ -20,6 +20,8 @@ from ..core.errors import Conflict, EpimemError, InputError, NotFound, VaultErro
 from ..core.inbox import Proposal
 from ..core.model import Problem
 from ..core.notes import NoteError
+from ..core.redact import redact
+from ..store import git
 from ..store import transaction as tx
 from ..store.files import read_text, stat_key
 from ..store.paths import note_entries
@@ -196,7 +198,15 @@ def preview(mem: Memory, p: Proposal) -> Preview:
         return Preview(p, (), (), refused=str(e))
     if report.held:
         return Preview(p, report.results, (), refused=report.results[0].reason)
+    # A file the user edited and did not commit: accepting first passes that edit through rule 18
+    # (committed on its own, or the accept refused); its text is theirs, not shown as a diff here.
+    dirty = sorted(c.path for c in git.status(mem.root, [w.path for w in writes])) if writes else []
+    if dirty:
+        return Preview(p, report.results, (), refused=(
+            f"{', '.join(dirty)} {'has' if len(dirty) == 1 else 'have'} a hand edit not yet committed: "
+            "`epimem commit` first (accepting commits it on its own first, or is refused if it breaks a rule)"))
     changes = []
+    patterns = mem.params.redact
     for w in writes:  # the proposal's own removal is not a change to what is believed
         path = mem.root / w.path
         old = read_text(path, w.path) if path.exists() else ""
@@ -205,7 +215,8 @@ def preview(mem: Memory, p: Proposal) -> Preview:
         diff = "".join(difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True),
                                             fromfile=f"a/{w.path}" if old else "/dev/null",
                                             tofile=f"b/{w.path}" if w.text is not None else "/dev/null", n=1))
-        changes.append(FileChange(w.path, action, diff))
+        # rule 23: what is shown is redacted, as the write path would redact what it writes
+        changes.append(FileChange(w.path, action, "\n".join(redact(line, patterns) for line in diff.split("\n"))))
     return Preview(p, report.results, tuple(changes))
 
 

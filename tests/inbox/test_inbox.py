@@ -372,3 +372,16 @@ def test_accepted_later_it_is_dated_the_day_of_the_decision_and_a_backdate_is_dr
     b = later.vault.read_belief(BELIEF)[1]
     assert str(b.confirmed) == "2026-12-03" and b.evidence[-1].date.isoformat() == "2026-12-03"
     assert "obs-20261203-" in (rv.root / "observations" / "2026-12.md").read_text()
+
+
+def test_a_hand_edit_not_yet_committed_is_not_shown_in_a_preview(rv, cli):
+    """Rule 23 and rule 18: a secret typed into a belief by hand is not shown by `inbox --diff`, and
+    the preview says the edit must be committed first (as accepting would pass it through rule 18)."""
+    secret = "ghp_" + "Zq8Lm2Xc4Vb6Nn0Pp9Rr7Tt5Yy3Uu1Ii8Oo6Aa"
+    rv.observe([confirming("Split the PR in three.", session="s1")], source="agent", origin="mcp")
+    p = rv.root / "beliefs" / f"{BELIEF}.md"
+    p.write_text(p.read_text().replace("Splits work into small", f"Splits work ({secret}) into small"))
+    r = cli("--vault", rv.root, "inbox", "--diff", "--json")
+    assert secret not in r.out and secret not in r.err
+    (prop,) = r.json()["proposals"]
+    assert "hand edit not yet committed" in prop["refused"] and prop["changes"] == []

@@ -222,6 +222,26 @@ def test_a_dependant_is_flagged_in_the_same_commit_and_never_lowered(berlin, how
     assert berlin.validate() == []
 
 
+@pytest.mark.parametrize("edit", ["status: retired", "confidence: 0.45"])
+def test_a_hand_edit_committed_by_epimem_commit_flags_the_dependants_in_its_commit(berlin, edit):
+    # The user retires (or lowers a tier of) the base in their editor, then `epimem commit`:
+    # the dependant hears of it as it would had a command made the change (SPEC §14).
+    p = berlin.root / "beliefs" / "lives-in-berlin.md"
+    text = p.read_text()
+    key = edit.split(":")[0]
+    p.write_text("\n".join(edit if ln.startswith(f"{key}:") else ln for ln in text.splitlines()) + "\n")
+    n = _commits(berlin.root)
+    sha, _, problems = berlin.commit_hand_edits()
+    assert sha and not problems
+    assert _commits(berlin.root) == n + 1  # the edit and its flag: one step in the history
+    flags = [t for t in berlin.tensions() if t.rests_on == "lives-in-berlin"]
+    assert len(flags) == 1 and flags[0].belief == "cycles-to-the-office"
+    assert f"tensions/{flags[0].id}.md" in _git(berlin.root, "show", "--name-only", "--format=", "HEAD")
+    assert "flagged: cycles-to-the-office rests on lives-in-berlin" in _git(berlin.root, "log", "-1", "--format=%B")
+    assert berlin.belief("cycles-to-the-office").confidence == 0.60  # never lowered by itself
+    assert _git(berlin.root, "status", "--porcelain") == ""
+
+
 def test_a_flag_is_answered_by_the_users_word(berlin):
     berlin.retire("lives-in-berlin", note="not so")
     answer(berlin, "cycles-to-the-office", "true", note="still cycles, to the new office", source="answer")

@@ -5,14 +5,17 @@ destructive, in any order, with any arguments and session ids, over simulated da
 - raise a belief faster than rules 3 and 19 allow: a counted session moves a belief one step, the
   names nobody counted one step a day per source (two sources: MCP and the rest);
 - create a `fact`, or a number above its basis's cap, or a date after the day (rules 2, 14, 20);
-- get a secret past redaction, into a file or a commit.
+- get a secret past redaction, into a file or a commit, or into what any reader it may call shows;
+- make a reader show a number `validate` would refuse (rule 21).
 
-The sessions and the days are the world's, not the agent's: the session-start hook counts a session
-now and then (the agent learns its id, and may reuse any id it has seen), and days pass. What a
-reader shows of a hand edit `validate` refuses (rule 21) is the readers' part of the issue, not
-exercised here: the agent has no tool that edits a file by hand. The review inbox (issue 29) is
-among the entry points: the user turns `review: required` on and off and accepts or rejects what
-waits, and what is accepted obeys the same bounds as what was observed directly.
+The sessions, the days and hand edits are the world's, not the agent's: the session-start hook
+counts a session now and then (the agent learns its id, and may reuse any id it has seen), days
+pass, and now and then a careless hand edit puts a belief above its cap with a secret typed into
+its statement (a file `validate` refuses; the agent has no tool that edits a file by hand). Every
+read the agent makes is checked: no number above its basis's cap, no secret.
+The review inbox (issue 29) is among the entry points: the user turns `review: required`
+on and off and accepts or rejects what waits, and what is accepted obeys the same bounds as
+what was observed directly; the inbox's listings are reads like any other.
 """
 
 from __future__ import annotations
@@ -104,12 +107,15 @@ action = st.one_of(
     st.tuples(st.just("cli"), st.lists(observation, min_size=1, max_size=3)),
     st.tuples(st.just("mcp"), st.lists(observation, min_size=1, max_size=3)),
     st.tuples(st.just("read"), st.sampled_from(["recall", "list", "show", "skill", "mcp-get", "mcp-list",
-                                                "mcp-describe", "mcp-mirror-record", "mcp-inbox", "inbox"])),
+                                                "mcp-describe", "mcp-mirror-record", "show-hand", "mcp-get-hand",
+                                                "mcp-inbox", "inbox"])),
+    st.tuples(st.just("hand"), st.sampled_from(SECRETS)),
     # The review inbox (issue 29): the user turns `review: required` on or off, and now and then
     # accepts (or rejects) what waits. What the agent proposes meanwhile must obey the same bounds.
     st.tuples(st.just("review"), st.sampled_from(["required", "off"])),
     st.tuples(st.just("decide"), st.sampled_from(["accept", "reject"])),
 )
+HAND = "edited-by-hand"  # the belief only the world's hand edits touch
 
 
 class World:
@@ -168,7 +174,10 @@ def test_no_agent_gets_around_the_rules(tmp_path_factory, actions):
     for bid, (title, statement, basis) in SEED.items():
         mem.add_belief(title=title, statement=statement, kind="trait", basis=basis, permanence="durable",
                        belief_id=bid)
+    mem.add_belief(title="Edited by hand", statement="Edited by hand.", kind="trait", basis="behavioral",
+                   permanence="durable", belief_id=HAND)
     w = World(root)
+    reads: list[tuple[str, str]] = []
     before = beliefs(root)
     raised: dict[tuple[str, date], float] = {}   # (belief, day) → how much it rose that day
     born: dict[str, float] = {}
@@ -177,6 +186,12 @@ def test_no_agent_gets_around_the_rules(tmp_path_factory, actions):
         if kind == "day":
             w.day += timedelta(days=arg)
             w.days.add(w.day)
+            continue
+        if kind == "hand":  # the world: a hand edit validate refuses (above the cap, a secret typed in)
+            f = root / "beliefs" / f"{HAND}.md"
+            text = f.read_text()
+            text = text.replace(f"confidence: {DEFAULTS.start['behavioral']:.2f}", "confidence: 0.99", 1)
+            f.write_text(text.replace("Edited by hand.", f"Edited by hand. {arg}", 1))
             continue
         if kind == "session":  # the world: the hook counts a session, and the agent is in it
             sid = f"real-{len(w.counted)}"
@@ -233,26 +248,29 @@ def test_no_agent_gets_around_the_rules(tmp_path_factory, actions):
             run_mcp(root, w.day, "observe", args)
         else:
             if arg == "recall":
-                run_cli(root, w.day, "recall", "sql orm diff", "--json")
+                shown = run_cli(root, w.day, "recall", "sql orm diff edited by hand", "--json")[1]
             elif arg == "list":
-                run_cli(root, w.day, "belief", "list", "--json")
-            elif arg == "show":
-                run_cli(root, w.day, "belief", "show", "avoids-orms", "--json")
+                shown = run_cli(root, w.day, "belief", "list", "--json")[1]
+            elif arg in ("show", "show-hand"):
+                shown = run_cli(root, w.day, "belief", "show", HAND if arg == "show-hand" else "avoids-orms",
+                                "--json")[1]
             elif arg == "skill":
-                run_cli(root, w.day, "skill", "observe", "--session", w.current or "none")
-            elif arg == "mcp-get":
-                run_mcp(root, w.day, "get", {"id": "avoids-orms"})
+                shown = run_cli(root, w.day, "skill", "observe", "--session", w.current or "none")[1]
+            elif arg in ("mcp-get", "mcp-get-hand"):
+                shown = run_mcp(root, w.day, "get", {"id": HAND if arg == "mcp-get-hand" else "avoids-orms"})
             elif arg == "mcp-list":
-                run_mcp(root, w.day, "list", {})
+                shown = run_mcp(root, w.day, "list", {})
             elif arg == "mcp-describe":
-                run_mcp(root, w.day, "describe", {})
+                shown = run_mcp(root, w.day, "describe", {})
             elif arg == "mcp-inbox":
-                run_mcp(root, w.day, "inbox", {})
+                shown = run_mcp(root, w.day, "inbox", {})
             elif arg == "inbox":
-                run_cli(root, w.day, "inbox", "--diff")
+                shown = run_cli(root, w.day, "inbox", "--diff")[1]
             else:
-                run_mcp(root, w.day, "mirror", {"mode": "audit", "record": True})
+                shown = run_mcp(root, w.day, "mirror", {"mode": "audit", "record": True})
+            reads.append((arg, shown))
         now = beliefs(root)
+        now.pop(HAND, None)  # the user's own edit: theirs to make, validate's to refuse
         for bid, (conf, _) in now.items():
             if bid in before:
                 raised[bid, w.day] = raised.get((bid, w.day), 0.0) + max(0.0, conf - before[bid][0])
@@ -266,6 +284,7 @@ def test_no_agent_gets_around_the_rules(tmp_path_factory, actions):
         known = sum(1 for d in w.counted_on if 0 <= (day - d).days < 7)
         assert up <= STEP * (known + 2) + 1e-9, (bid, day, up, known)
     final = beliefs(root)
+    final.pop(HAND, None)
     for bid, (conf, basis) in final.items():
         # Rules 2 and 14: the agent never makes a fact, nor a number above a cap.
         assert basis != "fact", bid
@@ -284,8 +303,37 @@ def test_no_agent_gets_around_the_rules(tmp_path_factory, actions):
     history = subprocess.run(["git", "log", "-p", "--all", "--format=%B"], cwd=root, capture_output=True,
                              text=True).stdout
     files = "".join(p.read_text(errors="replace") for p in root.rglob("*")
-                    if p.is_file() and ".git" not in p.parts and ".epimem" not in p.parts)
+                    if p.is_file() and ".git" not in p.parts and ".epimem" not in p.parts
+                    and p.name != f"{HAND}.md")  # the hand edit itself: redacted when it is committed
     for s in SECRETS:
         needle = s.split(": ")[-1]
         assert needle not in history, s
         assert needle not in files, s
+    # Rules 21 and 23: whatever the files' state, no read shows a secret or a number validate refuses.
+    for what, shown in reads:
+        for s in SECRETS:
+            assert s.split(": ")[-1] not in shown, (what, s)
+        for conf, basis in shown_numbers(shown):
+            assert conf <= DEFAULTS.caps.get(basis, 0.90) + 1e-9, (what, conf, basis)
+
+
+def shown_numbers(shown: str) -> list[tuple[float, str]]:
+    """(confidence, basis) of every belief a JSON read shows (plain text shows no stored number)."""
+    try:
+        doc = json.loads(shown[shown.index("{"):] if "{" in shown else shown)
+    except ValueError:
+        return []
+    out: list[tuple[float, str]] = []
+
+    def walk(v):
+        if isinstance(v, dict):
+            if isinstance(v.get("confidence"), (int, float)) and isinstance(v.get("basis"), str):
+                out.append((float(v["confidence"]), v["basis"]))
+            for x in v.values():
+                walk(x)
+        elif isinstance(v, list):
+            for x in v:
+                walk(x)
+
+    walk(doc)
+    return out
