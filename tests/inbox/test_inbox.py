@@ -321,6 +321,9 @@ def test_a_malformed_inbox_file_is_named_with_its_line_and_nothing_is_lost(rv, c
     assert f"inbox/{bad_id}.md:{problem['line']}" in r.err and "YAML" in r.err
     r = cli("--vault", rv.root, "inbox", "accept", bad_id)
     assert r.code == 1 and f"inbox/{bad_id}.md:{problem['line']}" in r.err, r.err
+    r = cli("--vault", rv.root, "validate", "--json")
+    assert r.code == 1 and any(x["path"] == f"inbox/{bad_id}.md" and x["line"] == problem["line"]
+                               for x in r.json()["problems"]), r.out
     assert bad.read_bytes() == text and belief_bytes(rv.root) == before
     r = cli("--vault", rv.root, "inbox", "accept", good_id)
     assert r.code == 0, r.err
