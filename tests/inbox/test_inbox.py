@@ -418,3 +418,18 @@ def test_a_proposed_retirement_waits_for_the_user_review_or_not(vault, cli):
 
     with pytest.raises(Conflict, match="not active"):
         vault.propose_retire(BELIEF, "again", origin="memory-tool", source="claude-api/memory")
+
+
+def test_observe_origin_on_the_command_line_proposes_and_its_choices_are_the_inbox_origins(rv, cli):
+    from epimem.cli.main import ORIGINS as CLI_ORIGINS
+    from epimem.core.inbox import ORIGINS
+
+    assert CLI_ORIGINS == ORIGINS
+    before = belief_bytes(rv.root)
+    r = cli("--vault", rv.root, "observe", "--origin", "skill", "--connects", BELIEF, "--strength", "confirming",
+            "--evidence", "Split the PR in three.", "--session", "s1", "--json")
+    assert r.code == 0, r.err
+    assert r.json()["proposed"] and belief_bytes(rv.root) == before
+    r = cli("--vault", rv.root, "observe", "--origin", "nobody", "--connects", BELIEF, "--strength", "confirming",
+            "--evidence", "x")
+    assert r.code == 2 and "--origin" in r.err
