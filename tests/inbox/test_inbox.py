@@ -433,3 +433,19 @@ def test_observe_origin_on_the_command_line_proposes_and_its_choices_are_the_inb
     r = cli("--vault", rv.root, "observe", "--origin", "nobody", "--connects", BELIEF, "--strength", "confirming",
             "--evidence", "x")
     assert r.code == 2 and "--origin" in r.err
+
+
+def test_a_proposal_edited_to_claim_a_fact_is_refused_on_accept_as_observe_refuses_it(rv, cli):
+    """Whoever writes a proposal file, accepting it is observe: rule 14 still refuses `basis: fact`."""
+    rep = rv.observe([confirming("Split the PR in three.", session="s1")], source="agent", origin="mcp")
+    p = rv.root / "inbox" / f"{rep.proposed[0]}.md"
+    p.write_text(p.read_text().replace("  basis: behavioral\n", "  basis: fact\n"))
+    subprocess.run(["git", "commit", "-qam", "edit"], cwd=rv.root, check=True,
+                   env={**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@x.invalid",
+                        "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@x.invalid"})
+    before = belief_bytes(rv.root)
+    (prop,) = cli("--vault", rv.root, "inbox", "--json").json()["proposals"]
+    assert "fact" in prop["refused"] and prop["changes"] == []
+    r = cli("--vault", rv.root, "inbox", "accept", rep.proposed[0])
+    assert r.code == 1 and "fact" in r.err
+    assert belief_bytes(rv.root) == before and p.is_file()
