@@ -261,6 +261,14 @@ class Memory:
         from . import tensions as _tensions
         return _tensions.open_tension(self, belief_id, note, title)
 
+    def propose(self, belief_id: str, action: str, *, by: str = "", title: str = "",
+                source: str = "an assistant") -> tuple[Tension, bool]:
+        """An assistant proposes what only the user decides — `retire` a belief, let `by`
+        `supersede` it, `rename` it `title` — as an open question on it, never applied;
+        (the tension, whether it was opened now)."""
+        from . import tensions as _tensions
+        return _tensions.propose(self, belief_id, action, by=by, title=title, source=source)
+
     def reopen_tension(self, tension_id: str, note: str) -> Tension:
         """A resolved tension is open again (`unresolved`), with the user's note."""
         from . import tensions as _tensions

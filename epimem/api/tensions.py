@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..core import rules
 from ..core.errors import Conflict, InputError, NotFound, VaultError
-from ..core.ids import check_tension_id, unique_id
+from ..core.ids import check_tension_id, text_key, unique_id
 from ..core.model import Observation, Tension
 from ..core.notes import NoteError, edit_frontmatter, parse_tension, render_tension, resolve_tension_text, wikilink
 from ..core.redact import redact
@@ -65,16 +65,73 @@ def open_tension(mem: Memory, belief_id: str, note: str, title: str = "") -> Ten
     for attempt in common.attempts(mem):
         with attempt:
             _, b, _ = common.read(mem, belief_id)
-            if b.status != "active":
-                raise Conflict(f"{belief_id} is {b.status}; a tension is opened on an active belief", path=b.path)
-            existing = {p.stem for p in (mem.root / "tensions").glob("*.md")}
-            tid = unique_id(f"{mem.write_today.isoformat()}-{belief_id}", existing)
-            t = Tension(id=tid, date=mem.write_today, belief=belief_id, status="unresolved",
-                        title=title or f"Does “{b.title}” hold?", what_happened=note,
-                        suggests="Opened by the user; held lightly until it is resolved.", path=f"tensions/{tid}.md")
-            common.commit(mem, [tx.create(t.path, render_tension(t))], f"tension: open {tid} on {belief_id}",
+            _check_active(b)
+            t = _question(mem, b, title or f"Does “{b.title}” hold?", note,
+                          "Opened by the user; held lightly until it is resolved.")
+            common.commit(mem, [tx.create(t.path, render_tension(t))], f"tension: open {t.id} on {belief_id}",
                           op="tension", beliefs=[belief_id])
     return t
+
+
+def _check_active(b) -> None:
+    if b.status != "active":
+        raise Conflict(f"{b.id} is {b.status}; a tension is opened on an active belief", path=b.path)
+
+
+def _question(mem: Memory, b, title: str, what: str, suggests: str) -> Tension:
+    existing = {p.stem for p in (mem.root / "tensions").glob("*.md")}
+    tid = unique_id(f"{mem.write_today.isoformat()}-{b.id}", existing)
+    return Tension(id=tid, date=mem.write_today, belief=b.id, status="unresolved", title=title,
+                   what_happened=what, suggests=suggests, path=f"tensions/{tid}.md")
+
+
+PROPOSALS = ("retire", "supersede", "rename")
+
+
+def propose(mem: Memory, belief_id: str, action: str, *, by: str = "", title: str = "",
+            source: str = "an assistant") -> tuple[Tension, bool]:
+    """An assistant's proposal of a decision that is the user's alone (rule 22): retire a
+    belief, let another one (`by`) supersede it, or word it as `title`. It is recorded as an
+    open question on the belief (`status: unresolved`), saying what was asked and the command
+    that would carry it out, and nothing else changes. (the tension, whether it was opened
+    now): the same proposal already open is not asked twice."""
+    common.check_choice("action", action, PROPOSALS)
+    title = redact(" ".join((title or "").split()), mem.params.redact)
+    if action == "supersede" and not by:
+        raise InputError("'by' is required: the belief that would supersede it", field="by")
+    if action == "rename" and not title:
+        raise InputError("'title' is required: the wording proposed", field="title")
+    for attempt in common.attempts(mem):
+        with attempt:
+            _, b, _ = common.read(mem, belief_id)
+            _check_active(b)
+            keep = f"`epimem mirror answer {b.id} --verdict true` keeps it and closes this question."
+            if action == "retire":
+                ask = f"Retire “{b.title}”?"
+                what = f"{source} proposed retiring it (no longer true); nothing was changed."
+                how = f"Only the user decides: `epimem belief retire {b.id}` retires it; {keep}"
+            elif action == "supersede":
+                if by == belief_id:
+                    raise InputError("a belief cannot supersede itself", field="by")
+                _, s, _ = common.read(mem, by)
+                _check_active(s)
+                ask = f"Has “{b.title}” become “{s.title}”?"
+                what = f"{source} proposed that [[{s.id}]] replaces it; nothing was changed."
+                how = (f"Only the user decides: `epimem belief supersede {b.id} --by {s.id}` if it was replaced, "
+                       f"`epimem belief merge {s.id} {b.id}` if the two are one; {keep}")
+            else:
+                ask = f"Is “{b.title}” better worded “{title}”?"
+                what = f"{source} proposed the wording “{title}”; nothing was changed."
+                how = (f"Only the user decides: `epimem mirror answer {b.id} --verdict false --now \"{title}\"` "
+                       f"supersedes it by a belief in those words; {keep}")
+            for t in open_on(mem, belief_id):
+                if t.belief == belief_id and text_key(t.title) == text_key(ask):
+                    return t, False
+            t = _question(mem, b, ask, what, how)
+            common.commit(mem, [tx.create(t.path, render_tension(t))],
+                          f"tension: {action} of {belief_id} proposed ({t.id}, for the user)",
+                          op="tension", beliefs=[belief_id] + ([by] if by else []))
+    return t, True
 
 
 STATUS_VERBS = {"unresolved": "reopened", "watching": "watching"}

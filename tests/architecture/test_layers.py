@@ -1,6 +1,7 @@
 """The layers of docs/architecture.md, held by parsing every import (lazy ones included).
 
-core → store → services (api, importers, mirror, recall) → front ends (cli, claude).
+core → store → services (api, importers, mirror, recall) → front ends (cli, claude, mcp, agents,
+integrations).
 A module may import its own layer and the layers below it, never one above; a
 front end is imported only by its entry point.
 """
@@ -15,7 +16,7 @@ LAYERS = {
     "core": 0,
     "store": 1,
     "api": 2, "importers": 2, "mirror": 2, "recall": 2,
-    "claude": 3, "cli": 3, "mcp": 3, "agents": 3,
+    "claude": 3, "cli": 3, "mcp": 3, "agents": 3, "integrations": 3,
 }
 # Who may import each front end: its entry point, and the CLI's wrappers for it.
 FRONT_ENDS = {
@@ -27,6 +28,9 @@ FRONT_ENDS = {
     # the installers' shared editors and the transcript formats: the Claude Code installer and
     # session-end pass use them too
     "agents": {"__main__.py", "cli", "claude", "mcp"},
+    # backends a developer wires into their own app (the Claude API's memory tool): its entry
+    # point is the app, so nothing of epimem imports them
+    "integrations": set(),
 }
 
 

@@ -86,7 +86,7 @@ def test_no_module_wraps_the_parser_in_a_fallback_of_its_own():
 
 # --- issue 27 item 4: one listing, one Filters, one dispatcher of the mirror's modes -------------
 
-FRONT_ENDS = ("cli", "mcp", "claude", "agents")
+FRONT_ENDS = ("cli", "mcp", "claude", "agents", "integrations")
 
 
 def _front_end(rel: str) -> bool:
@@ -152,7 +152,8 @@ def test_the_session_context_has_one_home_and_front_ends_share_no_private_name()
 
 # --- SPEC rules 21 and 23: one place decides what a reader sees ----------------------------------
 
-READERS = ("recall/", "mirror/", "mcp/", "cli/", "claude/", "agents/", "store/context_cache.py", "api/listing.py",
+READERS = ("recall/", "mirror/", "mcp/", "cli/", "claude/", "agents/", "integrations/", "store/context_cache.py",
+           "api/listing.py",
            "api/describe.py", "api/mirror.py", "api/context.py", "api/portability.py")
 
 

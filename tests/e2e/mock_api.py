@@ -1,4 +1,5 @@
-"""A mock Anthropic Messages API on 127.0.0.1 for driving the real Claude Code offline.
+"""A mock Anthropic Messages API on 127.0.0.1 for driving the real Claude Code (and the anthropic
+SDK's tool runner, tests/integrations) offline.
 
 Claude Code streams: it posts to `/v1/messages?beta=true` with `stream: true` and reads
 server-sent events. The mock answers every request the same way a real server would shape it,
@@ -12,8 +13,17 @@ conversation itself, not titles or summaries) from a script:
         api.tool_results()                   # the tool_result blocks it sent back
 
 A reply may also be a function of the request body (to answer with what the request holds).
-When the script runs out, main requests get `text("ok")`. The server stops when the `with`
-block ends, and in any case after `lifetime` seconds, so a stuck test never leaves it running.
+When the script runs out, main requests get `text("ok")`.
+
+The anthropic SDK's tool runner holds its conversation as a message thread (`thread: {"type":
+"create"}`, then `{"type": "continue", "previous_message_id": …}` with only the new messages and
+without `system` and `tools`). The mock holds threads as the server would: a `continue` is
+answered, scripted and logged as the whole conversation it continues (`Logged.body`), and what
+the client actually sent is `Logged.sent`. An unknown `previous_message_id` is refused with
+`thread_not_found`, as the API refuses it, and the SDK replays the history under a new thread.
+
+The server stops when the `with` block ends, and in any case after `lifetime` seconds, so a stuck
+test never leaves it running.
 Only the standard library is used.
 """
 
@@ -63,7 +73,11 @@ class Logged:
     method: str
     path: str
     headers: dict
-    body: Any
+    body: Any        # the request as the conversation it is (a thread's `continue` with its history)
+    sent: Any = None  # the request as the client sent it
+
+
+THREAD_FIELDS = ("system", "tools")  # what a `continue` takes from the thread it continues
 
 
 @dataclass
@@ -77,6 +91,7 @@ class MockAPI:
         self._script = list(self.script)
         self._server: ThreadingHTTPServer | None = None
         self._timer: threading.Timer | None = None
+        self._threads: dict[str, dict] = {}  # a reply's id -> the conversation up to and with it
 
     # --- lifecycle ---------------------------------------------------------------------------
 
@@ -109,17 +124,31 @@ class MockAPI:
                     body = json.loads(raw or b"{}")
                 except ValueError:
                     body = {"_raw": raw.decode("utf-8", "replace")}
-                api._log(self, body)
                 path = self.path.split("?")[0]
+                thread = body.get("thread") if isinstance(body.get("thread"), dict) else {}
+                if thread.get("type") == "continue" and any(k in body for k in THREAD_FIELDS):
+                    api._log(self, body)
+                    return self._json({"type": "error", "error": {
+                        "type": "invalid_request_error",
+                        "message": f"a continue takes {' and '.join(THREAD_FIELDS)} from its thread"}}, 400)
+                sent, body = body, api._conversation(body) if path.endswith("/v1/messages") else body
+                api._log(self, body, sent)
                 if path.endswith("/count_tokens"):
                     return self._json({"input_tokens": max(1, len(raw) // 4)})
                 if not path.endswith("/v1/messages"):
                     return self._json({"type": "error", "error": {"type": "not_found_error",
                                                                   "message": path}}, 404)
+                if body is None:
+                    return self._json({"type": "error", "error": {
+                        "type": "not_found_error", "message": "thread not found",
+                        "details": {"error_code": "thread_not_found"}}}, 404)
                 reply = api._next(body)
+                message = _message(reply, body)
+                if sent.get("thread"):
+                    api._hold(message, body)
                 if body.get("stream"):
-                    return self._stream(reply, body)
-                return self._json(_message(reply, body))
+                    return self._stream(reply, body, message["id"])
+                return self._json(message)
 
             def _json(self, obj, status=200):
                 data = json.dumps(obj).encode()
@@ -129,13 +158,13 @@ class MockAPI:
                 self.end_headers()
                 self.wfile.write(data)
 
-            def _stream(self, reply: Reply, body: dict):
+            def _stream(self, reply: Reply, body: dict, message_id: str):
                 self.send_response(200)
                 self.send_header("Content-Type", "text/event-stream")
                 self.send_header("Cache-Control", "no-cache")
                 self.send_header("Connection", "close")
                 self.end_headers()
-                for event, data in _events(reply, body):
+                for event, data in _events(reply, body, message_id):
                     self.wfile.write(f"event: {event}\ndata: {json.dumps(data)}\n\n".encode())
                 self.wfile.flush()
                 self.close_connection = True
@@ -170,9 +199,34 @@ class MockAPI:
         with self._lock:
             self._script.extend(replies)
 
-    def _log(self, handler: BaseHTTPRequestHandler, body: Any) -> None:
+    def _log(self, handler: BaseHTTPRequestHandler, body: Any, sent: Any = None) -> None:
         with self._lock:
-            self.requests.append(Logged(handler.command, handler.path, dict(handler.headers), body))
+            self.requests.append(Logged(handler.command, handler.path, dict(handler.headers), body,
+                                        body if sent is None else sent))
+
+    def _conversation(self, body: dict) -> dict | None:
+        """The whole conversation a request is (None: it continues a thread this server never held)."""
+        thread = body.get("thread")
+        if not isinstance(thread, dict) or thread.get("type") != "continue":
+            return body
+        with self._lock:
+            held = self._threads.get(str(thread.get("previous_message_id")))
+        if held is None:
+            return None
+        whole = {k: v for k, v in body.items() if k != "messages"}
+        for k in THREAD_FIELDS:
+            if k in held:
+                whole[k] = held[k]
+        whole["messages"] = held["messages"] + list(body.get("messages") or [])
+        return whole
+
+    def _hold(self, message: dict, body: dict) -> None:
+        """Keep the conversation up to `message`, for a `continue` from it."""
+        turn = {"role": "assistant", "content": message["content"]}
+        held = {k: body[k] for k in THREAD_FIELDS if k in body}
+        held["messages"] = list(body.get("messages") or []) + [turn]
+        with self._lock:
+            self._threads[message["id"]] = held
 
     def _next(self, body: dict) -> Reply:
         if not is_main(body):
@@ -234,8 +288,8 @@ def _message(reply: Reply, body: dict) -> dict:
             "stop_reason": reply.stop_reason, "stop_sequence": None, "usage": _usage()}
 
 
-def _events(reply: Reply, body: dict):
-    start = _message(Reply(()), body) | {"stop_reason": None}
+def _events(reply: Reply, body: dict, message_id: str):
+    start = _message(Reply(()), body) | {"stop_reason": None, "id": message_id}
     yield "message_start", {"type": "message_start", "message": start}
     for i, block in enumerate(reply.blocks):
         if block["type"] == "text":

@@ -1,6 +1,6 @@
 """What a user installs: the wheel and the sdist, each built the way pip, pipx and `uv tool` build
 them (PEP 517, in an isolated build environment), installed with their dependencies into a fresh
-venv, then used the way the README's first lines use them, with no network but the package index
+venv, then used the way the README uses them, with no network but the package index
 (the recall runs offline: no model is fetched at run time, SPEC §6)."""
 
 from __future__ import annotations

@@ -66,3 +66,27 @@ def test_the_data_is_not_in_the_repository():
         if ".venv" in p.parts or ".git" in p.parts:
             continue
         assert "locomo" not in p.name.lower(), p
+
+
+def test_the_tried_harness_ranks_as_the_shipped_rankers():
+    # bench/recall_public_tried.py scores every variant with a BM25 of its own; with the
+    # shipped parameters it must be the shipped keyword ranker, or its rows compare nothing.
+    import recall_public_tried as tried
+
+    from epimem.core.text import tokenize
+
+    data = recall_public.load(recall_public.default_data())
+    tmp = Path(tempfile.mkdtemp(prefix="epimem-locomo-test-"))
+    try:
+        convs = tried.collect(data[1:2], "wordllama", tmp)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    c = convs[0]
+    for q in c["questions"]:
+        # The top 10 (what the results are made of); deeper, float32 against float64 rounding
+        # may order exact ties differently.
+        shipped = [row for row, _ in c["lex"].top(tokenize(q["question"]), k=tried.DEPTH)]
+        assert tried.kw_plain(c, q["question"])[:10] == shipped[:10], q["question"]
+    # A different k1 / b is a different ranking (the harness's parameters are live).
+    assert any(tried.kw_plain(c, q["question"], k1=0.5, b=0.0)[:10] != tried.kw_plain(c, q["question"])[:10]
+               for q in c["questions"])

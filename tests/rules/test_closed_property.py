@@ -1,6 +1,7 @@
 """Issue 24, "and prove it stays closed": an agent that may call only what the installed skills allow
-without the user (the CLI commands of their `allowed-tools`) and the MCP tools not marked
-destructive, in any order, with any arguments and session ids, over simulated days, can never
+without the user (the CLI commands of their `allowed-tools`), the MCP tools not marked
+destructive and the Claude API's memory tool (all six of its commands, issue 29), in any order,
+with any arguments and session ids, over simulated days, can never
 
 - raise a belief faster than rules 3 and 19 allow: a counted session moves a belief one step, the
   names nobody counted one step a day per source (two sources: MCP and the rest);
@@ -66,6 +67,18 @@ def run_cli(root: Path, day: date, *args: str, stdin: str | None = None) -> tupl
     return code or 0, out.getvalue() + err.getvalue()
 
 
+def run_memory_tool(root: Path, day: date, session: str | None, command: dict) -> str:
+    """One command of the memory tool, as the SDK's tool runner calls it (`call` with the model's input)."""
+    from anthropic.lib.tools import ToolError
+
+    from epimem.integrations.anthropic_memory import EpimemMemoryTool
+
+    try:
+        return str(EpimemMemoryTool(root, session=session, today=day.isoformat()).call(command))
+    except ToolError as e:
+        return str(e.content)
+
+
 def run_mcp(root: Path, day: date, tool: str, args: dict) -> str:
     from mcp import Client
 
@@ -98,8 +111,21 @@ observation = st.fixed_dictionaries({
 # The sycophant's loop: one confirmation after another of one belief, each from a session it names.
 pump = st.tuples(st.sampled_from(["cli", "mcp"]), st.sampled_from(list(SEED)),
                  st.lists(st.tuples(session, st.sampled_from([None, 0, -1, -3])), min_size=2, max_size=8))
+# The memory tool: what the model writes into /memories, its session the app's (any of the world's).
+line = st.sampled_from(["confirming: {t}", "confirming: {t}", "- {t}", "complicating: {t}", "contradicting: {t}",
+                        "confirming (said): {t}", "confirming: {t} confidence: 0.95", "confirming (fact): {t}",
+                        "- 2099-01-01 · confirming — {t}", "confirming: {t}\nbasis: fact",
+                        "confirming: {t}\nlast confirmed: 2020-01-01"])
+memory_command = st.fixed_dictionaries({
+    "command": st.sampled_from(["insert"] * 4 + ["str_replace", "create", "create", "delete", "rename", "view"]),
+    "belief": st.sampled_from(["avoids-orms"] * 3 + list(SEED)), "line": line, "evidence": text,
+    "secret": secret, "title": st.sampled_from(TITLES)})
+memory = st.tuples(session, st.lists(memory_command, min_size=1, max_size=5))
 action = st.one_of(
     st.tuples(st.just("pump"), pump),
+    st.tuples(st.just("memory"), memory),
+    st.tuples(st.just("pump"), st.tuples(st.just("memory"), st.sampled_from(list(SEED)),
+                                         st.lists(st.tuples(session, st.just(None)), min_size=2, max_size=8))),
     st.tuples(st.just("cli"), st.lists(observation, min_size=1, max_size=3)),
     st.tuples(st.just("mcp"), st.lists(observation, min_size=1, max_size=3)),
     st.tuples(st.just("day"), st.integers(1, 3)),
@@ -108,6 +134,7 @@ action = st.one_of(
     st.tuples(st.just("mcp"), st.lists(observation, min_size=1, max_size=3)),
     st.tuples(st.just("read"), st.sampled_from(["recall", "list", "show", "skill", "mcp-get", "mcp-list",
                                                 "mcp-describe", "mcp-mirror-record", "show-hand", "mcp-get-hand",
+                                                "memory-root", "memory-hand", "memory-context",
                                                 "mcp-inbox", "inbox"])),
     st.tuples(st.just("hand"), st.sampled_from(SECRETS)),
     # The review inbox (issue 29): the user turns `review: required` on or off, and now and then
@@ -219,7 +246,11 @@ def test_no_agent_gets_around_the_rules(tmp_path_factory, actions):
                      "evidence": f"Did it again, time {n} ({len(w.seen)}).", "session": sess, "when": days,
                      "title": "", "despite": False}
                 i = w.item(o)
-                if channel == "cli":
+                if channel == "memory":
+                    run_memory_tool(root, w.day, i.get("session"), {
+                        "command": "insert", "path": f"/memories/beliefs/{bid}.md", "insert_line": 0,
+                        "insert_text": f"confirming: {i['evidence']}"})
+                elif channel == "cli":
                     args = ["observe", "--json"]
                     for k in ("connects", "strength", "basis", "evidence", "session", "date"):
                         if k in i:
@@ -240,6 +271,28 @@ def test_no_agent_gets_around_the_rules(tmp_path_factory, actions):
                 run_cli(root, w.day, *args)
             else:
                 run_cli(root, w.day, "observe", "--input", "-", "--json", stdin=json.dumps(items))
+        elif kind == "memory":
+            sess, commands = arg
+            sid = w.pick_session(sess)
+            for c in commands:
+                said = f"{c['evidence']} {c['secret']}".strip()
+                path = f"/memories/beliefs/{c['belief']}.md"
+                written = c["line"].format(t=said)
+                if c["command"] == "insert":
+                    cmd = {"command": "insert", "path": path, "insert_line": 0, "insert_text": written}
+                elif c["command"] == "str_replace":
+                    cmd = {"command": "str_replace", "path": path, "old_str": "## Evidence",
+                           "new_str": "## Evidence\n" + written}
+                elif c["command"] == "create":
+                    cmd = {"command": "create", "path": f"/memories/{len(w.seen)}.md",
+                           "file_text": f"# {c['title']} {c['secret']}\n{written.split(': ', 1)[-1]}\n"}
+                elif c["command"] == "delete":
+                    cmd = {"command": "delete", "path": path}
+                elif c["command"] == "rename":
+                    cmd = {"command": "rename", "old_path": path, "new_path": "/memories/beliefs/avoids-orms.md"}
+                else:
+                    cmd = {"command": "view", "path": path}
+                run_memory_tool(root, w.day, sid, cmd)
         elif kind == "mcp":
             items = [w.item(o) for o in arg]
             args = {"observations": items}
@@ -262,6 +315,10 @@ def test_no_agent_gets_around_the_rules(tmp_path_factory, actions):
                 shown = run_mcp(root, w.day, "list", {})
             elif arg == "mcp-describe":
                 shown = run_mcp(root, w.day, "describe", {})
+            elif arg.startswith("memory-"):
+                path = {"memory-root": "/memories", "memory-hand": f"/memories/beliefs/{HAND}.md",
+                        "memory-context": "/memories/context.md"}[arg]
+                shown = run_memory_tool(root, w.day, None, {"command": "view", "path": path})
             elif arg == "mcp-inbox":
                 shown = run_mcp(root, w.day, "inbox", {})
             elif arg == "inbox":
@@ -279,15 +336,18 @@ def test_no_agent_gets_around_the_rules(tmp_path_factory, actions):
         before = now
 
     # Rules 3 and 19, day by day: a belief rises at most one step for each session the hook counted
-    # that is still known that day (a week), and one for each of the two sources nobody counted.
+    # that is still known that day (a week), and one for each of the two sources nobody counted
+    # (MCP's connections; every other name, the memory tool's conversations included).
     for (bid, day), up in raised.items():
         known = sum(1 for d in w.counted_on if 0 <= (day - d).days < 7)
         assert up <= STEP * (known + 2) + 1e-9, (bid, day, up, known)
     final = beliefs(root)
     final.pop(HAND, None)
     for bid, (conf, basis) in final.items():
-        # Rules 2 and 14: the agent never makes a fact, nor a number above a cap.
+        # Rules 2 and 14: the agent never makes a fact, nor a number above a cap; rule 22: what it
+        # deletes or renames is only proposed.
         assert basis != "fact", bid
+        assert bid not in SEED or Memory(root).belief(bid).status == "active", bid
         assert conf <= DEFAULTS.caps.get(basis, 0.90) + 1e-9, (bid, conf)
     for bid, conf in born.items():  # rule 1: a new belief starts where its basis starts
         assert conf <= max(DEFAULTS.start.values()) + 1e-9, (bid, conf)
@@ -315,6 +375,8 @@ def test_no_agent_gets_around_the_rules(tmp_path_factory, actions):
             assert s.split(": ")[-1] not in shown, (what, s)
         for conf, basis in shown_numbers(shown):
             assert conf <= DEFAULTS.caps.get(basis, 0.90) + 1e-9, (what, conf, basis)
+        if what == "memory-hand":  # words, not numbers: the committed tentative, never the edit's 0.99
+            assert "- confidence: tentative" in shown, shown
 
 
 def shown_numbers(shown: str) -> list[tuple[float, str]]:
