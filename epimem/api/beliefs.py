@@ -183,41 +183,25 @@ def edit(mem: Memory, belief_id: str, note: str, changes: dict[str, Any]) -> Bel
     return replace(after, evidence=after.evidence + (ev,))
 
 
-def reject(mem: Memory, belief_id: str, *, retire: bool, note: str, dry: list[tx.Write] | None = None,
-           also=None) -> Belief:
-    """Rule 5: the user says it is no longer true: −0.20, or retire it. `dry` and `also` as in
-    `observe.apply`: the review inbox previews a proposed retirement with this code, and its
-    accept removes the proposal in the same commit."""
-    if dry is not None:
-        return _reject(mem, belief_id, retire=retire, note=note, dry=dry, also=None)
+def reject(mem: Memory, belief_id: str, *, retire: bool, note: str) -> Belief:
+    """Rule 5: the user says it is no longer true: −0.20, or retire it."""
     for attempt in common.attempts(mem):
         with attempt:
-            after = _reject(mem, belief_id, retire=retire, note=note, dry=None, also=also)
-    return after
-
-
-def _reject(mem: Memory, belief_id: str, *, retire: bool, note: str, dry, also) -> Belief:
-    text, before, key = common.read(mem, belief_id)
-    if before.status != "active":
-        raise Conflict(f"{belief_id} is {before.status}, not active", path=before.path)
-    said = _verdict(redact(note, mem.params.redact) or "the user said this is no longer true", before,
-                    "retirement" if retire else "rejection", mem)
-    after = rules.reject(before, mem.write_today, mem.params, retire=retire, note=said)
-    ev = after.evidence[len(before.evidence):]
-    new_text = update_belief_text(text, before, replace(after, evidence=before.evidence), ev)
-    subject = (f"retire: {belief_id}" if retire else
-               f"reject: {belief_id} ({before.confidence:.2f} → {after.confidence:.2f})")
-    writes = [tx.replace(before.path, new_text, key)]
-    if retire:
-        writes += tensions.closing_writes(mem, belief_id, f"closed: {belief_id} was retired")
-    if dry is not None:
-        dry.extend(writes)
-        return after
-    op = "retire" if retire else "reject"
-    if also is not None:
-        writes += also[0]()
-        op, subject = also[1], also[2] + subject
-    common.commit(mem, writes, subject, op=op, beliefs=[belief_id])
+            text, before, key = common.read(mem, belief_id)
+            if before.status != "active":
+                raise Conflict(f"{belief_id} is {before.status}, not active", path=before.path)
+            said = _verdict(redact(note, mem.params.redact) or "the user said this is no longer true", before,
+                            "retirement" if retire else "rejection", mem)
+            after = rules.reject(before, mem.write_today, mem.params, retire=retire, note=said)
+            ev = after.evidence[len(before.evidence):]
+            new_text = update_belief_text(text, before, replace(after, evidence=before.evidence), ev)
+            subject = (f"retire: {belief_id}" if retire else
+                       f"reject: {belief_id} ({before.confidence:.2f} → {after.confidence:.2f})")
+            writes = [tx.replace(before.path, new_text, key)]
+            if retire:
+                writes += tensions.closing_writes(mem, belief_id, f"closed: {belief_id} was retired")
+            common.commit(mem, writes, subject,
+                          op="retire" if retire else "reject", beliefs=[belief_id])
     return after
 
 

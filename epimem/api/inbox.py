@@ -180,57 +180,7 @@ def _propose(mem, items, parsed, origin, today, params) -> ObserveReport:
     return ObserveReport(tuple(results), sha, proposed=tuple(ids))
 
 
-def propose_retire(mem: Memory, belief_id: str, why: str, *, origin: str, source: str,
-                   session: str | None = None) -> ObserveReport:
-    """Propose that the user retire a belief (the memory tool's `delete`): always a proposal,
-    whatever `review` says, since retiring is the user's decision (rule 22). One commit."""
-    from ..core.ids import check_id
-    from ..core.model import Observation
-
-    if origin not in core_inbox.ORIGINS:
-        raise InputError(f"unknown origin {origin!r}; one of {', '.join(core_inbox.ORIGINS)}", field="origin")
-    bid = check_id(belief_id, field="belief")
-    said = redact(" ".join((why or "").split()), mem.params.redact) or "proposed for retirement"
-    common.writable(mem)
-    today = mem.write_today
-    for attempt in common.attempts(mem):
-        with attempt:
-            b = common.read(mem, bid)[1]
-            if b.status != "active":
-                raise Conflict(f"{bid} is {b.status}, not active: there is nothing to retire", path=b.path)
-            on_file, _ = read_all(mem)
-            payload = {"belief": bid, "why": said}
-            pid, dup = core_inbox.proposal_id(today, session or "", {"connects": bid, "evidence": "retire " + said},
-                                              {p.id for p in on_file})
-            obs = Observation(id=pid, date=today, evidence=said, strength="retire", basis="", connects=bid,
-                              source=source, session=session or "")
-            if dup:
-                return ObserveReport((ObservationResult(obs, bid, duplicate=True, reason=f"already proposed ({pid})"),),
-                                     None)
-            prop = core_inbox.Proposal(id=pid, proposed=today, origin=origin, source=source, session=session or "",
-                                       observation=payload, action="retire")
-            sha = common.commit(mem, [tx.create(prop.path, core_inbox.render(prop))],
-                                f"inbox: retire {bid} proposed by {origin}", op="propose", beliefs=[bid],
-                                extra={"Epimem-Proposals": pid})
-    return ObserveReport((ObservationResult(obs, bid, reason=f"proposed to the user ({pid}): only they retire a "
-                                                              "belief; nothing changes until they accept it"),),
-                         sha, proposed=(pid,))
-
-
 # --- what accepting would change --------------------------------------------------------------
-
-def _retire_note(p: Proposal) -> str:
-    return f"retired on a proposal of {p.origin} ({p.source or 'no source'}): {p.observation.get('why', '')}"
-
-
-def _retire_result(mem: Memory, p: Proposal, before, after) -> ObservationResult:
-    from ..core.model import Observation
-
-    obs = Observation(id=p.id, date=mem.write_today, evidence=str(p.observation.get("why", "")), strength="retire",
-                      basis="", connects=str(p.observation["belief"]), source=p.source, session=p.session)
-    return ObservationResult(obs, obs.connects, before=before, after=after,
-                             reason=f"retired: status {p.observation['belief']} active → retired (rule 5, "
-                                    "the user's decision); its open tensions closed")
 
 def as_now(mem: Memory, p: Proposal) -> dict[str, Any]:
     """The observation as accepting makes it: made now, so dated the day of the decision (rule 20:
@@ -242,16 +192,8 @@ def preview(mem: Memory, p: Proposal) -> Preview:
     """What accepting `p` now would write: the observe pipeline's own writes, not committed."""
     writes: list[tx.Write] = []
     try:
-        if p.action == "retire":
-            from . import beliefs
-
-            bid = str(p.observation["belief"])
-            before = common.read(mem, bid)[1].confidence
-            after = beliefs.reject(mem, bid, retire=True, note=_retire_note(p), dry=writes)
-            report = ObserveReport((_retire_result(mem, p, before, after.confidence),), None)
-        else:
-            report = _observe.apply(mem, [as_now(mem, p)], source=p.source or "inbox",
-                                    session=p.session or None, dry=writes)
+        report = _observe.apply(mem, [as_now(mem, p)], source=p.source or "inbox",
+                                session=p.session or None, dry=writes)
     except EpimemError as e:
         return Preview(p, (), (), refused=str(e))
     if report.held:
@@ -304,39 +246,17 @@ def accept(mem: Memory, ids: list[str]) -> ObserveReport:
     that also removes them from the inbox."""
     common.writable(mem)
     chosen = _decide(mem, ids)
-    props = [p for p, _ in chosen if p.action == "observe"]
-    retires = [p for p, _ in chosen if p.action == "retire"]
+    props = [p for p, _ in chosen]
 
-    def removals(which: list[Proposal]):
-        def made() -> list[tx.Write]:
-            # Each pass checks again: another process that accepted or rejected one meanwhile wins.
-            now = _decide(mem, [p.id for p in which])
-            return [tx.replace(p.path, None, key) for p, key in now]  # compare-and-swap: the file as read
-        return made
+    def removals() -> list[tx.Write]:
+        # Each pass checks again: another process that accepted or rejected one meanwhile wins.
+        now = _decide(mem, [p.id for p in props])
+        return [tx.replace(p.path, None, key) for p, key in now]  # compare-and-swap: the file as read
 
-    results: list[ObservationResult] = []
-    sha: str | None = None
-    accepted: list[str] = []
-    if props:
-        items = [as_now(mem, p) for p in props]
-        report = _observe.apply(mem, items, source="inbox", session=None,
-                                also=(removals(props), "inbox-accept",
-                                      f"inbox accept {', '.join(p.id for p in props)}: "))
-        results += report.results
-        if report.commit:
-            sha = report.commit
-            accepted += [p.id for p in props]
-    from . import beliefs
-
-    for p in retires:  # each retirement is its own commit (a belief's retirement, as `belief retire` makes it)
-        bid = str(p.observation["belief"])
-        before = common.read(mem, bid)[1].confidence
-        after = beliefs.reject(mem, bid, retire=True, note=_retire_note(p),
-                               also=(removals([p]), "inbox-accept", f"inbox accept {p.id}: "))
-        results.append(_retire_result(mem, p, before, after.confidence))
-        sha = git.head_sha(mem.root)
-        accepted.append(p.id)
-    return ObserveReport(tuple(results), sha, accepted=tuple(accepted))
+    items = [as_now(mem, p) for p in props]
+    report = _observe.apply(mem, items, source="inbox", session=None,
+                            also=(removals, "inbox-accept", f"inbox accept {', '.join(p.id for p in props)}: "))
+    return replace(report, accepted=tuple(p.id for p in props) if report.commit else ())
 
 
 def reject(mem: Memory, ids: list[str], note: str = "") -> tuple[str, tuple[str, ...]]:

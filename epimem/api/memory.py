@@ -229,13 +229,6 @@ class Memory:
         from . import inbox as _inbox
         return _inbox.previews(self)
 
-    def propose_retire(self, belief_id: str, why: str, *, origin: str, source: str,
-                       session: str | None = None) -> ObserveReport:
-        """Propose to the user that a belief be retired (the memory tool's `delete`): always a
-        proposal in the inbox, review or not; `report.proposed` names it."""
-        from . import inbox as _inbox
-        return _inbox.propose_retire(self, belief_id, why, origin=origin, source=source, session=session)
-
     def inbox_accept(self, ids: Iterable[str]) -> ObserveReport:
         """The user accepts proposals: the rules applied as if just observed, one commit."""
         from . import inbox as _inbox

@@ -59,7 +59,7 @@ def inbox_json(pv) -> dict[str, Any]:
     """A proposal of the review inbox (`api.inbox.Preview`) with what accepting it would change."""
     p = pv.proposal
     return {
-        "id": p.id, "proposed": p.proposed.isoformat(), "origin": p.origin, "action": p.action, "source": p.source,
+        "id": p.id, "proposed": p.proposed.isoformat(), "origin": p.origin, "source": p.source,
         "session": p.session or None, "observation": p.observation, "refused": pv.refused or None,
         "effects": [{"belief": r.belief, "created": r.created, **vocab.confidence_change(r.before, r.after),
                      "reason": r.reason, "tension": r.tension, "tension_opened": r.tension_opened,

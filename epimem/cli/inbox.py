@@ -45,11 +45,8 @@ def _print(mem, previews, diff: bool) -> None:
         o = p.observation
         echo("")
         echo(f"{p.id}  from {p.origin} ({p.source}{', session ' + p.session if p.session else ''}), {p.proposed}")
-        if p.action == "retire":
-            echo(f"  retire {o.get('belief')}: {o.get('why')}")
-        else:
-            echo(f"  {o.get('strength')} → {o.get('connects')}" + (f" “{o['title']}”" if o.get("title") else "")
-                 + f": {o.get('evidence')}")
+        echo(f"  {o.get('strength')} → {o.get('connects')}" + (f" “{o['title']}”" if o.get("title") else "")
+             + f": {o.get('evidence')}")
         if pv.refused:
             echo(f"  accepting it today would be refused: {pv.refused}")
             continue

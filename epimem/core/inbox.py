@@ -24,9 +24,6 @@ from .notes import NoteError, parse_note, yaml_scalar
 
 REVIEW_VALUES = ("off", "required")
 STATUSES = ("pending", "rejected")
-# What a proposal asks: an observation to apply, or a belief to retire (the memory tool's
-# `delete`: never the model's to do, always the user's to decide, review or not).
-ACTIONS = ("observe", "retire")
 # Who proposed it: the paths that run without the user watching each write.
 ORIGINS = ("session-end", "mcp", "memory-tool", "import", "skill", "api")
 FOLDER = "inbox"
@@ -45,7 +42,6 @@ class Proposal:
     status: str = "pending"
     decided: date | None = None
     note: str = ""  # the user's words on a rejection
-    action: str = "observe"  # observe: `observation` is observe's item; retire: {belief, why}
 
     @property
     def path(self) -> str:
@@ -76,8 +72,7 @@ def proposal_id(day: date, session: str, item: dict[str, Any], taken: set[str]) 
 
 def render(p: Proposal) -> str:
     lines = ["---", f"id: {p.id}", f"proposed: {p.proposed.isoformat()}", f"origin: {p.origin}",
-             f"action: {p.action}", f"source: {yaml_scalar(p.source)}", f"session: {yaml_scalar(p.session)}",
-             f"status: {p.status}"]
+             f"source: {yaml_scalar(p.source)}", f"session: {yaml_scalar(p.session)}", f"status: {p.status}"]
     if p.decided is not None:
         lines.append(f"decided: {p.decided.isoformat()}")
     if p.note:
@@ -86,14 +81,10 @@ def render(p: Proposal) -> str:
     for k, v in p.observation.items():
         lines.append(f"  {k}: {yaml_scalar(v)}")
     lines.append("---")
-    if p.action == "retire":
-        said = p.observation.get("why", "")
-        head = f"retire {p.observation.get('belief', '')}"
-    else:
-        said = p.observation.get("evidence", "")
-        target = p.observation.get("connects", "new")
-        title = p.observation.get("title")
-        head = f"{p.observation.get('strength', '')} → {target}" + (f" ({title})" if title else "")
+    said = p.observation.get("evidence", "")
+    target = p.observation.get("connects", "new")
+    title = p.observation.get("title")
+    head = f"{p.observation.get('strength', '')} → {target}" + (f" ({title})" if title else "")
     lines += [f"# Proposed: {head}", "", f"> {said}", "",
               f"Proposed by {p.origin} ({p.source or 'no source'}"
               + (f", session {p.session}" if p.session else "") + f") on {p.proposed.isoformat()}.",
@@ -134,21 +125,16 @@ def parse(text: str, path: str) -> Proposal:
     decided = meta.get("decided")
     if decided is not None and not isinstance(decided, date):
         raise bad("decided", "must be a date YYYY-MM-DD")
-    action = meta.get("action", "observe")
-    if action not in ACTIONS:
-        raise bad("action", f"must be one of {', '.join(ACTIONS)}")
     obs = meta.get("observation")
     if not isinstance(obs, dict) or not obs:
         raise bad("observation", "must be the observation proposed (connects, strength, evidence, …)")
-    if action == "retire" and not isinstance(obs.get("belief"), str):
-        raise bad("observation", "of a retirement must name the belief (belief: ID)")
     item = {str(k): (v.isoformat() if isinstance(v, date) else v) for k, v in obs.items()}
     for key in ("source", "session", "note"):
         if meta.get(key) is not None and not isinstance(meta.get(key), str):
             raise bad(key, "must be text")
     return Proposal(id=pid, proposed=proposed, origin=origin, source=meta.get("source") or "",
                     session=meta.get("session") or "", observation=item, status=status,
-                    decided=decided, note=meta.get("note") or "", action=action)
+                    decided=decided, note=meta.get("note") or "")
 
 
 def review_from_meta(meta: dict[str, Any], path: str = "epistemology.md",

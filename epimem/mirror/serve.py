@@ -107,12 +107,9 @@ def inbox_section(mem: Memory, token: str) -> str:
     for pv in previews:
         p, o = pv.proposal, pv.proposal.observation
         out.append(f'<article class="proposal" id="{esc(p.id)}"><h3>{esc(p.id)}</h3>')
-        what = (f"<b>retire</b> {esc(str(o.get('belief', '')))} — {esc(str(o.get('why', '')))}"
-                if p.action == "retire" else
-                f"<b>{esc(str(o.get('strength', '')))}</b> → {esc(str(o.get('connects', '')))} — "
-                f"{esc(str(o.get('evidence', '')))}")
         out.append(f"<p>From {esc(p.origin)} ({esc(p.source)}{', session ' + esc(p.session) if p.session else ''}), "
-                   f"{p.proposed}: {what}</p>")
+                   f"{p.proposed}: <b>{esc(str(o.get('strength', '')))}</b> → {esc(str(o.get('connects', '')))} — "
+                   f"{esc(str(o.get('evidence', '')))}</p>")
         if pv.refused:
             out.append(f'<p class="refused">Accepting it today would be refused: {esc(pv.refused)}</p>')
         for r in pv.results:

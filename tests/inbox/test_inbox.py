@@ -390,36 +390,6 @@ def test_a_hand_edit_not_yet_committed_is_not_shown_in_a_preview(rv, cli):
     assert "hand edit not yet committed" in prop["refused"] and prop["changes"] == []
 
 
-def test_a_proposed_retirement_waits_for_the_user_review_or_not(vault, cli):
-    """The memory tool's `delete` (`Memory.propose_retire`): a proposal whatever `review` says;
-    the preview is `belief retire`'s own change; accepting retires it in one commit."""
-    seed(vault)
-    vault.observe([{"connects": BELIEF, "strength": "contradicting", "evidence": "Sent a 3000-line PR."}])
-    before = belief_bytes(vault.root)
-    rep = vault.propose_retire(BELIEF, "The model was told to forget the PR habit.", origin="memory-tool",
-                               source="claude-api/memory")
-    (pid,) = rep.proposed
-    assert belief_bytes(vault.root) == before and vault.belief(BELIEF).status == "active"
-    listed = cli("--vault", vault.root, "inbox", "--json").json()["proposals"]
-    (p,) = listed
-    assert p["action"] == "retire" and p["effects"][0]["reason"].startswith("retired")
-    assert any(c["path"] == f"beliefs/{BELIEF}.md" and "+status: retired" in c["diff"] for c in p["changes"])
-    assert any(c["path"].startswith("tensions/") for c in p["changes"])  # its open tension closed
-    sha = head(vault.root)
-    r = cli("--vault", vault.root, "inbox", "accept", pid, "--json")
-    assert r.code == 0, r.err
-    assert r.json()["accepted"] == [pid] and r.json()["commit"] == head(vault.root) != sha
-    assert Memory(vault.root).belief(BELIEF).status == "retired"
-    assert not (vault.root / "inbox" / f"{pid}.md").exists()
-    count = subprocess.run(["git", "rev-list", "--count", f"{sha}..HEAD"], cwd=vault.root, capture_output=True,
-                           text=True).stdout.strip()
-    assert count == "1"
-    from epimem.core.errors import Conflict
-
-    with pytest.raises(Conflict, match="not active"):
-        vault.propose_retire(BELIEF, "again", origin="memory-tool", source="claude-api/memory")
-
-
 def test_observe_origin_on_the_command_line_proposes_and_its_choices_are_the_inbox_origins(rv, cli):
     from epimem.cli.main import ORIGINS as CLI_ORIGINS
     from epimem.core.inbox import ORIGINS
