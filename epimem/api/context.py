@@ -101,6 +101,8 @@ def question_lines(cache: dict, cwd: str, proj: str,
                     f"Since {q['date']}: {q['what']}")
         elif q.get("rests_on"):
             line = f"- Does “{title}” [{bid}] still hold? It rests on [{q['rests_on']}]: {q['what']}"
+        elif q.get("asked"):
+            line = f"- {q['asked']} [{bid}] Asked on {q['date']}: {q['what']}"
         elif q.get("divergence"):
             line = f"- Said and did differ on “{title}” [{bid}] (since {q['date']}): {q['what']}"
         else:

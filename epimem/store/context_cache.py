@@ -212,8 +212,8 @@ def redact_records(cache: dict, patterns=None) -> dict:
 # The index of the context: one row per belief file, through the one per-file cache.
 INDEX_NAME = "context"
 # 2: in store/statcache, with its settle rule per entry; 3: rows as readers are shown them
-# (SPEC rules 21, 23), a refused edit with its line.
-INDEX_VERSION = 3
+# (SPEC rules 21, 23), a refused edit with its line; 4: a tension row's `asked`.
+INDEX_VERSION = 4
 
 
 def refresh_context(root: str | os.PathLike, today: date | None = None,
@@ -426,7 +426,10 @@ def tension_row(t) -> dict | int:
         what = what[:QUESTION_CHARS - 1].rstrip() + "…"
     return {"tension": t.id, "date": t.date.isoformat(), "status": t.status, "belief": t.belief,
             "successor": t.successor, "rests_on": t.rests_on, "what": what,
-            "divergence": t.title.startswith("Said and did differ")}
+            "divergence": t.title.startswith("Said and did differ"),
+            # A question put as the tension's title (an assistant's proposal, `api/tensions.propose`):
+            # asked as it was put, not as a contradiction.
+            "asked": t.title if t.title.endswith("?") and not t.successor and not t.rests_on else ""}
 
 
 def _belief_brief(reader, root: str, bid: str) -> dict | None:

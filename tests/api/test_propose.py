@@ -80,3 +80,14 @@ def test_a_proposal_is_redacted_and_one_commit(mem):
     assert "ghp_A1b2" not in (mem.root / t.path).read_text()
     assert int(subprocess.run(["git", "rev-list", "--count", "HEAD"], cwd=mem.root, capture_output=True,
                               text=True).stdout) == n + 1
+
+
+def test_the_session_context_asks_a_proposal_as_it_was_put(mem):
+    from epimem.api.context import render_context
+    from epimem.store.context_cache import read_context_cache
+
+    mem.propose("prefers-tabs", "retire", source="An assistant")
+    text = render_context(read_context_cache(mem.root), None, cwd="/nowhere", today=mem.today)
+    line = next(ln for ln in text.splitlines() if "[prefers-tabs]" in ln)
+    assert line.startswith("- Retire “Prefers tabs”? [prefers-tabs] Asked on ")
+    assert "An assistant proposed retiring it" in line and "Contradicted" not in line
