@@ -125,8 +125,9 @@ def _belief_line(eff: float, rec: dict, prm: dict, gist: bool = True, asked: boo
 
 
 def render_context(cache: dict | None, info: dict | None, *, cwd: str, today: date,
-                   budget: int = DEFAULT_BUDGET, vault_label: str = "") -> str:
-    """The additionalContext text: facts about the vault, then the beliefs that fit the budget."""
+                   budget: int = DEFAULT_BUDGET, vault_label: str = "", waiting: int = 0) -> str:
+    """The additionalContext text: facts about the vault, then the beliefs that fit the budget.
+    `waiting`: the proposals in the review inbox (SPEC §15), said in one line."""
     budget = max(0, min(int(budget), MAX_CHARS))
     prm = (cache or {}).get("params") or FALLBACK_PARAMS
     head: list[str] = []
@@ -145,6 +146,10 @@ def render_context(cache: dict | None, info: dict | None, *, cwd: str, today: da
                         "/mirror audit or /mirror gut-check records one.")
     else:
         head.append(f"epimem: the user's epimem vault{where}.")
+    if waiting:
+        head.append(f"{waiting} proposal{'s' if waiting != 1 else ''} of what to remember "
+                    f"wait{'s' if waiting == 1 else ''} for the user's review: they decide with `epimem inbox` "
+                    "(or the mirror page); mention it once if it fits, never accept or reject for them.")
     out = "\n".join(head)
     if cache is None:
         return out[:budget]
@@ -209,9 +214,10 @@ def session_context(root: str, cwd: str, today: date, *, info: dict | None = Non
     """The context for a session working in `cwd`, from the cache brought up to date first
     (incremental: only files whose size or mtime changed are read)."""
     from ..store.context_cache import refresh_context
+    from ..store.paths import inbox_waiting
 
     return render_context(refresh_context(root, today), info, cwd=cwd, today=today, budget=budget,
-                          vault_label=vault_label(str(root)))
+                          vault_label=vault_label(str(root)), waiting=inbox_waiting(root))
 
 
 def vault_label(root: str) -> str:

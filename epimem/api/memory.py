@@ -154,10 +154,30 @@ class Memory(Service):
 
     # -- observing -------------------------------------------------------------------
     def observe(self, items: list[dict[str, Any]], *, source: str = "cli",
-                session: str | None = None) -> ObserveReport:
-        """Record 0–N observations as one commit, applying the rules to the beliefs they connect."""
-        from . import observe as _observe
-        return _observe.observe(self, items, source=source, session=session)
+                session: str | None = None, origin: str | None = None) -> ObserveReport:
+        """Record 0–N observations as one commit, applying the rules to the beliefs they connect.
+
+        `origin`: the unattended path the batch comes from ("session-end", "mcp", "memory-tool",
+        "import", "api", "skill"); with `review: required` in `epistemology.md` it is proposed to
+        the user instead (`report.proposed` names the proposals; nothing else changed)."""
+        from . import inbox as _inbox
+        return _inbox.observe_or_propose(self, items, source=source, session=session, origin=origin)
+
+    # -- the review inbox (SPEC §15): proposals, and the user's decision on each ----------------
+    def inbox(self):
+        """The pending proposals, each with what accepting it would change; and the unreadable files."""
+        from . import inbox as _inbox
+        return _inbox.previews(self)
+
+    def inbox_accept(self, ids: Iterable[str]) -> ObserveReport:
+        """The user accepts proposals: the rules applied as if just observed, one commit."""
+        from . import inbox as _inbox
+        return _inbox.accept(self, list(ids))
+
+    def inbox_reject(self, ids: Iterable[str], note: str = "") -> tuple[str, tuple[str, ...]]:
+        """The user rejects proposals: kept on file as rejected, one commit."""
+        from . import inbox as _inbox
+        return _inbox.reject(self, list(ids), note)
 
     def similar(self, title: str, statement: str = "") -> list[dict]:
         """Rule 17: active beliefs close to a would-be new one ([{id, title, similarity}])."""

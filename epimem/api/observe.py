@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import date
 from typing import TYPE_CHECKING, Any
@@ -38,13 +39,21 @@ OBSERVATION_KEYS = frozenset({"connects", "strength", "evidence", "suggests", "t
                               "new_despite_similar", "successor", "depends_on", "cited"})
 
 
-def observe(mem: Service, items: list[dict[str, Any]], *, source: str, session: str | None) -> ObserveReport:
+def apply(mem: Service, items: list[dict[str, Any]], *, source: str, session: str | None,
+          dry: list[tx.Write] | None = None, also: tuple[Callable[[], list[tx.Write]], str, str] | None = None
+          ) -> ObserveReport:
+    """Apply the rules to a batch and commit it. `dry`: commit nothing, put the writes the
+    change would make in that list instead (the inbox's preview: the same code, not a copy).
+    `also`: (the other writes of the same commit, made in each pass; the op; a subject prefix)
+    — an inbox accept removes its proposals in the commit that applies them."""
     params = mem.params
     today = mem.write_today  # rule 20: never after the machine's date
     parsed = [check_input(i + 1, item, source, session, today, params) for i, item in enumerate(items)]
     if not parsed:
         return ObserveReport((), None)
     mem.vault.require()
+    if dry is not None:
+        return _observe(mem, parsed, params, today, dry=dry)
     # A hand edit to a file this change rewrites is checked by rule 18 first (committed on its
     # own, or the change refused), never swept along; each pass checks again.
     settle = sorted({f"beliefs/{o.connects}.md" for o, _ in parsed if o.connects != "new"}
@@ -55,11 +64,13 @@ def observe(mem: Service, items: list[dict[str, Any]], *, source: str, session: 
     for attempt in common.attempts(mem):
         with attempt:
             hand_edits.settle(mem, settle)
-            report = _observe(mem, parsed, params, today)
+            report = _observe(mem, parsed, params, today, also=also)
     return report
 
 
-def _observe(mem: Service, parsed: list[tuple[Observation, dict]], params: Params, today: date) -> ObserveReport:
+def _observe(mem: Service, parsed: list[tuple[Observation, dict]], params: Params, today: date, *,
+             dry: list[tx.Write] | None = None,
+             also: tuple[Callable[[], list[tx.Write]], str, str] | None = None) -> ObserveReport:
     month_texts: dict[str, str] = {}
     month_keys: dict[str, Any] = {}
     month_base: dict[str, str] = {}
@@ -188,10 +199,19 @@ def _observe(mem: Service, parsed: list[tuple[Observation, dict]], params: Param
     # The logs rule 9 counted from but this change does not write must not change meanwhile.
     reads = [(rel, key) for rel, key in month_keys.items() if rel not in blocks]
     sha = None
+    if dry is not None:
+        dry.extend(writes)
+        return ObserveReport(tuple(dupes + results), None)
+    op, prefix = "observe", ""
+    if also is not None:
+        more, op, prefix = also[0](), also[1], also[2]
+        if writes or more:
+            writes = [*writes, *more]
     if writes:
         subject, body = message(results)
+        subject = prefix + subject
         sessions = sorted({o.session for o in new_obs if o.session})
-        sha = common.commit(mem, writes, subject, op="observe", body=body,
+        sha = common.commit(mem, writes, subject, op=op, body=body,
                             beliefs=[b for r in results for b in (r.belief, r.successor) if b],
                             session=", ".join(sessions) or None,
                             extra={"Epimem-Observations": ", ".join(o.id for o in new_obs)}, reads=reads)

@@ -31,6 +31,10 @@ class ObservationResult:
 class ObserveReport:
     results: tuple[ObservationResult, ...]
     commit: str | None
+    # SPEC §15: with `review: required`, an unattended path's batch is proposed, not applied:
+    # the ids of the proposals it wrote to the inbox (nothing else changed).
+    proposed: tuple[str, ...] = ()
+    accepted: tuple[str, ...] = ()  # `inbox accept`: the proposals this commit applied
 
     @property
     def alerts(self) -> list[ObservationResult]:

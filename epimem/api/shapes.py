@@ -49,12 +49,26 @@ def observe_json(report) -> dict[str, Any]:
             "similar": [dict(x) for x in r.similar], "successor": r.successor,
         } for r in report.results],
         "held": report.held,
+        "proposed": list(report.proposed),
         "alerts": [{"belief": r.belief, "observation": r.observation.id,
                     "message": f"a belief held at {r.before:.2f} was contradicted"} for r in report.alerts],
     }
 
 
-NOTHING_OBSERVED: dict[str, Any] = {"commit": None, "observations": [], "held": False, "alerts": []}
+def inbox_json(pv) -> dict[str, Any]:
+    """A proposal of the review inbox (`api.inbox.Preview`) with what accepting it would change."""
+    p = pv.proposal
+    return {
+        "id": p.id, "proposed": p.proposed.isoformat(), "origin": p.origin, "source": p.source,
+        "session": p.session or None, "observation": p.observation, "refused": pv.refused or None,
+        "effects": [{"belief": r.belief, "created": r.created, **vocab.confidence_change(r.before, r.after),
+                     "reason": r.reason, "tension": r.tension, "tension_opened": r.tension_opened,
+                     "successor": r.successor, "duplicate": r.duplicate} for r in pv.results],
+        "changes": [{"path": c.path, "action": c.action, "diff": c.diff} for c in pv.changes],
+    }
+
+
+NOTHING_OBSERVED: dict[str, Any] = {"commit": None, "observations": [], "held": False, "proposed": [], "alerts": []}
 
 
 def session_json(r) -> dict[str, Any]:

@@ -48,6 +48,10 @@ def validate(mem: Service) -> list[Problem]:
             if ev.link.startswith("observations/") and "#" in ev.link and ev.link.split("#", 1)[1] not in obs_ids:
                 problems.append(Problem(b.path, line_of(root / b.path, ev.link),
                                         f"evidence links to a missing observation [[{ev.link}]]"))
+    if (root / "inbox").is_dir():  # the review inbox's files (SPEC §15): each one readable, or named
+        from . import inbox
+
+        problems += inbox.read_all(mem)[1]
     for loop in dependencies.cycles(snap.beliefs):
         first = next(b for b in snap.beliefs if b.id == loop[0])
         problems.append(Problem(first.path, key_line(root / first.path, "depends_on"),

@@ -41,7 +41,7 @@ from ..store import vault_format
 from ..store.clock import lenient_today, lenient_write_day
 from ..store.context_cache import FALLBACK_PARAMS, cache_path, read_context_cache, signature
 from ..store.files import VaultLock, journal_pending, lock_path
-from ..store.paths import is_vault, resolve_root
+from ..store.paths import inbox_waiting, is_vault, resolve_root
 
 LOCK_WAIT = 2.0             # seconds; after that the session is not counted (logged)
 LOG_LIMIT = 256 * 1024
@@ -280,7 +280,8 @@ def session_start(vault: str | None = None, today: str | None = None, budget_tok
         except OSError as e:
             _log(f"could not start the background commit: {e}")
     _maybe_refresh(root, cache)
-    text = render_context(cache, info, cwd=cwd, today=day, budget=chars, vault_label=vault_label(root))
+    text = render_context(cache, info, cwd=cwd, today=day, budget=chars, vault_label=vault_label(root),
+                          waiting=inbox_waiting(root))
     if pending:
         text = (f"epimem: a git {pending} is unfinished in the user's vault ({vault_label(root)}): its files are "
                 "half merged, so record nothing now; `epimem sync` (or any epimem command) says how to finish it.\n"

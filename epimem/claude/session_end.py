@@ -284,6 +284,10 @@ def session_observation_count(memory, session: str) -> int:
         if p.name in months:
             obs, _ = parse_observations(p.read_text(encoding="utf-8", errors="replace"))
             n += sum(1 for o in obs if o.session == session)
+    if (memory.root / "inbox").is_dir():  # what the session proposed for review counts as recorded
+        from ..api import inbox
+
+        n += sum(1 for p in inbox.read_all(memory)[0] if p.session == session)
     return n
 
 
@@ -315,7 +319,8 @@ def record_from_transcript(memory, path, use_llm: bool = False, *, session: str 
     cited = cited_beliefs(t, {b.id for b in memory.beliefs(status=None)})
     if cited:
         items = [dict(i, cited=list(cited)) for i in items]
-    report = memory.observe(items, source=f"{t.agent}/transcript", session=sess or None)
+    # Nobody watches this pass write: with `review: required` its items wait in the inbox.
+    report = memory.observe(items, source=f"{t.agent}/transcript", session=sess or None, origin="session-end")
     return report, notes
 
 

@@ -66,7 +66,10 @@ def _skill_observe(ctx, session: str, budget_tokens: int) -> None:
     if cache is None or cache.get("signature") != context.signature(root):
         cache = context.refresh_context(root)
     info = hook.update_sessions(str(root), None, mem.today, cache["params"])
-    text = render_context(cache, info, cwd=os.getcwd(), today=mem.today, budget=chars_for_tokens(budget_tokens))
+    from ..store.paths import inbox_waiting
+
+    text = render_context(cache, info, cwd=os.getcwd(), today=mem.today, budget=chars_for_tokens(budget_tokens),
+                          waiting=inbox_waiting(mem.root))
     echo(text)
     if session and not session.startswith("${"):
         n = session_observation_count(mem, session)

@@ -17,7 +17,7 @@ from .spec import COMMANDS, Command, Context, HelpRequested, Opt, UsageError, re
 AREAS = {
     "init": "main", "belief": "main", "observe": "main", "tensions": "main", "tension": "main",
     "session": "main", "history": "main", "diff": "main", "undo": "main", "redo": "main",
-    "commit": "main", "validate": "main", "doctor": "main", "forget": "forget",
+    "commit": "main", "validate": "main", "doctor": "main", "forget": "forget", "inbox": "inbox",
     "recall": "recall", "index": "recall", "watch": "recall",
     "mirror": "mirror",
     "install": "install", "hook": "hook", "skill": "claude", "mcp": "mcp",

@@ -277,6 +277,10 @@ def _done(mem, b, as_json: bool, text: str) -> None:
 
 # --- observe -------------------------------------------------------------------------------
 
+# core/inbox.ORIGINS, spelt out: the declarations import nothing the parser does not need.
+ORIGINS = ("session-end", "mcp", "memory-tool", "import", "skill", "api")
+
+
 @command("observe",
          Opt("--connects", metavar="ID|new", complete="belief", help="A belief id, or 'new'."),
          Opt("--strength", choices=_strengths, help="How the observation bears on the belief."),
@@ -287,6 +291,9 @@ def _done(mem, b, as_json: bool, text: str) -> None:
              help="behavioral, self-report or interpretive (never fact: rule 14)."),
          Opt("--session", metavar="ID", help="The session it was seen in (3 observations a session: rule 9)."),
          Opt("--source", default="cli", help="Who recorded it (goes into the evidence line)."),
+         Opt("--origin", choices=ORIGINS, metavar="PATH",
+             help="The unattended path this comes from (a script, an agent): with `review: required` "
+                  "it is proposed to the user (`epimem inbox`) instead of applied."),
          Opt("--date", metavar="YYYY-MM-DD", help="When it happened (default: today)."),
          Opt("--title", help="With --connects new: create a belief with this title."),
          Opt("--kind", help="With --connects new: the new belief's kind."),
@@ -307,8 +314,8 @@ def _done(mem, b, as_json: bool, text: str) -> None:
          JSON,
          # `observe --json FILE|-` read a batch before --json became the output switch.
          Arg("legacy", multiple=True, required=False, hidden=True, help="The old `--json FILE|-` batch."))
-def observe(ctx, connects, strength, evidence, suggests, therefore, basis, session, source, date, title, kind,
-            permanence, new_despite_similar, cited, successor, depends_on, batch, from_transcript, llm, as_json,
+def observe(ctx, connects, strength, evidence, suggests, therefore, basis, session, source, origin, date, title,
+            kind, permanence, new_despite_similar, cited, successor, depends_on, batch, from_transcript, llm, as_json,
             legacy):
     """Record observations (0–3 per session) and apply the rules to the beliefs they connect."""
     if legacy:
@@ -355,7 +362,7 @@ def observe(ctx, connects, strength, evidence, suggests, therefore, basis, sessi
                 "new_despite_similar": new_despite_similar or None, "successor": successor,
                 "depends_on": depends_on or None, "cited": cited or None}
         items = [{k: v for k, v in item.items() if v is not None}]
-    report = mem.observe(items, source=source, session=session)
+    report = mem.observe(items, source=source, session=session, origin=origin)
     if as_json:
         emit_json(observe_json(report))
     else:

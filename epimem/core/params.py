@@ -65,6 +65,8 @@ class Params:
     kinds: tuple[str, ...] = DEFAULT_KINDS
     # Patterns of secrets added to the built-in ones of core/redact.py (which always apply).
     redact: tuple[tuple[str, str], ...] = ()
+    # SPEC §15: "required" sends what unattended paths observe to the review inbox.
+    review: str = "off"
 
     def tier(self, confidence: float, basis: str) -> str:
         return kernel.tier(confidence, self.tiers, basis)
@@ -148,6 +150,13 @@ def params_from_meta(meta: dict[str, Any], path: str = "epistemology.md",
                 bad(key, "must be a list of names")
             else:
                 changes[key] = tuple(value)
+        elif key == "review":
+            from .inbox import review_from_meta
+
+            value_, why = review_from_meta(meta)
+            if why:
+                problems.append(Problem(path, lines.get(key, 1), why))
+            changes[key] = value_
         elif key == "redact":
             parsed, whys = _redact_patterns(value)
             for why in whys:

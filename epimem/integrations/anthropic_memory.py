@@ -45,7 +45,6 @@ from anthropic.types.beta import (
     BetaMemoryTool20250818ViewCommand,
 )
 
-from ..api import review
 from ..api.memory import Memory
 from ..api.memory import open as open_vault
 from ..api.results import ObserveReport, SessionReport
@@ -179,7 +178,7 @@ class _Vault:
         return files.tension_file(tension_json(t), f"“{shown[0].title}”" if shown is not None else "no longer held")
 
     def readme(self) -> list[Line]:
-        return files.readme(self.params.observations_per_session, review.required(self.mem))
+        return files.readme(self.params.observations_per_session, self.params.review == "required")
 
     def context(self) -> list[Line]:
         from ..api.context import session_context
@@ -350,28 +349,19 @@ class EpimemMemoryTool(BetaAbstractMemoryTool):
                 f"Nothing was renamed: this was already proposed to the user ({ROOT}/tensions/{t.id}.md).")
 
     # -- writing through the API ------------------------------------------------------------------
-    def _writable(self, v: _Vault) -> None:
-        # SEAM (issue 29 item 2, the review inbox): with `review: required` what comes from this
-        # unattended path is for the user to accept first. Until the inbox exists, nothing lands.
-        if review.required(v.mem):
-            raise _fail("This vault is set to `review: required` (epistemology.md): the user reviews what "
-                        "assistants record before it lands, and this epimem has no review inbox yet, so nothing "
-                        "was recorded. Tell the user what you would have remembered instead.")
-
     def _observe(self, v: _Vault, items: list[dict[str, Any]]) -> str:
         if not items:
             raise _fail("Nothing was recorded: the text holds no observation. Write what the user did or said, "
                         "one bullet or paragraph each.")
-        self._writable(v)
         try:
-            report = v.mem.observe(items, source=SOURCE, session=self.session)
+            # An unattended path (SPEC §15): with `review: required` the batch waits in the inbox.
+            report = v.mem.observe(items, source=SOURCE, session=self.session, origin="memory-tool")
         except EpimemError as e:
             raise _fail(f"Nothing was recorded: {e}") from None
         return _report(v, report)
 
     def _propose(self, bid: str, action: str, **kw: str):
         v = _Vault(self)
-        self._writable(v)
         try:
             return v.mem.propose(bid, action, source="An assistant, through the Claude API's memory tool,", **kw)
         except EpimemError as e:
@@ -560,6 +550,13 @@ def _report(v: _Vault, report: ObserveReport) -> str:
                            "add a line to that file — `confirming: …`, `complicating: …` or `contradicting: …`.")
         out.append("If it really is a different belief, write it again with the line `new despite similar: yes`.")
         return "\n".join(out)
+    if report.proposed:
+        return "\n".join(
+            ["Nothing was recorded yet: this vault is set to `review: required` (epistemology.md), so what you "
+             "wrote waits for the user's review; they accept or reject it (`epimem inbox`). Do not write it "
+             "again: it is on file."]
+            + [f"- proposed ({pid})" for pid in report.proposed]
+            + [f"- already proposed: {r.reason}" for r in report.results if r.duplicate])
     out = []
     for r in report.results:
         o = r.observation

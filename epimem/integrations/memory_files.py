@@ -197,7 +197,7 @@ You cannot set a confidence, a date or a status: the rules move a belief, the us
 """
     if review_required:
         text += ("\nThis vault is set to `review: required`: the user reviews what assistants record before "
-                 "it lands, and this epimem has no review inbox yet, so writes here are refused.\n")
+                 "it lands, so what you write here waits in their review inbox until they accept it.\n")
     return [Line(s, "guide") for s in text.rstrip("\n").split("\n")]
 
 

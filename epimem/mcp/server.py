@@ -327,6 +327,19 @@ def build(root: str | Path, *, today: str | None = None) -> MCPServer:
         tensions opened and resolved."""
         return {"since": since, "changes": [shapes.change_json(c) for c in mem().diff(since)]}
 
+    @server.tool(annotations=READ, title="The review inbox")
+    @_tool
+    def inbox() -> dict[str, Any]:
+        """What waits for the user's review (`review: required` in epistemology.md): each proposal with
+        the change accepting it would make. Accepting or rejecting is the user's decision alone: this
+        server offers neither; tell the user `epimem inbox` (or the mirror page) lists them."""
+        m = mem()
+        m.vault.require()
+        previews, problems = m.inbox()
+        return {"review": m.params.review, "proposals": [shapes.inbox_json(p) for p in previews],
+                "problems": [{"path": x.path, "line": x.line, "message": x.message} for x in problems],
+                "decide": "only the user accepts or rejects: `epimem inbox accept|reject ID`, or the page's buttons"}
+
     @server.tool(annotations=REVIEW, title="Mirror")
     @_tool
     def mirror(mode: Annotated[Literal["audit", "gut-check", "interview", "portrait", "calibration"],
@@ -371,7 +384,9 @@ def build(root: str | Path, *, today: str | None = None) -> MCPServer:
         what changed, with `alerts` when a firmly held belief was contradicted."""
         items = [o.model_dump(exclude_none=True) for o in observations]
         sess = sessions.of(ctx, session)
-        report = mem().observe(items, source=_client_source(ctx), session=sess)
+        # An agent over MCP is an unattended path (SPEC §15): with `review: required` its batch is
+        # proposed to the user, whatever session or source it names.
+        report = mem().observe(items, source=_client_source(ctx), session=sess, origin="mcp")
         out = shapes.observe_json(report)
         out["session"] = sess
         out.setdefault("similar", list(getattr(report, "similar", None) or ()))

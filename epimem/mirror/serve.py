@@ -1,9 +1,13 @@
 """`epimem mirror serve`: the visual mirror, live, on 127.0.0.1 (SPEC §13).
 
-Read-only by construction: the server answers GET and HEAD for two paths, the
-page (`/`) and its version (`/version`, what the page polls to know it is
-stale); every other method gets 405 and no handler writes anything but the
-rebuildable page cache under `.epimem/`.
+Read-only but for the user's decisions on the review inbox (SPEC §15): the server
+answers GET and HEAD for two paths, the page (`/`) and its version (`/version`,
+what the page polls to know it is stale), and POST for two, `/inbox/accept` and
+`/inbox/reject` (the page's buttons: a form carrying the token and the proposal's
+id, answered by a redirect back to the page); every other method or path gets 405
+and no other handler writes anything but the rebuildable page cache under `.epimem/`.
+The inbox's section is added to the page here, not by `mirror page`: a static file
+has no server to take a decision.
 
 Every request must carry the token printed with the address (`?token=`):
 the page shows everything believed about a person, so another local user, or
@@ -17,7 +21,9 @@ reloads itself when the version changed.
 
 from __future__ import annotations
 
+import hashlib
 import hmac
+import html
 import json
 import secrets
 import threading
@@ -71,10 +77,57 @@ class Live:
                 self.error = f"{type(e).__name__}: {e}"
                 return False
             self.error = ""
-            if built.key != self.version:
-                live = _LIVE % {"version": json.dumps(built.key), "token": json.dumps(self.token), "ms": POLL_MS}
-                self.version, self.html = built.key, built.html.replace("<!--epimem-live-->", live, 1)
+            try:
+                section = inbox_section(self.mem, self.token)
+            except Exception as e:  # an unreadable proposal must not take the page down
+                section = f'<section id="inbox"><h2>Review inbox</h2><p>{html.escape(str(e))}</p></section>'
+            version = built.key + ":" + hashlib.sha1(section.encode()).hexdigest()[:12]
+            if version != self.version:
+                live = _LIVE % {"version": json.dumps(version), "token": json.dumps(self.token), "ms": POLL_MS}
+                self.version = version
+                page = built.html.replace("<!--epimem-live-->", section + live, 1)
+                if section:  # the buttons' forms post to this server; the static page posts nowhere
+                    page = page.replace("form-action 'none'", "form-action 'self'", 1)
+                self.html = page
             return True
+
+
+def inbox_section(mem: Service, token: str) -> str:
+    """The review inbox as the live page shows it: each proposal as the diff accepting it would
+    make, with an accept and a reject button (forms posting the token; nothing runs on a GET)."""
+    from ..api import inbox
+
+    if mem.params.review != "required" and not inbox.count_pending(mem):
+        return ""
+    previews, problems = inbox.previews(mem)
+    esc = html.escape
+    out = ['<section id="inbox" class="inbox"><h2>Review inbox</h2>']
+    if not previews:
+        out.append("<p>Nothing waits for your review.</p>")
+    for pv in previews:
+        p, o = pv.proposal, pv.proposal.observation
+        out.append(f'<article class="proposal" id="{esc(p.id)}"><h3>{esc(p.id)}</h3>')
+        out.append(f"<p>From {esc(p.origin)} ({esc(p.source)}{', session ' + esc(p.session) if p.session else ''}), "
+                   f"{p.proposed}: <b>{esc(str(o.get('strength', '')))}</b> → {esc(str(o.get('connects', '')))} — "
+                   f"{esc(str(o.get('evidence', '')))}</p>")
+        if pv.refused:
+            out.append(f'<p class="refused">Accepting it today would be refused: {esc(pv.refused)}</p>')
+        for r in pv.results:
+            moved = (f" {r.before:.2f} → {r.after:.2f}" if r.before is not None and r.after is not None
+                     and r.before != r.after else "")
+            out.append(f'<p class="effect">{esc(r.belief or "unconnected")}{moved}: {esc(r.reason)}</p>')
+        for c in pv.changes:
+            out.append(f'<details><summary>{esc(c.action)} {esc(c.path)}</summary><pre>{esc(c.diff)}</pre></details>')
+        for verb in ("accept", "reject"):
+            out.append(f'<form method="post" action="/inbox/{verb}" class="decide">'
+                       f'<input type="hidden" name="token" value="{esc(token)}">'
+                       f'<input type="hidden" name="id" value="{esc(p.id)}">'
+                       f'<button type="submit" name="do" value="{verb}">{verb.capitalize()}</button></form>')
+        out.append("</article>")
+    for x in problems:
+        out.append(f'<p class="refused">{esc(x.path)}:{x.line}: {esc(x.message)}</p>')
+    out.append("</section>")
+    return "".join(out)
 
 
 def _watch_filter(root: Path) -> Callable[[object, str], bool]:
@@ -116,7 +169,9 @@ def handler(live: Live, host: str, port: int) -> type[BaseHTTPRequestHandler]:
             self.send_header("Content-Length", str(len(body)))
             self.send_header("Cache-Control", "no-store")
             self.send_header("X-Content-Type-Options", "nosniff")
-            self.send_header("Referrer-Policy", "no-referrer")
+            # same-origin, not no-referrer: a form's POST then carries this page's Origin (under
+            # no-referrer it says "null", which any sandboxed page also says); nothing else is asked.
+            self.send_header("Referrer-Policy", "same-origin")
             self.end_headers()
             if not head:
                 self.wfile.write(body)
@@ -152,7 +207,45 @@ def handler(live: Live, host: str, port: int) -> type[BaseHTTPRequestHandler]:
             self.send_header("Content-Length", "0")
             self.end_headers()
 
-        do_POST = do_PUT = do_DELETE = do_PATCH = _read_only  # noqa: N815
+        do_PUT = do_DELETE = do_PATCH = _read_only  # noqa: N815
+
+        def do_POST(self) -> None:  # noqa: N802
+            """The user's decision on a proposal: the page's accept and reject buttons."""
+            url = urlsplit(self.path)
+            if url.path not in ("/inbox/accept", "/inbox/reject"):
+                return self._read_only()
+            if self.headers.get("Host", "") not in allowed_hosts:
+                return self._deny(HTTPStatus.FORBIDDEN, "wrong Host header")
+            origin = self.headers.get("Origin")
+            if origin is not None and urlsplit(origin).netloc not in allowed_hosts:
+                return self._deny(HTTPStatus.FORBIDDEN, "a decision comes from this page only")
+            try:
+                length = int(self.headers.get("Content-Length") or 0)
+            except ValueError:
+                length = -1
+            if not 0 <= length <= 64 * 1024:
+                return self._deny(HTTPStatus.BAD_REQUEST, "a form of at most 64 KiB is expected")
+            form = parse_qs(self.rfile.read(length).decode("utf-8", "replace"))
+            token = form.get("token", [""])[0]
+            if not hmac.compare_digest(token.encode(), live.token.encode()):
+                return self._deny(HTTPStatus.FORBIDDEN, "a token is required: use the page "
+                                  "`epimem mirror serve` printed the address of")
+            ids = form.get("id", [])
+            try:
+                if url.path == "/inbox/accept":
+                    report = live.mem.inbox_accept(ids)
+                    if report.held:
+                        raise ValueError(report.results[0].reason)
+                else:
+                    live.mem.inbox_reject(ids, note=form.get("note", [""])[0])
+            except Exception as e:  # a rule's refusal, a proposal gone: said, nothing changed
+                live.rebuild()
+                return self._deny(HTTPStatus.CONFLICT, f"{type(e).__name__}: {e}")
+            live.rebuild()
+            self.send_response(HTTPStatus.SEE_OTHER)
+            self.send_header("Location", f"/?token={live.token}#inbox")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
 
     return Handler
 

@@ -114,3 +114,9 @@ def committable_files(root: str | os.PathLike) -> list[str]:
             if committable(rel):
                 out.append(rel)
     return sorted(out)
+
+
+def inbox_waiting(root: str | os.PathLike[str]) -> int:
+    """How many proposals wait in the review inbox (`inbox/*.md`; a rejected one is under
+    `inbox/rejected/`): one listing, for the session-start hook (SPEC §15)."""
+    return len(note_entries(os.path.join(os.fspath(root), "inbox")))

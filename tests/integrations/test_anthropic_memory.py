@@ -445,22 +445,30 @@ def test_a_sycophantic_line_sets_nothing(mem, tool):
 
 # --- the app's settings ----------------------------------------------------------------------------
 
-def test_review_required_refuses_every_write_until_there_is_an_inbox(mem, tool):
+def test_review_required_sends_every_observation_to_the_inbox(mem, tool):
+    """Issue 29 item 2: with `review: required` what the model writes through the memory tool is
+    proposed, never applied (no belief, log or tension changes); the user accepts it later."""
     p = mem.root / "epistemology.md"
     p.write_text(p.read_text().replace("---\n", "---\nreview: required\n", 1))
     mem.commit_hand_edits()
-    before = head(mem.root)
+    beliefs_before = {q.name: q.read_bytes() for q in (mem.root / "beliefs").glob("*.md")}
+    logs_before = {q.name: q.read_bytes() for q in (mem.root / "observations").glob("*.md")}
     results, _ = converse(tool, [
         {"command": "view", "path": TABS},
         {"command": "insert", "path": TABS, "insert_line": 0, "insert_text": "confirming: used tabs"},
         {"command": "create", "path": "/memories/x.md", "file_text": "- Likes dark mode."},
-        {"command": "delete", "path": TABS},
         {"command": "view", "path": "/memories/README.md"},
     ])
-    assert [r.is_error for r in results] == [False, True, True, True, False]
-    assert all("review: required" in r.text for r in results[1:4])
-    assert "writes here are refused" in results[4].text.replace("\n", " ")
-    assert head(mem.root) == before
+    assert [r.is_error for r in results] == [False, False, False, False], [r.text for r in results]
+    assert all("waits for the user's review" in r.text for r in results[1:3]), [r.text for r in results]
+    assert "review inbox" in results[3].text.replace("\n", " ")
+    assert {q.name: q.read_bytes() for q in (mem.root / "beliefs").glob("*.md")} == beliefs_before
+    assert {q.name: q.read_bytes() for q in (mem.root / "observations").glob("*.md")} == logs_before
+    previews, problems = mem.inbox()
+    assert len(previews) == 2 and not problems
+    assert {p.proposal.origin for p in previews} == {"memory-tool"}
+    done = mem.inbox_accept([p.proposal.id for p in previews])
+    assert done.commit and len(done.accepted) == 2
 
 
 def test_clear_all_memory_and_unknown_commands_are_refused(mem, tool):

@@ -10,9 +10,9 @@ import pytest
 from mcp_support import TODAY, commits, connect, git, tree_state
 
 TOOLS = {"describe", "recall", "get", "list", "observe", "answer", "supersede", "retire", "resolve_tension",
-         "tensions", "history", "diff", "mirror"}
+         "tensions", "history", "diff", "mirror", "inbox"}
 DESTRUCTIVE = {"answer", "supersede", "retire", "resolve_tension"}
-READ_ONLY = {"describe", "recall", "get", "list", "tensions", "history", "diff"}
+READ_ONLY = {"describe", "recall", "get", "list", "tensions", "history", "diff", "inbox"}
 
 
 def ok(r) -> dict:

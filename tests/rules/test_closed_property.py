@@ -14,6 +14,9 @@ counts a session now and then (the agent learns its id, and may reuse any id it 
 pass, and now and then a careless hand edit puts a belief above its cap with a secret typed into
 its statement (a file `validate` refuses; the agent has no tool that edits a file by hand). Every
 read the agent makes is checked: no number above its basis's cap, no secret.
+The review inbox (issue 29) is among the entry points: the user turns `review: required`
+on and off and accepts or rejects what waits, and what is accepted obeys the same bounds as
+what was observed directly; the inbox's listings are reads like any other.
 """
 
 from __future__ import annotations
@@ -131,8 +134,13 @@ action = st.one_of(
     st.tuples(st.just("mcp"), st.lists(observation, min_size=1, max_size=3)),
     st.tuples(st.just("read"), st.sampled_from(["recall", "list", "show", "skill", "mcp-get", "mcp-list",
                                                 "mcp-describe", "mcp-mirror-record", "show-hand", "mcp-get-hand",
-                                                "memory-root", "memory-hand", "memory-context"])),
+                                                "memory-root", "memory-hand", "memory-context",
+                                                "mcp-inbox", "inbox"])),
     st.tuples(st.just("hand"), st.sampled_from(SECRETS)),
+    # The review inbox (issue 29): the user turns `review: required` on or off, and now and then
+    # accepts (or rejects) what waits. What the agent proposes meanwhile must obey the same bounds.
+    st.tuples(st.just("review"), st.sampled_from(["required", "off"])),
+    st.tuples(st.just("decide"), st.sampled_from(["accept", "reject"])),
 )
 HAND = "edited-by-hand"  # the belief only the world's hand edits touch
 
@@ -220,7 +228,18 @@ def test_no_agent_gets_around_the_rules(tmp_path_factory, actions):
             w.seen.append(sid)
             w.current = sid
             continue
-        if kind == "pump":
+        if kind == "review":  # the user's edit of epistemology.md, committed by them
+            p = root / "epistemology.md"
+            lines = [ln for ln in p.read_text().split("\n") if not ln.startswith("review:")]
+            p.write_text("\n".join([lines[0], f"review: {arg}", *lines[1:]]))
+            run_cli(root, w.day, "commit")
+            continue
+        if kind == "decide":  # the user decides on everything waiting
+            code, out = run_cli(root, w.day, "inbox", "--json")
+            ids = [x["id"] for x in json.loads(out[:out.rindex("}") + 1])["proposals"]] if code == 0 else []
+            if ids:
+                run_cli(root, w.day, "inbox", arg, *ids)
+        elif kind == "pump":
             channel, bid, tries = arg
             for n, (sess, days) in enumerate(tries):
                 o = {"connects": bid, "strength": "confirming", "basis": "behavioral", "secret": "",
@@ -300,6 +319,10 @@ def test_no_agent_gets_around_the_rules(tmp_path_factory, actions):
                 path = {"memory-root": "/memories", "memory-hand": f"/memories/beliefs/{HAND}.md",
                         "memory-context": "/memories/context.md"}[arg]
                 shown = run_memory_tool(root, w.day, None, {"command": "view", "path": path})
+            elif arg == "mcp-inbox":
+                shown = run_mcp(root, w.day, "inbox", {})
+            elif arg == "inbox":
+                shown = run_cli(root, w.day, "inbox", "--diff")[1]
             else:
                 shown = run_mcp(root, w.day, "mirror", {"mode": "audit", "record": True})
             reads.append((arg, shown))

@@ -1,0 +1,290 @@
+"""The review inbox (SPEC §15): proposals from unattended paths, and the user's decision on each.
+
+`propose` writes what an unattended path observed as `inbox/<id>.md` (core/inbox), one commit,
+no number moved. `preview` is what accepting one would change, computed by the observe pipeline
+itself in its dry mode (`observe.apply(dry=…)`), so the diff shown is the diff made. `accept`
+applies the proposals with the rules on today's state and removes them in that same commit;
+`reject` marks them rejected (kept on file, so the same observation proposed again is not asked
+about twice). Accepting and rejecting are the user's decisions (rule 22): the CLI and the page
+offer them, no skill allows them and the MCP server does not offer them.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
+
+from ..core import inbox as core_inbox
+from ..core.errors import Conflict, EpimemError, InputError, NotFound, VaultError
+from ..core.inbox import Proposal
+from ..core.model import Problem
+from ..core.notes import NoteError
+from ..core.redact import redact
+from ..store import git
+from ..store import transaction as tx
+from ..store.files import read_text, stat_key
+from ..store.paths import note_entries
+from . import common
+from . import observe as _observe
+from .results import ObservationResult, ObserveReport
+
+if TYPE_CHECKING:
+    from .service import Service
+
+
+@dataclass(frozen=True)
+class FileChange:
+    path: str
+    action: str  # create | change | delete
+    diff: str    # a unified diff of the file's text
+
+
+@dataclass(frozen=True)
+class Preview:
+    proposal: Proposal
+    results: tuple[ObservationResult, ...]
+    changes: tuple[FileChange, ...]
+    refused: str = ""  # why accepting it today would be refused (a rule, a belief gone)
+
+
+def enabled(mem: Service) -> bool:
+    return mem.params.review == "required"
+
+
+# --- reading ---------------------------------------------------------------------------------
+
+def read_all(mem: Service) -> tuple[list[Proposal], list[Problem]]:
+    """Every proposal on file (pending and rejected), in id order, and the files that cannot be
+    read (each a Problem naming file and line; the file is left as it is)."""
+    out: list[Proposal] = []
+    problems: list[Problem] = []
+    entries = [(core_inbox.FOLDER, e) for e in note_entries(mem.root / core_inbox.FOLDER)]
+    entries += [(core_inbox.REJECTED, e) for e in note_entries(mem.root / core_inbox.REJECTED)]
+    for folder, e in sorted(entries, key=lambda fe: (fe[0], fe[1].name)):
+        rel = f"{folder}/{e.name}"
+        try:
+            out.append(core_inbox.parse(read_text(e.path, rel), rel))
+        except NoteError as err:
+            problems.append(Problem(rel, err.line or 1, err.message.split(": ", 1)[-1]
+                                    if err.message.startswith(rel) else err.message))
+        except EpimemError as err:
+            problems.append(Problem(rel, getattr(err, "line", None) or 1, str(err)))
+    return out, problems
+
+
+def pending(mem: Service) -> tuple[list[Proposal], list[Problem]]:
+    props, problems = read_all(mem)
+    return [p for p in props if p.status == "pending"], problems
+
+
+def count_pending(mem: Service) -> int:
+    """What waits, as the session context counts it (one listing: `store.paths.inbox_waiting`)."""
+    from ..store.paths import inbox_waiting
+
+    return inbox_waiting(mem.root)
+
+
+def _load(mem: Service, pid: str) -> tuple[Proposal, tuple[int, int] | None]:
+    pid = core_inbox.check_proposal_id(pid)
+    rel = f"{core_inbox.FOLDER}/{pid}.md"
+    p = mem.root / rel
+    key = stat_key(p)
+    if key is None and stat_key(mem.root / core_inbox.REJECTED / f"{pid}.md") is not None:
+        rel = f"{core_inbox.REJECTED}/{pid}.md"
+        p = mem.root / rel
+        key = stat_key(p)
+    gone = NotFound(f"no proposal '{pid}' in the inbox ({rel} does not exist; it may have been "
+                    "accepted already: `epimem inbox` lists what waits)", path=rel)
+    if key is None:
+        raise gone
+    try:
+        return core_inbox.parse(read_text(p, rel), rel), key
+    except FileNotFoundError:  # accepted by another process between the stat and the read
+        raise gone from None
+    except NoteError as e:
+        raise VaultError(f"{e.message}; fix the file or reject the proposal by hand, nothing was changed",
+                         path=rel, line=e.line) from None
+
+
+# --- proposing ------------------------------------------------------------------------------
+
+def observe_or_propose(mem: Service, items: list[dict[str, Any]], *, source: str, session: str | None,
+                       origin: str | None = None) -> ObserveReport:
+    """`Memory.observe`: the batch applied (`observe.apply`), or proposed when it must wait for
+    the user. `origin`: the unattended path it comes from (`core.inbox.ORIGINS`: the session-end
+    pass, an agent over MCP, the memory tool, an import); with `review: required` in
+    `epistemology.md` such a batch is proposed (`propose`) instead of applied. None: the user is
+    at the keyboard (the CLI's `observe`, the /observe skill in a session they watch)."""
+    params = mem.params
+    if origin is not None and params.review == "required":
+        return propose(mem, items, source=source, session=session, origin=origin)
+    return _observe.apply(mem, items, source=source, session=session)
+
+
+def propose(mem: Service, items: list[dict[str, Any]], *, source: str, session: str | None,
+            origin: str) -> ObserveReport:
+    """Put a batch in the inbox instead of applying it: checked as observe checks it (a bad
+    item refuses the batch), rule 9 counted over what the session has recorded and proposed, one
+    commit, no belief, log or tension touched."""
+    if origin not in core_inbox.ORIGINS:
+        raise InputError(f"unknown origin {origin!r}; one of {', '.join(core_inbox.ORIGINS)}", field="origin")
+    params = mem.params
+    today = mem.write_today
+    parsed = [_observe.check_input(i + 1, item, source, session, today, params) for i, item in enumerate(items)]
+    if not parsed:
+        return ObserveReport((), None)
+    common.writable(mem)
+    for attempt in common.attempts(mem):
+        with attempt:
+            report = _propose(mem, items, parsed, origin, today, params)
+    return report
+
+
+def _propose(mem, items, parsed, origin, today, params) -> ObserveReport:
+    on_file, _ = read_all(mem)
+    taken = {p.id for p in on_file}
+    per_session: dict[str, int] = {}
+    for p in on_file:
+        if p.status == "pending":
+            s = p.session or f"{p.source}@{p.observation.get('date', '')}"
+            per_session[s] = per_session.get(s, 0) + 1
+    writes: list[tx.Write] = []
+    results: list[ObservationResult] = []
+    ids: list[str] = []
+    for item, (obs, _) in zip(items, parsed, strict=True):
+        # What is stored is what observe will be given: the item as the caller wrote it, with
+        # its day, source and session fixed now (rule 19 counts them as the original's).
+        stored = {k: v for k, v in item.items() if v is not None and v != "" and v != []}
+        stored.update(date=obs.date.isoformat(), source=obs.source)
+        if obs.session:
+            stored["session"] = obs.session
+        for key in ("evidence", "suggests", "therefore"):
+            if key in stored:
+                stored[key] = getattr(obs, key)  # redacted, one line
+        pid, dup = core_inbox.proposal_id(today, obs.session, stored, taken)
+        if dup or pid in ids:
+            results.append(ObservationResult(obs, None if obs.connects == "new" else obs.connects, duplicate=True,
+                                             reason=f"already proposed ({pid})"))
+            continue
+        key = obs.session or f"{obs.source}@{obs.date.isoformat()}"
+        per_session[key] = per_session.get(key, 0) + 1
+        prop = core_inbox.Proposal(id=pid, proposed=today, origin=origin, source=obs.source,
+                                   session=obs.session, observation=stored)
+        ids.append(pid)
+        writes.append(tx.create(prop.path, core_inbox.render(prop)))
+        results.append(ObservationResult(replace(obs, id=pid), None if obs.connects == "new" else obs.connects,
+                                         reason=f"proposed for the user's review ({pid}): review is required "
+                                                "in epistemology.md, so nothing changes until they accept it"))
+    # Rule 9 holds for proposals too: an agent cannot queue fifty observations of one session.
+    for s, n in per_session.items():
+        if n > params.observations_per_session and any(
+                (r.observation.session or f"{r.observation.source}@{r.observation.date.isoformat()}") == s
+                and not r.duplicate for r in results):
+            raise Conflict(f"session {s} already has {n - 1} proposals waiting; at most "
+                           f"{params.observations_per_session} per session (rule 9), so nothing was proposed. "
+                           "Zero is a good answer: keep the strongest.")
+    sha = None
+    if writes:
+        sha = common.commit(mem, writes, f"inbox: {len(writes)} proposal{'s' if len(writes) != 1 else ''} "
+                                         f"from {origin} (review required)", op="propose",
+                            body="\n".join(f"- {i}" for i in ids),
+                            extra={"Epimem-Proposals": ", ".join(ids)})
+    return ObserveReport(tuple(results), sha, proposed=tuple(ids))
+
+
+# --- what accepting would change --------------------------------------------------------------
+
+def as_now(mem: Service, p: Proposal) -> dict[str, Any]:
+    """The observation as accepting makes it: made now, so dated the day of the decision (rule 20:
+    never after the machine's day), with its own session and source (rule 19 counts those)."""
+    return dict(p.observation, date=mem.write_today.isoformat())
+
+
+def preview(mem: Service, p: Proposal) -> Preview:
+    """What accepting `p` now would write: the observe pipeline's own writes, not committed."""
+    writes: list[tx.Write] = []
+    try:
+        report = _observe.apply(mem, [as_now(mem, p)], source=p.source or "inbox",
+                                session=p.session or None, dry=writes)
+    except EpimemError as e:
+        return Preview(p, (), (), refused=str(e))
+    if report.held:
+        return Preview(p, report.results, (), refused=report.results[0].reason)
+    # A file the user edited and did not commit: accepting first passes that edit through rule 18
+    # (committed on its own, or the accept refused); its text is theirs, not shown as a diff here.
+    dirty = sorted(c.path for c in git.status(mem.root, [w.path for w in writes])) if writes else []
+    if dirty:
+        return Preview(p, report.results, (), refused=(
+            f"{', '.join(dirty)} {'has' if len(dirty) == 1 else 'have'} a hand edit not yet committed: "
+            "`epimem commit` first (accepting commits it on its own first, or is refused if it breaks a rule)"))
+    changes = []
+    patterns = mem.params.redact
+    for w in writes:  # the proposal's own removal is not a change to what is believed
+        path = mem.root / w.path
+        old = read_text(path, w.path) if path.exists() else ""
+        new = w.text or ""
+        action = "delete" if w.text is None else ("create" if not path.exists() else "change")
+        diff = "".join(difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True),
+                                            fromfile=f"a/{w.path}" if old else "/dev/null",
+                                            tofile=f"b/{w.path}" if w.text is not None else "/dev/null", n=1))
+        # rule 23: what is shown is redacted, as the write path would redact what it writes
+        changes.append(FileChange(w.path, action, "\n".join(redact(line, patterns) for line in diff.split("\n"))))
+    return Preview(p, report.results, tuple(changes))
+
+
+def previews(mem: Service) -> tuple[list[Preview], list[Problem]]:
+    props, problems = pending(mem)
+    return [preview(mem, p) for p in props], problems
+
+
+# --- the user's decisions ---------------------------------------------------------------------
+
+def _decide(mem: Service, ids: list[str]) -> list[tuple[Proposal, tuple[int, int] | None]]:
+    if not ids:
+        raise InputError("name at least one proposal (`epimem inbox` lists them)", field="id")
+    out = []
+    for pid in dict.fromkeys(ids):
+        p, key = _load(mem, pid)
+        if p.status != "pending":
+            raise Conflict(f"{p.id} was rejected on {p.decided}; it is kept on record and cannot be "
+                           "accepted (observe it again if it holds after all)", path=p.path)
+        out.append((p, key))
+    return out
+
+
+def accept(mem: Service, ids: list[str]) -> ObserveReport:
+    """Apply the proposals as if just observed: the rules on today's state, each observation
+    dated today with its own source and session (rule 19 counts the original's), in one commit
+    that also removes them from the inbox."""
+    common.writable(mem)
+    chosen = _decide(mem, ids)
+    props = [p for p, _ in chosen]
+
+    def removals() -> list[tx.Write]:
+        # Each pass checks again: another process that accepted or rejected one meanwhile wins.
+        now = _decide(mem, [p.id for p in props])
+        return [tx.replace(p.path, None, key) for p, key in now]  # compare-and-swap: the file as read
+
+    items = [as_now(mem, p) for p in props]
+    report = _observe.apply(mem, items, source="inbox", session=None,
+                            also=(removals, "inbox-accept", f"inbox accept {', '.join(p.id for p in props)}: "))
+    return replace(report, accepted=tuple(p.id for p in props) if report.commit else ())
+
+
+def reject(mem: Service, ids: list[str], note: str = "") -> tuple[str, tuple[str, ...]]:
+    """Mark the proposals rejected (kept on file; nothing else changes): (commit, ids)."""
+    common.writable(mem)
+    today = mem.write_today
+    for attempt in common.attempts(mem):
+        with attempt:
+            chosen = _decide(mem, ids)
+            writes = []
+            for p, key in chosen:
+                done_p = replace(p, status="rejected", decided=today, note=" ".join(note.split()))
+                # moved, not rewritten in place: the delete's file must still be the one read
+                writes += [tx.create(done_p.path, core_inbox.render(done_p)), tx.replace(p.path, None, key)]
+            done = tuple(p.id for p, _ in chosen)
+            sha = common.commit(mem, writes, f"inbox reject {', '.join(done)}", op="inbox-reject",
+                                body=note, extra={"Epimem-Proposals": ", ".join(done)})
+    return sha, done

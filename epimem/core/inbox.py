@@ -1,0 +1,149 @@
+"""The review inbox's file (SPEC §15): what an unattended path proposed, waiting for the user.
+
+With `review: required` in `epistemology.md`, an observation from a path nobody watches (the
+session-end pass, an agent over MCP, the Claude API's memory tool) is not applied but written as
+`inbox/<id>.md`: a note whose frontmatter says who proposed it and holds the observation as it
+would be given to observe. Nothing in it is a number: the rules decide those when the user
+accepts it, on that day's state. A rejected proposal stays on file (`inbox/rejected/<id>.md`,
+`status: rejected`), so the same observation proposed again (a retried hook) is not asked about twice.
+
+Pure: render and parse, no I/O.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+from datetime import date
+from typing import Any
+
+from .errors import InputError
+from .ids import text_key
+from .notes import NoteError, parse_note, yaml_scalar
+
+REVIEW_VALUES = ("off", "required")
+STATUSES = ("pending", "rejected")
+# Who proposed it: the paths that run without the user watching each write.
+ORIGINS = ("session-end", "mcp", "memory-tool", "import", "skill", "api")
+FOLDER = "inbox"
+REJECTED = "inbox/rejected"
+_ID = re.compile(r"prop-\d{8}-[0-9a-f]{4,40}")
+
+
+@dataclass(frozen=True)
+class Proposal:
+    id: str
+    proposed: date
+    origin: str
+    source: str
+    session: str
+    observation: dict[str, Any] = field(default_factory=dict)
+    status: str = "pending"
+    decided: date | None = None
+    note: str = ""  # the user's words on a rejection
+
+    @property
+    def path(self) -> str:
+        # A rejected proposal moves to `inbox/rejected/`: what waits is `inbox/*.md`, which the
+        # session-start hook counts with one listing.
+        return f"{FOLDER}/{self.id}.md" if self.status == "pending" else f"{REJECTED}/{self.id}.md"
+
+
+def is_proposal_id(value: str) -> bool:
+    return bool(_ID.fullmatch(value))
+
+
+def check_proposal_id(value: str, field: str = "id") -> str:
+    v = value.strip()
+    if not is_proposal_id(v):
+        raise InputError(f"'{value}' is not a proposal id (prop-YYYYMMDD-xxxx, as `epimem inbox` lists them)",
+                         field=field)
+    return v
+
+
+def proposal_id(day: date, session: str, item: dict[str, Any], taken: set[str]) -> tuple[str, bool]:
+    """A stable id from what is proposed (session, belief, evidence): the same observation
+    proposed twice gets the same id (True: it is already on file)."""
+    key = f"{session}\n{item.get('connects', '')}\n{text_key(str(item.get('evidence', '')))}"
+    digest = hashlib.sha1(key.encode()).hexdigest()
+    return f"prop-{day:%Y%m%d}-{digest[:8]}", f"prop-{day:%Y%m%d}-{digest[:8]}" in taken
+
+
+def render(p: Proposal) -> str:
+    lines = ["---", f"id: {p.id}", f"proposed: {p.proposed.isoformat()}", f"origin: {p.origin}",
+             f"source: {yaml_scalar(p.source)}", f"session: {yaml_scalar(p.session)}", f"status: {p.status}"]
+    if p.decided is not None:
+        lines.append(f"decided: {p.decided.isoformat()}")
+    if p.note:
+        lines.append(f"note: {yaml_scalar(p.note)}")
+    lines.append("observation:")
+    for k, v in p.observation.items():
+        lines.append(f"  {k}: {yaml_scalar(v)}")
+    lines.append("---")
+    said = p.observation.get("evidence", "")
+    target = p.observation.get("connects", "new")
+    title = p.observation.get("title")
+    head = f"{p.observation.get('strength', '')} → {target}" + (f" ({title})" if title else "")
+    lines += [f"# Proposed: {head}", "", f"> {said}", "",
+              f"Proposed by {p.origin} ({p.source or 'no source'}"
+              + (f", session {p.session}" if p.session else "") + f") on {p.proposed.isoformat()}.",
+              "Nothing here has moved a number: `epimem inbox` shows what accepting it would change, "
+              f"`epimem inbox accept {p.id}` applies the rules to it, `epimem inbox reject {p.id}` declines it.", ""]
+    if p.status == "rejected":
+        lines.append(f"Rejected by the user on {p.decided.isoformat() if p.decided else '?'}"
+                     + (f": {p.note}" if p.note else "") + ".")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def parse(text: str, path: str) -> Proposal:
+    """A proposal file; a NoteError naming the file and line when it cannot be read."""
+    try:
+        note = parse_note(text)
+    except NoteError as e:
+        raise NoteError(e.line or 1, f"{path}:{e.line or 1}: {e.message}", path=path) from None
+    meta, lines = note.meta, note.key_lines
+
+    def bad(key: str, why: str) -> NoteError:
+        line = lines.get(key, 1)
+        return NoteError(line, f"{path}:{line}: '{key}' {why}", path=path)
+
+    pid = meta.get("id")
+    stem = path.rsplit("/", 1)[-1][:-3] if path.endswith(".md") else path
+    if not isinstance(pid, str) or not is_proposal_id(pid) or pid != stem:
+        raise bad("id", f"must be the proposal id of the file's name ({stem})")
+    proposed = meta.get("proposed")
+    if not isinstance(proposed, date):
+        raise bad("proposed", "must be a date YYYY-MM-DD")
+    origin = meta.get("origin")
+    if origin not in ORIGINS:
+        raise bad("origin", f"must be one of {', '.join(ORIGINS)}")
+    status = meta.get("status", "pending")
+    if status not in STATUSES:
+        raise bad("status", f"must be one of {', '.join(STATUSES)}")
+    decided = meta.get("decided")
+    if decided is not None and not isinstance(decided, date):
+        raise bad("decided", "must be a date YYYY-MM-DD")
+    obs = meta.get("observation")
+    if not isinstance(obs, dict) or not obs:
+        raise bad("observation", "must be the observation proposed (connects, strength, evidence, …)")
+    item = {str(k): (v.isoformat() if isinstance(v, date) else v) for k, v in obs.items()}
+    for key in ("source", "session", "note"):
+        if meta.get(key) is not None and not isinstance(meta.get(key), str):
+            raise bad(key, "must be text")
+    return Proposal(id=pid, proposed=proposed, origin=origin, source=meta.get("source") or "",
+                    session=meta.get("session") or "", observation=item, status=status,
+                    decided=decided, note=meta.get("note") or "")
+
+
+def review_from_meta(meta: dict[str, Any], path: str = "epistemology.md",
+                     lines: dict[str, int] | None = None) -> tuple[str, str | None]:
+    """`review:` of `epistemology.md`: (value, why it is wrong or None); a wrong one is "off"
+    reported, as every parameter is defaulted."""
+    v = meta.get("review", "off")
+    if v is None or v is False:
+        return "off", None
+    if isinstance(v, str) and v.strip().lower() in REVIEW_VALUES:
+        return v.strip().lower(), None
+    return "off", f"parameter 'review' must be one of {', '.join(REVIEW_VALUES)}, not {v!r}; using the default (off)"
