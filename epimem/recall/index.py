@@ -267,7 +267,7 @@ class Index:
                 except Exception as e:  # noqa: BLE001 - said, not fatal: the files are erased regardless
                     self.progress(f"The Chroma server's collections of this vault could not be dropped ({e}).")
             chroma.wipe_embedded(self.paths)
-            keep = {self.paths.lock.name, self.paths.mirror_lock.name}
+            keep = {self.paths.lock.name, self.paths.chroma_lock.name}
             for p in list(self.paths.dir.iterdir()) if self.paths.dir.is_dir() else []:
                 if p.name not in keep and p.is_file():
                     p.unlink(missing_ok=True)
