@@ -263,7 +263,7 @@ def refresh_context(root: str | os.PathLike, today: date | None = None,
     refused = {f"beliefs/{bid}.md": v[1] for bid, v in entries if len(v) > 1 and v[1]}
     cache = rank_records(rows, params_record(params), today, sig=sig, total=len(entries), problems=problems,
                          refused=refused)
-    cache["questions"] = open_questions(root_s)
+    cache["questions"] = open_questions(root_s, reader)
     return write_context_cache(root_s, cache, params.redact)
 
 
@@ -319,27 +319,23 @@ TENSIONS_INDEX = "tensions"          # store/statcache: open tensions' rows by f
 QUESTION_BELIEFS = "question-beliefs"  # and the beliefs they name, by theirs
 
 
-def open_questions(root: str | os.PathLike) -> list[dict]:
+def open_questions(root: str | os.PathLike, reader=None) -> list[dict]:
     """The open tensions, as the session context asks them: a proposed successor names both
     sides, a flag names the belief that changed, a contradiction says what happened. Each
-    row carries the titles and scope it needs, so the hook reads nothing else.
+    row carries the titles and scope it needs, so the hook reads nothing else. What a question
+    shows of a tension or a belief is what readers are shown (SPEC rules 21, 23): `reader`, a
+    `store.vault.Reader` the caller already has (one is made when it has none).
 
     Tension files are parsed once per (mtime, size) through the one stat cache
     (`store/statcache`): a write re-reads only the tensions it changed."""
     root_s = str(root)
-    readers: list = []
+    if reader is None:
+        from .clock import lenient_today
+        from .vault import Vault
 
-    def reader():
-        """What a question shows of a tension or a belief is what readers are shown (SPEC rules 21, 23)."""
-        if not readers:
-            from .clock import lenient_today
-            from .vault import Vault
-
-            readers.append(Vault(root_s).reader(lenient_today()))
-        return readers[0]
-
+        reader = Vault(root_s).reader(lenient_today())
     # Salted with the redaction patterns: a row redacted under other patterns is stale.
-    salt = reader().redacted_with
+    salt = reader.redacted_with
     tensions = StatCache(root_s, TENSIONS_INDEX, INDEX_VERSION, salt)
     for entry in note_entries(os.path.join(root_s, "tensions")):
         try:
@@ -348,7 +344,7 @@ def open_questions(root: str | os.PathLike) -> list[dict]:
             continue
         found, _ = tensions.lookup(entry.name, st)
         if not found:
-            tensions.put(entry.name, st, _tension_row(entry.path, entry.name[:-3], reader().params.redact))
+            tensions.put(entry.name, st, _tension_row(entry.path, entry.name[:-3], reader.params.redact))
     # The beliefs the questions name, by their file's (mtime, size) as the tensions are: a write
     # re-reads the few it changed, not the twenty a context may ask about.
     named = StatCache(root_s, QUESTION_BELIEFS, INDEX_VERSION, salt)
@@ -360,7 +356,7 @@ def open_questions(root: str | os.PathLike) -> list[dict]:
             return None
         found, value = named.lookup(bid, st)
         if not found:
-            value = _belief_brief(reader(), root_s, bid)
+            value = _belief_brief(reader, root_s, bid)
             named.put(bid, st, value)
         return value
 

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 from pathlib import Path
 
 import pytest
+from bounded import bounded
 
 hypothesis = pytest.importorskip("hypothesis")
 from hypothesis import HealthCheck, given, settings  # noqa: E402
@@ -112,23 +112,6 @@ def mutate(seed: bytes, changes) -> bytes:
         i = int(where * len(data))
         data = data[:i] + token + data[i:]
     return data
-
-
-class Hang(Exception):
-    pass
-
-
-def bounded(fn, seconds: int = 10):
-    def on_alarm(*_):
-        raise Hang(f"no answer within {seconds} s")
-
-    old = signal.signal(signal.SIGALRM, on_alarm)
-    signal.alarm(seconds)
-    try:
-        return fn()
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, old)
 
 
 @pytest.fixture(scope="module")

@@ -25,11 +25,11 @@ import json
 import logging
 import re
 import shutil
-import signal
 import subprocess
 from pathlib import Path
 
 import pytest
+from bounded import bounded
 
 from epimem.core.nesting import MAX_DEPTH
 
@@ -205,23 +205,6 @@ LINK_PROBLEMS = ("unknown belief", "missing observation")
 
 # --- running it -------------------------------------------------------------------------------
 
-class Hang(Exception):
-    pass
-
-
-def _bounded(fn, seconds: int = 20):
-    def on_alarm(*_):
-        raise Hang(f"no answer within {seconds} s")
-
-    old = signal.signal(signal.SIGALRM, on_alarm)
-    signal.alarm(seconds)
-    try:
-        return fn()
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, old)
-
-
 @pytest.fixture(scope="module")
 def template(tmp_path_factory):
     """A vault with two committed beliefs and a month's log, inside a folder nothing may touch."""
@@ -251,7 +234,7 @@ def _outside(base: Path) -> list[tuple[str, int]]:
 
 
 def _run(cli, root: Path, *args: str, stdin: str | None = None):
-    r = _bounded(lambda: cli("--vault", root, *args, stdin=stdin))
+    r = bounded(lambda: cli("--vault", root, *args, stdin=stdin), seconds=20)
     assert "Traceback" not in r.err and "RecursionError" not in r.err, (args, r.err[-2000:])
     return r
 
@@ -390,4 +373,4 @@ def test_transcripts_with_special_values_are_read_or_skipped(tmp_path):
                 transcript.statement_items(transcript.find_statements(t), session="fz")
                 transcript.condensed(t)
 
-            _bounded(run)
+            bounded(run, seconds=20)
