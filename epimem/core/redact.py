@@ -136,17 +136,30 @@ def redacted(text: str, patterns: tuple[Pattern, ...] = ()) -> tuple[str, int]:
     if not compiled[0].search(text):
         return text, 0  # the common case: one linear pass finds nothing
     found = 0
+    values: dict[str, str] = {}  # each secret found → its pattern's name
     for name, rx in compiled[1]:
         groups = rx.groupindex
 
         def sub(m, name=name, groups=groups) -> str:
             keep = (m.group("keep") or "") if "keep" in groups else ""
             tail = (m.group("tail") or "") if "tail" in groups else ""
+            whole = m.group(0)
+            values.setdefault(whole[len(keep):len(whole) - len(tail)], name)
             return f"{keep}[REDACTED:{name}]{tail}"
 
         text, n = rx.subn(sub, text)
         found += n
+    # A secret a pattern knows only by its context (`password: …`) may stand again in the same
+    # text without it — a title and the line below it, a value copied into a note: that copy is
+    # the same secret. Values too short to be told from words are left alone.
+    for value, name in values.items():
+        if len(value) >= MIN_REPEATED and value in text:
+            found += text.count(value)
+            text = text.replace(value, f"[REDACTED:{name}]")
     return text, found
+
+
+MIN_REPEATED = 8
 
 
 _MARK = re.compile(r"\[REDACTED:[^\]]*\]")

@@ -285,7 +285,9 @@ class EpimemMemoryTool(BetaAbstractMemoryTool):
         if parts[0] == "tensions":
             raise _fail("A tension opens when evidence contradicts a belief: add a line `contradicting: …` to the "
                         "belief's file.")
-        return self._observe(v, files.observations(text))
+        # Redacted whole, before it is split into fields: a secret a pattern knows by its context
+        # (`password: …` in a heading) may stand again alone in a field of its own.
+        return self._observe(v, files.observations(redact(text, v.params.redact)))
 
     def str_replace(self, command: BetaMemoryTool20250818StrReplaceCommand) -> str:
         path = getattr(command, "path", None)
@@ -302,7 +304,7 @@ class EpimemMemoryTool(BetaAbstractMemoryTool):
             at = [text[:i].count("\n") + 1 for i in _find_all(text, old)]
             raise _fail(f"No replacement was performed. Multiple occurrences of old_str `{old}` in lines: "
                         f"{', '.join(map(str, at))}. Please ensure it is unique")
-        return self._edit(v, bid, lines, text.replace(old, new, 1).split("\n"))
+        return self._edit(v, bid, lines, text.replace(old, redact(new, v.params.redact), 1).split("\n"))
 
     def insert(self, command: BetaMemoryTool20250818InsertCommand) -> str:
         path, at = getattr(command, "path", None), getattr(command, "insert_line", None)
@@ -312,7 +314,7 @@ class EpimemMemoryTool(BetaAbstractMemoryTool):
         v, lines, bid = self._editable(path)
         if not isinstance(at, int) or isinstance(at, bool) or not 0 <= at <= len(lines):
             raise _fail(f"Invalid `insert_line` parameter: {at!r}. It should be within the range [0, {len(lines)}].")
-        return self._observe(v, files.observations(added, connects=bid))
+        return self._observe(v, files.observations(redact(added, v.params.redact), connects=bid))
 
     def delete(self, command: BetaMemoryTool20250818DeleteCommand) -> str:
         path = getattr(command, "path", None)

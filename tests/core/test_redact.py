@@ -135,3 +135,13 @@ def test_every_built_in_compiles_and_has_a_unique_name():
     names = [n for n, _ in BUILTIN]
     assert len(names) == len(set(names))
     assert redact("nothing here") == "nothing here"
+
+
+def test_a_secret_known_by_its_context_is_redacted_where_it_stands_again_alone():
+    from epimem.core.redact import redacted
+
+    text, n = redacted("# Uses tmux password: hunter2hunter2\nhunter2hunter2\n")
+    assert "hunter2hunter2" not in text and n == 2
+    # A short value is not hunted for elsewhere: it could be any word.
+    text, _ = redacted("password: abc123\nabc123 is also a tag")
+    assert "abc123 is also a tag" in text
