@@ -53,6 +53,43 @@ KEYS = ("ece", "brier", "ece_last_quarter", "ece_holds", "brier_holds", "stale_s
         "lowered_true", "questions_asked", "verdicts")
 
 
+LEVERS = {
+    "start": "rule 1: the behavioural start", "step": "rule 3: the confirmation step",
+    "challenge": "rule 4: the challenge step", "free": "rule 4: challenges before confidence drops",
+    "decay": "rule 7: a factor on every rate", "fast": "rule 7: a further factor on situational and unknown",
+    "list": "the session context's listing threshold (api/context.MIN_EFFECTIVE)",
+}
+
+
+def grid(spec: str) -> dict[str, tuple[Params, float]]:
+    """`start=0.3,0.5;step=0.05,0.1;challenge=0.1,0.2;…` (`LEVERS`): every combination, as
+    (parameters, listing threshold)."""
+    import itertools
+
+    from epimem.api import context
+
+    axes: dict[str, list[float]] = {}
+    for part in filter(None, spec.split(";")):
+        k, _, vs = part.partition("=")
+        if k.strip() not in LEVERS:
+            raise SystemExit(f"--grid: unknown lever {k!r} (one of {', '.join(LEVERS)})")
+        axes[k.strip()] = [float(v) for v in vs.split(",")]
+    out: dict[str, tuple[Params, float]] = {}
+    for combo in itertools.product(*axes.values()):
+        v = dict(zip(axes, combo))
+        rate = v.get("decay", 1.0)
+        fast = v.get("fast", 1.0)
+        params = replace(
+            DEFAULTS, start={**DEFAULTS.start, "behavioral": v.get("start", DEFAULTS.start["behavioral"])},
+            confirm_step=v.get("step", DEFAULTS.confirm_step),
+            challenge_step=v.get("challenge", DEFAULTS.challenge_step),
+            free_challenges=int(v.get("free", DEFAULTS.free_challenges)),
+            decay={k: r * rate * (fast if k in ("situational", "unknown") else 1.0) for k, r in DEFAULTS.decay.items()})
+        name = ", ".join(f"{k} {x:g}" for k, x in v.items())
+        out[name] = (params, v.get("list", context.MIN_EFFECTIVE))
+    return out
+
+
 def candidates() -> dict[str, Params]:
     out: dict[str, Params] = {}
     for start in (0.30, 0.40, 0.50):
@@ -88,8 +125,14 @@ def main(argv: list[str] | None = None) -> int:
                     help="verdicts before a proposal (core/calibration.PROPOSE_MIN)")
     ap.add_argument("--no-questions", action="store_true",
                     help="the fast path's context without open questions (as before SPEC §14)")
+    ap.add_argument("--grid", default="", help="a wider sweep of levers on the fast path: "
+                    "'start=0.3,0.5;step=0.05,0.1;challenge=0.1,0.2;free=1,0;decay=1,0.5;fast=1,2;list=0.3,0.4'")
+    ap.add_argument("--decompose", action="store_true",
+                    help="also: the ECE by band, kind of belief and period; the stale serves by cause")
     ap.add_argument("--out", default=str(HERE / "out" / "tracking.json"))
     a = ap.parse_args(argv)
+    if a.grid:
+        return sweep_grid(a)
     observers = [o for o in a.observers.split(",") if o]
     if a.propose_min is not None:
         from epimem.core import calibration
@@ -114,6 +157,9 @@ def main(argv: list[str] | None = None) -> int:
                 results["runs"][label] = s
                 lines.append(row(label, s))
                 print(lines[-1], flush=True)
+                if a.decompose:
+                    s["decomposition"] = decomposition(fig, params)
+                    print(json.dumps(s["decomposition"], indent=1, ensure_ascii=False), flush=True)
     if a.sweep:
         lines += ["", "Worst observer per configuration (ECE, stale-serve at the middle observer):"]
         worst = {}
@@ -130,6 +176,60 @@ def main(argv: list[str] | None = None) -> int:
           f"load {results['load']}")
     Path(a.out).parent.mkdir(parents=True, exist_ok=True)
     Path(a.out).write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
+    return 0
+
+
+def decomposition(fig: ts.Figures, params: Params) -> dict:
+    from collections import Counter
+
+    n = max(1, fig.sessions)
+    return {"bands": ts.decompose_bands(fig.tagged, params), "kinds": ts.decompose(fig.tagged, 2),
+            "periods": ts.decompose(fig.tagged, 3),
+            "stale_causes": {k: round(v / n, 4) for k, v in Counter(fig.stale_causes).most_common()}}
+
+
+def sweep_grid(a) -> int:
+    """Each point of `--grid` for every observer; a point is judged by its worst observer."""
+    from epimem.api import context
+
+    observers = [o for o in a.observers.split(",") if o]
+    points = grid(a.grid)
+    results: dict = {"people": a.people, "days": a.days, "seed": a.seed, "grid": a.grid, "load": _load(), "runs": {}}
+    t0 = time.time()
+    print("| point | worst ECE | ECE by observer | worst stale-serve | stale-serve by observer | "
+          "wrongful (auto) | sessions to follow p90 (worst) | true beliefs listed per session (fewest) |", flush=True)
+    print("|---|---:|---|---:|---|---:|---:|---:|", flush=True)
+    keep = context.MIN_EFFECTIVE
+    try:
+        for name, (params, listing) in points.items():
+            context.MIN_EFFECTIVE = listing
+            per = {}
+            for o in observers:
+                fig = ts.run(a.people, o, backend="core", seed=a.seed, params=params, days=a.days,
+                             follow_proposals=a.follow)
+                s = fig.summary()
+                per[o] = {k: s[k] for k in ("ece", "ece_last_quarter", "stale_serve_rate", "wrong_retired_auto",
+                                            "sessions_to_follow_p90", "lowered_true", "unfollowed",
+                                            "served_true_per_session")}
+                if a.decompose:
+                    per[o]["decomposition"] = decomposition(fig, params)
+            worst = {"ece": max(r["ece"] for r in per.values()),
+                     "stale": max(r["stale_serve_rate"] for r in per.values()),
+                     "auto": sum(r["wrong_retired_auto"] for r in per.values()),
+                     "p90": max(r["sessions_to_follow_p90"] or 0 for r in per.values()),
+                     "served": min(r["served_true_per_session"] for r in per.values())}
+            results["runs"][name] = {"observers": per, "worst": worst}
+            print(f"| {name} | {worst['ece']:.3f} | " + " / ".join(f"{r['ece']:.3f}" for r in per.values())
+                  + f" | {100 * worst['stale']:.1f} % | "
+                  + " / ".join(f"{100 * r['stale_serve_rate']:.1f}" for r in per.values())
+                  + f" | {worst['auto']} | {worst['p90']} | {worst['served']:.2f} |", flush=True)
+    finally:
+        context.MIN_EFFECTIVE = keep
+    results["seconds"] = round(time.time() - t0, 1)
+    print(f"{a.people} people × {a.days} days, seed {a.seed}, observers {','.join(observers)}; "
+          f"{results['seconds']} s; load {results['load']} → {_load()}")
+    Path(a.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(a.out).write_text(json.dumps(results, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     return 0
 
 

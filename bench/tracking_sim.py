@@ -555,6 +555,10 @@ class Figures:
     served_pairs: list[tuple[float, float]] = field(default_factory=list)  # ...those listed as current
     binary: list[tuple[float, bool]] = field(default_factory=list)  # (effective, whether it holds)
     late: list[tuple[float, float]] = field(default_factory=list)   # `pairs` of the last quarter of the year
+    # `pairs` with what kind of belief each is and when (`kind_of`), for `decompose`
+    tagged: list[tuple[float, float, str, str]] = field(default_factory=list)
+    stale_causes: list[str] = field(default_factory=list)  # one per stale session start: why (`stale_cause`)
+    served_true: int = 0              # beliefs listed as current that hold (what a context is for)
     changes: int = 0
     followed: list[int] = field(default_factory=list)   # sessions from a change until the old belief is not served
     unfollowed: int = 0               # changes whose old belief was still served at the end
@@ -587,8 +591,55 @@ class Figures:
             "detection_rate": round(self.detected / self.changes, 3) if self.changes else None,
             "wrong_retired_auto": self.wrong_retired_auto, "wrong_retired_user": self.wrong_retired_user,
             "lowered_true": self.lowered_true, "questions_asked": self.questions_asked,
+            "served_true_per_session": round(self.served_true / n, 2),
             "verdicts": self.verdicts, "proposals": sorted(set(self.proposals)),
         }
+
+
+def _period(d: int) -> str:
+    return "months 1–3" if d < 91 else ("months 4–9" if d < LATE else "months 10–12")
+
+
+def decompose(tagged: list[tuple[float, float, str, str]], by: int = 2, bins: int = 10) -> list[dict]:
+    """ECE split by what a pair is (`by` 2: the kind of belief, 3: the period of the year): each
+    group's share of the pairs, its mean confidence and fit, and its part of the ECE — within each
+    of `cal.ece`'s bins, the group's signed gap weighted by its count, in the direction of the bin's
+    gap, so that the parts add up to the ECE exactly (a negative part offsets the bin's error)."""
+    n = len(tagged)
+    if not n:
+        return []
+    binned: dict[int, list] = {}
+    for t in tagged:
+        binned.setdefault(min(bins - 1, int(t[0] * bins)), []).append(t)
+    sign = {k: (1.0 if sum(c - p for c, p, *_ in g) >= 0 else -1.0) for k, g in binned.items()}
+    out: dict[str, dict] = {}
+    for k, g in binned.items():
+        for t in g:
+            o = out.setdefault(t[by], {"group": t[by], "n": 0, "c": 0.0, "p": 0.0, "part": 0.0})
+            o["n"] += 1
+            o["c"] += t[0]
+            o["p"] += t[1]
+            o["part"] += sign[k] * (t[0] - t[1]) / n
+    return sorted(({"group": o["group"], "share": round(o["n"] / n, 3), "mean_confidence": round(o["c"] / o["n"], 3),
+                    "mean_fit": round(o["p"] / o["n"], 3), "ece_part": round(o["part"], 4)}
+                   for o in out.values()), key=lambda r: -r["ece_part"])
+
+
+def decompose_bands(tagged: list[tuple[float, float, str, str]], params: Params = DEFAULTS) -> list[dict]:
+    """By tier band: share, mean confidence and fit, and the band's part of the ECE (same bins)."""
+    # The tiers' bounds are bounds of the ECE's bins too, so the bands' parts add up to the ECE.
+    rows = [(f"{name} {lo:.2f}–{min(hi, 1.0):.2f}", [t for t in tagged if lo <= t[0] < hi])
+            for name, lo, hi in cal.bands_of(params)]
+    n = len(tagged)
+    out = []
+    for label, g in rows:
+        if not g:
+            continue
+        e = cal.ece([(c, p) for c, p, *_ in g]) or 0.0
+        out.append({"band": label, "share": round(len(g) / n, 3),
+                    "mean_confidence": round(sum(t[0] for t in g) / len(g), 3),
+                    "mean_fit": round(sum(t[1] for t in g) / len(g), 3), "ece_part": round(e * len(g) / n, 4)})
+    return out
 
 
 def expected_brier(pairs: list[tuple[float, float]]) -> float | None:
@@ -678,15 +729,19 @@ class Simulation:
             p = self.p.trait(key).fit(form, d)
             eff = rules.effective_confidence(b, day_of(d), params)
             f.pairs.append((eff, p))
+            f.tagged.append((eff, p, self.kind_of(b, eff, params), _period(d)))
             f.binary.append((eff, truth))
             if d >= LATE:
                 f.late.append((eff, p))
             if b.id in served:
                 f.served_pairs.append((eff, p))
+                f.served_true += truth
                 key, form = self.of_belief[b.id]
                 at = self.p.trait(key).changed_at()
                 # Stale: the person left what it says (a belief that was never true is wrong, not stale).
                 if not truth and form == "A" and at is not None and d >= at:
+                    if not stale:
+                        f.stale_causes.append(self.stale_cause(b, key, d))
                     stale = True
         f.stale_sessions += stale
         for st in self.change_state.values():
@@ -696,6 +751,40 @@ class Simulation:
             if old not in served:
                 st["gone"] = st["sessions"]
             st["sessions"] += 1
+
+    def stale_cause(self, b: Belief, key: str, d: int) -> str:
+        """Why a belief the person left was listed: what kind of change, and what stood between it
+        and a question (no contradiction on record yet; a tension the user's word closed)."""
+        trait = self.p.trait(key)
+        at = trait.changed_at() or d
+        what = "a dependant" if trait.pattern == "dependent" else f"an {trait.pattern} change" \
+            if trait.pattern == "abrupt" else "a slow change"
+        tensions = [t for t in getattr(self.b, "tensions", {}).values() if t.belief == b.id]
+        since = [t for t in tensions if (t.date - START).days >= at - (trait.ramp // 2)]
+        if not since:
+            why = "no tension yet"
+        elif any(t.status != "resolved" for t in since):
+            why = "a tension open (not shown)"
+        else:
+            why = "its tension closed"
+        return f"{what}, {why}, {'≤ 30' if d - at <= 30 else '> 30'} days after"
+
+    def kind_of(self, b: Belief, eff: float, params: Params) -> str:
+        """Which kind of belief a pair is, first match: the pattern was never there; the person left
+        it (stale); real and never confirmed; at its cap; decayed to the floor; else climbing."""
+        key, form = self.of_belief[b.id]
+        trait = self.p.trait(key)
+        if trait.pattern == "spurious":
+            return "never there"
+        if not trait.true(form, (self.b.today - START).days):
+            return "left by the person"
+        if b.confirmed is None and not any(e.kind == "reinforcing" for e in b.evidence):
+            return "real, never confirmed"
+        if b.confidence >= params.caps.get(b.basis, 0.9) - 1e-9:
+            return "real, at the cap" + (" (decayed)" if eff < b.confidence - 0.05 else "")
+        if eff <= params.decay_floor + 1e-9 < b.confidence:
+            return "real, decayed to the floor"
+        return "real, below the cap" + (" (decayed)" if eff < b.confidence - 0.05 else "")
 
     def _ask(self, d: int, ids: list[str]) -> None:
         ids = [i for i in ids if i in self.of_belief]
