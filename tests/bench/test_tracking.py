@@ -77,3 +77,37 @@ def test_the_fast_path_shows_what_the_product_shows():
     assert core_sim.context_log == api_sim.context_log
     assert core_final == api_final
     assert core_fig.summary() == api_fig.summary()
+
+
+def test_the_ece_decomposition_adds_up_to_the_ece():
+    """The parts by band, by kind of belief and by period each sum to the ECE they explain (so a
+    table of them says where the error is, not a second measure), and the stale serves counted
+    by cause are the stale session starts."""
+    from epimem.core import calibration as cal
+
+    fig = ts.run(2, "middle", days=200)
+    ece = cal.ece(fig.pairs)
+    assert ece is not None and ece > 0
+    for parts in (ts.decompose_bands(fig.tagged), ts.decompose(fig.tagged, 2), ts.decompose(fig.tagged, 3)):
+        assert sum(r.get("ece_part", 0.0) for r in parts) == pytest.approx(ece, abs=1e-3)
+        assert sum(r["share"] for r in parts) == pytest.approx(1.0, abs=1e-2)
+    assert len(fig.stale_causes) == fig.stale_sessions
+    assert {r["group"] for r in ts.decompose(fig.tagged, 2)} <= {
+        "never there", "left by the person", "real, never confirmed", "real, at the cap",
+        "real, at the cap (decayed)", "real, decayed to the floor", "real, below the cap",
+        "real, below the cap (decayed)"}
+
+
+def test_the_sweep_grid_sets_each_lever_and_refuses_an_unknown_one():
+    import bench_tracking as bt
+
+    from epimem.core.params import DEFAULTS
+
+    points = bt.grid("start=0.55;step=0.08;challenge=0.15;fast=2;list=0.4")
+    (params, listing), = points.values()
+    assert params.start["behavioral"] == 0.55 and params.confirm_step == 0.08 and params.challenge_step == 0.15
+    assert params.decay["situational"] == DEFAULTS.decay["situational"] * 2
+    assert params.decay["durable"] == DEFAULTS.decay["durable"] and listing == 0.4
+    assert len(bt.grid("start=0.3,0.5;step=0.05,0.1")) == 4
+    with pytest.raises(SystemExit, match="unknown lever 'steps'"):
+        bt.grid("steps=0.1")
