@@ -4,6 +4,8 @@ embedders fused at once, and a MiniLM rerank of the fused top 20.
 
     python bench/recall_public_ceiling.py                 # both embedders (MiniLM needs the extra)
     python bench/recall_public_ceiling.py --cache FILE    # keep the lists for a second run
+    python bench/recall_public_ceiling.py --onnx MODEL.onnx   # also a third embedder: any mean-pooled
+                                                          # BERT-uncased ONNX model file (issue 25 item 4)
 
 The data is read where it lies, as in bench/recall_public.py (its protocol, its vaults in a
 temporary folder removed at the end). Each conversation is indexed twice through the real
@@ -22,7 +24,6 @@ ranker alone on every category of the other four, when any point is).
 from __future__ import annotations
 
 import argparse
-import itertools
 import pickle
 import shutil
 import sys
@@ -39,6 +40,54 @@ import recall_public_tried as rt  # noqa: E402
 
 DEPTHS = (5, 10, 20, 50, 100, 200)
 DEEP = max(DEPTHS)
+
+
+def onnx_embedder(path: Path, max_tokens: int = 128):
+    """A mean-pooled ONNX sentence model with the BERT-uncased WordPiece vocabulary (the
+    MiniLM family's), tokenized by the tokenizer epimem ships for MiniLM; the token
+    embeddings are the output of shape (batch, tokens, dim)."""
+    import numpy as np
+    import onnxruntime as ort
+    from tokenizers import Tokenizer
+
+    tok = Tokenizer.from_file(str(HERE.parent / "epimem" / "recall" / "data" / "minilm-tokenizer.json"))
+    tok.enable_truncation(max_tokens)
+    tok.enable_padding(pad_id=0, pad_token="[PAD]")
+    opts = ort.SessionOptions()
+    opts.inter_op_num_threads = 1
+    opts.log_severity_level = 3
+    sess = ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
+    names = {i.name for i in sess.get_inputs()}
+    tokens_out = next(n for n, o in enumerate(sess.get_outputs()) if len(o.shape) == 3)
+
+    def embed(texts):
+        out = []
+        for s in range(0, len(texts), 64):
+            encs = tok.encode_batch(list(texts[s:s + 64]))
+            ids = np.asarray([e.ids for e in encs], np.int64)
+            mask = np.asarray([e.attention_mask for e in encs], np.int64)
+            feed = {"input_ids": ids, "attention_mask": mask}
+            if "token_type_ids" in names:
+                feed["token_type_ids"] = np.zeros_like(ids)
+            hid = sess.run(None, feed)[tokens_out]
+            m = mask[:, :, None].astype(np.float32)
+            v = (hid * m).sum(1) / np.maximum(m.sum(1), 1e-9)
+            out.append(v / np.linalg.norm(v, axis=1, keepdims=True))
+        return np.concatenate(out).astype(np.float32)
+    return embed
+
+
+def add_onnx(data, convs, root: Path, path: Path) -> None:
+    """The third embedder's similarities ("ox") beside the others, on the same items."""
+    wl = rt.collect(data, None, root / "ox")
+    embed = onnx_embedder(path)
+    for c, w in zip(convs, wl):
+        if w["keys"] != c["keys"]:
+            raise SystemExit("the ONNX model's items differ from the cached lists")
+        mat = embed(w["texts"])
+        qv = embed([rt.semq(w, q["question"]) for q in c["questions"]])
+        for q, v in zip(c["questions"], qv):
+            q["ox"] = mat @ v
 
 
 def build(data, root: Path) -> list[dict]:
@@ -84,6 +133,8 @@ def prepare(convs) -> None:
             q["wl_top"] = top(q["wl"])
             if "ml" in q:
                 q["ml_top"] = top(q["ml"])
+            if "ox" in q:
+                q["ox_top"] = top(q["ox"])
 
 
 # --- the ceiling and the depth of each list --------------------------------------------------------
@@ -135,7 +186,7 @@ def ceiling_table(convs) -> list[tuple[str, dict]]:
                      by_category(convs, lambda q, c, d=d: covered(set(q["kw"][:d]) | set(q["wl_top"][:d]), q, c))))
         if len(lists) == 3:
             rows.append((f"keyword ∪ both embedders top {d}", by_category(
-                convs, lambda q, c, d=d: covered(set(q["kw"][:d]) | set(q["wl_top"][:d]) | set(q["ml_top"][:d]), q, c))))
+                convs, lambda q, c, d=d: covered({*q["kw"][:d], *q["wl_top"][:d], *q["ml_top"][:d]}, q, c))))
     return rows
 
 
@@ -211,6 +262,13 @@ def fusion_rows(convs):
     rr = [(n, a) for n in (10, 20, 30) for a in (0.25, 0.5, 0.75, 1.0)]
     rows.append(("shipped fusion, top n reranked by MiniLM cosine (blend α)", judge(
         convs, lambda q, g: rerank(q, 2, 0.75, g[0], g[1]), rr, (20, 0.5), [kw, wl])))
+    if "ox_top" in convs[0]["questions"][0]:
+        ox = lambda q: q["ox_top"][:10]  # noqa: E731
+        rows.append(("keyword + the --onnx model", judge(
+            convs, lambda q, g: fused(q, g[0], (g[1], 1.0), ("kw", "ox_top")), two, (2, 0.75), [kw, ox])))
+        rows.append(("keyword + WordLlama × w2 + the --onnx model", judge(
+            convs, lambda q, g: fused(q, g[0], (g[1], g[2], 1.0), ("kw", "wl_top", "ox_top")), three,
+            (2, 0.75, 1.0), [kw, wl, ox])))
     return rows
 
 
@@ -218,6 +276,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data", type=Path, default=None, help="the folder holding locomo-dev.json")
     ap.add_argument("--cache", type=Path, default=None, help="read the lists from / write them to this file")
+    ap.add_argument("--onnx", type=Path, default=None, help="a third embedder: a mean-pooled BERT-uncased ONNX file")
     args = ap.parse_args(argv)
     t0 = time.perf_counter()
     if args.cache and args.cache.exists():
@@ -231,6 +290,13 @@ def main(argv=None) -> int:
             shutil.rmtree(tmp, ignore_errors=True)
         if args.cache:
             args.cache.write_bytes(pickle.dumps(convs))
+    if args.onnx:
+        data = rp.load(args.data or rp.default_data())
+        tmp = Path(tempfile.mkdtemp(prefix="epimem-locomo-ceiling-"))
+        try:
+            add_onnx(data, convs, tmp, args.onnx)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
     prepare(convs)
     print(f"lists ready in {time.perf_counter() - t0:.1f} s\n")
     cats = (1, 2, 3, 4, 5, "all")
