@@ -15,7 +15,7 @@ from .spec import COMMANDS, Command, Context, HelpRequested, Opt, UsageError, re
 # The first word of a command line → the module of epimem.cli declaring its commands. The order
 # is the order of `epimem --help`.
 AREAS = {
-    "init": "main", "belief": "main", "observe": "main", "tensions": "main", "tension": "main",
+    "init": "main", "belief": "main", "observe": "main", "transcript": "main", "tensions": "main", "tension": "main",
     "session": "main", "history": "main", "diff": "main", "undo": "main", "redo": "main",
     "commit": "main", "validate": "main", "doctor": "main", "forget": "forget", "inbox": "inbox",
     "recall": "recall", "index": "recall", "watch": "recall",
