@@ -177,9 +177,9 @@ def test_bad_observation_input_names_item_and_field(vault):
 def test_an_observation_holds_a_few_sentences_not_a_document(vault):
     """One call could otherwise put a whole document into the log, every Evidence section and the
     index: rule 9's three a session would bound nothing."""
-    from epimem.api.observe import TEXT_MAX
-
     import subprocess
+
+    from epimem.api.observe import TEXT_MAX
 
     def head():
         return subprocess.run(["git", "-C", str(vault.root), "rev-parse", "HEAD"], capture_output=True,
