@@ -212,11 +212,6 @@ class Context:
         self.command = command
         self.vault_source = vault_source  # where `vault` came from: "flag", "env" or "default"
 
-    def help(self) -> str:
-        from .help import render
-
-        return render(COMMANDS[self.command])
-
 
 # --- parsing ----------------------------------------------------------------------------------
 
