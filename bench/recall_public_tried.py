@@ -235,6 +235,30 @@ def sem_rocchio(m, beta):
     return fn
 
 
+def sem_centered(npc):
+    """The semantic ranker on centred vectors: every item's and the query's vector less the
+    items' mean and its projection on their first npc principal components, then cosine
+    (static mean-pooled embeddings share a common direction that dominates cosine)."""
+    def fn(c, q):
+        import numpy as np
+
+        key = ("centred", npc)
+        if key not in c:
+            m = np.asarray(c["mat"], np.float32)
+            mu = m.mean(0)
+            pcs = np.linalg.svd(m - mu, full_matrices=False)[2][:npc]
+
+            def proj(v):
+                v = v - mu
+                return v - (v @ pcs.T) @ pcs
+            x = proj(m)
+            c[key] = (x / np.linalg.norm(x, axis=1, keepdims=True), proj)
+        mat, proj = c[key]
+        v = proj(qvec(c, semq(c, q)))
+        return np.argsort(-(mat @ (v / np.linalg.norm(v))), kind="stable")[:DEPTH].tolist()
+    return fn
+
+
 def fuse_mmr(lam):
     """Maximal marginal relevance over the fused top 20: a result's fused score (scaled to the
     best) minus lam × its largest cosine to a result already placed."""
@@ -282,6 +306,8 @@ def variants():
         ("RM3 on BM25: 5 docs, 10 terms, λ 0.5", kw_rm3(5, 10, 0.5), sem_plain, None, None),
         ("Rocchio on the query vector: 3 docs, β 0.5", kw_plain, sem_rocchio(3, 0.5), None, None),
         ("Rocchio on the query vector: 5 docs, β 1", kw_plain, sem_rocchio(5, 1.0), None, None),
+        ("semantic on centred vectors (the items' mean out)", kw_plain, sem_centered(0), None, None),
+        ("semantic on centred vectors, first 2 principal components out", kw_plain, sem_centered(2), None, None),
         ("MMR over the fused top 20, λ 0.1", kw_plain, sem_plain, fuse_mmr(0.1), None),
         ("MMR over the fused top 20, λ 0.2", kw_plain, sem_plain, fuse_mmr(0.2), None),
         ("third list: semantic on the question as typed, ×0.5", kw_plain, sem_plain, fuse_three(0.5), None),
