@@ -29,6 +29,9 @@ from .common import (
 )
 from .spec import Arg, Opt, command, group
 
+TYPE_CHECKING = False  # as in cli/spec: `epimem --help` imports this module, and not typing for it
+if TYPE_CHECKING:
+    from typing import Any
 
 # Closed lists a value must come from: read from the model only when the command runs (the
 # help of every command is listed without the rules).
@@ -64,7 +67,7 @@ def _session_sources():
 
 BELIEF_ID = Arg("belief_id", metavar="ID", help="The belief's id (its file name without .md).", complete="belief")
 TENSION_ID = Arg("tension_id", metavar="ID", help="The tension's id.", complete="tension")
-CONFIDENCE = dict(type=float, min=0.0, max=1.0, metavar="0-1")
+CONFIDENCE: dict[str, Any] = dict(type=float, min=0.0, max=1.0, metavar="0-1")
 NOTE = Opt("--note", default="", metavar="TEXT", help="Why, in a line (goes into the evidence line).")
 
 group("belief", "Add, show, list and change beliefs.")
