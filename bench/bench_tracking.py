@@ -127,6 +127,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="the fast path's context without open questions (as before SPEC §14)")
     ap.add_argument("--grid", default="", help="a wider sweep of levers on the fast path: "
                     "'start=0.3,0.5;step=0.05,0.1;challenge=0.1,0.2;free=1,0;decay=1,0.5;fast=1,2;list=0.3,0.4'")
+    ap.add_argument("--point", default="",
+                    help="the full report for one point of the levers as well (--grid's syntax, one value each)")
     ap.add_argument("--decompose", action="store_true",
                     help="also: the ECE by band, kind of belief and period; the stale serves by cause")
     ap.add_argument("--out", default=str(HERE / "out" / "tracking.json"))
@@ -143,6 +145,11 @@ def main(argv: list[str] | None = None) -> int:
     lines = header()
     t0 = time.time()
     configs = {"seed defaults": DEFAULTS}
+    if a.point:
+        (point, (params_, listing)), *more = grid(a.point).items()
+        if more or listing != context_threshold():
+            raise SystemExit("--point: one value per lever, and no listing threshold (use --grid)")
+        configs[point] = params_
     if a.sweep:
         configs.update(candidates())
     for name, params in configs.items():
@@ -177,6 +184,12 @@ def main(argv: list[str] | None = None) -> int:
     Path(a.out).parent.mkdir(parents=True, exist_ok=True)
     Path(a.out).write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
     return 0
+
+
+def context_threshold() -> float:
+    from epimem.api import context
+
+    return context.MIN_EFFECTIVE
 
 
 def decomposition(fig: ts.Figures, params: Params) -> dict:
