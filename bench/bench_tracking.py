@@ -2,7 +2,8 @@
 
     python bench/bench_tracking.py [--people 8] [--days 365] [--backend core|api] [--seed 26]
                                    [--observers good,middle,poor] [--sweep] [--follow]
-                                   [--out bench/out/tracking.json]
+                                   [--grid 'start=0.3,0.55;step=0.05,0.08;…'] [--point 'start=0.55;…']
+                                   [--decompose] [--out bench/out/tracking.json]
 
 Simulated people (bench/tracking_sim.py: traits that hold, change abruptly or slowly, rest
 on each other, or were never there) live a year of sessions; observers of three qualities
@@ -25,7 +26,10 @@ review is due, a gut-check. For each observer quality it reports, at every sessi
 `--backend core` (the default) runs the rules' pure functions in memory (the fast path;
 which functions, in tracking_sim.py); `--backend api` runs the product on a vault in a
 temporary folder (every observation a commit, the context from the hook's cache).
-`--sweep` runs a grid of parameters on the fast path for every observer quality.
+`--sweep` runs a grid of parameters on the fast path for every observer quality; `--grid` a
+wider one over the levers of `LEVERS`, each point judged by its worst observer; `--point` adds
+the full report for one point; `--decompose` splits the ECE by band, kind of belief and period,
+and the stale serves by cause.
 
 Figures and the table of defaults: docs/benchmarks.md ("Belief tracking").
 """
