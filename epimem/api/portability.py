@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from datetime import date
 from pathlib import Path
@@ -188,6 +189,7 @@ class JsonlReport:
     unmapped: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     refused: list[str] = field(default_factory=list)  # what the rules kept out (rule 18)
+    proposed: tuple[str, ...] = ()  # `review: required`: the proposals written to the inbox instead
 
 
 def read_records(path: Path) -> Iterator[tuple[int, dict]]:
@@ -387,24 +389,47 @@ def plan(path: Path, params: Params = DEFAULTS, today: date | None = None) -> tu
 def import_jsonl(mem: Service, path: str | Path, *, dry_run: bool = False) -> JsonlReport:
     """Recreate an export in the vault as one commit; a file the vault already has is merged
     with the imported one by the merge drivers' rules. The vault must exist, as for every other
-    importer (`epimem init` makes one): a mistyped `--vault` is said, not created."""
-    from . import common
+    importer (`epimem init` makes one): a mistyped `--vault` is said, not created. With `review:
+    required` the files wait in the inbox instead, one proposal per belief (`groups`)."""
+    from . import common, import_review
 
     path = Path(path).expanduser()
     if not dry_run:
         common.writable(mem)
     files, rep = plan(path, mem.params if mem.vault.exists() else DEFAULTS, mem.write_today)
-    empty = not mem.vault.exists() or _is_fresh(mem)
+    if not dry_run and files and import_review.required(mem):
+        files = _redacted(mem, files, rep)
+        rep.proposed, dup, rep.commit = import_review.propose(mem, "jsonl", path.name, groups(files))
+        if dup:
+            rep.notes.append(f"{dup} of these proposals are in the inbox already (waiting, or rejected): "
+                             "not asked twice")
+        return rep
+    return write_files(mem, files, rep, subject=f"import: {path.name} ({_summary(rep.counts)})", dry_run=dry_run)
+
+
+def _redacted(mem: Service, files: dict[str, str], rep: JsonlReport) -> dict[str, str]:
     from ..core.scrub import scrub
 
     patterns = mem.params.redact if mem.vault.exists() else ()
     secret = [rel for rel, text in files.items() if scrub(rel, text, patterns) != text]
-    files = {rel: scrub(rel, text, patterns) for rel, text in files.items()}
     if secret:
         rep.notes.append(f"what looks like a secret was redacted in {len(secret)} file"
                          f"{'s' if len(secret) != 1 else ''}: {', '.join(secret[:10])}")
+    return {rel: scrub(rel, text, patterns) for rel, text in files.items()}
+
+
+def write_files(mem: Service, files: dict[str, str], rep: JsonlReport, *, subject: str, dry_run: bool = False,
+                dry: list[tx.Write] | None = None,
+                also: tuple[Callable[[], list[tx.Write]], str, str] | None = None) -> JsonlReport:
+    """The files of an import written into the vault, each merged with the one it has: one
+    commit. `dry`: the writes in that list, nothing committed (the inbox's preview); `also`:
+    (the proposals' removal, the op, a subject prefix) in the same commit (an inbox accept)."""
+    from . import common
+
+    empty = not mem.vault.exists() or _is_fresh(mem)
+    files = _redacted(mem, files, rep)
     writes: list[tx.Write] = []
-    with (common.lock(mem) if not dry_run else _nolock()):
+    with (common.lock(mem) if not dry_run and dry is None else nullcontext()):
         for rel, text in files.items():
             p = mem.root / rel
             cur = p.read_text(encoding="utf-8") if p.exists() else None
@@ -426,13 +451,110 @@ def import_jsonl(mem: Service, path: str | Path, *, dry_run: bool = False) -> Js
                 rep.files[rel] = "merged"
                 rep.notes += [f"{rel}: {n}" for n in m.notes]
             writes.append(tx.replace(rel, new, stat_key(p)))
+        if dry is not None:
+            dry.extend(writes)
+            return rep
+        op = "import"
+        if also is not None:
+            more, op, prefix = also[0](), also[1], also[2]
+            writes, subject = [*writes, *more], prefix + subject
         if dry_run or not writes:
             if not writes:
                 rep.notes.append("nothing new to import")
             return rep
-        rep.commit = common.commit(mem, writes, f"import: {path.name} ({_summary(rep.counts)})", op="import",
+        rep.commit = common.commit(mem, writes, subject, op=op,
                                    beliefs=[Path(r).stem for r in files if r.startswith("beliefs/")][:200])
     return rep
+
+
+# --- under review: one proposal per belief, and back ----------------------------------------------
+
+def groups(files: dict[str, str]) -> list[Any]:
+    """An export's files as proposals (`api/import_review.Group`): each belief's file with the
+    log entries that connect to it and the tensions about it; everything else in one more."""
+    from ..core.ids import text_key
+    from ..core.inbox import Record
+    from .import_review import Group
+
+    beliefs = sorted(rel for rel in files if rel.startswith("beliefs/"))
+    mine: dict[str, list[Record]] = {Path(rel).stem: [Record(rel, files[rel])] for rel in beliefs}
+    rest: list[Record] = []
+    for rel in sorted(files):
+        text = files[rel]
+        if rel.startswith("observations/"):
+            pre, entries = merge.split_log(text)
+            by: dict[str, list[str]] = {}
+            for _oid, entry in entries:
+                obs = parse_observations(entry)[0]
+                owner = obs[0].connects if obs and obs[0].connects in mine else ""
+                by.setdefault(owner, []).append(entry)
+            for owner, es in by.items():
+                rec = Record(rel, merge.join_log(pre, es))
+                (mine[owner] if owner else rest).append(rec)
+        elif rel.startswith("tensions/"):
+            try:
+                owner = parse_tension(text, Path(rel).stem).belief
+            except NoteError:
+                owner = ""
+            (mine[owner] if owner in mine else rest).append(Record(rel, text))
+        elif not rel.startswith("beliefs/"):
+            rest.append(Record(rel, text))
+    out = []
+    for bid, recs in mine.items():
+        try:
+            b = parse_belief(recs[0].text, bid, recs[0].path)
+            words = f"{text_key(b.title)}\n{text_key(b.statement)}"
+        except NoteError:
+            words = text_key(recs[0].text)
+        out.append(Group(f"belief\n{bid}\n{words}", tuple(recs)))
+    if rest:
+        out.append(Group("rest\n" + "\n".join(f"{r.path}\n{text_key(r.text)}" for r in rest), tuple(rest)))
+    return out
+
+
+def accept_records(mem: Service, records: tuple[Any, ...], *, subject: str, dry: list[tx.Write] | None = None,
+                   also: tuple[Callable[[], list[tx.Write]], str, str] | None = None) -> JsonlReport:
+    """Proposed files of an export, admitted again by today's rules (rule 18: caps, validation,
+    dates; redaction in `write_files`) and written as the import writes them. Anything the rules
+    refuse today refuses the whole accept (InputError), so what is accepted is what was shown."""
+    from ..core.errors import Conflict
+
+    params, today = mem.params, mem.write_today
+    rep = JsonlReport()
+    files: dict[str, str] = {}
+    for r in records:
+        rel, text = r.path, r.text
+        if rel.startswith("beliefs/"):
+            admitted = _admit_belief(rel, Path(rel).stem, text, params, today, rep)
+            if admitted is not None:
+                files[rel] = admitted
+        elif rel.startswith("observations/"):
+            pre, entries = merge.split_log(text)
+            if all(_admit_entry(rel, e, today, rep) for _, e in entries) and entries:
+                files[rel] = text
+            elif not entries:
+                rep.refused.append(f"{rel}: no observation in it")
+        elif rel.startswith("tensions/"):
+            if _admit_tension(rel, Path(rel).stem, text, today, rep):
+                files[rel] = text
+        elif rel == "epistemology.md":
+            wrong = rules_file_problems(text)
+            if wrong:
+                rep.refused.append(f"epistemology.md: {wrong[0]}")
+            else:
+                files[rel] = text
+        elif rel == sessions_file.PATH:
+            try:
+                sessions_file.loads(text)
+            except (ValueError, TypeError) as e:
+                rep.refused.append(f"{rel}: not a session counter ({e})")
+            else:
+                files[rel] = text
+        else:
+            files[rel] = text
+    if rep.refused:
+        raise Conflict(f"the rules refuse it today: {rep.refused[0]}; nothing was written")
+    return write_files(mem, files, rep, subject=subject, dry=dry, also=also)
 
 
 def _summary(counts: dict[str, int]) -> str:
@@ -445,10 +567,3 @@ def _is_fresh(mem: Service) -> bool:
     root = mem.root
     return not any(note_entries(root / d) for d in ("beliefs", "observations", "tensions", "reviews"))
 
-
-class _nolock:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *a):
-        return False
