@@ -430,6 +430,8 @@ def write_files(mem: Service, files: dict[str, str], rep: JsonlReport, *, subjec
     files = _redacted(mem, files, rep)
     writes: list[tx.Write] = []
     with (common.lock(mem) if not dry_run and dry is None else nullcontext()):
+        # an accept's removals first, under the lock: a proposal another accept took is said to be gone
+        more = also[0]() if also is not None and dry is None else []
         for rel, text in files.items():
             p = mem.root / rel
             cur = p.read_text(encoding="utf-8") if p.exists() else None
@@ -456,7 +458,7 @@ def write_files(mem: Service, files: dict[str, str], rep: JsonlReport, *, subjec
             return rep
         op = "import"
         if also is not None:
-            more, op, prefix = also[0](), also[1], also[2]
+            op, prefix = also[1], also[2]
             writes, subject = [*writes, *more], prefix + subject
         if dry_run or not writes:
             if not writes:
@@ -522,6 +524,15 @@ def accept_records(mem: Service, records: tuple[Any, ...], *, subject: str, dry:
     params, today = mem.params, mem.write_today
     rep = JsonlReport()
     files: dict[str, str] = {}
+    # Several proposals accepted at once each hold their entries of one month's log: one log again.
+    logs: dict[str, tuple[str, list[str]]] = {}
+    for r in records:
+        if r.path.startswith("observations/"):
+            pre, entries = merge.split_log(r.text)
+            logs.setdefault(r.path, (pre, []))[1].extend(e for _, e in entries)
+    merged = [type(r)(r.path, merge.join_log(*logs[r.path])) for r in records if r.path.startswith("observations/")]
+    records = tuple(dict.fromkeys([r for r in records if not r.path.startswith("observations/")]
+                                  + list({m.path: m for m in merged}.values())))
     for r in records:
         rel, text = r.path, r.text
         if rel.startswith("beliefs/"):

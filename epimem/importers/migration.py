@@ -221,11 +221,11 @@ def write_migration(memory, m: Migration, *, subject: str, dry_run: bool = False
                           False, None, m.unmapped, m.notes + lowered, refused)
     if dry_run:
         return replace(report, sessions=m.sessions is not None)
-    if accepting:
-        if refused:
-            raise Conflict(f"the rules refuse it today: {refused[0]}; nothing was written")
+    if accepting and refused:
+        raise Conflict(f"the rules refuse it today: {refused[0]}; nothing was written")
+    if dry is not None:
         _still_new(memory, m)
-    elif importer and (m.beliefs or m.observations or m.tensions or m.sessions is not None):
+    elif also is None and importer and (m.beliefs or m.observations or m.tensions or m.sessions is not None):
         from ..api import import_review
 
         if import_review.required(memory):
@@ -255,6 +255,11 @@ def write_migration(memory, m: Migration, *, subject: str, dry_run: bool = False
     from contextlib import nullcontext
 
     with (common.lock(memory) if dry is None else nullcontext()):
+        more: list[tx.Write] = []
+        if also is not None:
+            # under the lock, first: a proposal another accept took meanwhile is said to be gone
+            more = also[0]()
+            _still_new(memory, m)
         imported_tensions = []
         for t in m.tensions:
             text = render_tension(t)
@@ -299,7 +304,7 @@ def write_migration(memory, m: Migration, *, subject: str, dry_run: bool = False
             return replace(report, sessions=sessions_written, notes=tuple(notes))
         op = "import"
         if also is not None:
-            more, op, prefix = also[0](), also[1], also[2]
+            op, prefix = also[1], also[2]
             writes, subject = [*writes, *more], prefix + subject
         if not writes:
             return replace(report, notes=tuple(notes + ["nothing new to import"]))
