@@ -4,7 +4,7 @@ An importer plans its batch as it always does (its caps, validation and redactio
 rule 23) and hands the result here instead of writing it: one proposal per belief (its file with
 the observations and tensions that concern it; `Group`), one for the rest, written to `inbox/` in
 one commit. What is accepted later goes through the importer's own write code again
-(`importers.migration.write_migration`, `api.portability.write_files`), so the rules apply twice:
+(`importers.migration.write_migration`, `api.jsonl_import.write_files`), so the rules apply twice:
 when proposed and on the day the user takes it in.
 
 This module knows the proposal files only, not the importers (so that both write paths can call

@@ -10,7 +10,7 @@ offer them, no skill allows them and the MCP server does not offer them.
 
 An import's proposals (`kind: import`, written by `api/import_review`) are previewed and
 accepted through the importer's own write code (`importers.migration.write_migration` or
-`api.portability.accept_records`, in their dry mode for the preview), and only as the commit
+`api.jsonl_import.accept_records`, in their dry mode for the preview), and only as the commit
 that proposed them wrote them (`_as_proposed`).
 """
 
@@ -300,17 +300,18 @@ def _import_write(mem: Service, props: list[Proposal], *, dry: list[tx.Write] | 
     records = tuple(r for p in props for r in p.records)
     sources = ", ".join(dict.fromkeys(p.source for p in props))
     if props[0].importer == "jsonl":
-        from . import portability
+        from . import jsonl_import
 
-        rep = portability.accept_records(mem, records, subject=f"import: {sources} (jsonl, from the inbox)",
+        rep = jsonl_import.accept_records(mem, records, subject=f"import: {sources} (jsonl, from the inbox)",
                                          dry=dry, also=also)
         return rep, sources
     from ..importers import migration
 
     m = migration.from_records(records)
     importers = ", ".join(dict.fromkeys(p.importer for p in props))
-    rep = migration.write_migration(mem, m, subject=f"import: {len(m.beliefs)} belief{'s' if len(m.beliefs) != 1 else ''} "
-                                                    f"from {sources} ({importers}, from the inbox)", dry=dry, also=also)
+    n = len(m.beliefs)
+    rep = migration.write_migration(mem, m, subject=f"import: {n} belief{'s' if n != 1 else ''} from {sources} "
+                                                    f"({importers}, from the inbox)", dry=dry, also=also)
     return rep, sources
 
 

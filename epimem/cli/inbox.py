@@ -55,7 +55,8 @@ def _print(mem, previews, diff: bool) -> None:
             echo(f"  accepting it today would be refused: {pv.refused}")
             continue
         for b in pv.beliefs:
-            echo(f"  would write the belief {b.id} “{b.title}”: {b.basis}, {b.confidence:.2f} ({mem.params.tier(b.confidence, b.basis)})")
+            tier = mem.params.tier(b.confidence, b.basis)
+            echo(f"  would write the belief {b.id} “{b.title}”: {b.basis}, {b.confidence:.2f} ({tier})")
         for n in pv.notes:
             echo(f"  note: {n}")
         for r in pv.results:

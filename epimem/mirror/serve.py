@@ -111,7 +111,8 @@ def inbox_section(mem: Service, token: str) -> str:
             out.append(f"<p>From <code>epimem import {esc(p.importer)}</code> ({esc(p.source)}), {p.proposed}: "
                        f"{esc(', '.join(r.path for r in p.records))}</p>")
         else:
-            out.append(f"<p>From {esc(p.origin)} ({esc(p.source)}{', session ' + esc(p.session) if p.session else ''}), "
+            sess = ", session " + esc(p.session) if p.session else ""
+            out.append(f"<p>From {esc(p.origin)} ({esc(p.source)}{sess}), "
                        f"{p.proposed}: <b>{esc(str(o.get('strength', '')))}</b> → {esc(str(o.get('connects', '')))} — "
                        f"{esc(str(o.get('evidence', '')))}</p>")
         if pv.refused:

@@ -34,7 +34,7 @@ from pathlib import Path
 
 import anyio
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from vaults import new_vault
 
@@ -200,6 +200,11 @@ def beliefs(root: Path) -> dict[str, tuple[float, str]]:
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                                  HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(actions=st.lists(action, min_size=4, max_size=22))
+# The round-3 adversary, always tried: what an import proposed, edited to a 0.95 fact, accepted.
+@example(actions=[("review", "required"), ("import", [("Uses tmux", SECRETS[0]), ("Reads the diff first", "")]),
+                  ("forge", ("fact", "0.95")), ("read", "mcp-inbox"), ("decide", "accept"),
+                  ("import", [("Keeps PRs small", "")]), ("forge", ("self-report", "0.85")), ("read", "inbox"),
+                  ("decide", "accept"), ("review", "off"), ("import", [("Uses tmux", "")])])
 def test_no_agent_gets_around_the_rules(tmp_path_factory, actions):
     from epimem.api.memory import Memory
 
