@@ -268,6 +268,9 @@ def import_jsonl(mem: Service, path: str | Path, *, dry_run: bool = False) -> Js
     files, rep = plan(path, mem.params if mem.vault.exists() else DEFAULTS, mem.write_today)
     if not dry_run and files and import_review.required(mem):
         files = _redacted(mem, files, rep)
+        # what the vault holds already, byte for byte, is not a change to ask about
+        files = {rel: text for rel, text in files.items()
+                 if not (mem.root / rel).is_file() or (mem.root / rel).read_text(encoding="utf-8") != text}
         rep.proposed, dup, rep.commit = import_review.propose(mem, "jsonl", path.name, groups(files))
         if dup:
             rep.notes.append(f"{dup} of these proposals are in the inbox already (waiting, or rejected): "

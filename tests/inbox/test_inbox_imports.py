@@ -424,3 +424,33 @@ def test_a_malformed_import_proposal_is_named_with_its_line_and_nothing_escapes_
     assert r.code != 0 and pid in r.err
     assert p.read_text() == bad and not (tmp_path / "outside.md").exists() and not (root.parent / "outside.md").exists()
     assert head(root)
+
+
+def test_an_export_that_updates_a_belief_the_vault_has_proposes_the_merge_it_would_make(tmp_path, cli):
+    """Where an import updates an existing belief, the proposal is the change the import's merge
+    would make; a file the vault already holds byte for byte is not asked about."""
+    src = sources(tmp_path, cli)["jsonl"]
+    root = tmp_path / "v"
+    assert cli("init", root).code == 0
+    assert cli("--vault", root, "import", "jsonl", src).code == 0  # the same export, taken in before
+    mem = Memory(root, today=TODAY)
+    mem.observe([{"connects": "avoids-orms", "strength": "confirming", "basis": "behavioral",
+                  "evidence": "Wrote the report query by hand."}], source="cli", session="s2")
+    require_review(mem)
+    # the other machine's export: the same belief, with a confirmation this vault has not seen
+    other = Memory(tmp_path / "src", today=TODAY)
+    other.observe([{"connects": "avoids-orms", "strength": "confirming", "basis": "behavioral",
+                    "evidence": "Rewrote the ORM call as SQL."}], source="cli", session="s9")
+    again = tmp_path / "again.jsonl"
+    assert cli("--vault", other.root, "export", "--out", again).code == 0
+    ids = cli("--vault", root, "import", "jsonl", again, "--json").json()["proposed"]
+    listed = cli("--vault", root, "inbox", "--json").json()["proposals"]
+    assert "beliefs/lives-in-lisbon.md" not in {f for p in listed for f in p["files"]}  # unchanged: not asked
+    (orms,) = [p for p in listed if "beliefs/avoids-orms.md" in p["files"]]
+    change = next(c for c in orms["changes"] if c["path"] == "beliefs/avoids-orms.md")
+    assert change["action"] == "change" and "+" in change["diff"] and "Rewrote the ORM call" in json.dumps(orms)
+    before = (root / "beliefs" / "avoids-orms.md").read_text()
+    assert cli("--vault", root, "inbox", "accept", orms["id"]).code == 0
+    after = (root / "beliefs" / "avoids-orms.md").read_text()
+    assert after != before and "Wrote the report query by hand." in after and "Rewrote the ORM call" in after
+    assert orms["id"] in ids
