@@ -51,6 +51,12 @@ def _blocks_text(content) -> tuple[str, bool]:
     return "\n".join(texts), tool
 
 
+def _str(rec: dict, key: str) -> str:
+    """A record's field when it is text; the format is Claude Code's own and changes without notice."""
+    v = rec.get(key)
+    return v if isinstance(v, str) else ""
+
+
 def parse_lines(lines: Iterable[str]) -> Transcript:
     turns: list[Turn] = []
     skipped: dict[str, int] = {}
@@ -63,8 +69,8 @@ def parse_lines(lines: Iterable[str]) -> Transcript:
         if kind not in ("user", "assistant"):
             skip(kind if kind in ("summary", "system") else "other-type")
             continue
-        session = session or (rec.get("sessionId") if isinstance(rec.get("sessionId"), str) else "")
-        cwd = cwd or (rec.get("cwd") if isinstance(rec.get("cwd"), str) else "")
+        session = session or _str(rec, "sessionId")
+        cwd = cwd or _str(rec, "cwd")
         if rec.get("isSidechain"):
             skip("sidechain")  # a sub-agent's exchange: its "user" is the main agent
             continue
@@ -76,8 +82,8 @@ def parse_lines(lines: Iterable[str]) -> Transcript:
         # A lone surrogate (`"\ud800"` in the JSON) is not text: it could be neither
         # written to a file nor sent; it becomes U+FFFD like any undecodable byte.
         text = text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
-        uuid = rec.get("uuid") if isinstance(rec.get("uuid"), str) else ""
-        ts = rec.get("timestamp") if isinstance(rec.get("timestamp"), str) else ""
+        uuid = _str(rec, "uuid")
+        ts = _str(rec, "timestamp")
         if kind == "user":
             last_assistant_id = None
             if rec.get("isMeta"):

@@ -33,7 +33,11 @@ def memory(ctx: Context):
     mem = Memory(resolve_root(ctx.vault), today=ctx.today)
     # Every command that reads the rules says what in them is invalid (key and line),
     # not only `validate`; the default is used meanwhile (SPEC §3).
-    mem.vault.on_rules_problems = lambda problems: [warn(str(p)) for p in problems]
+    def said(problems) -> None:
+        for p in problems:
+            warn(str(p))
+
+    mem.vault.on_rules_problems = said
     return mem
 
 

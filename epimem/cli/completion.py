@@ -143,7 +143,7 @@ def install_script(shell: str) -> list[str]:
 # --- answering a TAB --------------------------------------------------------------------------
 
 def _global_options() -> tuple[Opt, ...]:
-    from .dispatch import GLOBAL
+    from .registry import GLOBAL
 
     return GLOBAL
 
@@ -183,7 +183,7 @@ def _options(options: tuple[Opt, ...], incomplete: str) -> list[tuple[str, str, 
 def complete(words: list[str]) -> list[tuple[str, str, str]]:
     """(kind, value, help) for the last of `words` (the word at the cursor, maybe empty):
     kind "plain" is a value, "file"/"dir" asks the shell to complete a path."""
-    from .dispatch import AREAS, load
+    from .registry import AREAS, load
 
     words = list(words)
     incomplete = words.pop() if words else ""
@@ -227,7 +227,7 @@ def complete(words: list[str]) -> list[tuple[str, str, str]]:
         return _options(options, incomplete)
     out: list[tuple[str, str, str]] = []
     if node is None:
-        from .dispatch import load_all
+        from .registry import load_all
 
         load_all()
         out = [("plain", c.path[0], c.summary) for c in (COMMANDS[(w,)] for w in AREAS if (w,) in COMMANDS)

@@ -34,7 +34,7 @@ def usage(cmd: Command) -> str:
 def visible_children(cmd: Command) -> list[Command]:
     children = [c for c in cmd.children() if not c.hidden]
     if cmd.path == ():
-        from .dispatch import AREAS
+        from .registry import AREAS
 
         order = list(AREAS)
         children.sort(key=lambda c: order.index(c.path[0]) if c.path[0] in order else len(order))

@@ -208,7 +208,9 @@ def install_group(ctx, list_, all_, as_json, scope, project, dry_run, uninstall)
             _print_list(rows)
         return
     if not all_:
-        echo(ctx.help())
+        from .help import render
+
+        echo(render(COMMANDS[ctx.command]))
         return
     _install_all(ctx, scope, project, dry_run, uninstall)
 

@@ -29,6 +29,9 @@ from .common import (
 )
 from .spec import Arg, Opt, command, group
 
+TYPE_CHECKING = False  # as in cli/spec: `epimem --help` imports this module, and not typing for it
+if TYPE_CHECKING:
+    from typing import Any
 
 # Closed lists a value must come from: read from the model only when the command runs (the
 # help of every command is listed without the rules).
@@ -64,7 +67,7 @@ def _session_sources():
 
 BELIEF_ID = Arg("belief_id", metavar="ID", help="The belief's id (its file name without .md).", complete="belief")
 TENSION_ID = Arg("tension_id", metavar="ID", help="The tension's id.", complete="tension")
-CONFIDENCE = dict(type=float, min=0.0, max=1.0, metavar="0-1")
+CONFIDENCE: dict[str, Any] = dict(type=float, min=0.0, max=1.0, metavar="0-1")
 NOTE = Opt("--note", default="", metavar="TEXT", help="Why, in a line (goes into the evidence line).")
 
 group("belief", "Add, show, list and change beliefs.")
@@ -308,9 +311,9 @@ ORIGINS = ("session-end", "mcp", "memory-tool", "import", "skill", "api")
              help="A belief the connected (or new) one rests on."),
          Opt("--input", dest="batch", metavar="FILE|-", complete="file",
              help="A JSON array of observations from FILE, or - for stdin."),
-         Opt("--from-transcript", metavar="FILE", complete="file",
-             help="Find observations in a Claude Code transcript (JSONL)."),
-         Opt("--llm", type=bool, help="With --from-transcript: also ask Claude (needs ANTHROPIC_API_KEY)."),
+         # The transcript pass moved to `epimem transcript`: kept here, hidden, to say so.
+         Opt("--from-transcript", metavar="FILE", hidden=True, help="Moved: `epimem transcript FILE`."),
+         Opt("--llm", type=bool, hidden=True, help="Moved: `epimem transcript FILE --llm`."),
          JSON,
          # `observe --json FILE|-` read a batch before --json became the output switch.
          Arg("legacy", multiple=True, required=False, hidden=True, help="The old `--json FILE|-` batch."))
@@ -326,10 +329,13 @@ def observe(ctx, connects, strength, evidence, suggests, therefore, basis, sessi
         warn("`observe --json FILE|-` is deprecated: use `--input FILE|- --json` "
              "(`epimem install claude-code` updates the skills)")
         batch = legacy[0]
+    if from_transcript or llm:
+        # Not an alias: the skills allow `epimem observe *`, and a prefix cannot exclude a flag, so
+        # a model could send the whole transcript to the Anthropic API with the user's key under
+        # the skill's own permission. The pass is the user's to start (rule 22).
+        usage("the transcript pass is `epimem transcript FILE [--llm]` now "
+              "(it is not among the commands a skill runs by itself)")
     mem = memory(ctx)
-    if from_transcript:
-        _observe_transcript(mem, from_transcript, llm, session, as_json)
-        return
     if batch is not None:
         where = "stdin" if batch == "-" else batch
         try:
@@ -371,8 +377,19 @@ def observe(ctx, connects, strength, evidence, suggests, therefore, basis, sessi
         raise SystemExit(1)  # nothing was written: a script must notice
 
 
+@command("transcript", Arg("path", metavar="FILE", complete="file",
+                           help="A Claude Code transcript or a Codex rollout (JSONL)."),
+         Opt("--session", metavar="ID", help="The session it was (default: the transcript's own id)."),
+         Opt("--llm", type=bool, help="Also ask Claude (sends the transcript to the Anthropic API; "
+                                      "needs ANTHROPIC_API_KEY)."),
+         JSON)
+def transcript(ctx, path, session, llm, as_json):
+    """The session-end pass by hand: record 0–3 observations found in a transcript, once per session."""
+    _observe_transcript(memory(ctx), path, llm, session, as_json)
+
+
 def _observe_transcript(mem, path: str, llm: bool, session: str | None, as_json: bool) -> None:
-    """The session-end pass by hand: once per session, and it says why when it records nothing."""
+    """Once per session, and it says why when it records nothing."""
     try:
         from ..claude.session_end import record_from_transcript
     except ImportError:

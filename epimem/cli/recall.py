@@ -262,7 +262,7 @@ def _batch(r, source: str, defaults: dict) -> None:
     except (OSError, UnicodeDecodeError) as e:
         fail(f"cannot read {source}: {e}")
     name = "stdin" if source == "-" else source
-    entries = []
+    entries: list = []
     for n, line in enumerate(text.splitlines(), 1):
         s = line.strip()
         if not s or s.startswith("#"):

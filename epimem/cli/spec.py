@@ -18,6 +18,7 @@ import os
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: the hook's path must not import typing for it
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
+    from typing import Any
 
 
 class UsageError(Exception):
@@ -35,7 +36,8 @@ class HelpRequested(Exception):
 
 
 # What a value of each type is called in a message (`--limit must be a whole number`).
-_KINDS = {int: "a whole number", float: "a number"}
+_KINDS: dict[Callable, str] = {int: "a whole number", float: "a number"}
+_METAVARS: dict[Callable, str] = {int: "N", float: "X"}
 
 
 _UNSET = object()  # no default given: [] for a repeatable option, False for a flag, else None
@@ -50,7 +52,7 @@ class Opt:
                  "_choices", "min", "max", "envvar", "hidden", "complete")
 
     def __init__(self, *flags: str, help: str, dest: str | None = None, type: Callable = str,
-                 default: object = _UNSET, metavar: str | None = None, multiple: bool = False,
+                 default: Any = _UNSET, metavar: str | None = None, multiple: bool = False,
                  required: bool = False, choices: Iterable[str] | Callable[[], Iterable[str]] | None = None,
                  min: float | None = None,
                  max: float | None = None, envvar: str | None = None, hidden: bool = False,
@@ -106,7 +108,7 @@ class Opt:
             return self.metavar
         if self.choices and len("|".join(self.choices)) <= 40:
             return "|".join(self.choices)
-        return {int: "N", float: "X"}.get(self.type, self.dest.upper())
+        return _METAVARS.get(self.type, self.dest.upper())
 
     def convert(self, value: str):
         """The value as the function receives it; UsageError naming the option when it is not one."""
@@ -211,11 +213,6 @@ class Context:
         self.today = today
         self.command = command
         self.vault_source = vault_source  # where `vault` came from: "flag", "env" or "default"
-
-    def help(self) -> str:
-        from .help import render
-
-        return render(COMMANDS[self.command])
 
 
 # --- parsing ----------------------------------------------------------------------------------

@@ -118,7 +118,8 @@ def answer(mem, belief_id: str, verdict: str, note: str = "", retire: bool = Fal
     as_new = next((t for t in open_ if t.successor == belief_id), None)
     asked = any(t.belief == belief_id and not t.successor for t in questions)
     if verdict == "false" and (now or (as_old is not None and not retire)):
-        after, new = updates.replace(mem, belief_id, by="" if now else as_old.successor, title=now, note=text,
+        by = "" if now or as_old is None else as_old.successor
+        after, new = updates.replace(mem, belief_id, by=by, title=now, note=text,
                                      tags={belief_id: tag})
         successor = new.id
         said = f"Superseded {belief_id} by {new.id} ({new.title}), in your words."
@@ -266,7 +267,7 @@ def thin_bands(snapshot: Snapshot, pool: list[BeliefView], taken: set[str], para
     for v in pool:
         if v.id not in taken:
             by_band.setdefault(cal.band_of(v.effective_confidence, params), []).append(v)
-    out = []
+    out: list = []
     for band in sorted(by_band, key=lambda b: (counts.get(b, 0), b)):
         if counts.get(band, 0) >= cal.BAND_MIN or len(out) >= n:
             continue

@@ -113,7 +113,7 @@ def timeline(b: Belief, points, today: date, params: Params = DEFAULTS) -> Timel
                  for p in points if p.confidence is not None]
     first_git = git_steps[0].day if git_steps else None
     steps = _reconstructed(b, first_git) + git_steps
-    if git_steps and steps[0] is git_steps[0] and b.first < first_git:
+    if first_git is not None and steps[0] is git_steps[0] and b.first < first_git:
         # Git saw the file only later (an import, a vault committed in one go): the value it
         # first saw is the best there is for the time before, drawn dashed as not seen by git.
         steps.insert(0, Step(b.first, git_steps[0].confidence, git_steps[0].status,

@@ -81,7 +81,7 @@ def interview(snapshot: Snapshot, params: Params = DEFAULTS, today: date | None 
                         else f"only guesses about {b.area}", kind=b.kind)
                for b in blind]
 
-    stale_q = []
+    stale_q: list[Question] = []
     for v in _stale_views(beliefs, by_id, today, params):
         if len(stale_q) == 2:
             break
@@ -95,7 +95,7 @@ def interview(snapshot: Snapshot, params: Params = DEFAULTS, today: date | None 
              else f"belief of unknown permanence, {when}"), belief=v.id, connects=v.id))
         used.add(v.id)
 
-    probe_q = []
+    probe_q: list[Question] = []
     for v in strongest([v for v in vs if v.basis != "fact" and v.id not in used]):
         tmpl = _PROBES[len(probe_q) % len(_PROBES)]
         probe_q.append(Question(

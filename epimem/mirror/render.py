@@ -90,7 +90,7 @@ def wrap(lines: list[str], width: int = WIDTH) -> list[str]:
         if len(line) <= width or line.startswith(("|", "#", "```")):
             out.append(line)
             continue
-        lead = _ITEM.match(line).group(1)
+        lead = _ITEM.match(line).group(1)  # type: ignore[union-attr]  # every part optional: it always matches
         rest = " " * len(lead) if not lead.startswith(">") else "> "
         out += textwrap.wrap(line, width, initial_indent="", subsequent_indent=rest,
                              break_long_words=False, break_on_hyphens=False) or [line]

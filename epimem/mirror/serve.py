@@ -241,13 +241,15 @@ def handler(live: Live, host: str, port: int) -> type[BaseHTTPRequestHandler]:
                 return self._deny(HTTPStatus.FORBIDDEN, "a token is required: use the page "
                                   "`epimem mirror serve` printed the address of")
             ids = form.get("id", [])
+            from ..api import inbox
+
             try:
                 if url.path == "/inbox/accept":
-                    report = live.mem.inbox_accept(ids)
+                    report = inbox.accept(live.mem, ids)
                     if report.held:
                         raise ValueError(report.results[0].reason)
                 else:
-                    live.mem.inbox_reject(ids, note=form.get("note", [""])[0])
+                    inbox.reject(live.mem, ids, form.get("note", [""])[0])
             except Exception as e:  # a rule's refusal, a proposal gone: said, nothing changed
                 live.rebuild()
                 return self._deny(HTTPStatus.CONFLICT, f"{type(e).__name__}: {e}")

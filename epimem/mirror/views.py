@@ -113,7 +113,7 @@ def _why(b: Belief) -> str:
         head += ", pinned"
     last = next((e for e in reversed(b.evidence) if e.note.strip()), None)
     latest = tx.strip_change(last.note) if last else ""
-    if latest and last.kind in _AGAINST:
+    if last is not None and latest and last.kind in _AGAINST:
         # Never quote what complicates a belief as if it were what it rests on.
         latest = f"{_AGAINST[last.kind]}: {latest}"
     tail = latest or _distinct(b.statement, b.title)
@@ -175,7 +175,8 @@ def _distinct(statement: str, title: str) -> str:
 def tension_views(snapshot: Snapshot, today: date) -> Tensions:
     titles = {b.id: b.title for b in snapshot.beliefs}
     by_status = {s: 0 for s in TENSION_STATUSES}
-    unresolved, watching = [], []
+    unresolved: list[TensionView] = []
+    watching: list[TensionView] = []
     for t in snapshot.tensions:
         by_status[t.status] = by_status.get(t.status, 0) + 1
         if t.status == "resolved":

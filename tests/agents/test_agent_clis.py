@@ -244,7 +244,7 @@ def test_a_real_codex_rollout_feeds_the_session_end_pass(agent_env):
     _codex_exec(agent_env, codex, prompt,
                 lambda: any(prompt in p.read_text() for p in rollouts.rglob("rollout-*.jsonl")))
     rollout = next(p for p in rollouts.rglob("rollout-*.jsonl") if prompt in p.read_text())
-    out = agent_env.run("observe", "--from-transcript", str(rollout), "--json").stdout
+    out = agent_env.run("transcript", str(rollout), "--json").stdout
     report = json.loads(out)
     assert len(report["observations"]) == 1 and report["commit"], out
     log = "".join(p.read_text() for p in (agent_env.vault / "observations").glob("*.md"))

@@ -174,6 +174,28 @@ def test_bad_observation_input_names_item_and_field(vault):
         vault.observe([ob("x", suggest="typo")])
 
 
+def test_an_observation_holds_a_few_sentences_not_a_document(vault):
+    """One call could otherwise put a whole document into the log, every Evidence section and the
+    index: rule 9's three a session would bound nothing."""
+    import subprocess
+
+    from epimem.api.observe import TEXT_MAX
+
+    def head():
+        return subprocess.run(["git", "-C", str(vault.root), "rev-parse", "HEAD"], capture_output=True,
+                              text=True).stdout
+
+    add(vault)
+    before = head()
+    for key in ("evidence", "suggests", "therefore"):
+        with pytest.raises(EpimemError, match=f"observation 2: '{key}' is 4,001 characters, over the 4,000") as e:
+            vault.observe([ob("prefers-small-prs"), ob("prefers-small-prs", **{key: "y" * (TEXT_MAX + 1)})])
+        assert e.value.field == key
+    assert head() == before and not list((vault.root / "observations").glob("*.md"))
+    # Whitespace is collapsed first: what is measured is what would be written.
+    vault.observe([ob("prefers-small-prs", evidence=("y " * (TEXT_MAX // 2)) + "     " * 1000)])
+
+
 def test_hand_edits_and_unknown_keys_survive_an_observation(vault):
     add(vault)
     p = vault.root / "beliefs/prefers-small-prs.md"

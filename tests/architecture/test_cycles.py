@@ -20,15 +20,6 @@ from pathlib import Path
 import pytest
 from test_architecture import PKG
 
-# The packages that hold no cycle at all (issue 27 removed the last ones).
-ACYCLIC = ("core", "store", "api", "mirror", "recall", "importers")
-
-# The cycle left elsewhere, as it is: it may shrink or go; none may grow or appear.
-KNOWN = [
-    # the parser and what it renders on an error: help and completion read the declarations
-    {"cli.common", "cli.completion", "cli.dispatch", "cli.help", "cli.spec"},
-]
-
 
 def _name(f: Path, root: Path) -> str:
     parts = f.relative_to(root.parent).with_suffix("").parts
@@ -112,16 +103,12 @@ def _report(c: set[str], g: dict[str, set[str]]) -> str:
     return f"{len(c)} modules: " + ", ".join(sorted(_short(c))) + "\n    " + "\n    ".join(edges)
 
 
-def test_no_cycle_in_the_core_the_store_or_the_services():
+def test_no_import_cycle_anywhere():
+    # The last cycle (the command line's parser, help and completion reading each other's tables)
+    # went when the table of what exists moved to `cli/registry.py`.
     g = graph()
-    bad = [c for c in cycles(g) if any(m.split(".")[1] in ACYCLIC for m in c if m.count("."))]
-    assert not bad, "import cycles:\n" + "\n".join(_report(c, g) for c in bad)
-
-
-def test_the_cycles_left_elsewhere_do_not_grow():
-    g = graph()
-    bad = [c for c in cycles(g) if not any(_short(c) <= k for k in KNOWN)]
-    assert not bad, "new or larger import cycles:\n" + "\n".join(_report(c, g) for c in bad)
+    found = cycles(g)
+    assert not found, "import cycles:\n" + "\n".join(_report(c, g) for c in found)
 
 
 def test_no_service_imports_the_facade():

@@ -43,9 +43,12 @@ def test_the_parser_is_the_standard_library_only():
         reach = _closure(start)
         ours = {m for m in reach if m.startswith("epimem")}
         assert ours <= {"epimem", "epimem.cli", "epimem.cli.spec", "epimem.cli.dispatch", "epimem.cli.hook",
+                        "epimem.cli.registry",
                         *(f"epimem.cli.spec.{n}" for n in ("Arg", "Opt", "command", "group", "COMMANDS", "Command",
                                                              "Context", "HelpRequested", "UsageError",
-                                                             "resolve"))}, (start, ours)
+                                                             "resolve")),
+                        *(f"epimem.cli.registry.{n}" for n in ("AREAS", "GLOBAL", "TOP", "load", "load_all",
+                                                                 "today_value"))}, (start, ours)
         assert not {"dataclasses", "typing"} & reach, (start, reach)
 
 

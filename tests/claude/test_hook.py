@@ -246,7 +246,8 @@ def test_hook_path_imports_nothing_heavy(filled, project):
             "heavy=[m for m in ('typer','yaml','git','chromadb','anthropic','httpx','epimem.core.model',"
             "'epimem.store.vault','dataclasses') if m in sys.modules];\n"
             "heavy+=[m for m in sys.modules if m.startswith('epimem.cli.') and m not in "
-            "('epimem.cli.dispatch','epimem.cli.spec','epimem.cli.hook')]; print('\\nHEAVY', heavy)")
+            "('epimem.cli.dispatch','epimem.cli.registry','epimem.cli.spec','epimem.cli.hook')];\n"
+            "print('\\nHEAVY', heavy)")
     r = subprocess.run([sys.executable, "-c", code, str(filled.root)], input=json.dumps(startup(project)),
                        capture_output=True, text=True, timeout=20)
     assert r.returncode == 0, r.stderr
@@ -304,7 +305,8 @@ def test_global_options_before_hook_take_the_fast_path(filled, project):
     r = subprocess.run([sys.executable, "-c", code, str(filled.root)], input=json.dumps(startup(project)),
                        capture_output=True, text=True, timeout=20)
     assert r.returncode == 0, r.stderr
-    assert r.stdout.strip().endswith("CLI ['epimem.cli.dispatch', 'epimem.cli.hook', 'epimem.cli.spec']"), r.stdout
+    assert r.stdout.strip().endswith("CLI ['epimem.cli.dispatch', 'epimem.cli.hook', 'epimem.cli.registry', "
+                                    "'epimem.cli.spec']"), r.stdout
     assert "session 1 recorded" in r.stdout
     # --today reached the hook: the counter's day is the one given
     assert json.loads((filled.root / "state" / "sessions.json").read_text())["last_session"] == "2027-01-15"

@@ -233,18 +233,18 @@ def _transcript(path, session, *user_turns):
 def test_observe_from_transcript(cli, v, tmp_path):
     t = _transcript(tmp_path / "t.jsonl", "from-file", "I prefer table-driven tests in Go.")
     for missing in (tmp_path / "nope.jsonl", tmp_path):
-        r = cli("--vault", v, "observe", "--from-transcript", missing)
+        r = cli("--vault", v, "transcript", missing)
         assert r.code == 1 and "cannot read" in r.err and "Traceback" not in r.err
     # --session names the session (over the transcript's own id); what the pass
     # could not do is said on stderr, not dropped.
-    r = cli("--vault", v, "observe", "--from-transcript", t, "--session", "s1", "--llm", "--json")
+    r = cli("--vault", v, "transcript", t, "--session", "s1", "--llm", "--json")
     assert r.code == 0 and "no ANTHROPIC_API_KEY" in r.err and "malformed 1" in r.err
     obs = r.json()["observations"]
     assert len(obs) == 1 and obs[0]["belief"] == "prefers-table-driven-tests-in-go"
     assert "· session s1" in (v / "observations" / "2026-11.md").read_text()
     # Once per session, as at session end: a session that has observations gets none.
     t2 = _transcript(tmp_path / "t2.jsonl", "s1", "I prefer tabs over spaces in every file.")
-    r = cli("--vault", v, "observe", "--from-transcript", t2)
+    r = cli("--vault", v, "transcript", t2)
     assert r.code == 0 and "Nothing recorded." in r.out and "already has 1 observation" in r.err
 
 

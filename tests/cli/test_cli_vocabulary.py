@@ -101,7 +101,7 @@ def test_observe_reads_a_batch_with_input_and_prints_json_only_when_asked(cli, s
 
 def _options():
     """Every (command, option) of the CLI, from the one declaration."""
-    from epimem.cli.dispatch import load_all
+    from epimem.cli.registry import load_all
     from epimem.cli.spec import COMMANDS
 
     load_all()

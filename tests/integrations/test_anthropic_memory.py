@@ -616,3 +616,14 @@ def test_a_secret_repeated_without_its_keyword_is_redacted_too(mem, tool):
     history = subprocess.run(["git", "log", "-p", "--all"], cwd=mem.root, capture_output=True, text=True).stdout
     assert secret not in history
     assert all(secret not in p.read_text(errors="replace") for p in mem.root.rglob("*.md") if ".git" not in p.parts)
+
+
+def test_a_document_written_as_memory_is_refused_saying_how_long_an_observation_may_be(mem, tool):
+    before = head(mem.root)
+    results, _ = converse(tool, [
+        {"command": "create", "path": "/memories/everything.md",
+         "file_text": "# Everything about the user\n" + "They said a lot of things today. " * 200 + "\n"},
+    ])
+    assert results[0].is_error, results
+    assert "4,000" in results[0].text and "few sentences" in results[0].text
+    assert head(mem.root) == before and not observations(mem)

@@ -131,7 +131,7 @@ def test_fresh_process(root):
     (["-n5", "--", "-x"], {"query": "-x", "limit": 5}),
 ])
 def test_recall_parses_every_spelling_into_its_call(args, expected, monkeypatch):
-    from epimem.cli.dispatch import load
+    from epimem.cli.registry import load
     from epimem.cli.spec import COMMANDS, parse
 
     monkeypatch.setenv("EPIMEM_EMBEDDER", "wordllama")

@@ -42,8 +42,9 @@ def make_vault(root: Path) -> Memory:
     return mem
 
 
-BATCH = json.dumps([{"connects": "prefers-tabs", "strength": "confirming", "evidence": "x" * 30000,
-                     "session": "fault-1"}])
+# Three observations near the longest an observation may be: a write larger than the last block.
+BATCH = json.dumps([{"connects": "prefers-tabs", "strength": "confirming", "evidence": c * 3900, "session": "fault-1"}
+                    for c in "xyz"])
 
 
 def assert_unharmed(root: Path, before: dict[str, str]) -> None:

@@ -110,7 +110,7 @@ def test_cli_transcript_pass_connects_too(cli, vault, tmp_path):
     vault.add_belief(title="Makes small commits, one concern per commit",
                      statement="Keeps each commit small and about one concern.", kind="workflow",
                      basis="behavioral", permanence="durable")
-    r = cli("--vault", vault.root, "observe", "--from-transcript", t, "--json")
+    r = cli("--vault", vault.root, "transcript", t, "--json")
     assert r.code == 0, r.err
     assert "makes-small-commits-one-concern-per-commit" in [o["belief"] for o in r.json()["observations"]]
     assert not any("small-commits" in (o["belief"] or "") and o["created"] for o in r.json()["observations"])

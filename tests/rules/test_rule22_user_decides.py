@@ -25,6 +25,7 @@ USER = ["belief add --title T --statement S --kind trait --basis fact --permanen
         "belief supersede OLD --by NEW", "belief merge A B", "belief pin ID", "mirror answer ID --verdict true",
         "mirror audit --record", "mirror interview --record", "undo", "redo", "tension resolve T --note n",
         "commit", "import jsonl f.jsonl", "sync", "install claude-code", "forget ID",
+        "transcript ~/.claude/projects/p/s.jsonl --llm",
         "--today 2030-01-01 observe --connects x --strength confirming --evidence e"]
 
 
@@ -117,3 +118,31 @@ def test_mcp_marks_every_decision_of_the_user_destructive():
     with tempfile.TemporaryDirectory() as d:
         Memory.init(Path(d) / "v")
         anyio.run(main, Path(d) / "v")
+
+
+def test_the_transcript_pass_is_not_reachable_through_observe(tmp_path):
+    """`epimem observe *` is the skills' own prefix and a prefix cannot exclude a flag: were the
+    transcript pass still `observe --from-transcript FILE --llm`, a model could send a whole
+    transcript to the Anthropic API with the user's key under the skill's permission. It is
+    refused there (exit 2, nothing recorded) and lives in `epimem transcript`, outside both skills."""
+    import subprocess
+    import sys
+
+    from epimem.api.memory import Memory
+
+    root = tmp_path / "v"
+    Memory.init(root)
+    head = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True).stdout
+    t = tmp_path / "t.jsonl"
+    t.write_text('{"type": "user", "sessionId": "s", "uuid": "1", "message": {"role": "user", '
+                 '"content": "I prefer tabs over spaces in every file."}}\n', encoding="utf-8")
+    for extra in (["--from-transcript", str(t), "--llm"], ["--from-transcript", str(t)], ["--llm", "--connects", "x",
+                  "--strength", "confirming", "--evidence", "e"]):
+        cmd = ["observe", *extra]
+        for name in ("observe", "mirror"):
+            assert any(permits(r, "epimem " + " ".join(cmd)) for r in allowed(name))  # the prefix admits it …
+        p = subprocess.run([sys.executable, "-m", "epimem", "--vault", str(root), *cmd],
+                           capture_output=True, text=True, timeout=60)
+        assert p.returncode == 2 and "epimem transcript FILE" in p.stderr, p.stderr  # … epimem does not
+    after = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True).stdout
+    assert after == head and not list((root / "observations").glob("*.md"))

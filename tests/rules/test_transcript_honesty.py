@@ -43,7 +43,7 @@ def test_api_pass_is_honest_about_when_where_and_who(tmp_path):
 def test_cli_pass_dates_from_the_transcript(cli, tmp_path):
     v = tmp_path / "v"
     cli("init", v)
-    r = cli("--vault", v, "--today", "2026-12-05", "observe", "--from-transcript", _copy(tmp_path), "--json")
+    r = cli("--vault", v, "--today", "2026-12-05", "transcript", _copy(tmp_path), "--json")
     assert r.code == 0, r.err
     ids = [o["id"] for o in r.json()["observations"]]
     assert ids and all(i.startswith("obs-20261130-") for i in ids)
