@@ -293,6 +293,11 @@ def _as_proposed(mem: Service, props: list[Proposal]) -> dict[str, str]:
     return out
 
 
+def edited_imports(mem: Service, props: list[Proposal]) -> dict[str, str]:
+    """`_as_proposed` for `validate`: the waiting import proposals a change made unacceptable."""
+    return _as_proposed(mem, [p for p in props if p.kind == "import"])
+
+
 def _import_write(mem: Service, props: list[Proposal], *, dry: list[tx.Write] | None = None,
                   also: tuple[Any, str, str] | None = None) -> tuple[Any, str]:
     """The import's own write of the proposals' records (one importer family per call): (its

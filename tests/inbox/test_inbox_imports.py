@@ -196,8 +196,12 @@ def test_a_proposal_edited_to_a_095_fact_is_refused_whether_or_not_the_edit_was_
     r = cli("--vault", root, "inbox", "accept", pid)
     assert r.code == 1 and "changed after the import proposed it" in r.err
     assert belief_bytes(root) == before and p.read_text() == forged
-    # the user can still decline it
+    # validate names it (rule 18), and the user can still decline it
+    r = cli("--vault", root, "validate", "--json")
+    assert r.code == 1 and any(x["path"] == f"inbox/{pid}.md" and "changed after" in x["message"]
+                               for x in r.json()["problems"]), r.out
     assert cli("--vault", root, "inbox", "reject", pid).code == 0
+    assert cli("--vault", root, "validate").code == 0
 
 
 def test_a_proposal_made_by_hand_is_not_an_imports_and_is_refused(tmp_path, cli):
