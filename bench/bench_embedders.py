@@ -15,6 +15,7 @@ import json
 import statistics
 import subprocess
 import sys
+from datetime import date
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -54,13 +55,15 @@ def main(argv=None) -> int:
     import synth
 
     from epimem.recall.manifest import parse_file, scan
+    from epimem.store.vault import Vault
 
     tmp = Path(tempfile.mkdtemp(prefix="epimem-embed-bench-"))
     synth.make_vault(tmp / "v", n_beliefs=args.texts, n_observations=args.texts, seed=0, commit=False,
                      labels_path=tmp / "labels.json")
     texts = []
+    reader = Vault(tmp / "v").reader(date.today())
     for rel in sorted(scan(tmp / "v")):
-        texts.extend(it.text for it in parse_file(rel, (tmp / "v" / rel).read_bytes()).items)
+        texts.extend(it.text for it in parse_file(rel, (tmp / "v" / rel).read_bytes(), reader).items)
     texts = texts[:args.texts]
     (tmp / "texts.json").write_text(json.dumps(texts))
     names = args.embedders.split(",")

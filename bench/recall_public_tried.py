@@ -51,6 +51,25 @@ _DATE = re.compile(
     rf"|(?:{_MONTHS})\.?,?\s+\d{{4}}|\d{{4}}-\d{{2}}-\d{{2}})\b")
 
 
+# English irregular forms → their base (went → go, bought → buy, children → child): what the
+# light suffix folding of core/text cannot reach. A general list, not read off the data.
+_IRREGULAR = """become:became begin:began,begun break:broke,broken bring:brought build:built buy:bought
+catch:caught choose:chose,chosen come:came do:did,done,does draw:drew,drawn drink:drank,drunk drive:drove,driven
+eat:ate,eaten fall:fell,fallen feel:felt fight:fought find:found fly:flew,flown forget:forgot,forgotten
+get:got,gotten give:gave,given go:went,gone,goes,going grow:grew,grown have:had,has,having hear:heard hold:held
+keep:kept know:knew,known leave:left lead:led lose:lost make:made,makes,making meet:met pay:paid ride:rode,ridden
+ring:rang run:ran say:said see:saw,seen sell:sold send:sent shake:shook sing:sang,sung sit:sat sleep:slept
+speak:spoke,spoken spend:spent stand:stood steal:stole swim:swam,swum take:took,taken,takes,taking teach:taught
+tell:told think:thought throw:threw,thrown understand:understood wake:woke,woken wear:wore,worn win:won
+write:wrote,written child:children man:men woman:women foot:feet tooth:teeth mouse:mice"""
+IRREGULAR = {form: pair.split(":")[0] for pair in _IRREGULAR.split() for form in pair.split(":")[1].split(",")}
+_IRREGULAR_RE = re.compile(r"(?i)\b(" + "|".join(sorted(IRREGULAR, key=len, reverse=True)) + r")\b")
+
+
+def fold_irregular(text: str) -> str:
+    return _IRREGULAR_RE.sub(lambda m: IRREGULAR[m.group(0).lower()], text)
+
+
 def strip_dates(text: str) -> str:
     s = _DATE.sub(" ", text)
     s = re.sub(r",?\s+(?:as\s+)?mentioned\s*(?=[?.,]|$)", "", s)
@@ -142,6 +161,10 @@ def bm25(c, **kw) -> BM25:
         opts = dict(kw)
         tags = opts.pop("tags", 1.0)
         docs = c["toks"]
+        if opts.pop("fold", False):
+            from epimem.core.text import tokenize
+
+            docs = [tokenize(fold_irregular(t)) for t in c["texts"]]
         if tags != 1.0:
             from epimem.core.text import tokenize
 
@@ -212,6 +235,30 @@ def sem_rocchio(m, beta):
     return fn
 
 
+def sem_centered(npc):
+    """The semantic ranker on centred vectors: every item's and the query's vector less the
+    items' mean and its projection on their first npc principal components, then cosine
+    (static mean-pooled embeddings share a common direction that dominates cosine)."""
+    def fn(c, q):
+        import numpy as np
+
+        key = ("centred", npc)
+        if key not in c:
+            m = np.asarray(c["mat"], np.float32)
+            mu = m.mean(0)
+            pcs = np.linalg.svd(m - mu, full_matrices=False)[2][:npc]
+
+            def proj(v):
+                v = v - mu
+                return v - (v @ pcs.T) @ pcs
+            x = proj(m)
+            c[key] = (x / np.linalg.norm(x, axis=1, keepdims=True), proj)
+        mat, proj = c[key]
+        v = proj(qvec(c, semq(c, q)))
+        return np.argsort(-(mat @ (v / np.linalg.norm(v))), kind="stable")[:DEPTH].tolist()
+    return fn
+
+
 def fuse_mmr(lam):
     """Maximal marginal relevance over the fused top 20: a result's fused score (scaled to the
     best) minus lam × its largest cosine to a result already placed."""
@@ -253,10 +300,14 @@ def variants():
         ("tags line ×0 in BM25 (field weight)", lambda c, q: kw_plain(c, q, tags=0), sem_plain, None, None),
         ("tags line ×2 in BM25 (field weight)", lambda c, q: kw_plain(c, q, tags=2), sem_plain, None, None),
         ("dates stripped from the question (both rankers)", kw_plain, sem_plain, None, strip_dates),
+        ("irregular forms folded to their base in BM25 (both sides)",
+         lambda c, q: kw_plain(c, fold_irregular(q), fold=True), sem_plain, None, None),
         ("RM3 on BM25: 3 docs, 5 terms, λ 0.3", kw_rm3(3, 5, 0.3), sem_plain, None, None),
         ("RM3 on BM25: 5 docs, 10 terms, λ 0.5", kw_rm3(5, 10, 0.5), sem_plain, None, None),
         ("Rocchio on the query vector: 3 docs, β 0.5", kw_plain, sem_rocchio(3, 0.5), None, None),
         ("Rocchio on the query vector: 5 docs, β 1", kw_plain, sem_rocchio(5, 1.0), None, None),
+        ("semantic on centred vectors (the items' mean out)", kw_plain, sem_centered(0), None, None),
+        ("semantic on centred vectors, first 2 principal components out", kw_plain, sem_centered(2), None, None),
         ("MMR over the fused top 20, λ 0.1", kw_plain, sem_plain, fuse_mmr(0.1), None),
         ("MMR over the fused top 20, λ 0.2", kw_plain, sem_plain, fuse_mmr(0.2), None),
         ("third list: semantic on the question as typed, ×0.5", kw_plain, sem_plain, fuse_three(0.5), None),
