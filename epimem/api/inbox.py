@@ -7,6 +7,11 @@ applies the proposals with the rules on today's state and removes them in that s
 `reject` marks them rejected (kept on file, so the same observation proposed again is not asked
 about twice). Accepting and rejecting are the user's decisions (rule 22): the CLI and the page
 offer them, no skill allows them and the MCP server does not offer them.
+
+An import's proposals (`kind: import`, written by `api/import_review`) are previewed and
+accepted through the importer's own write code (`importers.migration.write_migration` or
+`api.jsonl_import.accept_records`, in their dry mode for the preview), and only as the commit
+that proposed them wrote them (`_as_proposed`).
 """
 
 from __future__ import annotations
@@ -46,6 +51,9 @@ class Preview:
     results: tuple[ObservationResult, ...]
     changes: tuple[FileChange, ...]
     refused: str = ""  # why accepting it today would be refused (a rule, a belief gone)
+    # kind import: the beliefs accepting it would create or change, as the import's write made them
+    beliefs: tuple[Any, ...] = ()
+    notes: tuple[str, ...] = ()  # kind import: what the import's rules lowered or could not apply
 
 
 def enabled(mem: Service) -> bool:
@@ -146,7 +154,7 @@ def _propose(mem, items, parsed, origin, today, params) -> ObserveReport:
     taken = {p.id for p in on_file}
     per_session: dict[str, int] = {}
     for p in on_file:
-        if p.status == "pending":
+        if p.status == "pending" and p.kind == "observation":
             s = p.session or f"{p.source}@{p.observation.get('date', '')}"
             per_session[s] = per_session.get(s, 0) + 1
     writes: list[tx.Write] = []
@@ -201,9 +209,12 @@ def as_now(mem: Service, p: Proposal) -> dict[str, Any]:
     return dict(p.observation, date=mem.write_today.isoformat())
 
 
-def preview(mem: Service, p: Proposal) -> Preview:
-    """What accepting `p` now would write: the observe pipeline's own writes, not committed."""
+def preview(mem: Service, p: Proposal, proposed: dict[str, str] | None = None) -> Preview:
+    """What accepting `p` now would write: the observe pipeline's own writes (an import's: the
+    import's own), not committed. `proposed`: `_as_proposed`'s refusals, when already read."""
     writes: list[tx.Write] = []
+    if p.kind == "import":
+        return _preview_import(mem, p, proposed)
     try:
         report = _observe.apply(mem, [as_now(mem, p)], source=p.source or "inbox",
                                 session=p.session or None, dry=writes)
@@ -213,11 +224,23 @@ def preview(mem: Service, p: Proposal) -> Preview:
         return Preview(p, report.results, (), refused=report.results[0].reason)
     # A file the user edited and did not commit: accepting first passes that edit through rule 18
     # (committed on its own, or the accept refused); its text is theirs, not shown as a diff here.
+    refused = _dirty(mem, writes)
+    if refused:
+        return Preview(p, report.results, (), refused=refused)
+    return Preview(p, report.results, _changes(mem, writes))
+
+
+def _dirty(mem: Service, writes: list[tx.Write]) -> str:
+    # A file the user edited and did not commit: accepting first passes that edit through rule 18
+    # (committed on its own, or the accept refused); its text is theirs, not shown as a diff here.
     dirty = sorted(c.path for c in git.status(mem.root, [w.path for w in writes])) if writes else []
-    if dirty:
-        return Preview(p, report.results, (), refused=(
-            f"{', '.join(dirty)} {'has' if len(dirty) == 1 else 'have'} a hand edit not yet committed: "
-            "`epimem commit` first (accepting commits it on its own first, or is refused if it breaks a rule)"))
+    if not dirty:
+        return ""
+    return (f"{', '.join(dirty)} {'has' if len(dirty) == 1 else 'have'} a hand edit not yet committed: "
+            "`epimem commit` first (accepting commits it on its own first, or is refused if it breaks a rule)")
+
+
+def _changes(mem: Service, writes: list[tx.Write]) -> tuple[FileChange, ...]:
     changes = []
     patterns = mem.params.redact
     for w in writes:  # the proposal's own removal is not a change to what is believed
@@ -230,12 +253,96 @@ def preview(mem: Service, p: Proposal) -> Preview:
                                             tofile=f"b/{w.path}" if w.text is not None else "/dev/null", n=1))
         # rule 23: what is shown is redacted, as the write path would redact what it writes
         changes.append(FileChange(w.path, action, "\n".join(redact(line, patterns) for line in diff.split("\n"))))
-    return Preview(p, report.results, tuple(changes))
+    return tuple(changes)
 
 
 def previews(mem: Service) -> tuple[list[Preview], list[Problem]]:
     props, problems = pending(mem)
-    return [preview(mem, p) for p in props], problems
+    proposed = _as_proposed(mem, [p for p in props if p.kind == "import"])
+    return [preview(mem, p, proposed) for p in props], problems
+
+
+# --- an import's proposals ----------------------------------------------------------------------
+
+def _as_proposed(mem: Service, props: list[Proposal]) -> dict[str, str]:
+    """{id: why it is refused} for the import proposals whose file is not exactly what the commit
+    that proposed it wrote: its numbers were set by the import's rules in that commit, and a
+    change since (a hand edit, committed or not, a file made by hand) is not the import's. One
+    walk of the log for all of them."""
+    if not props:
+        return {}
+    from .import_review import PROPOSE_OP
+
+    added = git.first_added(mem.root, core_inbox.FOLDER + "/")
+    out: dict[str, str] = {}
+    for p in props:
+        rel = p.path
+        a = added.get(rel)
+        try:
+            data = (mem.root / rel).read_bytes()
+        except OSError:
+            continue  # gone: the accept says so
+        if a is None or a.trailers.get("Epimem-Op") != PROPOSE_OP or p.id not in [
+                x.strip() for x in a.trailers.get("Epimem-Proposals", "").split(",")]:
+            out[p.id] = (f"{rel} was not written by `epimem import` (no import's commit proposed it): an import "
+                         "proposal is accepted only as the import wrote it; reject it")
+        elif git.blob_id(data, a.blob) != a.blob:
+            out[p.id] = (f"{rel} was changed after the import proposed it (in {a.sha[:8]}): an import proposal is "
+                         "accepted only as the import wrote it, its numbers set by the import's rules; reject it "
+                         "and run the import again")
+    return out
+
+
+def edited_imports(mem: Service, props: list[Proposal]) -> dict[str, str]:
+    """`_as_proposed` for `validate`: the waiting import proposals a change made unacceptable."""
+    return _as_proposed(mem, [p for p in props if p.kind == "import"])
+
+
+def _import_write(mem: Service, props: list[Proposal], *, dry: list[tx.Write] | None = None,
+                  also: tuple[Any, str, str] | None = None) -> tuple[Any, str]:
+    """The import's own write of the proposals' records (one importer family per call): (its
+    report, a subject)."""
+    records = tuple(r for p in props for r in p.records)
+    sources = ", ".join(dict.fromkeys(p.source for p in props))
+    if props[0].importer == "jsonl":
+        from . import jsonl_import
+
+        rep = jsonl_import.accept_records(mem, records, subject=f"import: {sources} (jsonl, from the inbox)",
+                                         dry=dry, also=also)
+        return rep, sources
+    from ..importers import migration
+
+    m = migration.from_records(records)
+    importers = ", ".join(dict.fromkeys(p.importer for p in props))
+    n = len(m.beliefs)
+    rep = migration.write_migration(mem, m, subject=f"import: {n} belief{'s' if n != 1 else ''} from {sources} "
+                                                    f"({importers}, from the inbox)", dry=dry, also=also)
+    return rep, sources
+
+
+def _preview_import(mem: Service, p: Proposal, proposed: dict[str, str] | None) -> Preview:
+    from ..core.notes import parse_belief
+
+    why = (proposed if proposed is not None else _as_proposed(mem, [p])).get(p.id)
+    if why:
+        return Preview(p, (), (), refused=why)
+    writes: list[tx.Write] = []
+    try:
+        rep, _ = _import_write(mem, [p], dry=writes)
+    except EpimemError as e:
+        return Preview(p, (), (), refused=str(e))
+    refused = _dirty(mem, writes)
+    if refused:
+        return Preview(p, (), (), refused=refused)
+    beliefs = []
+    for w in writes:
+        if w.path.startswith("beliefs/") and w.text is not None:
+            try:
+                beliefs.append(parse_belief(w.text, w.path[8:-3], w.path))
+            except NoteError:
+                pass
+    notes = tuple(rep.notes) + tuple(rep.unmapped)
+    return Preview(p, (), _changes(mem, writes), beliefs=tuple(beliefs), notes=notes)
 
 
 # --- the user's decisions ---------------------------------------------------------------------
@@ -256,10 +363,18 @@ def _decide(mem: Service, ids: list[str]) -> list[tuple[Proposal, tuple[int, int
 def accept(mem: Service, ids: list[str]) -> ObserveReport:
     """Apply the proposals as if just observed: the rules on today's state, each observation
     dated today with its own source and session (rule 19 counts the original's), in one commit
-    that also removes them from the inbox."""
+    that also removes them from the inbox. An import's proposals: the import's own write of
+    them, today, in one commit that removes them (`accept_imports`)."""
     common.writable(mem)
     chosen = _decide(mem, ids)
     props = [p for p, _ in chosen]
+    families = {("import-jsonl" if p.importer == "jsonl" else "import") if p.kind == "import" else "observation"
+                for p in props}
+    if len(families) > 1:
+        raise InputError("these proposals are of different kinds (an observation, an import, an export's files): "
+                         "accept each kind in its own `epimem inbox accept`, nothing was changed", field="id")
+    if props[0].kind == "import":
+        return accept_imports(mem, props)
 
     def removals() -> list[tx.Write]:
         # Each pass checks again: another process that accepted or rejected one meanwhile wins.
@@ -270,6 +385,25 @@ def accept(mem: Service, ids: list[str]) -> ObserveReport:
     report = _observe.apply(mem, items, source="inbox", session=None,
                             also=(removals, "inbox-accept", f"inbox accept {', '.join(p.id for p in props)}: "))
     return replace(report, accepted=tuple(p.id for p in props) if report.commit else ())
+
+
+def accept_imports(mem: Service, props: list[Proposal]) -> ObserveReport:
+    """The import's own write of the proposals, under the vault lock, in one commit that removes
+    them (compare-and-swap on each file as read: of two accepts at once, one writes, the other is
+    told it is gone); refused whole when a file is not as the import proposed it."""
+    why = _as_proposed(mem, props)
+    if why:
+        raise Conflict(next(iter(why.values())), path=f"{core_inbox.FOLDER}/{next(iter(why))}.md")
+
+    def removals() -> list[tx.Write]:
+        now = _decide(mem, [p.id for p in props])  # under the lock: another accept meanwhile wins
+        return [tx.replace(p.path, None, key) for p, key in now]
+
+    names = ", ".join(p.id for p in props)
+    rep, _ = _import_write(mem, props, also=(removals, "inbox-accept", f"inbox accept {names}: "))
+    return ObserveReport((), rep.commit, accepted=tuple(p.id for p in props) if rep.commit else (),
+                         imported=tuple(b for p in props for r in p.records if r.path.startswith("beliefs/")
+                                        for b in (r.path[8:-3],)))
 
 
 def reject(mem: Service, ids: list[str], note: str = "") -> tuple[str, tuple[str, ...]]:

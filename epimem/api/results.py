@@ -35,6 +35,7 @@ class ObserveReport:
     # the ids of the proposals it wrote to the inbox (nothing else changed).
     proposed: tuple[str, ...] = ()
     accepted: tuple[str, ...] = ()  # `inbox accept`: the proposals this commit applied
+    imported: tuple[str, ...] = ()  # `inbox accept` of an import's proposals: the beliefs it wrote
 
     @property
     def alerts(self) -> list[ObservationResult]:

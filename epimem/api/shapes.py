@@ -65,6 +65,10 @@ def inbox_json(pv) -> dict[str, Any]:
                      "reason": r.reason, "tension": r.tension, "tension_opened": r.tension_opened,
                      "successor": r.successor, "duplicate": r.duplicate} for r in pv.results],
         "changes": [{"path": c.path, "action": c.action, "diff": c.diff} for c in pv.changes],
+        "kind": p.kind,
+        **({"importer": p.importer, "files": [r.path for r in p.records], "notes": list(pv.notes),
+            "beliefs": [{"id": b.id, "title": b.title, "basis": b.basis, "confidence": vocab.confidence(b.confidence),
+                         "kind": b.kind, "scope": b.scope} for b in pv.beliefs]} if p.kind == "import" else {}),
     }
 
 

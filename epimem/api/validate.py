@@ -51,7 +51,11 @@ def validate(mem: Service) -> list[Problem]:
     if (root / "inbox").is_dir():  # the review inbox's files (SPEC §15): each one readable, or named
         from . import inbox
 
-        problems += inbox.read_all(mem)[1]
+        props, unread = inbox.read_all(mem)
+        problems += unread
+        # rule 18 for an import's proposal: a change since the import proposed it is never accepted
+        refused = inbox.edited_imports(mem, [p for p in props if p.status == "pending"])
+        problems += [Problem(f"inbox/{pid}.md", 1, why) for pid, why in sorted(refused.items())]
     for loop in dependencies.cycles(snap.beliefs):
         first = next(b for b in snap.beliefs if b.id == loop[0])
         problems.append(Problem(first.path, key_line(root / first.path, "depends_on"),

@@ -287,7 +287,7 @@ def session_observation_count(memory, session: str) -> int:
     if (memory.root / "inbox").is_dir():  # what the session proposed for review counts as recorded
         from ..api import inbox
 
-        n += sum(1 for p in inbox.read_all(memory)[0] if p.session == session)
+        n += sum(1 for p in inbox.read_all(memory)[0] if p.kind == "observation" and p.session == session)
     return n
 
 

@@ -116,9 +116,14 @@ def belief_json(b, today: date, params, full: bool = True) -> dict[str, Any]:
 
 def import_json(report, dry_run: bool) -> dict[str, Any]:
     """An import: the ids it brought in, and how many of each thing."""
+    if report.proposed or report.on_file:  # `review: required`: nothing brought in, proposals written
+        return {"beliefs": [], "tensions": [], "totals": {"beliefs": 0, "observations": 0, "tensions": 0},
+                "session_counter": False, "commit": report.commit, "dry_run": dry_run,
+                "proposed": list(report.proposed), "already_proposed": report.on_file,
+                "unmapped": list(report.unmapped), "notes": list(report.notes), "refused": list(report.refused)}
     return {"beliefs": list(report.beliefs), "tensions": list(report.tensions),
             "totals": {"beliefs": len(report.beliefs), "observations": report.observations,
-                       "tensions": len(report.tensions)},
+                       "tensions": len(report.tensions)}, "proposed": [],
             "session_counter": report.sessions, "commit": report.commit, "dry_run": dry_run,
             "unmapped": list(report.unmapped), "notes": list(report.notes), "refused": list(report.refused)}
 

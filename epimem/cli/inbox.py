@@ -44,12 +44,21 @@ def _print(mem, previews, diff: bool) -> None:
         p = pv.proposal
         o = p.observation
         echo("")
-        echo(f"{p.id}  from {p.origin} ({p.source}{', session ' + p.session if p.session else ''}), {p.proposed}")
-        echo(f"  {o.get('strength')} → {o.get('connects')}" + (f" “{o['title']}”" if o.get("title") else "")
-             + f": {o.get('evidence')}")
+        if p.kind == "import":
+            echo(f"{p.id}  from `epimem import {p.importer}` ({p.source}), {p.proposed}")
+            echo(f"  {', '.join(r.path for r in p.records)}")
+        else:
+            echo(f"{p.id}  from {p.origin} ({p.source}{', session ' + p.session if p.session else ''}), {p.proposed}")
+            echo(f"  {o.get('strength')} → {o.get('connects')}" + (f" “{o['title']}”" if o.get("title") else "")
+                 + f": {o.get('evidence')}")
         if pv.refused:
             echo(f"  accepting it today would be refused: {pv.refused}")
             continue
+        for b in pv.beliefs:
+            tier = mem.params.tier(b.confidence, b.basis)
+            echo(f"  would write the belief {b.id} “{b.title}”: {b.basis}, {b.confidence:.2f} ({tier})")
+        for n in pv.notes:
+            echo(f"  note: {n}")
         for r in pv.results:
             moved = (f" {r.before:.2f} → {r.after:.2f}" if r.before is not None and r.after is not None
                      and r.before != r.after else "")
@@ -74,11 +83,14 @@ def accept_cmd(ctx, ids, as_json):
     if as_json:
         out = observe_json(report)
         out["accepted"] = list(report.accepted)
+        out["imported"] = list(report.imported)
         emit_json(out)
     else:
         for r in report.results:
             moved = f" ({r.before:.2f} → {r.after:.2f})" if r.before is not None and r.after != r.before else ""
             echo(f"{r.observation.id} → {r.belief or 'unconnected'}{moved}: {r.reason}")
+        if report.imported:
+            echo(f"Imported {', '.join(report.imported)}, as the import proposed, under today's rules.")
         if report.accepted:
             echo(f"Accepted {', '.join(report.accepted)}: {report.commit[:8] if report.commit else ''}")
     if report.held:

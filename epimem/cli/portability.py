@@ -7,6 +7,7 @@ nothing here beyond this module and `epimem.api.sync`.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from .common import JSON, echo, emit_json, import_json, memory
@@ -84,12 +85,31 @@ def _report(report, as_json: bool, dry_run: bool) -> None:
     if as_json:
         emit_json(import_json(report, dry_run))
         return
+    if report.proposed or report.on_file:
+        _proposed(report.proposed, report.commit)
+        for n in report.notes:
+            echo(f"Note: {n}")
+        _tail(replace(report, commit=None, notes=()))
+        return
     verb = "Would import" if dry_run else "Imported"
     echo(f"{verb} {len(report.beliefs)} beliefs, {report.observations} observations, "
                f"{len(report.tensions)} tensions" + (", the session counter" if report.sessions else "") + ".")
     _tail(report)
     if dry_run:
         echo("\nDry run: nothing was written.")
+
+
+def _proposed(ids, commit) -> None:
+    """What an import says when `review: required` sent its batch to the inbox."""
+    n = len(ids)
+    echo(f"Proposed {n} change{'s' if n != 1 else ''} for your review (review: required in epistemology.md); "
+         "nothing else was written." if n else "Nothing new to propose: what this import holds is in the inbox "
+         "already (waiting, or rejected) or in the vault.")
+    if commit:
+        echo(f"One commit: {commit[:10]}")
+    if n:
+        echo("`epimem inbox` shows what each would write; `epimem inbox accept ID…` writes it, "
+             "`epimem inbox reject ID…` declines it.")
 
 
 def _tail(rep) -> None:
@@ -122,7 +142,14 @@ def _import(ctx, run_import, source: Path, dry_run: bool, as_json: bool):
         mem.vault.require()
     report = run_import(mem, source, dry_run=dry_run)
     _report(report, as_json, dry_run)
+    _under_review(mem, dry_run, as_json)
     return report
+
+
+def _under_review(mem, dry_run: bool, as_json: bool) -> None:
+    if dry_run and not as_json and mem.vault.exists() and mem.params.review == "required":
+        echo("Review is required (epistemology.md): without --dry-run these wait in the inbox, one proposal "
+             "a belief, for you to accept or reject.")
 
 
 @command("import epistemic-memory", Arg("directory", metavar="DIR", type=Path, complete="dir",
@@ -141,7 +168,7 @@ def import_claude_memory(ctx, file, dry_run, as_json):
     from ..importers.claude_memory import import_claude_memory as run_import
 
     report = _import(ctx, run_import, file, dry_run, as_json)
-    if report.beliefs and not dry_run and not as_json:
+    if report.beliefs and not report.proposed and not report.on_file and not dry_run and not as_json:
         echo("\nThey start at 0.20 (speculative): confirm the true ones with "
                    "`epimem belief edit ID --confidence 0.40`, retire the rest with `epimem belief retire ID`.")
 
@@ -197,10 +224,17 @@ def import_jsonl(ctx, file, dry_run, as_json):
     """Recreate an export in this vault (`epimem init` makes an empty one); files it has already are merged."""
     from ..api import portability
 
-    rep = portability.import_jsonl(memory(ctx), file, dry_run=dry_run)
+    mem = memory(ctx)
+    rep = portability.import_jsonl(mem, file, dry_run=dry_run)
     if as_json:
         emit_json({"commit": rep.commit, "files": rep.files, "totals": rep.counts, "dry_run": dry_run,
-                   "unmapped": rep.unmapped, "notes": rep.notes, "refused": rep.refused})
+                   "unmapped": rep.unmapped, "notes": rep.notes, "refused": rep.refused,
+                   "proposed": list(rep.proposed)})
+        return
+    if rep.proposed or (not dry_run and mem.params.review == "required" and not rep.files):
+        _proposed(rep.proposed, rep.commit)
+        for n in rep.notes:
+            echo(f"Note: {n}")
         return
     verb = "Would import" if dry_run else "Imported"
     echo(f"{verb} {', '.join(f'{n} × {k}' for k, n in rep.counts.items()) or 'nothing'}.")
@@ -210,3 +244,4 @@ def import_jsonl(ctx, file, dry_run, as_json):
     if made:
         echo("Files: " + ", ".join(f"{n} {k}" for k, n in sorted(made.items())))
     _tail(rep)
+    _under_review(mem, dry_run, as_json)

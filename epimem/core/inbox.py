@@ -7,6 +7,12 @@ would be given to observe. Nothing in it is a number: the rules decide those whe
 accepts it, on that day's state. A rejected proposal stays on file (`inbox/rejected/<id>.md`,
 `status: rejected`), so the same observation proposed again (a retried hook) is not asked about twice.
 
+A second kind (`kind: import`): what an import would write about one belief (the belief's file as
+the import planned it, with the observations and tensions that concern it), kept as `records`
+(vault path, text). Its numbers were set by the importer's rules when proposed; accepting runs the
+importer's own write code again, caps, validation and redaction included, and takes the records
+only as the commit that proposed them wrote them (api/inbox: a file edited since is refused).
+
 Pure: render and parse, no I/O.
 """
 
@@ -20,7 +26,7 @@ from typing import Any
 
 from .errors import InputError
 from .ids import text_key
-from .notes import NoteError, parse_note, yaml_scalar
+from .notes import NoteError, parse_note, yaml_scalar, yaml_text
 
 REVIEW_VALUES = ("off", "required")
 STATUSES = ("pending", "rejected")
@@ -29,6 +35,21 @@ ORIGINS = ("session-end", "mcp", "memory-tool", "import", "skill", "api")
 FOLDER = "inbox"
 REJECTED = "inbox/rejected"
 _ID = re.compile(r"prop-\d{8}-[0-9a-f]{4,40}")
+KINDS = ("observation", "import")
+# The importers whose batches can wait (`epimem import …`); `jsonl` writes files, the others a Migration.
+IMPORTERS = ("epistemic-memory", "claude-memory", "mcp-memory", "claude-auto-memory", "mem0", "jsonl")
+# Where an import proposal's records may go: the files an import writes, nothing outside them.
+_RECORD_PATH = re.compile(r"beliefs/[a-z0-9][a-z0-9-]*\.md|tensions/[a-z0-9][a-z0-9-]*\.md"
+                          r"|observations/\d{4}-\d{2}\.md|reviews/\d{4}-\d{2}-\d{2}\.md"
+                          r"|state/sessions\.json|epistemology\.md")
+
+
+@dataclass(frozen=True)
+class Record:
+    """One file an import proposal would write (its text as the import planned it, before any
+    merge with what the vault holds); an observation log's text holds only the proposal's entries."""
+    path: str
+    text: str
 
 
 @dataclass(frozen=True)
@@ -42,6 +63,9 @@ class Proposal:
     status: str = "pending"
     decided: date | None = None
     note: str = ""  # the user's words on a rejection
+    kind: str = "observation"
+    importer: str = ""  # kind import: which importer planned it (IMPORTERS)
+    records: tuple[Record, ...] = ()  # kind import: what it would write
 
     @property
     def path(self) -> str:
@@ -70,7 +94,21 @@ def proposal_id(day: date, session: str, item: dict[str, Any], taken: set[str]) 
     return f"prop-{day:%Y%m%d}-{digest[:8]}", f"prop-{day:%Y%m%d}-{digest[:8]}" in taken
 
 
+def import_proposal_id(day: date, importer: str, key: str) -> str:
+    """An import proposal's id: its digest is of what is proposed (the importer and a key of the
+    belief's words, not the day), so the same import run again finds it on file, pending or
+    rejected, whatever day it is (`digest_of`)."""
+    digest = hashlib.sha1("\n".join(("import", importer, key)).encode()).hexdigest()
+    return f"prop-{day:%Y%m%d}-{digest[:8]}"
+
+
+def digest_of(pid: str) -> str:
+    return pid.rsplit("-", 1)[-1]
+
+
 def render(p: Proposal) -> str:
+    if p.kind == "import":
+        return _render_import(p)
     lines = ["---", f"id: {p.id}", f"proposed: {p.proposed.isoformat()}", f"origin: {p.origin}",
              f"source: {yaml_scalar(p.source)}", f"session: {yaml_scalar(p.session)}", f"status: {p.status}"]
     if p.decided is not None:
@@ -90,6 +128,30 @@ def render(p: Proposal) -> str:
               + (f", session {p.session}" if p.session else "") + f") on {p.proposed.isoformat()}.",
               "Nothing here has moved a number: `epimem inbox` shows what accepting it would change, "
               f"`epimem inbox accept {p.id}` applies the rules to it, `epimem inbox reject {p.id}` declines it.", ""]
+    if p.status == "rejected":
+        lines.append(f"Rejected by the user on {p.decided.isoformat() if p.decided else '?'}"
+                     + (f": {p.note}" if p.note else "") + ".")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _render_import(p: Proposal) -> str:
+    lines = ["---", f"id: {p.id}", f"proposed: {p.proposed.isoformat()}", f"origin: {p.origin}", "kind: import",
+             f"importer: {p.importer}", f"source: {yaml_scalar(p.source)}", f"status: {p.status}"]
+    if p.decided is not None:
+        lines.append(f"decided: {p.decided.isoformat()}")
+    if p.note:
+        lines.append(f"note: {yaml_scalar(p.note)}")
+    lines.append("records:")
+    for r in p.records:
+        lines += [f"  - path: {r.path}", f"    text: {yaml_text(r.text)}"]
+    lines.append("---")
+    lines += [f"# Proposed by an import: {', '.join(r.path for r in p.records)}", "",
+              f"From `epimem import {p.importer}` ({p.source or 'no source'}) on {p.proposed.isoformat()}. "
+              "Nothing here has changed the vault: `epimem inbox --diff` shows what accepting it would write "
+              "(the import's own rules applied again that day), "
+              f"`epimem inbox accept {p.id}` writes it, `epimem inbox reject {p.id}` declines it "
+              "(the same import run again will not ask twice). A change to this file is not accepted.", ""]
     if p.status == "rejected":
         lines.append(f"Rejected by the user on {p.decided.isoformat() if p.decided else '?'}"
                      + (f": {p.note}" if p.note else "") + ".")
@@ -125,16 +187,46 @@ def parse(text: str, path: str) -> Proposal:
     decided = meta.get("decided")
     if decided is not None and not isinstance(decided, date):
         raise bad("decided", "must be a date YYYY-MM-DD")
+    kind = meta.get("kind", "observation")
+    if kind not in KINDS:
+        raise bad("kind", f"must be one of {', '.join(KINDS)}")
+    for key in ("source", "session", "note"):
+        if meta.get(key) is not None and not isinstance(meta.get(key), str):
+            raise bad(key, "must be text")
+    if kind == "import":
+        return _parse_import(meta, bad, pid, proposed, origin, status, decided)
     obs = meta.get("observation")
     if not isinstance(obs, dict) or not obs:
         raise bad("observation", "must be the observation proposed (connects, strength, evidence, …)")
     item = {str(k): (v.isoformat() if isinstance(v, date) else v) for k, v in obs.items()}
-    for key in ("source", "session", "note"):
-        if meta.get(key) is not None and not isinstance(meta.get(key), str):
-            raise bad(key, "must be text")
     return Proposal(id=pid, proposed=proposed, origin=origin, source=meta.get("source") or "",
                     session=meta.get("session") or "", observation=item, status=status,
                     decided=decided, note=meta.get("note") or "")
+
+
+def _parse_import(meta, bad, pid, proposed, origin, status, decided) -> Proposal:
+    if origin != "import":
+        raise bad("origin", "must be import for a proposal of kind import")
+    importer = meta.get("importer")
+    if importer not in IMPORTERS:
+        raise bad("importer", f"must be one of {', '.join(IMPORTERS)}")
+    raw = meta.get("records")
+    if not isinstance(raw, list) or not raw:
+        raise bad("records", "must list what the import would write (path and text of each file)")
+    records = []
+    for n, r in enumerate(raw, 1):
+        if not isinstance(r, dict) or set(r) != {"path", "text"} or not isinstance(r.get("text"), str):
+            raise bad("records", f"item {n} must have exactly a path and a text")
+        rel = r.get("path")
+        # nothing escapes the vault, and an import writes only these files
+        if not isinstance(rel, str) or not _RECORD_PATH.fullmatch(rel):
+            raise bad("records", f"item {n}: {rel!r} is not a file an import writes")
+        records.append(Record(rel, r["text"]))
+    if len({r.path for r in records}) != len(records):
+        raise bad("records", "names a file twice")
+    return Proposal(id=pid, proposed=proposed, origin=origin, source=meta.get("source") or "", session="",
+                    status=status, decided=decided, note=meta.get("note") or "", kind="import",
+                    importer=importer, records=tuple(records))
 
 
 def review_from_meta(meta: dict[str, Any], path: str = "epistemology.md",

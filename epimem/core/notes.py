@@ -259,6 +259,12 @@ def yaml_scalar(value: Any, _flow: bool = False) -> str:
     return _YAML_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", json.dumps(s, ensure_ascii=False))
 
 
+def yaml_text(value: str) -> str:
+    """A text of any length and any lines as one double-quoted YAML value (line breaks escaped),
+    which reads back to exactly the same string."""
+    return _YAML_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", json.dumps(value, ensure_ascii=False))
+
+
 # Characters YAML refuses in a file (C1 controls, U+FFFE/FFFF) or reads as line
 # breaks (NEL, U+2028/2029): escaped inside the quoted value, so whatever text a
 # title holds, the file reads back to the same value. A lone surrogate is left

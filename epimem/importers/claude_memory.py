@@ -93,4 +93,4 @@ def import_claude_memory(memory, path: str | Path, *, dry_run: bool = False) -> 
     existing, _ = memory.vault.load_beliefs() if memory.vault.exists() else ([], [])
     m = plan_claude_memory(text, name=path.name, today=memory.write_today, params=memory.params, existing=existing)
     subject = f"import: {len(m.beliefs)} beliefs from {path.name} (speculative, self-report)"
-    return write_migration(memory, m, subject=subject, dry_run=dry_run)
+    return write_migration(memory, m, subject=subject, dry_run=dry_run, importer="claude-memory", source=path.name)

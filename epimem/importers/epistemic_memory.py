@@ -322,4 +322,5 @@ def import_epistemic_memory(memory, path: str | Path, *, dry_run: bool = False) 
     m = plan_epistemic_memory(files, today=memory.write_today, params=memory.params, existing=existing)
     subject = (f"import: {len(m.beliefs)} beliefs, {len(m.observations)} observations, "
                f"{len(m.tensions)} tensions from epistemic-memory ({path.name})")
-    return write_migration(memory, m, subject=subject, dry_run=dry_run)
+    return write_migration(memory, m, subject=subject, dry_run=dry_run, importer="epistemic-memory",
+                           source=path.name)

@@ -262,7 +262,8 @@ def import_mcp_memory(memory, path: str | Path, *, dry_run: bool = False) -> Imp
     m = plan_mcp_memory(_read(path), name=path.name, today=memory.write_today, params=memory.params,
                         existing=_existing(memory))
     return write_migration(memory, m, subject=f"import: {len(m.beliefs)} beliefs from {path.name} "
-                                              "(MCP memory server; speculative)", dry_run=dry_run)
+                                              "(MCP memory server; speculative)", dry_run=dry_run,
+                           importer="mcp-memory", source=path.name)
 
 
 def import_claude_auto_memory(memory, path: str | Path, *, dry_run: bool = False,
@@ -277,7 +278,8 @@ def import_claude_auto_memory(memory, path: str | Path, *, dry_run: bool = False
     m = plan_claude_auto_memory(files, project=project or project_of(folder), today=memory.write_today,
                                 params=memory.params, existing=_existing(memory))
     return write_migration(memory, m, subject=f"import: {len(m.beliefs)} beliefs from Claude Code auto memory "
-                                              f"({project or project_of(folder)}; speculative)", dry_run=dry_run)
+                                              f"({project or project_of(folder)}; speculative)", dry_run=dry_run,
+                           importer="claude-auto-memory", source=project or project_of(folder))
 
 
 def import_mem0(memory, path: str | Path, *, dry_run: bool = False) -> ImportReport:
@@ -288,4 +290,5 @@ def import_mem0(memory, path: str | Path, *, dry_run: bool = False) -> ImportRep
         raise InputError(f"not JSON: {e.msg}", path=str(path), line=e.lineno) from None
     m = plan_mem0(data, name=path.name, today=memory.write_today, params=memory.params, existing=_existing(memory))
     return write_migration(memory, m, subject=f"import: {len(m.beliefs)} beliefs from {path.name} "
-                                              "(mem0; speculative)", dry_run=dry_run)
+                                              "(mem0; speculative)", dry_run=dry_run,
+                           importer="mem0", source=path.name)

@@ -107,11 +107,21 @@ def inbox_section(mem: Service, token: str) -> str:
     for pv in previews:
         p, o = pv.proposal, pv.proposal.observation
         out.append(f'<article class="proposal" id="{esc(p.id)}"><h3>{esc(p.id)}</h3>')
-        out.append(f"<p>From {esc(p.origin)} ({esc(p.source)}{', session ' + esc(p.session) if p.session else ''}), "
-                   f"{p.proposed}: <b>{esc(str(o.get('strength', '')))}</b> → {esc(str(o.get('connects', '')))} — "
-                   f"{esc(str(o.get('evidence', '')))}</p>")
+        if p.kind == "import":
+            out.append(f"<p>From <code>epimem import {esc(p.importer)}</code> ({esc(p.source)}), {p.proposed}: "
+                       f"{esc(', '.join(r.path for r in p.records))}</p>")
+        else:
+            sess = ", session " + esc(p.session) if p.session else ""
+            out.append(f"<p>From {esc(p.origin)} ({esc(p.source)}{sess}), "
+                       f"{p.proposed}: <b>{esc(str(o.get('strength', '')))}</b> → {esc(str(o.get('connects', '')))} — "
+                       f"{esc(str(o.get('evidence', '')))}</p>")
         if pv.refused:
             out.append(f'<p class="refused">Accepting it today would be refused: {esc(pv.refused)}</p>')
+        for b in pv.beliefs:
+            out.append(f'<p class="effect">Would write the belief {esc(b.id)} “{esc(b.title)}”: {esc(b.basis)}, '
+                       f"{b.confidence:.2f} ({esc(mem.params.tier(b.confidence, b.basis))})</p>")
+        for n in pv.notes:
+            out.append(f'<p class="effect">{esc(n)}</p>')
         for r in pv.results:
             moved = (f" {r.before:.2f} → {r.after:.2f}" if r.before is not None and r.after is not None
                      and r.before != r.after else "")

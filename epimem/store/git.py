@@ -359,6 +359,43 @@ def all_belief_histories(root: Path, since: str | None = None,
     return head, histories
 
 
+@dataclass(frozen=True)
+class Added:
+    """The commit that first added a file, and the blob it added."""
+    sha: str
+    blob: str
+    trailers: dict[str, str]
+
+
+def first_added(root: Path, folder: str) -> dict[str, Added]:
+    """{path: the commit that first added it} for every file ever added under `folder`, from ONE
+    walk of the log (oldest first): what a later commit or a hand edit did to it is not this."""
+    if not has_commits(root):
+        return {}
+    out = run(root, "log", "--reverse", "--raw", "--no-abbrev", "--no-renames", "--diff-filter=A",
+              f"--format={_END}%H{_SEP}%b{_SEP}", "--", folder)
+    found: dict[str, Added] = {}
+    for rec in out.split(_END):
+        if not rec.strip():
+            continue
+        sha, rest = rec.split(_SEP, 1)
+        body, _, raw = rest.rpartition(_SEP)
+        trailers = trailers_of(body)
+        for line in raw.splitlines():
+            if line.startswith(":") and "\t" in line:
+                meta, path = line.split("\t", 1)
+                found.setdefault(path, Added(sha, meta.split()[-2], trailers))
+    return found
+
+
+def blob_id(data: bytes, like: str = "") -> str:
+    """The id git gives a blob of `data` (sha1, or sha256 when `like` is a sha256 id)."""
+    import hashlib
+
+    h = hashlib.sha256 if len(like) == 64 else hashlib.sha1
+    return h(b"blob %d\0" % len(data) + data).hexdigest()
+
+
 def index_blobs(root: Path, folder: str) -> dict[str, str]:
     """{path: blob sha} of the files staged under `folder` (`git ls-files -s`)."""
     out = run(root, "ls-files", "-s", "-z", "--", folder)

@@ -16,7 +16,10 @@ its statement (a file `validate` refuses; the agent has no tool that edits a fil
 read the agent makes is checked: no number above its basis's cap, no secret.
 The review inbox (issue 29) is among the entry points: the user turns `review: required`
 on and off and accepts or rejects what waits, and what is accepted obeys the same bounds as
-what was observed directly; the inbox's listings are reads like any other.
+what was observed directly; the inbox's listings are reads like any other. The user's imports of
+a memory file (with secrets in it) wait there too under review, and a careless hand edit raises
+what waits to a 0.95 fact (or 0.85): accepting never carries it, and no import's belief is born
+above where its basis starts.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ from pathlib import Path
 
 import anyio
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from vaults import new_vault
 
@@ -141,6 +144,10 @@ action = st.one_of(
     # accepts (or rejects) what waits. What the agent proposes meanwhile must obey the same bounds.
     st.tuples(st.just("review"), st.sampled_from(["required", "off"])),
     st.tuples(st.just("decide"), st.sampled_from(["accept", "reject"])),
+    # Imports (round 3): the user imports a memory file (under review: proposals), and now and then
+    # a careless hand edit raises what waits to a 0.95 fact or an established 0.85, committed.
+    st.tuples(st.just("import"), st.lists(st.tuples(st.sampled_from(TITLES), secret), min_size=1, max_size=3)),
+    st.tuples(st.just("forge"), st.sampled_from([("fact", "0.95"), ("self-report", "0.85")])),
 )
 HAND = "edited-by-hand"  # the belief only the world's hand edits touch
 
@@ -193,6 +200,11 @@ def beliefs(root: Path) -> dict[str, tuple[float, str]]:
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                                  HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(actions=st.lists(action, min_size=4, max_size=22))
+# The round-3 adversary, always tried: what an import proposed, edited to a 0.95 fact, accepted.
+@example(actions=[("review", "required"), ("import", [("Uses tmux", SECRETS[0]), ("Reads the diff first", "")]),
+                  ("forge", ("fact", "0.95")), ("read", "mcp-inbox"), ("decide", "accept"),
+                  ("import", [("Keeps PRs small", "")]), ("forge", ("self-report", "0.85")), ("read", "inbox"),
+                  ("decide", "accept"), ("review", "off"), ("import", [("Uses tmux", "")])])
 def test_no_agent_gets_around_the_rules(tmp_path_factory, actions):
     from epimem.api.memory import Memory
 
@@ -234,11 +246,29 @@ def test_no_agent_gets_around_the_rules(tmp_path_factory, actions):
             p.write_text("\n".join([lines[0], f"review: {arg}", *lines[1:]]))
             run_cli(root, w.day, "commit")
             continue
-        if kind == "decide":  # the user decides on everything waiting
+        if kind == "import":  # the user's import of a memory file (theirs: rule 22)
+            notes = root.parent / "notes.md"
+            notes.write_text("".join(f"- {t} {sec}\n".replace(" \n", "\n") for t, sec in arg))
+            run_cli(root, w.day, "import", "claude-memory", str(notes))
+            continue
+        if kind == "forge":  # the world: what waits from an import, edited to a better number
+            basis, conf = arg
+            for f in (root / "inbox").glob("*.md"):
+                text = f.read_text()
+                if "kind: import" in text:
+                    f.write_text(text.replace("basis: self-report\\nconfidence: 0.20",
+                                              f"basis: {basis}\\nconfidence: {conf}"))
+            run_cli(root, w.day, "commit")
+            continue
+        if kind == "decide":  # the user decides on everything waiting (each import proposal alone)
             code, out = run_cli(root, w.day, "inbox", "--json")
-            ids = [x["id"] for x in json.loads(out[:out.rindex("}") + 1])["proposals"]] if code == 0 else []
+            listed = json.loads(out[:out.rindex("}") + 1])["proposals"] if code == 0 else []
+            ids = [x["id"] for x in listed if x.get("kind") != "import"]
             if ids:
                 run_cli(root, w.day, "inbox", arg, *ids)
+            for x in listed:
+                if x.get("kind") == "import":
+                    run_cli(root, w.day, "inbox", arg, x["id"])
         elif kind == "pump":
             channel, bid, tries = arg
             for n, (sess, days) in enumerate(tries):
