@@ -212,6 +212,13 @@ def main(argv=None) -> int:
             subprocess.run(base_cli + ["index", "sync"], check=True, env=base_env, capture_output=True,
                            cwd=args.baseline_src)
 
+        def base_settle():
+            """The baseline's detached Chroma update, waited for as `settle` waits for ours: left
+            running, it would share the two cores with the next timing of this tree."""
+            subprocess.run([sys.executable, "-c", "import sys; from epimem.recall.index import Index; "
+                            "Index(sys.argv[1]).update_chroma()", str(base_root)],
+                           check=True, env=base_env, capture_output=True, cwd=args.baseline_src)
+
         ts, bts = [], []
         try:
             for _ in range(args.repeat):
@@ -220,6 +227,7 @@ def main(argv=None) -> int:
                 settle()
                 if base_target:
                     bts.append(median_time(base_change, 1)[0])
+                    base_settle()
         finally:
             target.write_text(original, encoding="utf-8")
             run("index", "sync")
