@@ -21,10 +21,17 @@ FLOOR_R5 = 58.0
 
 
 @pytest.fixture(scope="module")
-def convs():
+def locomo():
+    """Where the data lies; the tests skip, saying so, where it does not (it is never shipped)."""
     data = recall_public.default_data()
     if not (data / "locomo-dev.json").is_file():
         pytest.skip(f"LoCoMo's development half is not beside this checkout ({data}); set EPIMEM_LOCOMO")
+    return data
+
+
+@pytest.fixture(scope="module")
+def convs(locomo):
+    data = locomo
     tmp = Path(tempfile.mkdtemp(prefix="epimem-locomo-test-"))
     try:
         yield [recall_public.collect(c, tmp / f"c{i}", "wordllama")
@@ -68,14 +75,14 @@ def test_the_data_is_not_in_the_repository():
         assert "locomo" not in p.name.lower(), p
 
 
-def test_the_tried_harness_ranks_as_the_shipped_rankers():
+def test_the_tried_harness_ranks_as_the_shipped_rankers(locomo):
     # bench/recall_public_tried.py scores every variant with a BM25 of its own; with the
     # shipped parameters it must be the shipped keyword ranker, or its rows compare nothing.
     import recall_public_tried as tried
 
     from epimem.core.text import tokenize
 
-    data = recall_public.load(recall_public.default_data())
+    data = recall_public.load(locomo)
     tmp = Path(tempfile.mkdtemp(prefix="epimem-locomo-test-"))
     try:
         convs = tried.collect(data[1:2], "wordllama", tmp)
