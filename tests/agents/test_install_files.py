@@ -69,6 +69,7 @@ def _tree(root):
                   if "vault" not in p.relative_to(root).parts)
 
 
+@pytest.mark.slow  # six agents, an install and an uninstall each as processes: ~5 s an agent
 @pytest.mark.parametrize("agent", [*AGENTS, "claude-code"])
 def test_an_uninstall_leaves_no_backup_and_no_folder_it_made(agent_env, agent, tmp_path):
     """Installed, upgraded (another vault: every part changes) and uninstalled, at both scopes:

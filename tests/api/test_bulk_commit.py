@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -33,6 +35,7 @@ def vault_with_uncommitted_beliefs(root: Path, n: int) -> None:
     git(root, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "vault without beliefs")
 
 
+@pytest.mark.slow  # 2,000 beliefs: a large-vault test, run by .ci/run after the default set
 def test_commit_of_2000_hand_copied_beliefs_lands_as_one_commit(tmp_path):
     root = tmp_path / "v"
     vault_with_uncommitted_beliefs(root, 2000)

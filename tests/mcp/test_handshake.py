@@ -8,6 +8,7 @@ import subprocess
 import sys
 import time
 
+import pytest
 from mcp_support import env
 
 INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
@@ -46,6 +47,7 @@ def tool_names(answer: dict) -> list[str]:
     return sorted(t["name"] for t in answer["result"]["tools"])
 
 
+@pytest.mark.slow  # three real server starts: seconds each, run by .ci/run after the default set
 def test_the_sdk_s_answers_are_kept_then_replayed_once_each(mvault):
     first = session(mvault, INIT, INITIALIZED, LIST, DESCRIBE, expect=3)
     assert sorted(m["id"] for m in first) == [1, 2, 3]
@@ -71,6 +73,7 @@ def test_the_sdk_s_answers_are_kept_then_replayed_once_each(mvault):
     assert tool_names({m["id"]: m for m in third}[2]) == tool_names({m["id"]: m for m in first}[2])
 
 
+@pytest.mark.slow  # three real server starts
 def test_a_cache_of_another_build_or_other_parameters_is_never_replayed(mvault):
     session(mvault, INIT, INITIALIZED, LIST, expect=2)
     data = cache(mvault)
