@@ -11,7 +11,7 @@ offer them, no skill allows them and the MCP server does not offer them.
 An import's proposals (`kind: import`, written by `api/import_review`) are previewed and
 accepted through the importer's own write code (`importers.migration.write_migration` or
 `api.jsonl_import.accept_records`, in their dry mode for the preview), and only as the commit
-that proposed them wrote them (`_as_proposed`).
+that proposed them wrote them (`edited_imports`).
 """
 
 from __future__ import annotations
@@ -211,7 +211,7 @@ def as_now(mem: Service, p: Proposal) -> dict[str, Any]:
 
 def preview(mem: Service, p: Proposal, proposed: dict[str, str] | None = None) -> Preview:
     """What accepting `p` now would write: the observe pipeline's own writes (an import's: the
-    import's own), not committed. `proposed`: `_as_proposed`'s refusals, when already read."""
+    import's own), not committed. `proposed`: `edited_imports`'s refusals, when already read."""
     writes: list[tx.Write] = []
     if p.kind == "import":
         return _preview_import(mem, p, proposed)
@@ -258,17 +258,18 @@ def _changes(mem: Service, writes: list[tx.Write]) -> tuple[FileChange, ...]:
 
 def previews(mem: Service) -> tuple[list[Preview], list[Problem]]:
     props, problems = pending(mem)
-    proposed = _as_proposed(mem, [p for p in props if p.kind == "import"])
+    proposed = edited_imports(mem, props)
     return [preview(mem, p, proposed) for p in props], problems
 
 
 # --- an import's proposals ----------------------------------------------------------------------
 
-def _as_proposed(mem: Service, props: list[Proposal]) -> dict[str, str]:
-    """{id: why it is refused} for the import proposals whose file is not exactly what the commit
-    that proposed it wrote: its numbers were set by the import's rules in that commit, and a
-    change since (a hand edit, committed or not, a file made by hand) is not the import's. One
-    walk of the log for all of them."""
+def edited_imports(mem: Service, props: list[Proposal]) -> dict[str, str]:
+    """{id: why it is refused} for the import proposals among `props` whose file is not exactly
+    what the commit that proposed it wrote: its numbers were set by the import's rules in that
+    commit, and a change since (a hand edit, committed or not, a file made by hand) is not the
+    import's. One walk of the log for all of them; `validate` reports the same."""
+    props = [p for p in props if p.kind == "import"]
     if not props:
         return {}
     from .import_review import PROPOSE_OP
@@ -291,11 +292,6 @@ def _as_proposed(mem: Service, props: list[Proposal]) -> dict[str, str]:
                          "accepted only as the import wrote it, its numbers set by the import's rules; reject it "
                          "and run the import again")
     return out
-
-
-def edited_imports(mem: Service, props: list[Proposal]) -> dict[str, str]:
-    """`_as_proposed` for `validate`: the waiting import proposals a change made unacceptable."""
-    return _as_proposed(mem, [p for p in props if p.kind == "import"])
 
 
 def _import_write(mem: Service, props: list[Proposal], *, dry: list[tx.Write] | None = None,
@@ -323,7 +319,7 @@ def _import_write(mem: Service, props: list[Proposal], *, dry: list[tx.Write] | 
 def _preview_import(mem: Service, p: Proposal, proposed: dict[str, str] | None) -> Preview:
     from ..core.notes import parse_belief
 
-    why = (proposed if proposed is not None else _as_proposed(mem, [p])).get(p.id)
+    why = (proposed if proposed is not None else edited_imports(mem, [p])).get(p.id)
     if why:
         return Preview(p, (), (), refused=why)
     writes: list[tx.Write] = []
@@ -391,7 +387,7 @@ def accept_imports(mem: Service, props: list[Proposal]) -> ObserveReport:
     """The import's own write of the proposals, under the vault lock, in one commit that removes
     them (compare-and-swap on each file as read: of two accepts at once, one writes, the other is
     told it is gone); refused whole when a file is not as the import proposed it."""
-    why = _as_proposed(mem, props)
+    why = edited_imports(mem, props)
     if why:
         raise Conflict(next(iter(why.values())), path=f"{core_inbox.FOLDER}/{next(iter(why))}.md")
 

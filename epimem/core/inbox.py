@@ -107,56 +107,49 @@ def digest_of(pid: str) -> str:
 
 
 def render(p: Proposal) -> str:
+    """The file of a proposal: what it holds in the frontmatter, and in prose what deciding does."""
     if p.kind == "import":
-        return _render_import(p)
-    lines = ["---", f"id: {p.id}", f"proposed: {p.proposed.isoformat()}", f"origin: {p.origin}",
-             f"source: {yaml_scalar(p.source)}", f"session: {yaml_scalar(p.session)}", f"status: {p.status}"]
+        fields = ["kind: import", f"importer: {p.importer}", f"source: {yaml_scalar(p.source)}"]
+    else:
+        fields = [f"source: {yaml_scalar(p.source)}", f"session: {yaml_scalar(p.session)}"]
+    lines = ["---", f"id: {p.id}", f"proposed: {p.proposed.isoformat()}", f"origin: {p.origin}", *fields,
+             f"status: {p.status}"]
     if p.decided is not None:
         lines.append(f"decided: {p.decided.isoformat()}")
     if p.note:
         lines.append(f"note: {yaml_scalar(p.note)}")
-    lines.append("observation:")
-    for k, v in p.observation.items():
-        lines.append(f"  {k}: {yaml_scalar(v)}")
-    lines.append("---")
+    lines += _import_body(p) if p.kind == "import" else _observation_body(p)
+    if p.status == "rejected":
+        lines.append(f"Rejected by the user on {p.decided.isoformat() if p.decided else '?'}"
+                     + (f": {p.note}" if p.note else "") + ".")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _observation_body(p: Proposal) -> list[str]:
+    lines = ["observation:", *(f"  {k}: {yaml_scalar(v)}" for k, v in p.observation.items()), "---"]
     said = p.observation.get("evidence", "")
     target = p.observation.get("connects", "new")
     title = p.observation.get("title")
     head = f"{p.observation.get('strength', '')} → {target}" + (f" ({title})" if title else "")
-    lines += [f"# Proposed: {head}", "", f"> {said}", "",
-              f"Proposed by {p.origin} ({p.source or 'no source'}"
-              + (f", session {p.session}" if p.session else "") + f") on {p.proposed.isoformat()}.",
-              "Nothing here has moved a number: `epimem inbox` shows what accepting it would change, "
-              f"`epimem inbox accept {p.id}` applies the rules to it, `epimem inbox reject {p.id}` declines it.", ""]
-    if p.status == "rejected":
-        lines.append(f"Rejected by the user on {p.decided.isoformat() if p.decided else '?'}"
-                     + (f": {p.note}" if p.note else "") + ".")
-        lines.append("")
-    return "\n".join(lines)
+    return lines + [f"# Proposed: {head}", "", f"> {said}", "",
+                    f"Proposed by {p.origin} ({p.source or 'no source'}"
+                    + (f", session {p.session}" if p.session else "") + f") on {p.proposed.isoformat()}.",
+                    "Nothing here has moved a number: `epimem inbox` shows what accepting it would change, "
+                    f"`epimem inbox accept {p.id}` applies the rules to it, `epimem inbox reject {p.id}` "
+                    "declines it.", ""]
 
 
-def _render_import(p: Proposal) -> str:
-    lines = ["---", f"id: {p.id}", f"proposed: {p.proposed.isoformat()}", f"origin: {p.origin}", "kind: import",
-             f"importer: {p.importer}", f"source: {yaml_scalar(p.source)}", f"status: {p.status}"]
-    if p.decided is not None:
-        lines.append(f"decided: {p.decided.isoformat()}")
-    if p.note:
-        lines.append(f"note: {yaml_scalar(p.note)}")
-    lines.append("records:")
+def _import_body(p: Proposal) -> list[str]:
+    lines = ["records:"]
     for r in p.records:
         lines += [f"  - path: {r.path}", f"    text: {yaml_text(r.text)}"]
-    lines.append("---")
-    lines += [f"# Proposed by an import: {', '.join(r.path for r in p.records)}", "",
-              f"From `epimem import {p.importer}` ({p.source or 'no source'}) on {p.proposed.isoformat()}. "
-              "Nothing here has changed the vault: `epimem inbox --diff` shows what accepting it would write "
-              "(the import's own rules applied again that day), "
-              f"`epimem inbox accept {p.id}` writes it, `epimem inbox reject {p.id}` declines it "
-              "(the same import run again will not ask twice). A change to this file is not accepted.", ""]
-    if p.status == "rejected":
-        lines.append(f"Rejected by the user on {p.decided.isoformat() if p.decided else '?'}"
-                     + (f": {p.note}" if p.note else "") + ".")
-        lines.append("")
-    return "\n".join(lines)
+    return lines + ["---", f"# Proposed by an import: {', '.join(r.path for r in p.records)}", "",
+                    f"From `epimem import {p.importer}` ({p.source or 'no source'}) on {p.proposed.isoformat()}. "
+                    "Nothing here has changed the vault: `epimem inbox --diff` shows what accepting it would write "
+                    "(the import's own rules applied again that day), "
+                    f"`epimem inbox accept {p.id}` writes it, `epimem inbox reject {p.id}` declines it "
+                    "(the same import run again will not ask twice). A change to this file is not accepted.", ""]
 
 
 def parse(text: str, path: str) -> Proposal:
