@@ -135,6 +135,11 @@ def main(argv: list[str] | None = None) -> int:
                     help="the full report for one point of the levers as well (--grid's syntax, one value each)")
     ap.add_argument("--decompose", action="store_true",
                     help="also: the ECE by band, kind of belief and period; the stale serves by cause")
+    ap.add_argument("--verdicts", choices=("fit", "holds"), default="holds",
+                    help="what the simulated user's 'still true?' answers: a draw of the session fit "
+                         "(what the ECE scores) or whether it holds at all (before round 4)")
+    ap.add_argument("--spurious", type=int, default=ts.SPURIOUS,
+                    help="one-off patterns per person (the world's base rate of first sightings that are not habits)")
     ap.add_argument("--out", default=str(HERE / "out" / "tracking.json"))
     a = ap.parse_args(argv)
     if a.grid:
@@ -145,7 +150,8 @@ def main(argv: list[str] | None = None) -> int:
 
         calibration.PROPOSE_MIN = a.propose_min
     results: dict = {"people": a.people, "days": a.days, "backend": a.backend, "seed": a.seed,
-                     "questions": not a.no_questions, "propose_min": a.propose_min, "load": _load(), "runs": {}}
+                     "questions": not a.no_questions, "propose_min": a.propose_min,
+                     "verdicts": a.verdicts, "spurious": a.spurious, "load": _load(), "runs": {}}
     lines = header()
     t0 = time.time()
     configs = {"seed defaults": DEFAULTS}
@@ -161,7 +167,8 @@ def main(argv: list[str] | None = None) -> int:
             for follow in ((False, True) if a.follow else (False,)):
                 t = time.time()
                 fig = ts.run(a.people, o, backend="core" if a.sweep else a.backend, seed=a.seed, params=params,
-                             follow_proposals=follow, days=a.days, questions=not a.no_questions)
+                             follow_proposals=follow, days=a.days, questions=not a.no_questions,
+                             verdicts=a.verdicts, spurious=a.spurious)
                 s = fig.summary()
                 s["seconds"] = round(time.time() - t, 1)
                 label = f"{name} · {o}" + (" · following proposals" if follow else "")
@@ -211,7 +218,8 @@ def sweep_grid(a) -> int:
 
     observers = [o for o in a.observers.split(",") if o]
     points = grid(a.grid)
-    results: dict = {"people": a.people, "days": a.days, "seed": a.seed, "grid": a.grid, "load": _load(), "runs": {}}
+    results: dict = {"people": a.people, "days": a.days, "seed": a.seed, "grid": a.grid, "verdicts": a.verdicts,
+                     "spurious": a.spurious, "load": _load(), "runs": {}}
     t0 = time.time()
     print("| point | worst ECE | ECE by observer | worst stale-serve | stale-serve by observer | "
           "wrongful (auto) | sessions to follow p90 (worst) | true beliefs listed per session (fewest) |", flush=True)
@@ -223,7 +231,7 @@ def sweep_grid(a) -> int:
             per = {}
             for o in observers:
                 fig = ts.run(a.people, o, backend="core", seed=a.seed, params=params, days=a.days,
-                             follow_proposals=a.follow)
+                             follow_proposals=a.follow, verdicts=a.verdicts, spurious=a.spurious)
                 s = fig.summary()
                 per[o] = {k: s[k] for k in ("ece", "ece_last_quarter", "stale_serve_rate", "wrong_retired_auto",
                                             "sessions_to_follow_p90", "lowered_true", "unfollowed",

@@ -106,7 +106,7 @@ class Person:
         return next(t for t in self.traits if t.key == key)
 
 
-def make_person(rng: random.Random, n: int, days: int = 365) -> Person:
+def make_person(rng: random.Random, n: int, days: int = 365, spurious: int = SPURIOUS) -> Person:
     name = f"p{n}"
     perms = ("stable", "durable", "durable", "situational", "unknown")
     traits: list[Trait] = []
@@ -128,7 +128,7 @@ def make_person(rng: random.Random, n: int, days: int = 365) -> Person:
     traits.append(Trait(k(i), "slow", rng.choice(perms), change=rng.randint(40, days - 140),
                         ramp=rng.randint(30, 90), strength=h()))
     i += 1
-    for _ in range(SPURIOUS):
+    for _ in range(spurious):
         traits.append(Trait(k(i), "spurious", "unknown", strength=round(rng.uniform(0.05, 0.3), 2)))
         i += 1
     base = next(t for t in traits if t.key == base_key)
@@ -680,8 +680,10 @@ def read_context(text: str) -> tuple[set[str], list[list[str]]]:
 
 
 class Simulation:
-    def __init__(self, person: Person, quality: Quality, backend, seed: int, follow_proposals: bool = False):
+    def __init__(self, person: Person, quality: Quality, backend, seed: int, follow_proposals: bool = False,
+                 verdicts: str = "holds"):
         self.p = person
+        self.verdicts = verdicts
         self.q = quality
         self.b = backend
         self.rng = random.Random(seed)
@@ -792,10 +794,24 @@ class Simulation:
             return
         self.fig.questions_asked += 1
         bid = ids[0]
-        truth = self.true(bid, d)
+        self._verdict(d, bid, self.says_true(bid, d))
+
+    def says_true(self, bid: str, d: int) -> bool:
+        """The user's answer to "still true of you?" (a gut-check or a question), before answer error.
+
+        `holds` (the default): whether it holds of the person at all. `fit`: a draw of the chance
+        that a session bears it out (the quantity the ECE is scored against). Measured in round 4
+        (docs/decisions.md): with `fit`, a real habit that fits 75 % of sessions is answered
+        "false" a quarter of the time, and the product acts on a "false" (rule 5 lowers it), so
+        the answers do not only measure the confidence, they drive it down — ECE 0.13–0.31."""
+        if self.verdicts == "holds":
+            truth = self.true(bid, d)
+        else:
+            key, form = self.of_belief[bid]
+            truth = self.rng.random() < self.p.trait(key).fit(form, d)
         if self.rng.random() < self.q.answer_error:
             truth = not truth
-        self._verdict(d, bid, truth)
+        return truth
 
     def _verdict(self, d: int, bid: str, says_true: bool) -> None:
         self.fig.verdicts += 1
@@ -816,10 +832,7 @@ class Simulation:
         for bid in self.b.gut_check():
             if bid not in self.of_belief or bid not in {b.id for b in self.b.active()}:
                 continue
-            truth = self.true(bid, d)
-            if self.rng.random() < self.q.answer_error:
-                truth = not truth
-            self._verdict(d, bid, truth)
+            self._verdict(d, bid, self.says_true(bid, d))
         self.b.record_review()
         if self.follow:
             props = self.b.proposals()
@@ -955,15 +968,16 @@ def _trait_form(title: str) -> tuple[str, str]:
 
 
 def run(people: int, quality: str, *, backend: str = "core", seed: int = 26, params: Params = DEFAULTS,
-        follow_proposals: bool = False, days: int = 365, questions: bool = True) -> Figures:
+        follow_proposals: bool = False, days: int = 365, questions: bool = True,
+        verdicts: str = "holds", spurious: int = SPURIOUS) -> Figures:
     """Figures summed over `people` simulated people for one observer quality."""
     total = Figures()
     for i in range(people):
         rng = random.Random(seed * 1000 + i)
-        person = make_person(rng, i, days)
+        person = make_person(rng, i, days, spurious)
         b = CoreBackend(params, questions) if backend == "core" else ApiBackend(params)
         try:
-            sim = Simulation(person, QUALITIES[quality], b, seed * 7919 + i, follow_proposals)
+            sim = Simulation(person, QUALITIES[quality], b, seed * 7919 + i, follow_proposals, verdicts)
             total = total.merge(sim.run())
         finally:
             b.close()
