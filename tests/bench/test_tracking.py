@@ -111,3 +111,24 @@ def test_the_sweep_grid_sets_each_lever_and_refuses_an_unknown_one():
     assert len(bt.grid("start=0.3,0.5;step=0.05,0.1")) == 4
     with pytest.raises(SystemExit, match="unknown lever 'steps'"):
         bt.grid("steps=0.1")
+
+
+def test_the_base_rate_knob_sets_the_one_offs_and_the_verdict_knob_changes_the_answers():
+    import random
+
+    for n in (0, 6, 24):
+        person = ts.make_person(random.Random(1), 0, 365, spurious=n)
+        assert sum(t.pattern == "spurious" for t in person.traits) == n
+    # A habit that fits 60 % of sessions holds every day: "holds" always says so (before answer
+    # error), "fit" says so about as often as it fits.
+    habit = ts.Trait("p0-t0", "holds", "durable", strength=0.6)
+    person = ts.Person("p0", (habit,), tuple(range(10)))
+    q = ts.Quality(name="test", record=1, false_confirm=0, miss=0, successor=1, self_report=0, self_report_wrong=0,
+                   form=1, answer_error=0, ask=1, review=1)
+    answers = {}
+    for model in ("holds", "fit"):
+        sim = ts.Simulation(person, q, ts.CoreBackend(ts.DEFAULTS, True), 3, verdicts=model)
+        sim.of_belief["b"] = ("p0-t0", "A")
+        answers[model] = sum(sim.says_true("b", 5) for _ in range(2000)) / 2000
+    assert answers["holds"] == 1.0
+    assert abs(answers["fit"] - habit.fit("A", 5)) < 0.05
