@@ -51,13 +51,7 @@ DEPTH = 100
 # --- candidates with their scores ---------------------------------------------------------------
 
 def bm25_scored(b: tr.BM25, terms) -> list[tuple[int, float]]:
-    sc: dict[int, float] = {}
-    for t in dict.fromkeys(terms):
-        idf = b.idf(t)
-        for i, f in b.post.get(t, ()):
-            norm = 1 - b.b + b.b * b.dl[i] / b.avg
-            sc[i] = sc.get(i, 0.0) + idf * f * (b.k1 + 1) / (f + b.k1 * norm)
-    return sorted(((i, s) for i, s in sc.items() if s > 0), key=lambda p: (-p[1], p[0]))[:DEPTH]
+    return sorted(bm25_scored_all(b, terms), key=lambda p: (-p[1], p[0]))[:DEPTH]
 
 
 def sem_scored(c, q) -> list[tuple[int, float]]:
@@ -221,14 +215,8 @@ def bm25_bigram(beta, window=1):
     return fn
 
 
-def bm25_scored_all(b, terms):
-    sc: dict[int, float] = {}
-    for t in dict.fromkeys(terms):
-        idf = b.idf(t)
-        for i, f in b.post.get(t, ()):
-            norm = 1 - b.b + b.b * b.dl[i] / b.avg
-            sc[i] = sc.get(i, 0.0) + idf * f * (b.k1 + 1) / (f + b.k1 * norm)
-    return [(i, s) for i, s in sc.items() if s > 0]
+def bm25_scored_all(b: tr.BM25, terms) -> list[tuple[int, float]]:
+    return [(i, s) for i, s in b.scores(terms).items() if s > 0]
 
 
 def bigram_nested(convs, betas=(0.0, 0.25, 0.5, 1.0)):

@@ -97,7 +97,8 @@ class BM25:
         df = self.df.get(w, 0)
         return math.log(1 + (self.n - df + 0.5) / (df + 0.5))
 
-    def top(self, terms, weights=None, k=DEPTH) -> list[int]:
+    def scores(self, terms, weights=None) -> dict[int, float]:
+        """Every item's score (items that share no term with the query are absent)."""
         sc: dict[int, float] = {}
         for t in dict.fromkeys(terms):
             qw = 1.0 if weights is None else weights.get(t, 1.0)
@@ -110,6 +111,10 @@ class BM25:
                 else:
                     s = f * (self.k1 + 1) / (f + self.k1 * norm) + (self.delta if self.variant == "plus" else 0.0)
                 sc[i] = sc.get(i, 0.0) + qw * idf * s
+        return sc
+
+    def top(self, terms, weights=None, k=DEPTH) -> list[int]:
+        sc = self.scores(terms, weights)
         return sorted((i for i, s in sc.items() if s > 0), key=lambda i: (-sc[i], i))[:k]
 
 

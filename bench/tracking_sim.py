@@ -682,6 +682,8 @@ def read_context(text: str) -> tuple[set[str], list[list[str]]]:
 class Simulation:
     def __init__(self, person: Person, quality: Quality, backend, seed: int, follow_proposals: bool = False,
                  verdicts: str = "holds"):
+        if verdicts not in ("holds", "fit"):
+            raise ValueError(f"verdicts must be 'holds' or 'fit', not {verdicts!r}")
         self.p = person
         self.verdicts = verdicts
         self.q = quality
