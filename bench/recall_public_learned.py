@@ -191,18 +191,19 @@ def ql_dirichlet(mu):
 
 def bm25_bigram(beta, window=1):
     """BM25 plus beta × (idf(a) + idf(b)) for each pair of adjacent query terms (a, b) that the
-    item holds within `window` positions of each other, in either order."""
+    item holds within `window` positions of each other, in either order. Window 1 is the tried
+    harness's pair bonus (`BM25.scores(…, pair_beta)`, the one copy of the formula); wider
+    windows check positions here, with the same weight."""
     def fn(c, q):
         from epimem.core.text import tokenize
 
         b = tr.bm25(c)
         qt = tokenize(q)
+        if window == 1:
+            return b.top(qt, pair_beta=beta)
         base = dict(bm25_scored_all(b, qt))
-        pairs = [(x, y) for x, y in zip(qt, qt[1:]) if x != y]
+        pairs = tr.adjacent_pairs(qt)
         if pairs:
-            key = ("pos", window)
-            if key not in c:
-                c[key] = [None] * len(c["toks"])
             for i in list(base):
                 toks = c["toks"][i]
                 pos: dict[str, list[int]] = {}
@@ -210,7 +211,7 @@ def bm25_bigram(beta, window=1):
                     pos.setdefault(t, []).append(n)
                 for x, y in pairs:
                     if x in pos and y in pos and any(abs(m - n) <= window for m in pos[x] for n in pos[y]):
-                        base[i] += beta * (b.idf(x) + b.idf(y))
+                        base[i] += tr.pair_weight(beta, b.idf(x), b.idf(y))
         return sorted(base, key=lambda i: (-base[i], i))[:DEPTH]
     return fn
 

@@ -28,11 +28,25 @@ def _isolated_env(monkeypatch, tmp_path_factory):
 
 
 @pytest.fixture
-def vault(tmp_path):
-    """A fresh, initialised vault; returns its Memory (a copy of the session's template)."""
+def vault(tmp_path, request):
+    """A fresh, initialised vault; returns its Memory (a copy of the session's template).
+    Under `@pytest.mark.seed_rules` its epistemology.md pins the seed's numbers (tests/vaults.py)."""
     from vaults import new_vault
 
     return new_vault(tmp_path / "vault", today=TODAY)
+
+
+@pytest.fixture(autouse=True)
+def _seed_rules(request, monkeypatch):
+    # A test that states the seed's numbers gets vaults made as an epimem whose template still
+    # held them made its vaults: new_vault's, and those `init` makes in this process.
+    if request.node.get_closest_marker("seed_rules"):
+        import vaults
+
+        from epimem.api import setup
+
+        monkeypatch.setattr(vaults, "RULES", "seed")
+        monkeypatch.setattr(setup, "TEMPLATES", vaults.seed_templates())
 
 
 @pytest.fixture

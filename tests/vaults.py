@@ -35,16 +35,64 @@ def _copy(src: Path, dst: Path) -> Path:
     return dst
 
 
-def new_vault(path: Path, today: str):
-    """A fresh vault at `path`, as `Memory.init(path, today=today)` makes it; returns its Memory."""
+# SPEC §2's first numbers (behavioural start 0.30, confirmation step 0.05, challenge step 0.10),
+# as the sample vault's epistemology.md pins them. A vault made before the defaults moved
+# (issue 26) keeps them the same way: init writes every parameter into the vault's own file.
+SEED_RULES = ROOT / "vault" / "epistemology.md"
+
+
+def seed_params():
+    """The parameters a vault pinning the seed's rules reads (what `SEED_RULES` says)."""
+    from epimem.core.notes import parse_note
+    from epimem.core.params import params_from_meta
+
+    params, problems = params_from_meta(parse_note(SEED_RULES.read_text(encoding="utf-8")).meta)
+    assert not problems, problems
+    return params
+
+
+# What `new_vault` makes when not told: "seed" for the length of a test marked `seed_rules`
+# (conftest's autouse fixture sets it), so a test that builds its vaults itself pins them too.
+RULES = "default"
+
+
+def new_vault(path: Path, today: str, rules: str | None = None):
+    """A fresh vault at `path`, as `Memory.init(path, today=today)` makes it; returns its Memory.
+
+    `rules="seed"`: the same vault made when the template still held the seed's numbers — its
+    first commit has `SEED_RULES` as its epistemology.md (for tests that state those numbers)."""
     from epimem.api.memory import Memory
 
-    key = f"vault-{today}"
+    rules = rules or RULES
+    if rules not in ("default", "seed"):
+        raise ValueError(f"unknown rules {rules!r}")
+    key = f"vault-{today}-{rules}"
     if key not in _templates:
         tpl = _template_dir() / key
         Memory.init(tpl, today=today)
+        if rules == "seed":
+            pin_seed_rules(tpl)
         _templates[key] = tpl
     return Memory(_copy(_templates[key], Path(path)), today=today)
+
+
+def pin_seed_rules(root: Path) -> None:
+    """Make a vault just initialised (one commit) one made when the template held the seed's
+    numbers: its epistemology.md becomes `SEED_RULES`, in the same first commit."""
+    shutil.copy(SEED_RULES, Path(root) / "epistemology.md")
+    env = {**os.environ, **IDENTITY}
+    subprocess.run(["git", "commit", "-qa", "--amend", "--no-edit"], cwd=root, check=True, env=env)
+
+
+def seed_templates() -> Path:
+    """epimem's templates folder as it was before the defaults moved: `SEED_RULES` as its
+    epistemology.md, the rest as shipped."""
+    key = "templates-seed"
+    if key not in _templates:
+        tpl = _copy(ROOT / "epimem" / "templates", _template_dir() / key)
+        shutil.copy(SEED_RULES, tpl / "epistemology.md")
+        _templates[key] = tpl
+    return _templates[key]
 
 
 def sample_repo(path: Path) -> Path:

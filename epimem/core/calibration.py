@@ -275,7 +275,7 @@ def propose(vs: list[Verdict], params: Params = DEFAULTS, since: Mapping[str, da
     last = max((d for k in ("start.behavioral", "confirm_step") if (d := since.get(k)) is not None), default=None)
     mine = [v for v in _after(vs, last) if v.basis == "behavioral"]
     if len(mine) >= PROPOSE_MIN and params.confirm_step > 0:
-        start, step = params.start.get("behavioral", 0.3), params.confirm_step
+        start, step = params.start.get("behavioral", DEFAULTS.start["behavioral"]), params.confirm_step
 
         def score(s0: float, st: float) -> float:
             got = brier((_rescaled(v, start, step, s0, st, params), v.outcome == "true") for v in mine)

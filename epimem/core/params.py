@@ -28,14 +28,14 @@ class Params:
     tiers: tuple[tuple[str, float], ...] = kernel.TIERS
     # Rule 1: where a new belief starts, by basis.
     start: dict[str, float] = field(default_factory=lambda: {
-        "fact": 0.95, "behavioral": 0.30, "self-report": 0.40, "interpretive": 0.20,
+        "fact": 0.95, "behavioral": 0.55, "self-report": 0.40, "interpretive": 0.20,
     })
     # Rule 2: the highest stored confidence per basis.
     caps: dict[str, float] = field(default_factory=lambda: {
         "fact": 1.00, "behavioral": 0.90, "self-report": 0.90, "interpretive": 0.90,
     })
-    confirm_step: float = 0.05          # rule 3
-    challenge_step: float = 0.10        # rule 4
+    confirm_step: float = 0.08          # rule 3
+    challenge_step: float = 0.15        # rule 4
     free_challenges: int = 1            # rule 4: challenges before confidence drops
     confidence_floor: float = 0.05      # rule 4
     rejection_step: float = 0.20        # rule 5

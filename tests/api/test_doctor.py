@@ -117,6 +117,7 @@ def test_a_newer_or_damaged_format_and_an_older_one(vault, sample_vault):
     assert git(sample_vault, "rev-parse", "HEAD") == head  # looking migrates nothing
 
 
+@pytest.mark.seed_rules
 def test_parameter_and_file_problems_name_their_line(vault):
     rules = vault.root / "epistemology.md"
     rules.write_text(rules.read_text().replace("confirm_step: 0.05", "confirm_step: lots"))

@@ -47,6 +47,7 @@ def test_open_uses_env_then_user_data_dir(tmp_path, monkeypatch):
     assert epimem.open().root == tmp_path / "xdg" / "epimem" / "vault"
 
 
+@pytest.mark.seed_rules
 def test_add_uses_start_values_and_refuses_above_cap(vault):
     assert add(vault, basis="behavioral").confidence == 0.30
     assert add(vault, "Is a backend engineer", basis="fact", kind="fact").confidence == 0.95
@@ -63,6 +64,7 @@ def test_add_refuses_exact_duplicate_statement(vault):
         add(vault, "Small PRs again", statement="splits work into small PRs")
 
 
+@pytest.mark.seed_rules
 def test_observe_confirm_reinforce_challenge_sequence_one_commit_each(vault):
     add(vault)
     count_sessions(vault, "a", "b", "c", "d")
@@ -121,6 +123,7 @@ def test_fourth_observation_of_a_session_is_refused_and_nothing_written(vault):
     assert vault.observe([ob("prefers-small-prs", session="t", evidence="ok")]).commit
 
 
+@pytest.mark.seed_rules
 def test_new_belief_from_observation_and_unconnected_observation(vault):
     r = vault.observe([
         {"connects": "new", "strength": "single", "evidence": "Asked for tests before code",
@@ -196,6 +199,7 @@ def test_an_observation_holds_a_few_sentences_not_a_document(vault):
     vault.observe([ob("prefers-small-prs", evidence=("y " * (TEXT_MAX // 2)) + "     " * 1000)])
 
 
+@pytest.mark.seed_rules
 def test_hand_edits_and_unknown_keys_survive_an_observation(vault):
     add(vault)
     p = vault.root / "beliefs/prefers-small-prs.md"
@@ -209,6 +213,7 @@ def test_hand_edits_and_unknown_keys_survive_an_observation(vault):
         .replace("\nconfirmed_session: z", "").startswith(text.split("## Evidence")[0].rstrip()[:200])
 
 
+@pytest.mark.seed_rules
 def test_malformed_belief_is_skipped_reported_and_never_rewritten(vault):
     add(vault)
     add(vault, "Other belief")
@@ -284,6 +289,7 @@ def test_record_review_resets_counter(vault):
     assert (vault.root / "reviews/2026-11-30.md").read_text().startswith("---\ndate: 2026-11-30\nkind: audit")
 
 
+@pytest.mark.seed_rules
 def test_epistemology_parameters_are_read_on_every_run(vault):
     p = vault.root / "epistemology.md"
     p.write_text(p.read_text().replace("confirm_step: 0.05", "confirm_step: 0.1"))
@@ -310,6 +316,7 @@ def test_write_failure_restores_files(vault, monkeypatch):
     assert not (vault.root / "observations/2026-11.md").exists()
 
 
+@pytest.mark.seed_rules
 def test_python_api_roundtrip(tmp_path):
     mem = epimem.init(tmp_path / "api")
     mem.add_belief(title="Reads docs first", statement="Reads the docs before asking.", kind="workflow",
@@ -319,6 +326,7 @@ def test_python_api_roundtrip(tmp_path):
     assert [p.confidence for p in mem.history("reads-docs-first")] == [0.30, 0.35]
 
 
+@pytest.mark.seed_rules
 def test_writes_keep_the_session_context_cache_current(vault):
     from epimem.store import context_cache as context
 

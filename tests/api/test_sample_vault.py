@@ -10,6 +10,7 @@ from datetime import date
 from pathlib import Path
 
 import pytest
+from vaults import seed_params
 
 from epimem.core import notes
 from epimem.core.ids import SLUG, TENSION_ID
@@ -20,6 +21,9 @@ VAULT = Path(__file__).resolve().parents[2] / "vault"
 START, END = date(2026, 6, 1), date(2026, 11, 28)
 OBS_LINK = re.compile(r"^observations/(\d{4}-\d{2})#(obs-\d{8}-[0-9a-f]{4})$")
 ARROW = re.compile(r"\((\d\.\d\d) → (\d\.\d\d)\)\s*$")
+
+# The sample vault's own rules (its epistemology.md), which its histories were made under.
+SAMPLE_RULES = seed_params()
 
 
 @pytest.fixture(scope="module")
@@ -160,8 +164,16 @@ def test_observations(observations, beliefs):
         assert days.setdefault(o.session, o.date) == o.date, o.session
 
 
+def test_the_sample_vault_pins_the_seeds_rules():
+    """The sample vault was made under SPEC §2's first numbers and keeps them in its own
+    epistemology.md, as every vault made before the defaults moved does (issue 26)."""
+    assert SAMPLE_RULES.start["behavioral"] == 0.30
+    assert (SAMPLE_RULES.confirm_step, SAMPLE_RULES.challenge_step) == (0.05, 0.10)
+    assert SAMPLE_RULES != DEFAULTS
+
+
 def test_confidence_replays_from_evidence(beliefs, observations):
-    """Every stored confidence is the start value moved only by the rules or a
+    """Every stored confidence is the start value moved only by the rules the vault pins or a
     named user action: +0.05 per behavioural confirmation from a new session,
     no drop at the first challenge, −0.10 from the second with no confirmation
     between, −0.20 on rejection, any value on an explicit user edit."""
@@ -174,7 +186,7 @@ def test_confidence_replays_from_evidence(beliefs, observations):
             conf = float(re.search(r"\((\d\.\d\d)\)\s*$", first.note).group(1))
         else:
             assert first.kind == "single", b.id
-            conf = DEFAULTS.start[b.basis]
+            conf = SAMPLE_RULES.start[b.basis]
         last_session, challenges, last_confirmed = "", 0, None
         for e in ev[1:]:
             # Observations and rejections end with "(a → b)"; a user edit lists "confidence a → b".
@@ -184,10 +196,11 @@ def test_confidence_replays_from_evidence(beliefs, observations):
             if e.kind == "confirming":
                 o = observations[e.link.split("#")[1]]
                 assert o.basis == "behavioral" and o.session != last_session, (b.id, e)
-                assert after == pytest.approx(min(0.90 if b.basis != "fact" else 1.0, conf + 0.05)), (b.id, e)
+                top = 0.90 if b.basis != "fact" else 1.0
+                assert after == pytest.approx(min(top, conf + SAMPLE_RULES.confirm_step)), (b.id, e)
                 last_session, challenges, last_confirmed = o.session, 0, e.date
             elif e.kind in ("contradicting", "diverging"):  # rule 15: a divergence is a challenge too
-                expected = conf if challenges == 0 else max(0.05, round(conf - 0.10, 2))
+                expected = conf if challenges == 0 else max(0.05, round(conf - SAMPLE_RULES.challenge_step, 2))
                 assert after == pytest.approx(expected), (b.id, e)
                 challenges += 1
             elif e.kind == "rejected":

@@ -25,6 +25,7 @@ def test_init_twice(cli, tmp_path):
     assert r.json() == {"vault": str(tmp_path / "x"), "created": False}
 
 
+@pytest.mark.seed_rules
 def test_belief_add_show_list_json_fields(cli, v):
     assert add(cli, v, "Prefers small PRs", "--tag", "review", "--scope", "billing").code == 0
     d = cli("--vault", v, "belief", "show", "prefers-small-prs", "--json").json()
@@ -55,6 +56,7 @@ def test_cap_refused_with_clear_message(cli, v):
     assert r.code == 1 and "above the cap for basis 'behavioral' (0.90)" in r.err
 
 
+@pytest.mark.seed_rules
 def test_observe_flags_and_batch(cli, v):
     add(cli, v)
     r = cli("--vault", v, "observe", "--connects", "prefers-small-prs", "--strength", "confirming",
@@ -136,6 +138,7 @@ def test_session_start(cli, v):
     assert cli("--vault", v, "session", "start", "--source", "wake").code == 2  # not one of the sources
 
 
+@pytest.mark.seed_rules
 def test_history_diff_undo_commit_validate(cli, v):
     add(cli, v)
     cli("--vault", v, "observe", "--connects", "prefers-small-prs", "--strength", "confirming",

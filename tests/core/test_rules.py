@@ -4,6 +4,7 @@ from dataclasses import replace
 from datetime import date, timedelta
 
 import pytest
+from vaults import seed_params
 
 from epimem.core import rules
 from epimem.core.model import Belief, Evidence, Observation, Sessions
@@ -24,18 +25,37 @@ def obs(strength="confirming", basis="behavioral", session="s1", d=D, **kw) -> O
                        strength=strength, basis=basis, connects="b", session=session, **kw)
 
 
+# The numbers below are the rules' parameters (DEFAULTS, what a fresh vault gets); the
+# behavioural start and the two steps moved from SPEC §2's first numbers (issue 26), which a
+# vault pinning them still gets (SEED, read from the sample vault's epistemology.md).
+P = DEFAULTS
+SEED = seed_params()
+STEP, CHALLENGE = P.confirm_step, P.challenge_step
+
+
+def r2(x: float) -> float:
+    return round(x, 2)
+
+
 # rule 1
-@pytest.mark.parametrize("basis,start", [("behavioral", 0.30), ("self-report", 0.40),
+@pytest.mark.parametrize("basis,start", [("behavioral", 0.55), ("self-report", 0.40),
                                          ("interpretive", 0.20), ("fact", 0.95)])
 def test_start_values(basis, start):
     assert rules.start_confidence(basis) == start
+
+
+@pytest.mark.parametrize("basis,start", [("behavioral", 0.30), ("self-report", 0.40),
+                                         ("interpretive", 0.20), ("fact", 0.95)])
+def test_a_vault_pinning_the_seeds_rules_starts_where_spec_2_first_said(basis, start):
+    assert rules.start_confidence(basis, SEED) == start
+    assert (SEED.confirm_step, SEED.challenge_step) == (0.05, 0.10)
 
 
 def test_new_belief_from_one_observation_starts_at_basis_value():
     o = obs(strength="single", evidence="compared three designs aloud")
     b = rules.new_belief_from_observation(o, "thinks-aloud", title="Thinks aloud", kind="trait",
                                           basis="behavioral", permanence="unknown")
-    assert b.confidence == 0.30 and b.first == D and b.confirmed is None
+    assert b.confidence == P.start["behavioral"] and b.first == D and b.confirmed is None
     assert b.evidence[0].kind == "single" and b.evidence[0].link == "observations/2026-11#obs-20261130-aaaa"
 
 
@@ -59,11 +79,13 @@ def test_confirmation_never_exceeds_cap():
 
 
 # rule 3
-def test_behavioral_confirmation_from_new_session_adds_005_and_sets_confirmed():
-    e = rules.apply_observation(belief(confirmed_session="s0"), obs(session="s1"))
-    assert (e.before.confidence, e.after.confidence) == (0.40, 0.45)
+@pytest.mark.parametrize("params", [P, SEED], ids=["defaults", "seed"])
+def test_behavioral_confirmation_from_new_session_adds_a_step_and_sets_confirmed(params):
+    e = rules.apply_observation(belief(confirmed_session="s0"), obs(session="s1"), params)
+    after = r2(0.40 + params.confirm_step)
+    assert (e.before.confidence, e.after.confidence) == (0.40, after)
     assert e.after.confirmed == D and e.after.confirmed_session == "s1"
-    assert e.evidence.kind == "confirming" and "(0.40 → 0.45)" in e.evidence.note
+    assert e.evidence.kind == "confirming" and f"(0.40 → {after:.2f})" in e.evidence.note
 
 
 def test_confirmation_from_the_same_session_changes_nothing():
@@ -82,7 +104,7 @@ def test_missing_session_counts_once_per_day():
     b = belief()
     e1 = rules.apply_observation(b, obs(session=""))
     e2 = rules.apply_observation(e1.after, obs(session="", evidence="again"))
-    assert e1.after.confidence == 0.45 and e2.after.confidence == 0.45
+    assert e1.after.confidence == r2(0.40 + STEP) and e2.after.confidence == r2(0.40 + STEP)
 
 
 # rule 4
@@ -92,15 +114,18 @@ def test_first_challenge_opens_tension_and_keeps_confidence():
     assert e.open_tension and e.evidence.kind == "contradicting"
 
 
-def test_second_challenge_without_confirmation_lowers_by_010_then_each_further():
+@pytest.mark.parametrize("params", [P, SEED], ids=["defaults", "seed"])
+def test_second_challenge_without_confirmation_lowers_by_a_step_then_each_further(params):
+    step = params.challenge_step
     b = belief(confidence=0.60)
-    e1 = rules.apply_observation(b, obs("contradicting"))
+    e1 = rules.apply_observation(b, obs("contradicting"), params)
+    assert e1.after.confidence == 0.60
     b1 = replace(e1.after, evidence=e1.after.evidence + (e1.evidence,))
-    e2 = rules.apply_observation(b1, obs("contradicting"))
-    assert e2.after.confidence == 0.50
+    e2 = rules.apply_observation(b1, obs("contradicting"), params)
+    assert e2.after.confidence == r2(0.60 - step)
     b2 = replace(e2.after, evidence=b1.evidence + (e2.evidence,))
-    e3 = rules.apply_observation(b2, obs("contradicting"))
-    assert e3.after.confidence == 0.40
+    e3 = rules.apply_observation(b2, obs("contradicting"), params)
+    assert e3.after.confidence == r2(0.60 - 2 * step)
 
 
 def test_a_confirmation_between_challenges_resets_the_count():
@@ -113,7 +138,7 @@ def test_a_confirmation_between_challenges_resets_the_count():
 def test_reinforcement_does_not_reset_the_challenge_count():
     evs = (Evidence(D, "contradicting"), Evidence(D, "reinforcing"))
     e = rules.apply_observation(belief(confidence=0.60, evidence=evs), obs("contradicting"))
-    assert e.after.confidence == 0.50
+    assert e.after.confidence == r2(0.60 - CHALLENGE)
 
 
 def test_confidence_never_drops_below_005_by_rule():
@@ -158,7 +183,7 @@ def test_self_report_against_behaviour_keeps_both_and_opens_tension():
     evs = (Evidence(D, "contradicting"),)
     e = rules.apply_observation(belief(basis="behavioral", confidence=0.60, evidence=evs),
                                 obs("contradicting", basis="self-report"))
-    assert e.after.confidence == 0.50 and e.open_tension and e.divergence
+    assert e.after.confidence == r2(0.60 - CHALLENGE) and e.open_tension and e.divergence
     e = rules.apply_observation(belief(basis="self-report", confidence=0.60), obs("contradicting"))
     assert e.divergence and e.after.confidence == 0.60
 

@@ -73,6 +73,7 @@ def test_forget_leaves_a_tombstone_and_takes_the_text_out_of_the_work_tree(mem, 
     assert again.code == 1 and "forgotten already" in again.err
 
 
+@pytest.mark.seed_rules
 def test_purge_says_exactly_which_commits_change_and_leaves_no_trace(mem, cli):
     root = mem.root
     before = set(git(root, "rev-list", "--all").stdout.decode().split())

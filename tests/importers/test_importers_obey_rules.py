@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import subprocess
 
+import pytest
+
 from epimem.api.memory import Memory
 
 TOKEN = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
@@ -36,6 +38,7 @@ def write(path, records) -> None:
     path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records))
 
 
+@pytest.mark.seed_rules
 def test_an_edited_099_behavioural_export_comes_in_at_the_cap(vault, cli, tmp_path):
     recs, out = exported(vault, cli, tmp_path)
     for r in recs:
@@ -73,6 +76,7 @@ def test_a_record_with_no_frontmatter_is_refused_and_said(vault, cli, tmp_path):
     assert "Refused by the rules (1)" in text and "no-frontmatter" in text
 
 
+@pytest.mark.seed_rules
 def test_future_dates_an_invalid_rulebook_and_secrets_in_an_export(vault, cli, tmp_path):
     recs, out = exported(vault, cli, tmp_path)
     for r in recs:

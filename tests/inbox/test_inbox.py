@@ -96,6 +96,7 @@ def test_the_session_end_pass_proposes_when_review_is_required(vault, tmp_path, 
         assert list((vault.root / "observations").glob("*.md"))
 
 
+@pytest.mark.seed_rules
 @pytest.mark.parametrize("required", [True, False])
 def test_an_agent_over_mcp_proposes_when_review_is_required(vault, required):
     from mcp import Client
@@ -128,6 +129,7 @@ def test_an_agent_over_mcp_proposes_when_review_is_required(vault, required):
         assert listed["proposals"] == []
 
 
+@pytest.mark.seed_rules
 def test_the_memory_tool_origin_proposes_and_the_cli_observe_applies(rv, cli):
     """What the Claude API memory-tool backend calls (`Memory.observe(origin="memory-tool")`) waits;
     the user's own `epimem observe` applies at once, review or not."""
@@ -144,6 +146,7 @@ def test_the_memory_tool_origin_proposes_and_the_cli_observe_applies(rv, cli):
 
 # --- nothing in the inbox moves a number --------------------------------------------------------------
 
+@pytest.mark.seed_rules
 def test_nothing_in_the_inbox_moves_a_number(rv, cli):
     from epimem.api.context import session_context
 
@@ -203,6 +206,7 @@ def test_accept_gives_what_a_direct_observe_gives_on_the_same_day(tmp_path):
     assert subject.startswith("inbox accept ") and "Epimem-Op: inbox-accept" in subject
 
 
+@pytest.mark.seed_rules
 def test_accept_applies_todays_state_not_the_state_it_was_proposed_in(rv):
     rep = rv.observe([confirming("Split the PR in three.", session="s1")], source="agent", origin="mcp")
     rv.observe([confirming("Kept the PR under 200 lines.", session="s2")], source="cli")  # the user's, direct
@@ -287,6 +291,7 @@ def test_no_skill_allows_the_inbox_decisions():
         assert "inbox" not in allowed, skill
 
 
+@pytest.mark.seed_rules
 def test_the_today_switch_cannot_date_an_accepted_observation_after_the_machines_day(rv, monkeypatch, cli):
     """Rule 20 on accept: `--today` past the machine's date (without the test-only switch) is
     refused, nothing written; the proposal still waits and is applied with its own day."""
@@ -332,6 +337,7 @@ def test_a_malformed_inbox_file_is_named_with_its_line_and_nothing_is_lost(rv, c
 
 # --- two processes accept at once ----------------------------------------------------------------------
 
+@pytest.mark.seed_rules
 def test_concurrent_accepts_from_two_processes_apply_it_once(rv):
     rep = rv.observe([confirming("Split the PR in three.", session="s1")], source="agent", origin="mcp")
     pid = rep.proposed[0]

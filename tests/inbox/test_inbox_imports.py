@@ -133,6 +133,7 @@ def test_every_import_proposes_under_review_and_accepting_writes_what_the_import
     assert Memory(reviewed, today=TODAY).validate() == []
 
 
+@pytest.mark.seed_rules
 def test_each_proposal_is_one_belief_with_its_log_and_tensions_accepted_on_its_own(tmp_path, cli):
     src = sources(tmp_path, cli)["jsonl"]
     root = tmp_path / "v"
@@ -391,6 +392,7 @@ def test_mcp_lists_import_proposals_read_only_and_the_session_context_counts_the
     assert "2 proposals of what to remember wait for the user's review" in r.out, r.out
 
 
+@pytest.mark.seed_rules
 def test_observation_and_import_proposals_are_accepted_each_in_their_own_call(tmp_path, cli):
     root = tmp_path / "v"
     assert cli("init", root).code == 0

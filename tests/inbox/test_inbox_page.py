@@ -48,6 +48,7 @@ def _propose(vault, text: str, session: str) -> str:
     return rep.proposed[0]
 
 
+@pytest.mark.seed_rules
 def test_the_page_shows_proposals_and_its_buttons_decide_with_the_token(served):
     vault, srv = served
     first = _propose(vault, "Split the PR in three.", "s1")
@@ -86,6 +87,7 @@ def test_the_page_shows_proposals_and_its_buttons_decide_with_the_token(served):
     assert "Nothing waits for your review." in page
 
 
+@pytest.mark.seed_rules
 def test_a_post_whose_origin_is_null_decides_nothing(served):
     """A sandboxed frame or a data: page says `Origin: null`; the served page sends its own origin
     (Referrer-Policy same-origin), so "null" is refused even with the token."""

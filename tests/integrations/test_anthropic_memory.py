@@ -13,10 +13,18 @@ import subprocess
 import pytest
 from memtool_support import NUMBER, converse, head, tree_bytes
 
+from epimem.core.params import DEFAULTS
 from epimem.integrations.anthropic_memory import EpimemMemoryTool
 
 TODAY = "2026-11-30"  # the tests' replayed day (tests/conftest.py)
 TABS = "/memories/beliefs/prefers-tabs.md"
+# A behavioural belief starts and climbs by the rules' parameters (a fresh vault's defaults).
+START, STEP = DEFAULTS.start["behavioral"], DEFAULTS.confirm_step
+TIER = DEFAULTS.tier(START, "behavioral")
+
+
+def after(steps: int) -> float:
+    return round(START + steps * STEP, 2)
 
 
 @pytest.fixture(scope="module")
@@ -34,7 +42,7 @@ def template(tmp_path_factory):
 
 @pytest.fixture
 def mem(template, tmp_path):
-    """A vault holding two beliefs the user added: prefers-tabs (tentative), prefers-small-prs (established)."""
+    """A vault holding two beliefs the user added: prefers-tabs (at the start), prefers-small-prs (established)."""
     import shutil
 
     from epimem.api.memory import Memory
@@ -70,8 +78,8 @@ def test_a_model_writing_the_user_prefers_tabs_leaves_an_observation_not_a_fact(
     assert o.evidence == "The user prefers tabs over spaces." and o.source == "memory-tool"
     assert o.session == "conv-tabs" and o.strength == "single" and o.basis == "behavioral"
     [b] = vault.beliefs()
-    assert (b.title, b.basis, b.confidence) == ("Prefers tabs over spaces", "behavioral", 0.30)
-    assert "tentative" in results[1].text and "/memories/beliefs/prefers-tabs-over-spaces.md" in results[1].text
+    assert (b.title, b.basis, b.confidence) == ("Prefers tabs over spaces", "behavioral", START)
+    assert TIER in results[1].text and "/memories/beliefs/prefers-tabs-over-spaces.md" in results[1].text
 
 
 def test_the_same_conversation_claiming_a_confidence_records_nothing(vault):
@@ -224,7 +232,7 @@ def test_create_proposes_new_beliefs_one_observation_each(vault):
     assert set(by_title) == {"Uses vim keybindings everywhere", "Said they never use a mouse for editing (said)",
                              "Writes the test first"}
     assert by_title["Uses vim keybindings everywhere"].kind == "preference"
-    assert all(b.confidence == 0.30 and b.basis == "behavioral" for b in by_title.values())
+    assert all(b.confidence == START and b.basis == "behavioral" for b in by_title.values())
     assert len(observations(vault)) == 3
 
 
@@ -236,7 +244,7 @@ def test_said_and_inferred_set_the_basis_of_what_is_added(mem, tool):
     assert not results[0].is_error, results
     [o] = observations(mem)
     assert (o.strength, o.basis, o.connects) == ("confirming", "self-report", "prefers-tabs")
-    assert mem.belief("prefers-tabs").confidence == 0.30  # what the user says restates, it does not confirm
+    assert mem.belief("prefers-tabs").confidence == START  # what the user says restates, it does not confirm
     assert "no change" in results[0].text
 
 
@@ -248,11 +256,11 @@ def test_str_replace_and_insert_add_evidence_to_a_belief(mem, tool):
          "insert_text": "complicating: keeps spaces in YAML files"},
     ])
     assert [r.is_error for r in results] == [False, False], results
-    assert "moved up a step" in results[0].text and "tentative now" in results[0].text
+    assert "moved up a step" in results[0].text and f"{DEFAULTS.tier(after(1), 'behavioral')} now" in results[0].text
     assert not NUMBER.search(results[0].text)
     obs = observations(mem)
     assert [(o.strength, o.connects) for o in obs] == [("confirming", "prefers-tabs"), ("complicating", "prefers-tabs")]
-    assert mem.belief("prefers-tabs").confidence == 0.35
+    assert mem.belief("prefers-tabs").confidence == after(1)
 
 
 def test_a_new_belief_like_an_old_one_is_not_created(mem, tool):
@@ -267,7 +275,7 @@ def test_a_new_belief_like_an_old_one_is_not_created(mem, tool):
 
 
 EDITS = [
-    ("- confidence: tentative", "- confidence: established", "not confidences"),
+    (f"- confidence: {TIER}", "- confidence: factual", "not confidences"),
     ("# Prefers tabs", "# Prefers tabs, always", "wording is the user's"),
     ("Indents with tabs, not spaces.", "Indents with tabs, never spaces.", "wording is the user's"),
     ("- basis: behavioral", "- basis: fact", "only the user makes a"),
@@ -376,7 +384,7 @@ def test_repeated_writes_in_one_conversation_move_a_belief_one_step(mem, tool):
     results, _ = converse(tool, calls)
     assert [r.is_error for r in results] == [False, False, False, True, True, True]
     assert "at most 3 per session (rule 9)" in results[3].text
-    assert mem.belief("prefers-tabs").confidence == 0.35
+    assert mem.belief("prefers-tabs").confidence == after(1)
     assert len(observations(mem)) == 3
 
 
@@ -385,7 +393,7 @@ def test_made_up_conversations_take_a_belief_one_step_a_day(mem):
         results, _ = converse(EpimemMemoryTool(mem.root, session=f"made-up-{n}"), [
             {"command": "insert", "path": TABS, "insert_line": 0, "insert_text": f"confirming: used tabs ({n})"}])
         assert not results[0].is_error
-    assert mem.belief("prefers-tabs").confidence == 0.35
+    assert mem.belief("prefers-tabs").confidence == after(1)
     assert len(observations(mem)) == 5  # recorded, all of it
 
 
@@ -395,7 +403,7 @@ def test_conversations_the_app_counts_move_it_once_each(mem):
         assert tool.start_session().counted
         converse(tool, [{"command": "insert", "path": TABS, "insert_line": 0,
                          "insert_text": f"confirming: indented with tabs again ({n})"}])
-    assert mem.belief("prefers-tabs").confidence == 0.45
+    assert mem.belief("prefers-tabs").confidence == after(3)
     assert mem.vault.read_sessions().count == 3
 
 
@@ -553,9 +561,9 @@ def test_a_secret_typed_into_a_file_by_hand_is_never_shown(mem, tool):
 
 def test_a_hand_edit_that_breaks_a_rule_is_shown_as_its_last_valid_state(mem, tool):
     p = mem.root / "beliefs/prefers-tabs.md"
-    p.write_text(p.read_text().replace("confidence: 0.3", "confidence: 0.99"))  # above the 0.90 cap
+    p.write_text(p.read_text().replace(f"confidence: {START}", "confidence: 0.99"))  # above the 0.90 cap
     results, _ = converse(tool, [{"command": "view", "path": TABS}])
-    assert "- confidence: tentative" in results[0].text
+    assert f"- confidence: {TIER}" in results[0].text
     assert "established" not in results[0].text and "factual" not in results[0].text
 
 

@@ -5,6 +5,7 @@ a session id the hook counted, passed as `session`, moves it once."""
 from __future__ import annotations
 
 import anyio
+import pytest
 from mcp_support import HttpServer, connect
 
 BELIEF = "prefers-small-pull-requests"
@@ -22,6 +23,7 @@ async def confidence(c) -> float:
     return (await c.call_tool("get", {"id": BELIEF})).structured_content["confidence"]
 
 
+@pytest.mark.seed_rules
 def test_the_session_argument_names_no_counted_session(mvault):
     async def main():
         async with connect("memory", mvault) as c:
@@ -33,6 +35,7 @@ def test_the_session_argument_names_no_counted_session(mvault):
     anyio.run(main)
 
 
+@pytest.mark.seed_rules
 def test_a_session_the_hook_counted_moves_it_once_over_mcp(mvault):
     from epimem.api.memory import Memory
 

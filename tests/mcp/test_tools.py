@@ -112,6 +112,7 @@ async def every_tool(c, root) -> None:
         assert "`observe`" in msg and "!`" not in msg
 
 
+@pytest.mark.seed_rules
 @pytest.mark.parametrize("kind", ["memory", "stdio", "http"])
 def test_every_tool_resource_and_prompt(mvault, kind):
     async def main():

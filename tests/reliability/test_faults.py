@@ -149,6 +149,7 @@ def test_no_git_on_path_is_a_clear_error_and_changes_nothing(tmp_path):
     assert p.returncode == 1 and "git is not installed" in p.stderr and "Traceback" not in p.stderr
 
 
+@pytest.mark.seed_rules
 def test_a_vault_reached_through_a_symlink_works_the_same(tmp_path):
     root = tmp_path / "real" / "v"
     make_vault(root)

@@ -16,6 +16,7 @@ import pytest
 from recall_support import start_chroma_server, stop
 
 from epimem.api.memory import Memory
+from epimem.core.params import DEFAULTS
 
 pytestmark = pytest.mark.usefixtures("clean_recall_env")
 
@@ -100,7 +101,8 @@ def test_a_chroma_server_that_goes_away_is_a_clear_error_and_loses_nothing(tmp_p
                        "evidence": "used tabs again", "session": "s1"}])
     w = epimem(root, "observe", "--input", "-", stdin=obs)
     assert w.returncode == 0, w.stderr
-    assert Memory(root).belief("prefers-tabs-over-spaces").confidence == pytest.approx(0.35)
+    start, step = DEFAULTS.start["behavioral"], DEFAULTS.confirm_step
+    assert Memory(root).belief("prefers-tabs-over-spaces").confidence == pytest.approx(start + step)
     # The server comes back (a new one, on the same data): recall answers again.
     proc, url2 = start_chroma_server(tmp_path / "chroma-data")
     try:

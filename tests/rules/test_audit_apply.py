@@ -2,6 +2,7 @@
 
 import subprocess
 
+import pytest
 from vaults import count_sessions
 
 from epimem.mirror import apply as audit_apply
@@ -29,6 +30,7 @@ def _vault_with_proposals(vault):
     return Memory(vault.root, today="2026-12-20")
 
 
+@pytest.mark.seed_rules
 def test_api_plan_and_apply_in_one_commit(vault):
     mem = _vault_with_proposals(vault)
     a = audit(mem.snapshot(), mem.params, mem.today)
@@ -45,6 +47,7 @@ def test_api_plan_and_apply_in_one_commit(vault):
     assert _git(mem.root, "log", "-1", "--format=%s").strip() == "review: audit proposals applied to 2 beliefs"
 
 
+@pytest.mark.seed_rules
 def test_cli_apply_only_one(cli, vault):
     mem = _vault_with_proposals(vault)
     r = cli("--vault", mem.root, "--today", "2026-12-20", "mirror", "audit", "--apply-only", "strong-guess", "--json")

@@ -6,6 +6,8 @@ import subprocess
 
 import pytest
 
+from epimem.core.params import DEFAULTS
+
 
 def _git(root, *args):
     return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=True).stdout
@@ -60,6 +62,7 @@ def test_api_session_start_makes_no_commit_of_its_own_the_same_day(vault):
 
 # --- point 11 ----------------------------------------------------------------------------
 
+@pytest.mark.seed_rules
 def test_undo_walks_back_and_redo_reapplies(cli, v):
     _obs(cli, v, "s1")                           # 0.30 → 0.35
     cli("--vault", v, "session", "start")
@@ -80,6 +83,7 @@ def test_undo_walks_back_and_redo_reapplies(cli, v):
     assert "nothing to redo" in cli("--vault", v, "redo").err
 
 
+@pytest.mark.seed_rules
 def test_undo_a_named_commit(cli, v):
     # Not the last change: a later one, in other files, stays. (A later change to the same
     # lines makes git refuse, and nothing is written: test_git.py.)
@@ -110,6 +114,7 @@ def test_api_undo_skips_session_commits(vault):
 
 # --- point 12 ----------------------------------------------------------------------------
 
+@pytest.mark.seed_rules
 def test_commit_and_diff_name_parameters_sessions_and_unknown_keys(cli, v):
     base = _git(v, "rev-parse", "HEAD").strip()
     ep = v / "epistemology.md"
@@ -135,6 +140,7 @@ def test_commit_and_diff_name_parameters_sessions_and_unknown_keys(cli, v):
 @pytest.mark.parametrize("cmd", [("belief", "list"), ("belief", "show", "likes-tabs"), ("mirror", "audit"),
                                  ("observe", "--connects", "likes-tabs", "--strength", "confirming",
                                   "--evidence", "tabs again", "--session", "z")])
+@pytest.mark.seed_rules
 def test_an_invalid_parameter_is_reported_by_every_command(cli, v, cmd):
     ep = v / "epistemology.md"
     text = ep.read_text().replace("confirm_step: 0.05", "confirm_step: lots")
@@ -145,10 +151,11 @@ def test_an_invalid_parameter_is_reported_by_every_command(cli, v, cmd):
     assert f"epistemology.md:{line}: parameter 'confirm_step'" in r.err
 
 
+@pytest.mark.seed_rules
 def test_api_reports_through_the_vaults_hook(vault):
     ep = vault.root / "epistemology.md"
     ep.write_text(ep.read_text().replace("confirm_step: 0.05", "confirm_step: lots"))
     seen = []
     vault.vault.on_rules_problems = seen.extend
-    assert vault.params.confirm_step == 0.05
+    assert vault.params.confirm_step == DEFAULTS.confirm_step  # epimem's default, not the value it replaced
     assert seen and seen[0].path == "epistemology.md" and "confirm_step" in seen[0].message

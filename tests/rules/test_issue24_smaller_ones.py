@@ -5,11 +5,14 @@ from __future__ import annotations
 import json
 import subprocess
 
+import pytest
+
 
 def git(root, *args) -> str:
     return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=True).stdout
 
 
+@pytest.mark.seed_rules
 def test_commit_leaves_out_an_invalid_epistemology(vault, cli):
     p = vault.root / "epistemology.md"
     good = p.read_text()

@@ -27,6 +27,7 @@ def _confirm(mem, session, evidence):
                          "session": session}]).results[0]
 
 
+@pytest.mark.seed_rules
 def test_api_a_confirmation_changes_the_number_the_date_and_one_evidence_line(tabs):
     count_sessions(tabs, "s1", "s2")
     r = _confirm(tabs, "s1", "Tabs in the Makefile.")
@@ -43,6 +44,7 @@ def test_api_a_confirmation_changes_the_number_the_date_and_one_evidence_line(ta
     assert _confirm(tabs, "s2", "Tabs in the shell scripts.").after == 0.40
 
 
+@pytest.mark.seed_rules
 def test_api_a_file_written_before_keeps_its_session_until_the_next_confirmation(tabs):
     count_sessions(tabs, "s0", "s1", "s2")
     p = tabs.root / "beliefs/likes-tabs.md"

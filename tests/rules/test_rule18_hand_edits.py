@@ -2,6 +2,8 @@
 
 import subprocess
 
+import pytest
+
 
 def _git(root, *args):
     return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=True).stdout
@@ -116,6 +118,7 @@ def test_cli_observe_refuses_over_a_rule_breaking_hand_edit(cli, vault):
     assert "obs-" not in "".join(f.read_text() for f in (vault.root / "observations").glob("*.md"))
 
 
+@pytest.mark.seed_rules
 def test_a_hand_edit_to_another_belief_is_left_alone(vault):
     _add(vault)
     vault.add_belief(title="Likes tabs", statement="Indents with tabs.", kind="preference",

@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from vaults import count_sessions
 
 from epimem.api.memory import Memory
@@ -32,6 +33,7 @@ def confidence(cli, root) -> float:
     return cli("--vault", root, "belief", "show", "avoids-orms", "--json").json()["confidence"]
 
 
+@pytest.mark.seed_rules
 def test_twelve_made_up_sessions_move_a_belief_one_step(vault, cli):
     """The reproduction of the issue: twelve invented session ids took 0.30 to 0.90 in a minute."""
     root = vault.root
@@ -52,6 +54,7 @@ def test_twelve_made_up_sessions_move_a_belief_one_step(vault, cli):
     assert confidence(cli, root) == 0.40
 
 
+@pytest.mark.seed_rules
 def test_a_session_the_hook_counted_moves_it_once(vault, cli, tmp_path):
     root = vault.root
     orm(cli, root)
@@ -72,6 +75,7 @@ def test_a_session_the_hook_counted_moves_it_once(vault, cli, tmp_path):
     assert confidence(cli, root) == 0.45
 
 
+@pytest.mark.seed_rules
 def test_a_back_dated_entry_of_an_uncounted_session_moves_nothing(vault, cli):
     """Twelve entries dated twelve past days are not twelve days' steps."""
     root = vault.root
@@ -85,6 +89,7 @@ def test_a_back_dated_entry_of_an_uncounted_session_moves_nothing(vault, cli):
     assert confidence(cli, root) == 0.30
 
 
+@pytest.mark.seed_rules
 def test_made_up_sessions_lower_a_belief_one_step_a_day_too(vault, cli):
     root = vault.root
     orm(cli, root)
@@ -99,6 +104,7 @@ def test_made_up_sessions_lower_a_belief_one_step_a_day_too(vault, cli):
     assert vault_mem.belief("avoids-orms").confidence == 0.20
 
 
+@pytest.mark.seed_rules
 def test_a_counted_session_is_known_for_a_week(vault):
     vault.add_belief(title="Avoids ORMs", statement="Writes SQL by hand.", kind="preference", basis="behavioral",
                      permanence="stable")

@@ -33,12 +33,14 @@ def orms(vault):
     return vault
 
 
+@pytest.mark.seed_rules
 def test_commit_still_refuses_the_edit(cli, orms):
     r = cli("--vault", orms.root, "commit")
     assert r.out.strip() == "Nothing to commit." and "rule 18" in r.err
     assert "confidence: 0.99" in (orms.root / "beliefs" / "avoids-orms.md").read_text()  # the edit is kept
 
 
+@pytest.mark.seed_rules
 def test_the_cli_shows_the_committed_state_and_says_why(cli, orms):
     v = orms.root
     r = cli("--vault", v, "belief", "show", "avoids-orms")
@@ -55,6 +57,7 @@ def test_the_cli_shows_the_committed_state_and_says_why(cli, orms):
     assert cli("--vault", v, "belief", "list", "--min-confidence", "0.9", "--json").json()["beliefs"] == []
 
 
+@pytest.mark.seed_rules
 def test_recall_shows_the_committed_state(cli, orms):
     r = cli("--vault", orms.root, "recall", "orms sql")
     assert "(0.30 tentative)" in r.out and "factual" not in r.out and LINE in r.err
@@ -63,6 +66,7 @@ def test_recall_shows_the_committed_state(cli, orms):
     assert d["refused"][0]["message"].startswith(LINE)
 
 
+@pytest.mark.seed_rules
 @pytest.mark.parametrize("mode", ["portrait", "gut-check", "audit", "interview"])
 def test_the_mirror_uses_the_committed_state(cli, orms, mode):
     r = cli("--vault", orms.root, "mirror", mode)
@@ -73,11 +77,13 @@ def test_the_mirror_uses_the_committed_state(cli, orms, mode):
     assert not shows_099(skill.out) and LINE in skill.out
 
 
+@pytest.mark.seed_rules
 def test_the_session_context_uses_the_committed_state(orms, tmp_path):
     text = hook_context(orms.root, tmp_path)
     assert "(tentative) Avoids ORMs" in text and "factual" not in text and LINE in text
 
 
+@pytest.mark.seed_rules
 def test_mcp_shows_the_committed_state(orms):
     reads = anyio.run(mcp_reads, orms.root, "avoids-orms")
     for name, text in reads.items():
@@ -93,6 +99,7 @@ def test_mcp_shows_the_committed_state(orms):
         assert LINE in reads[name], name
 
 
+@pytest.mark.seed_rules
 def test_the_page_and_the_export_use_the_committed_state(cli, orms, tmp_path):
     html = page(cli, orms.root, tmp_path)
     assert LINE.replace("'", "&#39;") in html and ">0.99<" not in html and "0.990" not in html
@@ -122,6 +129,7 @@ def test_a_new_file_that_breaks_a_rule_is_not_shown_at_all(cli, vault):
     assert "made-up" not in cli("--vault", vault.root, "recall", "made up belief").out
 
 
+@pytest.mark.seed_rules
 def test_once_fixed_the_edit_is_shown_and_the_line_goes(cli, orms):
     p = orms.root / "beliefs" / "avoids-orms.md"
     edit_in_place(p, "confidence: 0.99", "confidence: 0.50")

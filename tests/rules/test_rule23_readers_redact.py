@@ -58,6 +58,7 @@ def typed(vault, monkeypatch):
     return vault
 
 
+@pytest.mark.seed_rules
 def test_the_cli_readers_redact(cli, typed):
     v = typed.root
     for args in (("belief", "show", "avoids-orms"), ("belief", "show", "avoids-orms", "--json"),

@@ -62,6 +62,7 @@ def test_cli_tension_commands(cli, vault):
     assert ts[0]["status"] == "resolved" and "retired" in ts[0]["resolution"]
 
 
+@pytest.mark.seed_rules
 def test_api_merge_unites_evidence_and_supersedes(vault):
     _add(vault, "Keeps pull requests small", "Splits work into small pull requests.")
     _add(vault, "Prefers small PRs", "Opens small PRs.", confidence=0.45)

@@ -20,6 +20,7 @@ def _confirm(mem, session, evidence):
     return rep.commit
 
 
+@pytest.mark.seed_rules
 def test_api_undo_an_older_confirmation_reverts_just_its_effect(tabs):
     count_sessions(tabs, "s1", "s2")
     first = _confirm(tabs, "s1", "Tabs in the Makefile.")           # 0.30 → 0.35
@@ -58,6 +59,7 @@ def test_api_undo_refuses_when_prose_changed_on_both_sides_and_writes_nothing(ta
     assert _git(tabs.root, "status", "--porcelain").strip() == ""
 
 
+@pytest.mark.seed_rules
 def test_cli_undo_an_older_observe(cli, tabs):
     count_sessions(tabs, "s1", "s2")
     first = _confirm(tabs, "s1", "Tabs in the Makefile.")
@@ -67,6 +69,7 @@ def test_cli_undo_an_older_observe(cli, tabs):
     assert cli("--vault", tabs.root, "belief", "show", "likes-tabs", "--json").json()["confidence"] == 0.35
 
 
+@pytest.mark.seed_rules
 def test_api_undo_of_a_creation_changed_since_is_refused_naming_the_file(tabs):
     from epimem.core.errors import Conflict
 
@@ -78,6 +81,7 @@ def test_api_undo_of_a_creation_changed_since_is_refused_naming_the_file(tabs):
     assert tabs.belief("likes-tabs").confidence == 0.35
 
 
+@pytest.mark.seed_rules
 def test_api_undo_an_older_observation_of_another_belief_in_the_same_log(tabs):
     tabs.add_belief(title="Plans first", statement="Writes a plan first.", kind="workflow",
                     basis="behavioral", permanence="durable")

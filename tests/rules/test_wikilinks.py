@@ -1,3 +1,5 @@
+import pytest
+
 """SPEC §1: every reference between notes is a wikilink Obsidian's graph follows
 (a tension's belief, a review's beliefs, `supersedes`); ids are read from either form."""
 
@@ -81,6 +83,7 @@ def test_cli_validate_says_so_and_fix_migrates(cli, vault):
     assert r.code == 0 and "bare id" not in r.out
 
 
+@pytest.mark.seed_rules
 def test_fix_does_not_sweep_a_rule_breaking_hand_edit_along(vault):
     import pytest
 

@@ -4,11 +4,13 @@ import json
 import subprocess
 import sys
 
+import pytest
 from vaults import count_sessions
 
 from epimem.core.notes import parse_belief, parse_observations
 
 
+@pytest.mark.seed_rules
 def test_two_observe_processes_at_once_both_land(vault):
     vault.add_belief(title="Prefers small PRs", statement="Splits work into small PRs.", kind="preference",
                      basis="behavioral", permanence="durable")

@@ -20,6 +20,7 @@ def setup(tmp_path):
     return mem
 
 
+@pytest.mark.seed_rules
 def test_history_shows_confidence_and_status_over_time(tmp_path):
     mem = setup(tmp_path)
     Memory(mem.root, today="2026-11-05").observe([{"connects": "prefers-small-prs", "strength": "confirming",
@@ -31,6 +32,7 @@ def test_history_shows_confidence_and_status_over_time(tmp_path):
     assert [p.when.date().isoformat() for p in pts] == ["2026-11-01", "2026-11-05", "2026-11-09"]
 
 
+@pytest.mark.seed_rules
 def test_diff_since_date_and_revision_in_words(tmp_path):
     mem = setup(tmp_path)
     rev = git(mem, "rev-parse", "HEAD").strip()
@@ -54,6 +56,7 @@ def test_diff_since_date_and_revision_in_words(tmp_path):
         mem.diff("last tuesday")
 
 
+@pytest.mark.seed_rules
 def test_undo_reverts_last_epimem_commit_with_a_new_commit(tmp_path):
     mem = setup(tmp_path)
     mem.observe([{"connects": "prefers-small-prs", "strength": "confirming", "evidence": "e", "session": "a"}])
@@ -66,6 +69,7 @@ def test_undo_reverts_last_epimem_commit_with_a_new_commit(tmp_path):
     assert not (mem.root / "observations/2026-11.md").exists()
 
 
+@pytest.mark.seed_rules
 def test_undo_skips_user_commits_and_refuses_over_conflicting_edits(tmp_path):
     mem = setup(tmp_path)
     (mem.root / "notes.md").write_text("mine\n")
@@ -84,6 +88,7 @@ def test_undo_skips_user_commits_and_refuses_over_conflicting_edits(tmp_path):
     assert git(mem2, "status", "--porcelain").strip() == "M beliefs/prefers-small-prs.md"
 
 
+@pytest.mark.seed_rules
 def test_commit_hand_edits_names_beliefs_and_fields(tmp_path):
     mem = setup(tmp_path)
     p = mem.root / "beliefs/prefers-small-prs.md"
@@ -117,6 +122,7 @@ def test_commits_work_without_a_git_identity(tmp_path, monkeypatch):
     assert "epimem" in git(mem, "log", "-1", "--format=%an")
 
 
+@pytest.mark.seed_rules
 def test_undo_again_goes_further_back_and_redo_reapplies(tmp_path):
     # SPEC §4: a second undo is not a redo of the first; `redo` is.
     mem = setup(tmp_path)
@@ -137,6 +143,7 @@ def test_undo_again_goes_further_back_and_redo_reapplies(tmp_path):
         mem.redo()
 
 
+@pytest.mark.seed_rules
 def test_undo_leaves_what_the_user_staged_out_of_its_commit(tmp_path):
     # Undo commits exactly the files it takes back (`commit --only`): a file the user
     # staged stays staged, and out of epimem's commit.

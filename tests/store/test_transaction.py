@@ -159,6 +159,7 @@ def test_a_failed_undo_commit_leaves_the_work_tree_as_it_was(vault, monkeypatch)
     assert (vault.root / "beliefs/likes-tea.md").exists()
 
 
+@pytest.mark.seed_rules
 def test_an_append_keeps_the_files_own_crlf_line_endings(tmp_path):
     # A user on Windows: Obsidian saves CRLF. An observe must append in CRLF, not turn the file LF.
     from epimem.api.memory import Memory

@@ -3,6 +3,8 @@
 import os
 import time
 
+import pytest
+
 from epimem.store.vault import Vault
 
 
@@ -48,6 +50,7 @@ def test_the_observation_log_counts_and_finds_what_the_snapshot_holds(vault):
     assert log.find(want) == {o.id: o for o in full.observations if o.evidence == "two"}
 
 
+@pytest.mark.seed_rules
 def test_belief_cache_follows_edits_and_survives_corruption(vault):
     vault.add_belief(title="A", statement="A.", kind="trait", basis="behavioral", permanence="durable")
     p = vault.root / "beliefs/a.md"

@@ -21,6 +21,7 @@ def no_markers(mem: Memory) -> None:
         assert not has_conflict_markers(data.decode()), name
 
 
+@pytest.mark.seed_rules
 def test_the_four_failures_of_the_issue(tmp_path):
     _, (a, b) = machines(tmp_path, 2, beliefs=(("small-prs", 0.30),))
     confirm(a, "small-prs", "s1", "Split a refactor into three PRs.", "2026-11-05")
@@ -58,6 +59,7 @@ def test_an_unfinished_merge_is_said_by_every_command(tmp_path, cli):
     assert "Prefers" not in cli("--vault", str(b.root), "belief", "list").err
 
 
+@pytest.mark.seed_rules
 def test_one_retires_while_the_other_confirms(tmp_path):
     _, (a, b) = machines(tmp_path, 2, beliefs=(("small-prs", 0.30),))
     Memory(a.root, today="2026-11-03").retire("small-prs", note="not true any more")
@@ -101,6 +103,7 @@ def test_both_record_a_review_the_same_day(tmp_path):
     assert b.validate() == []
 
 
+@pytest.mark.seed_rules
 def test_a_plain_git_pull_in_a_fresh_clone_merges_the_same_way(tmp_path, cli):
     remote, (a,) = machines(tmp_path, 1, beliefs=(("small-prs", 0.30),))
     c = tmp_path / "fresh"
@@ -117,6 +120,7 @@ def test_a_plain_git_pull_in_a_fresh_clone_merges_the_same_way(tmp_path, cli):
     assert mem.validate() == []
 
 
+@pytest.mark.seed_rules
 def test_git_pull_rebase_merges_the_same_way(tmp_path):
     _, (a, b) = machines(tmp_path, 2, beliefs=(("small-prs", 0.30),))
     confirm(a, "small-prs", "s1", "Split a refactor into three PRs.", "2026-11-05")
@@ -209,6 +213,7 @@ def test_init_adds_the_attributes_to_an_older_vault(tmp_path):
     assert git(mem.root, "status", "--porcelain").stdout == ""
 
 
+@pytest.mark.seed_rules
 def test_a_rejected_push_is_retried_once(tmp_path):
     """Machine A pushes while machine B is between its fetch and its push (a pre-push hook
     does it), so B's first push is rejected; sync fetches, merges and pushes again."""
@@ -247,6 +252,7 @@ def test_sync_and_clone_through_the_cli_with_the_index(tmp_path, cli):
     assert r.code == 0 and "green-tea" in [h["id"] for h in r.json()["results"]]
 
 
+@pytest.mark.seed_rules
 def test_git_pull_and_epimem_sync_merge_to_the_same_files(tmp_path):
     """git's per-file driver (a plain pull) and sync's in-process merge apply one set of rules."""
     import shutil
