@@ -23,6 +23,12 @@ review is due, a gut-check. For each observer quality it reports, at every sessi
 - with `--follow`: the same with the calibration proposals of the audit applied at every
   review (`audit --apply`), and the proposals made.
 
+Every run reports two sets of rule parameters: `seed`, SPEC §2's first numbers (behavioural
+start 0.30, confirmation step 0.05, challenge step 0.10, read from the sample vault, which pins
+them), and `defaults`, what a fresh vault gets now (chosen with this benchmark, issue 26). A
+lever `--grid`, `--point` or `--sweep` does not name keeps the seed's value, so that every
+figure published before the defaults moved reproduces with its command.
+
 `--backend core` (the default) runs the rules' pure functions in memory (the fast path;
 which functions, in tracking_sim.py); `--backend api` runs the product on a vault in a
 temporary folder (every observation a commit, the context from the hook's cache).
@@ -50,7 +56,22 @@ sys.path.insert(0, str(HERE.parent))
 
 import tracking_sim as ts  # noqa: E402
 
-from epimem.core.params import DEFAULTS, Params  # noqa: E402
+from epimem.core.notes import parse_note  # noqa: E402
+from epimem.core.params import DEFAULTS, Params, params_from_meta  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def seed_params() -> Params:
+    """SPEC §2's first rule numbers, as the sample vault's epistemology.md pins them."""
+    meta = parse_note((ROOT / "vault" / "epistemology.md").read_text(encoding="utf-8")).meta
+    params, problems = params_from_meta(meta, "vault/epistemology.md")
+    if problems:
+        raise SystemExit("; ".join(p.message for p in problems))
+    return params
+
+
+SEED = seed_params()
 
 KEYS = ("ece", "brier", "ece_last_quarter", "ece_holds", "brier_holds", "stale_serve_rate", "sessions_to_follow_median",
         "sessions_to_follow_p90", "unfollowed", "detection_rate", "wrong_retired_auto", "wrong_retired_user",
@@ -84,11 +105,11 @@ def grid(spec: str) -> dict[str, tuple[Params, float]]:
         rate = v.get("decay", 1.0)
         fast = v.get("fast", 1.0)
         params = replace(
-            DEFAULTS, start={**DEFAULTS.start, "behavioral": v.get("start", DEFAULTS.start["behavioral"])},
-            confirm_step=v.get("step", DEFAULTS.confirm_step),
-            challenge_step=v.get("challenge", DEFAULTS.challenge_step),
-            free_challenges=int(v.get("free", DEFAULTS.free_challenges)),
-            decay={k: r * rate * (fast if k in ("situational", "unknown") else 1.0) for k, r in DEFAULTS.decay.items()})
+            SEED, start={**SEED.start, "behavioral": v.get("start", SEED.start["behavioral"])},
+            confirm_step=v.get("step", SEED.confirm_step),
+            challenge_step=v.get("challenge", SEED.challenge_step),
+            free_challenges=int(v.get("free", SEED.free_challenges)),
+            decay={k: r * rate * (fast if k in ("situational", "unknown") else 1.0) for k, r in SEED.decay.items()})
         name = ", ".join(f"{k} {x:g}" for k, x in v.items())
         out[name] = (params, v.get("list", context.MIN_EFFECTIVE))
     return out
@@ -100,8 +121,8 @@ def candidates() -> dict[str, Params]:
         for step in (0.05, 0.08, 0.10):
             for slow in (1.0, 0.5):
                 name = f"start {start:.2f}, step {step:.2f}, decay ×{slow:g}"
-                out[name] = replace(DEFAULTS, start={**DEFAULTS.start, "behavioral": start}, confirm_step=step,
-                                    decay={k: v * slow for k, v in DEFAULTS.decay.items()})
+                out[name] = replace(SEED, start={**SEED.start, "behavioral": start}, confirm_step=step,
+                                    decay={k: v * slow for k, v in SEED.decay.items()})
     return out
 
 
@@ -154,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
                      "verdicts": a.verdicts, "spurious": a.spurious, "load": _load(), "runs": {}}
     lines = header()
     t0 = time.time()
-    configs = {"seed defaults": DEFAULTS}
+    configs = {"seed": SEED, "defaults": DEFAULTS}
     if a.point:
         (point, (params_, listing)), *more = grid(a.point).items()
         if more or listing != context_threshold():

@@ -28,7 +28,7 @@ def _isolated_env(monkeypatch, tmp_path_factory):
 
 
 @pytest.fixture
-def vault(tmp_path, request):
+def vault(tmp_path):
     """A fresh, initialised vault; returns its Memory (a copy of the session's template).
     Under `@pytest.mark.seed_rules` its epistemology.md pins the seed's numbers (tests/vaults.py)."""
     from vaults import new_vault

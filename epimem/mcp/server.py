@@ -64,8 +64,9 @@ class ObservationIn(BaseModel):
                                       "new belief; 'new' without `title` records the observation unconnected.")
     strength: Literal["single", "confirming", "complicating", "contradicting"] = Field(
         description="single: first sighting of a pattern; confirming: behaviour that fits the belief "
-                    "(+0.05 once per session, rule 3); complicating: adds nuance, changes nothing; "
-                    "contradicting: opens a tension, lowers only from the second challenge (rule 4).")
+                    "(one step of the vault's confirm_step, once per session, rule 3); complicating: adds "
+                    "nuance, changes nothing; contradicting: opens a tension, lowers only from the second "
+                    "challenge (rule 4).")
     evidence: str = Field(description="What happened, concretely, in a sentence: what the user did or said.")
     suggests: str | None = Field(None, description="The one interpretive step: what it suggests about them.")
     therefore: str | None = Field(None, description="What an assistant should do differently because of it.")

@@ -113,6 +113,21 @@ def test_the_sweep_grid_sets_each_lever_and_refuses_an_unknown_one():
         bt.grid("steps=0.1")
 
 
+def test_a_lever_not_named_keeps_the_seeds_value_so_published_commands_reproduce():
+    import bench_tracking as bt
+
+    from epimem.core.params import DEFAULTS
+
+    # the seed is read from the sample vault, which pins SPEC §2's first numbers
+    assert (bt.SEED.start["behavioral"], bt.SEED.confirm_step, bt.SEED.challenge_step) == (0.30, 0.05, 0.10)
+    assert bt.SEED != DEFAULTS
+    (params, _), = bt.grid("start=0.4").values()
+    assert params.start["behavioral"] == 0.4
+    assert (params.confirm_step, params.challenge_step) == (bt.SEED.confirm_step, bt.SEED.challenge_step)
+    assert {(p.confirm_step, p.challenge_step) for p in bt.candidates().values()} <= {
+        (st, bt.SEED.challenge_step) for st in (0.05, 0.08, 0.10)}
+
+
 def test_the_base_rate_knob_sets_the_one_offs_and_the_verdict_knob_changes_the_answers():
     import random
 

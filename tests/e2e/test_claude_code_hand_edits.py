@@ -16,9 +16,14 @@ import pytest
 from claude_harness import ClaudeCode
 from mock_api import bash, text, tool_use
 
+from epimem.core.params import DEFAULTS
+
 pytestmark = pytest.mark.e2e
 
 TOKEN = "ghp_Zq7Xw9Pk3Lm5Nb8Vc2Rt6Yu1Io4Ea0Sd3Fg7Hj"
+# A belief the user adds without a confidence starts at the behavioural start of a fresh vault.
+START = f"{DEFAULTS.start['behavioral']:.2f}"
+TIER = DEFAULTS.tier(DEFAULTS.start["behavioral"], "behavioral")
 LINE = "beliefs/avoids-orms.md: an edit was refused, so it is shown as last committed: confidence 0.99"
 
 
@@ -29,7 +34,7 @@ def test_a_model_that_edits_a_belief_by_hand_reads_back_what_is_valid(claude_cod
               "preference", "--basis", "behavioral", "--permanence", "durable")
     path = cc.default_vault / "beliefs" / "avoids-orms.md"
     cc.api.add(tool_use("Read", {"file_path": str(path)}),
-               tool_use("Edit", {"file_path": str(path), "old_string": "confidence: 0.30",
+               tool_use("Edit", {"file_path": str(path), "old_string": f"confidence: {START}",
                                  "new_string": "confidence: 0.99"}),
                tool_use("Edit", {"file_path": str(path), "old_string": "Writes SQL by hand.",
                                  "new_string": f"Writes SQL by hand. Token {TOKEN}"}),
@@ -45,8 +50,8 @@ def test_a_model_that_edits_a_belief_by_hand_reads_back_what_is_valid(claude_cod
     shown = [json.dumps(r.get("content")) for r in results[-3:]]
     assert all(not r.get("is_error") for r in results[-3:]), results
     show, recall, mirror = shown
-    assert "confidence 0.30" in show and "(tentative)" in show, show
-    assert "(0.30 tentative)" in recall and "factual" not in recall, recall
+    assert f"confidence {START}" in show and f"({TIER})" in show, show
+    assert f"({START} {TIER})" in recall and "factual" not in recall, recall
     for out in shown:
         assert LINE in out and TOKEN not in out and TOKEN[4:] not in out, out
 
@@ -58,4 +63,4 @@ def test_a_model_that_edits_a_belief_by_hand_reads_back_what_is_valid(claude_cod
     nxt = cc.claude("-p", "hello")
     assert nxt.returncode == 0, nxt.explain()
     sent = json.dumps(cc.api.main_requests()[-1])
-    assert "(tentative) Avoids ORMs" in sent and LINE in sent and TOKEN[4:] not in sent
+    assert f"({TIER}) Avoids ORMs" in sent and LINE in sent and TOKEN[4:] not in sent

@@ -10,6 +10,8 @@ import pytest
 from mock_api import bash, request_text, text
 from test_claude_code import commits, install, taught_command
 
+from epimem.core.params import DEFAULTS
+
 pytestmark = pytest.mark.e2e
 
 FACT = ("epimem belief add --title 'Runs Postgres sixteen' --statement 'The shop runs on Postgres 16.' "
@@ -78,4 +80,4 @@ def test_the_session_the_hook_counted_is_the_one_observe_names(claude_code):
     counted = json.loads((vault / "state" / "sessions.json").read_text())["counted"]
     assert run.session_id in counted
     show = json.loads(cc.epimem("belief", "show", "prefers-small-pull-requests", "--json").stdout)
-    assert show["confidence"] == 0.65, show
+    assert show["confidence"] == round(0.6 + DEFAULTS.confirm_step, 2), show  # one step: a counted session

@@ -24,6 +24,7 @@ def _chromium() -> str:
     pytest.skip("chromium is not installed (CI runs .ci/setup.d/chromium.sh)")
 
 
+@pytest.mark.seed_rules
 def test_clicking_accept_on_the_served_page_applies_the_proposal(vault):
     exe = _chromium()
     sync_api = pytest.importorskip("playwright.sync_api")
