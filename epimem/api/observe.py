@@ -269,7 +269,7 @@ def _successor(mem: Service, obs: Observation, extra: dict, old: Belief, params:
                known: set[str], created: set[str], writes: list[tx.Write]) -> str:
     """The successor a contradicting observation proposes: an existing belief, which the
     observation then supports as it contradicts the old one (what shows the old no longer
-    holds shows the new one does), or a new belief, born tentative of this observation."""
+    holds shows the new one does), or a new belief, born of this observation at its basis's start."""
     sid = extra.get("successor_id")
     if sid:
         if sid in created:
