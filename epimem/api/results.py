@@ -23,7 +23,7 @@ class ObservationResult:
     # ([{id, title, similarity}]); when any observation has some, nothing was written.
     similar: tuple[dict, ...] = ()
     # SPEC §14: the belief a contradicting observation proposed in place of the one it
-    # contradicts (created tentative, or an existing one), named by the tension too.
+    # contradicts (created of that observation, or an existing one), named by the tension too.
     successor: str | None = None
 
 

@@ -48,8 +48,8 @@ class Refused(Exception):
 SAY_INSTEAD = ("Say what the user did or said instead, as a line in the belief's file: `confirming: …`, "
                "`complicating: …` or `contradicting: …`.")
 CONFIDENCE = ("epimem records observations, not confidences: a belief's confidence moves only with evidence, "
-              "by the vault's rules (a new belief starts tentative; each confirmation by the user's behaviour "
-              "in another session moves it a step), so nothing was recorded. " + SAY_INSTEAD)
+              "by the vault's rules (a new belief starts where one observation puts it; each confirmation by "
+              "the user's behaviour in another session moves it a step), so nothing was recorded. " + SAY_INSTEAD)
 DATES = ("epimem dates evidence the day it is recorded (today), never earlier or later, so nothing was recorded: "
          "leave the date out and say what happened.")
 STATUS = ("Only the user retires or replaces a belief, so nothing was recorded. To ask them, delete the belief's "
@@ -188,7 +188,7 @@ and zero is a good answer: record behaviour more than what the user says about t
 concretely, and nothing that would feel like surveillance if the user read it.
 - Something new: create a file with any name (e.g. /memories/prefers-tabs.md). Each bullet
   or paragraph is one observation; its heading, or else its first sentence, is the title of a
-  new belief, which starts tentative.
+  new belief, which starts where the vault's rules put one observation.
 - Evidence about a belief: add a line to its file, starting with `confirming:`, `complicating:`
   or `contradicting:`; write `confirming (said): …` when the user said it rather than did it.
 - A belief that no longer holds: delete its file. Two beliefs that are one, or a better

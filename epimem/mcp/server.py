@@ -89,8 +89,8 @@ class ObservationIn(BaseModel):
                           "(rule 17). Only after checking that none of them is the same belief.")
     successor: str | None = Field(
         None, description="With strength 'contradicting': what seems to hold instead — a new belief's title "
-                          "(created tentative) or an existing belief's id. The tension names both; the user's "
-                          "`answer` settles it.")
+                          "(created of this observation) or an existing belief's id. The tension names both; "
+                          "the user's `answer` settles it.")
     depends_on: list[str] | None = Field(
         None, description="Ids of beliefs the connected (or new) belief rests on: when one of them changes, "
                           "it is flagged for the user, never lowered.")
