@@ -29,9 +29,7 @@ import argparse
 import itertools
 import math
 import re
-import shutil
 import sys
-import tempfile
 import time
 from collections import Counter
 from pathlib import Path
@@ -319,11 +317,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     data = rp.load(args.data or rp.default_data())
     t0 = time.perf_counter()
-    tmp = Path(tempfile.mkdtemp(prefix="epimem-locomo-learned-"))
-    try:
-        convs = tr.collect(data, args.embedder, tmp)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+    convs = tr.collect(data, args.embedder)
     kw_alone, sem_alone = alone_tables(convs)
     print(f"keyword alone {cats(kw_alone)}\nsemantic alone {cats(sem_alone)}\n")
 

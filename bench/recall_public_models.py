@@ -28,10 +28,8 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -282,11 +280,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     t0 = time.perf_counter()
     data = rp.load(args.data or rp.default_data())
-    tmp = Path(tempfile.mkdtemp(prefix="epimem-locomo-models-"))
-    try:
-        convs = tr.collect(data, None, tmp)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+    convs = tr.collect(data, None)
     names = [n.strip() for n in args.models.split(",") if n.strip()]
     unknown = [n for n in names if n not in MODELS]
     if unknown:

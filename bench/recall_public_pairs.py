@@ -23,9 +23,7 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import shutil
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -148,11 +146,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     data = rp.load(args.data or rp.default_data())
     t0 = time.perf_counter()
-    tmp = Path(tempfile.mkdtemp(prefix="epimem-locomo-pairs-"))
-    try:
-        convs = tr.collect(data, args.embedder, tmp)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+    convs = tr.collect(data, args.embedder)
     betas = tuple(sorted(set(BETAS) | {PAIR_BETA}))
     got = runs(convs, betas)
     now = rp.settings_now()

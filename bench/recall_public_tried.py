@@ -146,7 +146,15 @@ class BM25:
 
 # --- the items, once ---------------------------------------------------------------------------
 
-def collect(data, embedder, root: Path) -> list[dict]:
+def collect(data, embedder, root: Path | None = None) -> list[dict]:
+    """Every conversation's items, vectors and questions, from a vault built for it under `root`
+    (a scratch folder, removed afterwards, when none is named: what is kept is in memory)."""
+    if root is None:
+        tmp = Path(tempfile.mkdtemp(prefix="epimem-locomo-"))
+        try:
+            return collect(data, embedder, tmp)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
     from epimem.core.text import tokenize
     from epimem.recall import Recaller
 
@@ -407,11 +415,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     data = rp.load(args.data or rp.default_data())
     t0 = time.perf_counter()
-    tmp = Path(tempfile.mkdtemp(prefix="epimem-locomo-tried-"))
-    try:
-        convs = collect(data, args.embedder, tmp)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+    convs = collect(data, args.embedder)
     now = rp.settings_now()
     print(f"{len(convs)} conversations; embedder {args.embedder or 'wordllama'}; LOO grid k {GRID_K} × "
           f"keyword weight {GRID_W}; shipped k {now['k']}, weight {now['w']:g}\n")
