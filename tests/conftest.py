@@ -45,7 +45,6 @@ def _seed_rules(request, monkeypatch):
 
         from epimem.api import setup
 
-        monkeypatch.setattr(vaults, "RULES", "seed")
         monkeypatch.setattr(setup, "TEMPLATES", vaults.seed_templates())
 
 

@@ -51,37 +51,19 @@ def seed_params():
     return params
 
 
-# What `new_vault` makes when not told: "seed" for the length of a test marked `seed_rules`
-# (conftest's autouse fixture sets it), so a test that builds its vaults itself pins them too.
-RULES = "default"
-
-
-def new_vault(path: Path, today: str, rules: str | None = None):
+def new_vault(path: Path, today: str):
     """A fresh vault at `path`, as `Memory.init(path, today=today)` makes it; returns its Memory.
-
-    `rules="seed"`: the same vault made when the template still held the seed's numbers — its
-    first commit has `SEED_RULES` as its epistemology.md (for tests that state those numbers)."""
+    Made from the templates epimem has in effect, so a test marked `seed_rules` (whose autouse
+    fixture points them at `seed_templates()`) gets a vault pinning the seed's numbers."""
+    from epimem.api import setup
     from epimem.api.memory import Memory
 
-    rules = rules or RULES
-    if rules not in ("default", "seed"):
-        raise ValueError(f"unknown rules {rules!r}")
-    key = f"vault-{today}-{rules}"
+    key = f"vault-{today}-{setup.TEMPLATES}"
     if key not in _templates:
-        tpl = _template_dir() / key
+        tpl = _template_dir() / f"vault-{today}-{len(_templates)}"
         Memory.init(tpl, today=today)
-        if rules == "seed":
-            pin_seed_rules(tpl)
         _templates[key] = tpl
     return Memory(_copy(_templates[key], Path(path)), today=today)
-
-
-def pin_seed_rules(root: Path) -> None:
-    """Make a vault just initialised (one commit) one made when the template held the seed's
-    numbers: its epistemology.md becomes `SEED_RULES`, in the same first commit."""
-    shutil.copy(SEED_RULES, Path(root) / "epistemology.md")
-    env = {**os.environ, **IDENTITY}
-    subprocess.run(["git", "commit", "-qa", "--amend", "--no-edit"], cwd=root, check=True, env=env)
 
 
 def seed_templates() -> Path:
