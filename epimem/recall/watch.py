@@ -163,14 +163,28 @@ def run(root: str | os.PathLike, *, commit: bool = False, index=None, echo: Call
     import watchfiles
 
     handler = WatchHandler(root, index=index, commit=commit, echo=echo)
-    rep = handler.start()
-    echo(f"Watching {handler.root} ({rep.items} items indexed"
-         + (", committing hand edits" if commit else "") + "). Ctrl-C to stop.")
+    handler.start()
+    armed = False
     try:
+        # The OS watch is set when watchfiles starts, after the start's sync: a save in between
+        # would wait for the next change. The first (empty) yield comes once it is set; a second
+        # sync then catches such a save, and only then does "Watching" promise anything.
         for changes in watchfiles.watch(handler.root, watch_filter=handler.watch_filter,
                                         debounce=debounce_ms, step=step_ms, stop_event=stop_event,
+                                        rust_timeout=ARMED_CHECK_MS, yield_on_timeout=True,
                                         raise_interrupt=False, force_polling=force_polling):
-            handler.handle(changes)
+            if not armed:
+                armed = True
+                rep = handler.start()
+                echo(f"Watching {handler.root} ({rep.items} items indexed"
+                     + (", committing hand edits" if commit else "") + "). Ctrl-C to stop.")
+            if changes:
+                handler.handle(changes)
     except KeyboardInterrupt:
         pass
     return 0
+
+
+# How long the watcher waits for a change before it yields an empty batch (the first one says
+# the OS watch is set); later empty batches are skipped, a wake-up of the loop a few times a second.
+ARMED_CHECK_MS = 200

@@ -164,3 +164,39 @@ def test_real_watcher_process(root):
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+def test_a_save_before_the_os_watch_is_set_is_not_missed(root):
+    """The editor saves in the moment between the watcher's first sync and the OS watch being
+    set: no event will ever come for it, so the watcher syncs once more when the watch is set."""
+    from epimem.recall import watch
+
+    reports: list[str] = []
+
+    class SavesRightAfterTheFirstSync(Index):
+        def sync(self, *a, **kw):
+            rep = super().sync(*a, **kw)
+            reports.append(rep.summary())
+            if len(reports) == 1:
+                p = root / "beliefs" / "conventional-commits.md"
+                p.write_text(p.read_text().replace("Every commit message follows Conventional Commits",
+                                                   "Every commit message follows the gitmoji convention"))
+            return rep
+
+    said: list[str] = []
+    stop = threading.Event()
+    t = threading.Thread(target=watch.run, args=(root,), daemon=True,
+                         kwargs={"index": SavesRightAfterTheFirstSync(root), "echo": said.append,
+                                 "stop_event": stop, "debounce_ms": 100, "step_ms": 20})
+    t.start()
+    try:
+        deadline = time.monotonic() + 30
+        while not any(s.startswith("Watching") for s in said):
+            assert t.is_alive() and time.monotonic() < deadline, said
+            time.sleep(0.02)
+    finally:
+        stop.set()
+        t.join(10)
+    # the save was indexed without any event for it, before "Watching" was said
+    assert any(r.startswith("Synced 1 changed file") for r in reports[1:]), (reports, said)
+    assert ids(root, "gitmoji convention", limit=1) == ["conventional-commits"], said
