@@ -203,6 +203,9 @@ def main(argv=None) -> int:
     print("\n| comparison (per-question R@5 ×100) | two lists | three lists | difference | 95 % bootstrap | "
           "p | questions better / worse |\n|---|---|---|---|---|---|---|")
     pr.show("held out, each fold's own choice", r)
+    diffs = pr.conv_diffs(held2, held3)
+    print("per conversation: " + ", ".join(f"{d:+.1f}" for d in diffs)
+          + f" (sign-flip p over the five: {pr.conv_sign_p(diffs):.3f})")
 
     tmp = Path(tempfile.mkdtemp(prefix="epimem-splade-own-"))
     try:
