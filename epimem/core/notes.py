@@ -254,8 +254,11 @@ def yaml_scalar(value: Any, _flow: bool = False) -> str:
             probe, want = (f"k: [{s}]", {"k": [s]}) if _flow else (f"k: {s}", {"k": s})
             if yaml.load(probe, Loader=_Loader) == want:
                 return s
-        except (yaml.YAMLError, UnicodeEncodeError):
-            pass  # a lone surrogate: quoted, and refused by the write path before any file is touched
+        except (yaml.YAMLError, UnicodeEncodeError, ValueError):
+            # A lone surrogate: quoted, and refused by the write path before any file is
+            # touched. ValueError: PyYAML builds `0000-00-00` or `2026-02-30` into a date and
+            # lets the error escape — such a title is written quoted, and reads back a string.
+            pass
     return _YAML_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", json.dumps(s, ensure_ascii=False))
 
 

@@ -23,6 +23,7 @@ from datetime import date
 
 from ..core import kernel
 from ..core import record as belief_record
+from ..core.ids import SLUG
 from .files import compact_json, write_cache
 from .paths import note_entries
 from .statcache import StatCache
@@ -350,6 +351,10 @@ def open_questions(root: str | os.PathLike, reader=None) -> list[dict]:
     named = StatCache(root_s, QUESTION_BELIEFS, INDEX_VERSION, salt)
 
     def brief(bid: str) -> dict | None:
+        # A tension is a hand-editable file: the id it names may be a path, or hold a NUL
+        # byte that makes os.stat raise ValueError instead of OSError. Only a slug names a belief.
+        if not SLUG.match(bid):
+            return None
         try:
             st = os.stat(os.path.join(root_s, "beliefs", bid + ".md"))
         except OSError:
@@ -430,14 +435,12 @@ def tension_row(t) -> dict | int:
 
 def _belief_brief(reader, root: str, bid: str) -> dict | None:
     """A belief a question names, as readers are shown it (`store.vault.Reader`: redacted, a
-    refused hand edit as last committed); None when there is nothing to show."""
-    from ..core.ids import IdError, check_id
-
+    refused hand edit as last committed); None when there is nothing to show. `bid` is a
+    slug (`brief` checked it)."""
     try:
-        check_id(bid)
         with open(os.path.join(root, "beliefs", bid + ".md"), encoding="utf-8") as fh:
             b = reader.seen([reader.parse(f"beliefs/{bid}.md", fh.read())])[0].belief
-    except (IdError, OSError, UnicodeDecodeError):
+    except (OSError, UnicodeDecodeError):
         return None
     return belief_brief(b) if b is not None else None
 

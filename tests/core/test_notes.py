@@ -242,3 +242,13 @@ def test_within_one_parse_a_text_parses_once_and_a_broken_one_fails_every_time(m
                 notes.parse_belief("---\ntitle: [\n---\n", "broken")
     assert len(calls) == 4
     assert notes.parse_belief(text, "likes-tabs") is not first  # outside the block nothing is kept
+
+
+def test_a_title_yaml_would_read_as_an_impossible_date_round_trips():
+    # PyYAML builds `0000-00-00` or `2026-02-30` into a date and raises ValueError, which the
+    # plain-scalar probe must take as "quote it" (found by tests/store/test_fuzz.py).
+    for title in ("0000-00-00", "2026-02-30", "2026-02-03"):
+        b = Belief(id="x", title=title, kind="trait", basis="behavioral", confidence=0.3,
+                   permanence="unknown", first=date(2026, 11, 1), tags=(title,), statement="S.")
+        back = parse_belief(render_belief(b), "x")
+        assert (back.title, back.tags) == (title, (title,))

@@ -104,3 +104,17 @@ def test_fold_of_one_write_and_the_next_one_moving_up(vault):
     write(root, 1, belief_text(1, 0.9))
     c = context.update_context(root, [], vault.params, TODAY, sig)
     assert same(c, full(root))
+
+
+def test_a_tension_naming_no_belief_id_asks_nothing_and_raises_nothing(vault):
+    # A tension is a hand-editable file, so the belief it names may be anything: a NUL byte
+    # (os.stat raises ValueError for it, not OSError) or a path out of the vault, which must
+    # not be read. Only the tension naming a real belief becomes a question.
+    root = vault.root
+    write(root, 1, belief_text(1, 0.5))
+    (root.parent / "outside.md").write_text(belief_text(9, 0.9))
+    for n, named in enumerate(('"like\\0s-tabs"', "../outside", "b001")):
+        (root / "tensions" / f"2026-11-1{n}-t{n}.md").write_text(
+            f"---\ndate: 2026-11-1{n}\nbelief: {named}\nstatus: unresolved\n---\n# Question {n}?\n")
+    c = context.refresh_context(root, TODAY)
+    assert [q["belief"] for q in c["questions"]] == ["b001"]
