@@ -131,7 +131,7 @@ def recover(root: Path, lock: VaultLock | None = None) -> str | None:
             return note
         subject = doc.get("subject") or "a change"
         if doc.get("commit"):
-            wait_for_git(root)
+            wait_for_git(root, float(doc.get("started") or 0))
         if doc.get("commit") and head(root) != doc.get("head"):
             note = f"an interrupted change ({subject}) had been committed; finished it"
             end(root)

@@ -42,18 +42,52 @@ def _git_locks(root: Path) -> list[Path]:
     return lock_files(root)
 
 
-# Killing epimem does not kill the git it started: an orphaned `git commit` may
-# still land the commit after epimem died. Deciding before it has finished would
-# roll back files that git then commits, so recovery waits while git's locks
-# are held (a commit takes well under a second; a lock still there after this
-# is stale).
+# Killing epimem does not kill the git it started: an orphaned `git add` may still
+# write the index, an orphaned `git commit` may still land the commit, after epimem
+# died. Deciding before it has finished would roll back files that git then commits
+# (or leave a rolled-back new file staged), so recovery waits while git's locks are
+# held and, where the system can tell (Linux's /proc), while a git started since the
+# change began still works in the vault: a git just spawned holds no lock yet. A
+# commit takes well under a second; a lock or a git still there after this is not ours.
 GIT_WAIT_S = 5.0
 
 
-def wait_for_git(root: Path) -> None:
+def wait_for_git(root: Path, since: float | None = None) -> None:
+    """Until git's locks in the vault are free and no git started at or after `since` (the
+    interrupted change's start, epoch seconds) has the vault as its working directory."""
     deadline = time.monotonic() + GIT_WAIT_S
-    while any(p.exists() for p in _git_locks(root)) and time.monotonic() < deadline:
+    while time.monotonic() < deadline:
+        if not any(p.exists() for p in _git_locks(root)) and not (since and git_working_in(root, since)):
+            return
         time.sleep(0.02)
+
+
+def git_working_in(root: Path, since: float) -> bool:
+    """A git process started at or after `since` whose working directory is `root` (every
+    git epimem starts runs there: `gitrun._spawn`). Linux only: elsewhere, False."""
+    try:
+        pids = [int(e) for e in os.listdir("/proc") if e.isdigit()]
+        with open("/proc/stat", encoding="ascii") as fh:
+            boot = next(float(ln.split()[1]) for ln in fh if ln.startswith("btime "))
+        tick = float(os.sysconf("SC_CLK_TCK"))
+    except (OSError, ValueError, StopIteration):
+        return False
+    target = os.path.realpath(root)
+    for pid in pids:
+        try:
+            if os.readlink(f"/proc/{pid}/cwd") != target:
+                continue
+            with open(f"/proc/{pid}/stat", encoding="utf-8", errors="replace") as fh:
+                stat = fh.read()
+        except OSError:
+            continue  # gone meanwhile, or not ours to read
+        # `pid (comm) state ppid …`: comm may hold spaces and parentheses, so split at the last ')'.
+        comm, rest = stat[stat.find("(") + 1:stat.rfind(")")], stat[stat.rfind(")") + 2:].split()
+        if not comm.startswith("git") or rest[0] == "Z":
+            continue
+        if boot + int(rest[19]) / tick >= since - 1:
+            return True
+    return False
 
 
 def clear_git_locks(root: Path, started: float) -> None:

@@ -608,7 +608,7 @@ def recover(root: Path, lock: VaultLock | None = None) -> str | None:
         phase = doc.get("phase")
         from .recovery import wait_for_git
 
-        wait_for_git(root)
+        wait_for_git(root, float(doc.get("started") or 0))
         if phase == "import":
             with suppress(FileNotFoundError):
                 (Path(root) / ".git" / "epimem-purge-marks").unlink()

@@ -80,7 +80,7 @@ def recover(root: Path, lock: VaultLock | None = None) -> str | None:
             note = f"an interrupted sync's record could not be read ({e}); it was kept as {bad}"
             logging.getLogger("epimem").warning("epimem: %s", note)
             return note
-        recovery.wait_for_git(root)  # killing epimem does not kill the git it started
+        recovery.wait_for_git(root, float(doc.get("started") or 0))  # killing epimem does not kill its git
         if recovery.head(root) != head:
             end(root)
             recovery.refresh_caches(root)
