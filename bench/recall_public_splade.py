@@ -24,6 +24,11 @@ keyword and semantic candidates from the real index, SPLADE's list over the same
 items, fused as `rank.fuse` fuses (the confidence factor included); the x = 0 rows are the
 shipped ranking exactly. Printed beside the public figure for every (k, w, x): whether the
 point keeps each own set's R@5 and MRR at or above the shipped ranking's.
+
+Last, SPLADE as query expansion instead of a third vote: the t whole words it weighs most in
+the query and the query lacks join the keyword ranker's query at λ × their weight over the
+largest (the tried harness's BM25, its weighted query), fused as two lists; the same tables,
+and its own LOO over (t, λ, k, w) against the two lists'.
 """
 
 from __future__ import annotations
@@ -50,6 +55,9 @@ import splade_tiny  # noqa: E402
 
 GRID_X = (0.0, 0.25, 0.5, 0.75, 1.0)
 DEPTH = 100
+# SPLADE as query expansion for BM25 instead of a list of its own: the T words it weighs most
+# that the query lacks join the keyword query at λ × their weight / the largest.
+QE_GRID = tuple((t, lam) for t in (5, 10, 20) for lam in (0.1, 0.25, 0.5))
 
 
 def weights_matrix(model, texts: list[str]):
@@ -68,6 +76,31 @@ def splade_top(model, mat, text: str, allowed=None, depth: int = DEPTH) -> list[
         s = np.where(allowed, s, 0.0)
     order = np.argsort(-s, kind="stable")[:depth]
     return [int(r) for r in order if s[r] > 0]
+
+
+def expansion(model, dense, query_tokens: set[str], t: int, lam: float) -> dict[str, float]:
+    """BM25 tokens → query weight of the `t` whole words SPLADE weighs most in `dense` that
+    the query does not hold (a WordPiece continuation, `##…`, is not a word)."""
+    from epimem.core.text import tokenize
+
+    out: dict[str, float] = {}
+    for i in np.argsort(-dense)[:400]:
+        if dense[i] <= 0 or len(out) >= t:
+            break
+        piece = model._tok.id_to_token(int(i))
+        words = tokenize(piece) if piece.isalpha() else []
+        if words and words[0] not in query_tokens and words[0] not in out:
+            out[words[0]] = float(dense[i])
+    top = max(out.values(), default=1.0)
+    return {w: lam * v / top for w, v in out.items()}
+
+
+def expanded_top(bm, question: str, extra: dict[str, float], depth: int = DEPTH) -> list[int]:
+    """The keyword ranker's rows for `question` with `extra` words at their weights."""
+    from epimem.core.text import tokenize
+
+    terms = list(dict.fromkeys(tokenize(question)))
+    return bm.top(terms + [w for w in extra if w not in terms], {w: 1.0 for w in terms} | extra, k=depth)
 
 
 # --- LoCoMo --------------------------------------------------------------------------------------
@@ -104,14 +137,41 @@ def public_runs(convs, lists) -> dict:
     return out
 
 
+def public_qe_runs(convs, model) -> dict:
+    """The two shipped lists with the keyword one expanded, per (t, λ), in pr.loo's shape;
+    "base" is the unexpanded two-list ranking."""
+    from epimem.core.text import tokenize
+
+    lists = {}
+    for ci, c in enumerate(convs):
+        bm = tr.bm25(c)
+        for qi, q in enumerate(c["questions"]):
+            dense = model.dense(tr.semq(c, q["question"]))
+            qt = set(tokenize(q["question"]))
+            lists[(ci, qi)] = {"base": tr.kw_plain(c, q["question"]), "sem": tr.sem_plain(c, q["question"]),
+                               **{g: expanded_top(bm, q["question"], expansion(model, dense, qt, *g))
+                                  for g in QE_GRID}}
+
+    def rows(rank):
+        return [[(q["category"], rp.scores([c["keys"][r] for r in rank(lists[(ci, qi)])], q, c["evidence"]))
+                 for qi, q in enumerate(c["questions"])] for ci, c in enumerate(convs)]
+
+    sem_alone = rows(lambda li: li["sem"][:10])
+    return {g: ((rows(lambda li, g=g: li[g][:10]), sem_alone),
+                {(k, w): rows(lambda li, g=g, k=k, w=w: tr.rrf([li[g], li["sem"]], k, (w, 1.0)))
+                 for k, w in itertools.product(tr.GRID_K, tr.GRID_W)})
+            for g in ("base", *QE_GRID)}
+
+
 # --- the project's own sets ---------------------------------------------------------------------
 
 def own_sets(tmp: Path, embedder: str | None, model) -> dict[str, list[dict]]:
-    """bench/recall_quality.py's quick sets, each query with a SPLADE list over the same
-    filtered items as its two candidate lists."""
+    """bench/recall_quality.py's quick sets, each query with a SPLADE list and an expanded
+    keyword list per (t, λ) over the same filtered items as its two candidate lists."""
     import recall_eval
     import recall_sets
 
+    from epimem.core.text import tokenize
     from epimem.recall import Recaller
     from epimem.recall.api import semantic_query
     from epimem.recall.rank import Filters
@@ -132,21 +192,29 @@ def own_sets(tmp: Path, embedder: str | None, model) -> dict[str, list[dict]]:
         mat = weights_matrix(model, texts)
         allowed = table.mask(Filters.make(), r.today, r.params)
         col = rq.collect(r, queries())
+        bm = tr.BM25([tokenize(t) for t in texts])
         for q in col:
-            rows = splade_top(model, mat, semantic_query(q["query"], st.lexical), allowed)
+            asked = semantic_query(q["query"], st.lexical)
+            rows = splade_top(model, mat, asked, allowed)
             q["splade"] = [table.keys[i] for i in rows if table.keys[i] in q["c"].items]
             q["ids"] = {key: it.id for key, it in q["c"].items.items()}
+            dense, qt = model.dense(asked), set(tokenize(q["query"]))
+            q["qe"] = {g: [table.keys[i] for i in expanded_top(bm, q["query"], expansion(model, dense, qt, *g), 400)
+                           if allowed[i] and table.keys[i] in q["c"].items][:DEPTH] for g in QE_GRID}
         out[name] = col
     return out
 
 
-def own_fuse(q: dict, *, k: int, w: float, x: float, mode: str = "fused", conf_weight: float = 0.05) -> list[str]:
+def own_fuse(q: dict, *, k: int, w: float, x: float, mode: str = "fused", conf_weight: float = 0.05,
+             qe: tuple | None = None) -> list[str]:
     """rank.fuse with a third list: RRF × the confidence factor, ties by keyword, semantic,
-    SPLADE rank; at x = 0 (or mode keyword / semantic) exactly the shipped order."""
+    SPLADE rank; at x = 0 (or mode keyword / semantic) exactly the shipped order. `qe`: the
+    keyword list expanded at that (t, λ) instead of the shipped one."""
     from epimem.recall.rank import NEUTRAL_CONFIDENCE, rrf
 
     c = q["c"]
-    kw = [r[0] for r in c.keyword] if mode in ("fused", "keyword") else []
+    keyword = q["qe"][qe] if qe else [r[0] for r in c.keyword]
+    kw = keyword if mode in ("fused", "keyword") else []
     sem = [r[0] for r in c.semantic] if mode in ("fused", "semantic") else []
     ex = q["splade"] if mode == "splade" or (mode == "fused" and x > 0) else []
     lists = [lst for lst in (kw, sem, ex) if lst]
@@ -253,6 +321,21 @@ def main(argv=None) -> int:
     print("\n| comparison (per-question R@5 ×100) | two lists | three lists | difference | 95 % bootstrap | "
           "p | questions better / worse |\n|---|---|---|---|---|---|---|")
     pr.show("held out, own sets' R@5 kept", pr.paired(held2, held_f))
+    # SPLADE as query expansion: no third vote, the keyword list reaches further.
+    qe = public_qe_runs(convs, model)
+    print("\n### SPLADE as query expansion for BM25 (two lists; the t words SPLADE weighs most, at λ)\n")
+    print("| t, λ | LoCoMo R@5 at k 2, w 0.75 (1 / 2 / 3 / 4 / 5 / all) | " + " | ".join(sets)
+          + " | own sets' R@5 kept |\n|---|---|" + "---|" * (len(sets) + 1))
+    for g in QE_GRID:
+        m = own_metrics(sets, k=now["k"], w=now["kw_weight"], x=0.0, qe=g)
+        kept = all(m[n]["R@5"] >= ref[n]["R@5"] - 1e-9 for n in sets)
+        print(f"| {g[0]}, {g[1]:g} | {pr.cats(rp.summary(qe[g][1][(base['k'], base['w'])]))} | "
+              + " | ".join(f"{m[n]['R@5']:.3f} / {m[n]['MRR']:.3f}" for n in sets) + f" | {'yes' if kept else 'no'} |")
+    held_qe, chosen_qe = pr.loo(convs, qe, tuple(qe))
+    print("\nheld out, (t, λ, k, w) per fold: " + ", ".join(f"{g} {k} {w:g}" for g, k, w in chosen_qe))
+    print("\n| comparison (per-question R@5 ×100) | two lists | expanded | difference | 95 % bootstrap | "
+          "p | questions better / worse |\n|---|---|---|---|---|---|---|")
+    pr.show("held out, query expansion chosen in the folds", pr.paired(pr.loo(convs, qe, ("base",))[0], held_qe))
     print(f"\ntotal {time.perf_counter() - t0:.1f} s")
     return 0
 
