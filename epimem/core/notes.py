@@ -24,6 +24,7 @@ from typing import Any, Literal, overload
 import yaml
 
 from .errors import VaultError
+from .ids import SLUG
 from .model import BASES, PERMANENCES, STATUSES, STRENGTHS, TENSION_STATUSES, Belief, Evidence, Observation, Tension
 from .nesting import MAX_DEPTH, TOO_DEEP, depth, too_deep
 from .vocabulary import date_of
@@ -495,7 +496,10 @@ def with_wikilinks(path: str, text: str) -> str | None:
     if note is None:
         return None
     v = note.meta.get(key)
-    bare = lambda x: isinstance(x, str) and x.strip() != "" and not x.strip().startswith("[[")  # noqa: E731
+    # A bare *id*: a value that names no belief file (a path, a title) is the parser's to
+    # refuse, and as [[../outside]] would name nothing either.
+    bare = lambda x: (isinstance(x, str) and not x.strip().startswith("[[")  # noqa: E731
+                      and SLUG.match(x.strip()) is not None)
     if isinstance(v, str) and bare(v):
         return edit_frontmatter(text, {key: wikilink(link_target(v))})
     if isinstance(v, list) and any(bare(x) for x in v):
@@ -659,7 +663,7 @@ def parse_tension(text: str, tension_id: str, path: str = "") -> Tension:
         belief = f"[[{belief[0][0]}]]"  # `belief: [[id]]` unquoted, as a person may type it: YAML's nested list
     if not isinstance(belief, str) or not link_target(belief):
         raise NoteError(kl.get("belief", 2), "'belief' is required (a belief id or [[wikilink]])")
-    belief = link_target(belief)
+    belief = _belief_id(link_target(belief), "belief", kl)
     status = _choice(meta, "status", kl, TENSION_STATUSES, default="unresolved")
     title, fields, links = "", {}, []
     for ln in note.body.splitlines():
@@ -690,7 +694,17 @@ def _reference(meta: dict, key: str, lines: dict) -> str:
         return ""
     if not isinstance(v, str) or not link_target(v):
         raise NoteError(lines.get(key, 2), f"'{key}' must be a belief id or [[wikilink]]")
-    return link_target(v)
+    return _belief_id(link_target(v), key, lines)
+
+
+def _belief_id(target: str, key: str, lines: dict) -> str:
+    """A reference's target when it can name a belief file (a slug); a hand edit may name a
+    path, a title or a NUL byte, which no belief file has: refused at its line, not followed."""
+    if not SLUG.match(target):
+        shown = repr(target) if len(target) <= 60 else repr(target[:60]) + "…"
+        raise NoteError(lines.get(key, 2), f"'{key}' must name a belief by its id (lowercase letters, digits "
+                                           f"and hyphens, as its file is named), not {shown}")
+    return target
 
 
 def render_tension(t: Tension) -> str:

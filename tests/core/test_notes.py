@@ -252,3 +252,32 @@ def test_a_title_yaml_would_read_as_an_impossible_date_round_trips():
                    permanence="unknown", first=date(2026, 11, 1), tags=(title,), statement="S.")
         back = parse_belief(render_belief(b), "x")
         assert (back.title, back.tags) == (title, (title,))
+
+
+@pytest.mark.parametrize("named", ['"../outside"', '"like\\0s-tabs"', '"[[Likes Tabs]]"', "beliefs/likes-tabs"])
+def test_a_tension_must_name_a_belief_by_its_id(named):
+    # A hand-edited tension may name a path, a title or a NUL byte; no belief file has such a
+    # name, so the file is refused at the field's line instead of pointing nowhere (or outside).
+    text = f"---\ndate: 2026-11-20\nbelief: {named}\nsuccessor:\nstatus: unresolved\n---\n# Q?\n"
+    with pytest.raises(NoteError, match=r"'belief' must name a belief by its id") as e:
+        parse_tension(text, "2026-11-20-x")
+    assert e.value.line == 3
+    bad_successor = "---\ndate: 2026-11-20\nbelief: likes-tabs\nsuccessor: \"[[Tabs Again]]\"\n---\n# Q?\n"
+    with pytest.raises(NoteError, match=r"'successor' must name a belief by its id") as e:
+        parse_tension(bad_successor, "2026-11-20-x")
+    assert e.value.line == 4
+
+
+def test_a_tension_may_name_a_belief_as_obsidian_links_it():
+    for named in ("likes-tabs", "[[likes-tabs]]", '"[[beliefs/likes-tabs|Likes tabs]]"', '"[[likes-tabs.md]]"'):
+        text = f"---\ndate: 2026-11-20\nbelief: {named}\n---\n# Q?\n"
+        assert parse_tension(text, "2026-11-20-x").belief == "likes-tabs"
+
+
+def test_only_a_bare_id_is_upgraded_to_a_wikilink():
+    from epimem.core.notes import with_wikilinks
+
+    text = "---\ndate: 2026-11-20\nbelief: {}\n---\n# Q?\n"
+    assert with_wikilinks("tensions/2026-11-20-x.md", text.format("likes-tabs")) == text.format('"[[likes-tabs]]"')
+    # A path names no belief file, linked or not: the parser refuses it; the upgrade leaves it be.
+    assert with_wikilinks("tensions/2026-11-20-x.md", text.format('"../outside"')) is None
