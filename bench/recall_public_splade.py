@@ -87,7 +87,7 @@ def expansion(model, dense, query_tokens: set[str], t: int, lam: float) -> dict[
     for i in np.argsort(-dense)[:400]:
         if dense[i] <= 0 or len(out) >= t:
             break
-        piece = model._tok.id_to_token(int(i))
+        piece = model.piece(i)
         words = tokenize(piece) if piece.isalpha() else []
         if words and words[0] not in query_tokens and words[0] not in out:
             out[words[0]] = float(dense[i])

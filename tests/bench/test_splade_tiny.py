@@ -63,7 +63,7 @@ def test_batched_texts_equal_one_at_a_time(model):
 def test_related_words_are_added(model):
     # What SPLADE brings that BM25 cannot: weight on a word the text does not contain.
     ids, w = model.query("Adopted a rescue dog last spring")
-    words = {model._tok.id_to_token(int(i)) for i in ids[np.argsort(-w)][:40]}
+    words = {model.piece(i) for i in ids[np.argsort(-w)][:40]}
     assert "dog" in words
     assert words - {"adopted", "a", "rescue", "dog", "last", "spring"}
 
