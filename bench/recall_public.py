@@ -4,8 +4,8 @@
     python bench/recall_public.py --embedder minilm     # the same with the MiniLM option
     python bench/recall_public.py --data DIR --json out.json
 
-DIR holds `locomo-dev.json` (default: `../shared/data/locomo-dev` beside this checkout, or
-$EPIMEM_LOCOMO). The data is CC BY-NC 4.0: it is read where it lies and every vault made
+DIR holds `locomo-dev.json` or one other LoCoMo-format JSON file, or is that file (default:
+`../shared/data/locomo-dev` beside this checkout, or $EPIMEM_LOCOMO). The data is CC BY-NC 4.0: it is read where it lies and every vault made
 from it lives in a temporary folder that is removed at the end; nothing of it is written
 into the repository or the package.
 
@@ -61,6 +61,12 @@ def default_data() -> Path:
 
 def load(folder: Path) -> list[dict]:
     path = folder / "locomo-dev.json" if folder.is_dir() else folder
+    if folder.is_dir() and not path.exists():
+        # The held-out half (or the whole of LoCoMo's locomo10.json) comes under another
+        # name: a folder holding one JSON file is read as that file.
+        found = sorted(folder.glob("*.json"))
+        if len(found) == 1:
+            path = found[0]
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except OSError as e:

@@ -97,3 +97,12 @@ def test_the_tried_harness_ranks_as_the_shipped_rankers(locomo):
     # A different k1 / b is a different ranking (the harness's parameters are live).
     assert any(tried.kw_plain(c, q["question"], k1=0.5, b=0.0)[:10] != tried.kw_plain(c, q["question"])[:10]
                for q in c["questions"])
+
+
+def test_a_folder_holding_one_json_file_under_another_name_is_read(tmp_path):
+    """The held-out half is run by others with their own file name (locomo10.json, say)."""
+    (tmp_path / "locomo-test.json").write_text('[{"sample_id": "x"}]', encoding="utf-8")
+    assert recall_public.load(tmp_path) == [{"sample_id": "x"}]
+    (tmp_path / "second.json").write_text("[]", encoding="utf-8")
+    with pytest.raises(SystemExit, match="locomo-dev.json"):
+        recall_public.load(tmp_path)   # two candidates: which one is meant is not guessed
