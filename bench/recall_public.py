@@ -251,10 +251,13 @@ def table_of(convs: list[dict], rank_fn) -> dict:
     return summary(per_query(convs, rank_fn))
 
 
-def settings_now() -> dict:
-    from epimem.recall.rank import COMMON_SHARE, KW_WEIGHT, RRF_K
+EMBEDDER = "wordllama"   # main() sets the one measured: the shipped k is that embedder's
 
-    return {"k": RRF_K, "w": KW_WEIGHT, "share": COMMON_SHARE}
+
+def settings_now() -> dict:
+    from epimem.recall.rank import COMMON_SHARE, KW_WEIGHT, rrf_k_for
+
+    return {"k": rrf_k_for(EMBEDDER), "w": KW_WEIGHT, "share": COMMON_SHARE}
 
 
 def report(convs: list[dict]) -> dict:
@@ -453,6 +456,10 @@ def main(argv=None) -> int:
     ap.add_argument("--no-cv", action="store_true", help="skip the cross-validation")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args(argv)
+    global EMBEDDER
+    from epimem.recall.embed import normalize_name
+
+    EMBEDDER = normalize_name(args.embedder)
     data = load(args.data or default_data())
     t0 = time.perf_counter()
     tmp = Path(tempfile.mkdtemp(prefix="epimem-locomo-"))

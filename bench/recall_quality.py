@@ -86,9 +86,9 @@ EMBEDDER = "wordllama"
 
 
 def settings_now() -> dict:
-    from epimem.recall.rank import KW_WEIGHT, RRF_K
+    from epimem.recall.rank import KW_WEIGHT, rrf_k_for
 
-    return {"k": RRF_K, "kw_weight": KW_WEIGHT}
+    return {"k": rrf_k_for(EMBEDDER), "kw_weight": KW_WEIGHT}
 
 
 def report(sets: dict[str, list[dict]]) -> dict:

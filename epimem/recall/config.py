@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from ..store.vault import Vault
 from .embed import DEFAULT, normalize_name
 from .errors import RecallIndexError
-from .rank import CONF_WEIGHT, RRF_K
+from .rank import CONF_WEIGHT, RRF_K, rrf_k_for
 
 
 @dataclass(frozen=True)
@@ -16,7 +16,7 @@ class Config:
     embedder: str = DEFAULT
     chroma_url: str | None = None
     ollama_url: str | None = None
-    rrf_k: int = RRF_K
+    rrf_k: int = RRF_K     # read_config gives the embedder's (rank.rrf_k_for) when the vault sets none
     confidence_weight: float = CONF_WEIGHT
     keyword_weight: float | None = None   # None: rank.KW_WEIGHT
 
@@ -78,10 +78,11 @@ def read_config(root: str | os.PathLike, *, embedder: str | None = None,
     w = meta.get("confidence_weight", meta.get("recall_confidence_weight"))
     kw = meta.get("keyword_weight")
     # An invalid number keeps the default, like every other rule parameter.
-    k = k if isinstance(k, int) and not isinstance(k, bool) and 1 <= k <= 1000 else RRF_K
+    emb = normalize_name(emb)
+    k = k if isinstance(k, int) and not isinstance(k, bool) and 1 <= k <= 1000 else rrf_k_for(emb)
     w = float(w) if isinstance(w, (int, float)) and not isinstance(w, bool) and 0 <= w <= 1 else CONF_WEIGHT
     kw = float(kw) if isinstance(kw, (int, float)) and not isinstance(kw, bool) and 0 < kw <= 100 else None
-    return Config(embedder=normalize_name(emb), chroma_url=url,
+    return Config(embedder=emb, chroma_url=url,
                   ollama_url=pick(None, "OLLAMA_HOST", "ollama_url"), rrf_k=k, confidence_weight=w,
                   keyword_weight=kw)
 

@@ -12,11 +12,11 @@ The score of an item is
 Reciprocal rank fusion needs no calibration between BM25 scores and cosine
 similarities. The confidence factor (SPEC §6: recall is weighted by effective
 confidence) lets a strong belief win a near-tie against a speculative one
-without letting confidence outrank relevance. RRF_K and KW_WEIGHT were chosen
-by leave-one-conversation-out cross-validation on public conversations
-(bench/recall_public.py, docs/recall.md); every per-query factor tried there
-(a subject factor, the keyword list's coverage and steepness) lowered recall
-and was removed. A vault can set `recall: {rrf_k: …, keyword_weight: …,
+without letting confidence outrank relevance. RRF_K (RRF_K_BY_EMBEDDER where an
+embedder differs) and KW_WEIGHT were chosen by leave-one-conversation-out
+cross-validation on public conversations (bench/recall_public.py, docs/recall.md);
+every per-query factor tried there (a subject factor, the keyword list's coverage
+and steepness) lowered recall and was removed. A vault can set `recall: {rrf_k: …, keyword_weight: …,
 confidence_weight: …}` in epistemology.md.
 """
 
@@ -34,6 +34,11 @@ from ..core.params import DEFAULTS, Params
 from .items import BELIEF, Item
 
 RRF_K = 2
+# MiniLM's list is chosen at k 5 by every fold of leave-one-conversation-out, and at k 2 its
+# fused top 5 falls under MiniLM alone on open-domain questions, which the per-category rule
+# forbids (docs/recall.md). chroma-minilm is the same network but was never measured (its
+# model downloads on first use), so it keeps the shared k.
+RRF_K_BY_EMBEDDER = {"minilm": 5}
 KW_WEIGHT = 0.75
 CONF_WEIGHT = 0.05
 # The semantic ranker embeds the query without the words found in more than this
@@ -46,6 +51,11 @@ SAME_SUBJECT = 0.8
 # An observation has no confidence of its own: it weighs what the belief it
 # supports weighs, or this when it supports none (yet).
 NEUTRAL_CONFIDENCE = 0.5
+
+
+def rrf_k_for(embedder: str) -> int:
+    """The RRF k a vault gets when it sets none: the one its embedder was cross-validated at."""
+    return RRF_K_BY_EMBEDDER.get(embedder, RRF_K)
 
 
 def scope_matches(item_scope: str, requested: str | None) -> bool:

@@ -399,3 +399,14 @@ def test_an_inline_sync_does_not_wait_for_another_chroma_update(root):
     again = Index(root).sync()
     assert again.action == "unchanged" and again.chroma == "updated" and ix.chroma_pending() == 0
     assert Index(root).collections()["belief"].get(ids=["pairs-on-incidents"])["ids"] == ["pairs-on-incidents"]
+
+
+def test_each_embedder_gets_the_rrf_k_it_was_cross_validated_at_unless_the_vault_sets_one(root):
+    from epimem.recall.rank import RRF_K_BY_EMBEDDER
+
+    assert read_config(root, embedder="wordllama").rrf_k == RRF_K
+    assert read_config(root, embedder="minilm").rrf_k == RRF_K_BY_EMBEDDER["minilm"] != RRF_K
+    (root / "epistemology.md").write_text("---\nrecall:\n  embedder: minilm\n  rrf_k: 20\n---\n")
+    assert read_config(root).rrf_k == 20
+    (root / "epistemology.md").write_text("---\nrecall:\n  embedder: minilm\n  rrf_k: lots\n---\n")
+    assert read_config(root).rrf_k == RRF_K_BY_EMBEDDER["minilm"]

@@ -49,6 +49,22 @@ def test_fused_is_at_or_above_each_ranker_alone_on_every_category(convs):
     assert fused["all"]["R@5"] >= FLOOR_R5, fused["all"]
 
 
+def test_with_minilm_too_fused_is_at_or_above_each_ranker_alone_on_every_category(locomo, monkeypatch):
+    # MiniLM's own RRF k (rank.RRF_K_BY_EMBEDDER): at the shared k 2 open-domain broke this.
+    monkeypatch.setattr(recall_public, "EMBEDDER", "minilm")
+    tmp = Path(tempfile.mkdtemp(prefix="epimem-locomo-test-"))
+    try:
+        mini = [recall_public.collect(c, tmp / f"c{i}", "minilm") for i, c in enumerate(recall_public.load(locomo))]
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    rep = recall_public.report(mini)
+    fused = rep["fused (shipped)"]
+    for alone in ("keyword alone", "semantic alone"):
+        for cat, row in fused.items():
+            assert row["R@5"] >= rep[alone][cat]["R@5"] - 1e-9, (alone, cat, row, rep[alone][cat])
+    assert fused["all"]["R@5"] >= 59.5, fused["all"]
+
+
 def test_the_replay_is_what_recall_returns(convs):
     # The bench replays fusion on collected candidates; a real `Recaller.search` on one
     # conversation's vault gives the same top 10 for a sample of its questions.
