@@ -5,9 +5,9 @@
     python bench/recall_public.py --data DIR --json out.json
 
 DIR holds `locomo-dev.json` or one other LoCoMo-format JSON file, or is that file (default:
-`../shared/data/locomo-dev` beside this checkout, or $EPIMEM_LOCOMO). The data is CC BY-NC 4.0: it is read where it lies and every vault made
-from it lives in a temporary folder that is removed at the end; nothing of it is written
-into the repository or the package.
+`../shared/data/locomo-dev` beside this checkout, or $EPIMEM_LOCOMO). The data is CC BY-NC
+4.0: it is read where it lies and every vault made from it lives in a temporary folder that is
+removed at the end; nothing of it is written into the repository or the package.
 
 The protocol (the data's README): each conversation is a vault of its own, with one belief per
 observation (its text as the title, the speaker as a tag, all on one date, all at the same
