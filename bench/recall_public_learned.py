@@ -4,6 +4,7 @@ Nothing here ships in recall; the rows are written up in docs/recall.md ("What e
 
     python bench/recall_public_learned.py                  # WordLlama, a few minutes
     python bench/recall_public_learned.py --only learned   # one family of rows
+    python bench/recall_public_learned.py --only pairwise  # ninth round: about a minute
 
 The items, vectors and lists come from bench/recall_public_tried.py's harness (the real index,
 its BM25 at the shipped parameters, the semantic ranker on the query without common words), so
@@ -19,6 +20,12 @@ the baseline row is that harness's baseline.
 - bigram: BM25 plus β × (the two terms' IDFs) for each pair of adjacent query terms found
   adjacent in the item.
 - nested: the pair bonus with β ∈ {0, 0.25, 0.5, 1} chosen inside the folds with (k, w).
+- pairwise (ninth round): the same features under a pairwise (linear RankNet: every evidence
+  candidate against every non-evidence one of the shipped fused top 30, each question counting
+  once) and a listwise objective (linear ListNet: softmax cross-entropy over the fused top 30
+  and the question's deeper evidence candidates), fitted by Newton's method in numpy; L2 chosen
+  by an inner leave-one-out inside the four training conversations; each paired, question by
+  question, against the baseline's held-out procedure (recall_public_pairs' tests).
 - qtype: the RRF (k, weight) chosen per question type (when / how many·long·often / who /
   what·which / where / why·how / other) on four conversations, applied to the fifth.
 """
@@ -109,16 +116,19 @@ def label(c, q, rows) -> np.ndarray:
     return np.array([1.0 if c["evidence"].get(c["keys"][r], set()) & gold else 0.0 for r in rows])
 
 
-def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float = 1.0, iters: int = 30) -> np.ndarray:
-    """Newton's method on the L2-penalised log loss (intercept unpenalised)."""
+def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float = 1.0, iters: int = 30,
+                 sample_weight: np.ndarray | None = None) -> np.ndarray:
+    """Newton's method on the L2-penalised log loss (intercept unpenalised), each row's loss
+    times its sample weight (1 when none is given)."""
     X = np.hstack([x, np.ones((len(x), 1))])
+    sw = np.ones(len(X)) if sample_weight is None else np.asarray(sample_weight, np.float64)
     w = np.zeros(X.shape[1])
     pen = np.full(X.shape[1], l2)
     pen[-1] = 0.0
     for _ in range(iters):
         p = 1 / (1 + np.exp(-(X @ w)))
-        g = X.T @ (p - y) + pen * w
-        h = (X * (p * (1 - p))[:, None]).T @ X + np.diag(pen + 1e-9)
+        g = X.T @ (sw * (p - y)) + pen * w
+        h = (X * (sw * p * (1 - p))[:, None]).T @ X + np.diag(pen + 1e-9)
         step = np.linalg.solve(h, g)
         w -= step
         if np.abs(step).max() < 1e-8:
@@ -297,15 +307,235 @@ def qtype_rows(convs, grid_k=tr.GRID_K, grid_w=tr.GRID_W):
     return held, chosen, Counter(types.values())
 
 
+# --- pairwise and listwise learned fusion (ninth round) ------------------------------------------
+
+TOP = 30                            # the shipped fused list's top: where the objectives look
+L2_GRID = (0.1, 1.0, 10.0, 100.0)   # chosen inside the training folds (an inner LOO), never on the test
+FEATURE_SETS = {"ranks only": (0, 1), "ranks + scores": (0, 1, 2, 3), "all seven": tuple(range(7))}
+
+
+def fused_top(c, q, top=TOP) -> list[int]:
+    """The shipped fusion's first `top` rows for the question (RRF at the shipped k and weight)."""
+    key = ("fused", q["question"], top)
+    if key not in c:
+        now = rp.settings_now()
+        c[key] = tr.rrf([tr.kw_plain(c, q["question"]), tr.sem_plain(c, q["question"])], now["k"],
+                        (now["w"], 1.0), limit=top)
+    return c[key]
+
+
+def ranked_list(c, q, top=TOP) -> tuple[np.ndarray, np.ndarray]:
+    """Indices into candidates(c, q)'s rows, and their labels: the shipped fused top `top` in its
+    order, then every other candidate that carries evidence (so a deep positive is learnt from
+    too). The negatives are only those of the fused top: the objective is about the top of the
+    ranking, not the easy negatives deep in either list."""
+    key = ("list", q["question"], top)
+    if key not in c:
+        rows, _ = candidates(c, q)
+        y = label(c, q, rows)
+        at = {r: j for j, r in enumerate(rows)}
+        head = [at[r] for r in fused_top(c, q, top)]
+        seen = set(head)
+        idx = np.array(head + [j for j in range(len(rows)) if y[j] and j not in seen], dtype=np.int64)
+        c[key] = (idx, y[idx])
+    return c[key]
+
+
+def pair_rows(lists) -> tuple[np.ndarray, np.ndarray]:
+    """RankNet's pairs: for each list (features, labels), every positive less every negative,
+    each pair weighted 1 / (the list's number of pairs) so each question counts once. Lists
+    with no positive or no negative give no pair."""
+    diffs, wts = [], []
+    for x, y in lists:
+        pos, neg = x[y > 0], x[y == 0]
+        if not len(pos) or not len(neg):
+            continue
+        d = (pos[:, None, :] - neg[None, :, :]).reshape(-1, x.shape[1])
+        diffs.append(d)
+        wts.append(np.full(len(d), 1.0 / len(d)))
+    if not diffs:
+        return np.zeros((0, lists[0][0].shape[1] if lists else 0)), np.zeros(0)
+    return np.vstack(diffs), np.concatenate(wts)
+
+
+def fit_pairwise(lists, l2=1.0) -> np.ndarray:
+    """A linear RankNet: the pairwise logistic loss Σ log(1 + exp(−w·(x⁺ − x⁻))) + l2/2 |w|², as
+    fit_logistic on the differences and their negations (labels 1 and 0: by that symmetry its
+    intercept stays at 0, and the loss is counted twice, so the penalty is 2 × l2)."""
+    d, wt = pair_rows(lists)
+    w = fit_logistic(np.vstack([d, -d]), np.concatenate([np.ones(len(d)), np.zeros(len(d))]), 2 * l2,
+                     sample_weight=np.concatenate([wt, wt]))
+    return w[:-1]
+
+
+def listwise_loss(w, lists, l2=0.0):
+    """ListNet's top-one cross-entropy with the labels' uniform distribution as the target:
+    Σ over lists of −Σ t log softmax(x w), t = y / Σ y, + l2/2 |w|²; lists with no positive
+    are skipped. Returns (loss, gradient, Hessian), summed over the lists without a loop in Python."""
+    keep = [(x, y) for x, y in lists if y.sum() > 0]
+    X = np.vstack([x for x, _ in keep])
+    t = np.concatenate([y / y.sum() for _, y in keep])
+    starts = np.cumsum([0] + [len(y) for _, y in keep])[:-1]
+    group = np.repeat(np.arange(len(keep)), [len(y) for _, y in keep])
+    s = X @ w
+    m = np.maximum.reduceat(s, starts)
+    e = np.exp(s - m[group])
+    z = np.add.reduceat(e, starts)
+    p = e / z[group]
+    loss = float(-(t * (s - m[group] - np.log(z[group]))).sum() + 0.5 * l2 * w @ w)
+    grad = X.T @ (p - t) + l2 * w
+    u = np.add.reduceat(X * p[:, None], starts)
+    hess = (X * p[:, None]).T @ X - u.T @ u + l2 * np.eye(len(w))
+    return loss, grad, hess
+
+
+def fit_listwise(lists, l2=1.0, iters=50) -> np.ndarray:
+    """Newton's method with step halving on listwise_loss (convex in w)."""
+    w = np.zeros(lists[0][0].shape[1])
+    loss, g, h = listwise_loss(w, lists, l2)
+    for _ in range(iters):
+        step = np.linalg.solve(h + 1e-9 * np.eye(len(w)), g)
+        a = 1.0
+        while a > 1e-6:
+            new = listwise_loss(w - a * step, lists, l2)
+            if new[0] <= loss + 1e-12:
+                break
+            a /= 2
+        else:
+            break
+        w = w - a * step
+        done = abs(loss - new[0]) < 1e-10 * max(1.0, abs(loss))
+        loss, g, h = new
+        if done or np.abs(a * step).max() < 1e-9:
+            break
+    return w
+
+
+FITTERS = {"pairwise (RankNet)": fit_pairwise, "listwise (ListNet)": fit_listwise}
+
+
+def train_lists(convs, which, feats, top=TOP):
+    """The training lists (raw features, labels) of the conversations `which`."""
+    out = []
+    for j in which:
+        c = convs[j]
+        for q in c["questions"]:
+            idx, y = ranked_list(c, q, top)
+            out.append((candidates(c, q)[1][idx][:, feats], y))
+    return out
+
+
+def fit_on(convs, which, feats, fit, l2, top=TOP):
+    """Weights, mean and spread fitted on the conversations `which` (features standardised on
+    their training lists' rows)."""
+    lists = train_lists(convs, which, feats, top)
+    allx = np.vstack([x for x, _ in lists])
+    mu, sd = allx.mean(0), allx.std(0) + 1e-9
+    return fit([(standardise(x, mu, sd), y) for x, y in lists], l2), mu, sd
+
+
+def rank_with(c, q, feats, model, pool="top", top=TOP) -> list[int]:
+    """The question's top 10 rows under a linear score: pool "top" reorders the shipped fused top
+    `top`, "union" ranks every candidate of both top 100s; ties go to the fused order (then the
+    union's order)."""
+    w, mu, sd = model
+    rows, x = candidates(c, q)
+    at = {r: j for j, r in enumerate(rows)}
+    head = [at[r] for r in fused_top(c, q, top)]
+    if pool == "union":
+        seen = set(head)
+        head += [j for j in range(len(rows)) if j not in seen]
+    s = standardise(x[head][:, feats], mu, sd) @ w
+    order = sorted(range(len(head)), key=lambda n: (-s[n], n))[:10]
+    return [rows[head[n]] for n in order]
+
+
+def score_conv(c, feats, model, pool):
+    return [(q["category"], rp.scores([c["keys"][r] for r in rank_with(c, q, feats, model, pool)], q, c["evidence"]))
+            for q in c["questions"]]
+
+
+def nested_rows(convs, feats, fit, pools=("top", "union"), alone=None, grid=L2_GRID):
+    """Leave one conversation out, L2 chosen inside: for each held-out conversation, each L2 of
+    the grid is scored by an inner leave-one-out over the other four (train on three, rank the
+    fourth), the best there under the per-category rule (fused at or above each ranker alone on
+    every category of the four, when any L2 is; then R@5; ties: the larger L2) is fitted on all
+    four and ranks the fifth. Per pool: the held-out rows, and the L2 chosen per fold."""
+    held = {p: [] for p in pools}
+    chosen = {p: [] for p in pools}
+    first = {}
+    for i in range(len(convs)):
+        train = [j for j in range(len(convs)) if j != i]
+        inner = {p: {} for p in pools}
+        for l2 in grid:
+            got = {p: [] for p in pools}
+            for j in train:
+                model = fit_on(convs, [t for t in train if t != j], feats, fit, l2)
+                for p in pools:
+                    got[p].append(score_conv(convs[j], feats, model, p))
+            for p in pools:
+                inner[p][l2] = rp.summary(got[p])
+        ref = [rp.summary([a[j] for j in train]) for a in alone] if alone else []
+        for p in pools:
+            best = max(grid, key=lambda l2, p=p: (rp.never_below(inner[p][l2], ref),
+                                                   round(inner[p][l2]["all"]["R@5"], 6), l2))
+            model = fit_on(convs, train, feats, fit, best)
+            held[p].append(score_conv(convs[i], feats, model, p))
+            chosen[p].append(best)
+            if i == 0:
+                first[p] = model
+    return held, chosen, first
+
+
+def pairwise_report(convs, kw_rows, sem_rows, pools=("top", "union"), grid=L2_GRID):
+    """Every (objective, feature set, pool) row against the baseline's held-out procedure."""
+    import recall_public_pairs as pairs
+
+    got = pairs.runs(convs, (0.0,))
+    base_held, base_chosen = pairs.loo(convs, got, (0.0,))
+    kw_alone, sem_alone = rp.summary(kw_rows), rp.summary(sem_rows)
+    b = rp.summary(base_held)
+    print(f"baseline held-out (k, w) per fold {[g[1:] for g in base_chosen]}: {cats(b)}"
+          f"{'' if rp.never_below(b, [kw_alone, sem_alone]) else ' (below)'}\n", flush=True)
+    print("| model | features | pool | held-out R@5 (1 / 2 / 3 / 4 / 5 / all) | rule | L2 per fold | "
+          "− baseline held-out | 95 % bootstrap | p | better / worse | per conversation (sign-flip p) |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    out = {}
+    for (mname, fit), (fname, feats) in itertools.product(FITTERS.items(), FEATURE_SETS.items()):
+        t = time.perf_counter()
+        held, chosen, first = nested_rows(convs, feats, fit, pools, (kw_rows, sem_rows), grid)
+        for p in pools:
+            s = rp.summary(held[p])
+            ok = rp.never_below(s, [kw_alone, sem_alone])
+            r = pairs.paired(base_held, held[p])
+            cd = pairs.conv_diffs(base_held, held[p])
+            print(f"| {mname} | {fname} | {'fused top ' + str(TOP) if p == 'top' else 'union of both top 100'} | "
+                  f"{cats(s)} | {'holds' if ok else 'broken'} | {', '.join(f'{x:g}' for x in chosen[p])} | "
+                  f"{r['diff']:+.2f} | [{r['ci'][0]:+.2f}, {r['ci'][1]:+.2f}] | {r['p']:.3f} | "
+                  f"{r['better']} / {r['worse']} | {', '.join(f'{x:+.1f}' for x in cd)} "
+                  f"({pairs.conv_sign_p(cd):.3f}) |",
+                  flush=True)
+            out[(mname, fname, p)] = (s, ok, chosen[p], r)
+        w, mu, sd = first[pools[0]]
+        print(f"    fold-1 weights per raw unit ({time.perf_counter() - t:.0f} s): " + ", ".join(
+            f"{FEATURES[f]} {w[j] / sd[j]:+.3g}" for j, f in enumerate(feats)), flush=True)
+    return out
+
+
 # --- output ---------------------------------------------------------------------------------------
 
 def cats(s):
     return " / ".join(f"{s[c]['R@5']:.1f}" for c in (1, 2, 3, 4, 5, "all"))
 
 
+def alone_rows(convs):
+    """Per conversation, per question: the scores of the keyword and the semantic list alone."""
+    return (tr.per_query(convs, lambda c, q: tr.kw_plain(c, q["question"])[:10]),
+            tr.per_query(convs, lambda c, q: tr.sem_plain(c, q["question"])[:10]))
+
+
 def alone_tables(convs):
-    kw = tr.per_query(convs, lambda c, q: tr.kw_plain(c, q["question"])[:10])
-    sem = tr.per_query(convs, lambda c, q: tr.sem_plain(c, q["question"])[:10])
+    kw, sem = alone_rows(convs)
     return rp.summary(kw), rp.summary(sem)
 
 
@@ -313,7 +543,9 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data", type=Path, default=None)
     ap.add_argument("--embedder", default=None)
-    ap.add_argument("--only", default=None, help="learned, ql, bigram or qtype")
+    ap.add_argument("--only", default=None, help="learned, pairwise, ql, bigram, nested or qtype")
+    ap.add_argument("--l2", default=",".join(f"{x:g}" for x in L2_GRID),
+                    help="pairwise: the L2 grid the inner folds choose from (comma-separated)")
     args = ap.parse_args(argv)
     data = rp.load(args.data or rp.default_data())
     t0 = time.perf_counter()
@@ -343,6 +575,10 @@ def main(argv=None) -> int:
                 w, mu, sd = ws[0]
                 print("    fold-1 weights (per raw unit): " + ", ".join(
                     f"{FEATURES[f]} {w[j] / sd[j]:+.3g}" for j, f in enumerate(feats)), flush=True)
+    if want("pairwise"):
+        grid = tuple(float(x) for x in args.l2.split(","))
+        print(f"pairwise / listwise: L2 chosen inside the folds from {grid}; lists: the shipped fused top {TOP}")
+        pairwise_report(convs, *alone_rows(convs), grid=grid)
     if want("ql"):
         for mu in (5, 10, 25, 50, 100, 300):
             r = tr.judge(convs, ql_dirichlet(mu), tr.sem_plain, None, None)
