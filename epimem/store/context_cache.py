@@ -259,8 +259,9 @@ def redact_records(cache: dict, patterns=None) -> dict:
 # The index of the context: one row per belief file, through the one per-file cache.
 INDEX_NAME = "context"
 # 2: in store/statcache, with its settle rule per entry; 3: rows as readers are shown them
-# (SPEC rules 21, 23), a refused edit with its line; 4: a tension row's `asked`.
-INDEX_VERSION = 4
+# (SPEC rules 21, 23), a refused edit with its line; 4: a tension row's `asked`; 5: a hand edit
+# dated after the machine's day is refused (rule 20 in `core.reading.breaks`).
+INDEX_VERSION = 5
 
 
 def refresh_context(root: str | os.PathLike, today: date | None = None,
