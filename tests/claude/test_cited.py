@@ -147,3 +147,28 @@ def test_citing_a_forgotten_belief_is_refused_and_nothing_is_written(cli, vault)
     assert r.code != 0 and "--cited" in r.err and "small-pull-requests" in r.err and "forgotten" in r.err
     assert "Ran the suite against Postgres" not in "".join(
         p.read_text() for p in (vault.root / "observations").glob("*.md"))
+
+
+def test_used_never_confirmed_counts_sessions_and_lists_only_beliefs_still_held(cli, vault, tmp_path):
+    """The audit's list: a session that cites a belief counts once however many observations it
+    recorded; a belief retired or superseded since, or confirmed, is not waiting to be confirmed."""
+    from epimem.claude.session_end import record_from_transcript
+
+    _beliefs(vault)
+    for title in ("Old editor habit", "Confirmed habit"):
+        vault.add_belief(title=title, statement=f"{title}.", kind="workflow", basis="behavioral",
+                         permanence="durable", confidence=0.6)
+    root = str(vault.root)
+    t = tmp_path / "session.jsonl"
+    shutil.copy(FIXTURE, t)
+    with t.open("a", encoding="utf-8") as f:
+        f.write(json.dumps(_turn("assistant", "u-901", "u-006", "Per [small-pull-requests], [old-editor-habit] "
+                                                               "and [confirmed-habit], kept it small.")) + "\n")
+    report, notes = record_from_transcript(vault, t)
+    assert report is not None and len(report.results) >= 2, notes  # one session, several observations
+    assert cli("--vault", root, "observe", "--session", "s-2", "--connects", "confirmed-habit", "--strength",
+               "confirming", "--evidence", "Kept to the habit again in review.", "--cited", "small-pull-requests",
+               "--cited", "old-editor-habit").code == 0
+    assert cli("--vault", root, "belief", "retire", "old-editor-habit", "--note", "no longer").code == 0
+    used = cli("--vault", root, "mirror", "audit", "--json").json()["used_unconfirmed"]
+    assert [(u["id"], u["cited"]) for u in used] == [("small-pull-requests", 2)], used
