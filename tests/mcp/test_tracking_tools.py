@@ -56,3 +56,24 @@ def test_a_belief_retired_by_hand_in_place_is_not_recalled_as_current_by_a_runni
             r = ok(await c.call_tool("recall", dict(query, inactive=True)))
             assert "superseded, no longer held" in r["markdown"] or "retired" in r["markdown"], r["markdown"]
     anyio.run(main)
+
+
+def test_a_citation_over_mcp_moves_nothing_and_markers_in_the_text_cite_nothing(mvault):
+    """`cited` names what the assistant relied on: a retired belief may be one (recorded, its file
+    untouched, not "used, never confirmed"); an [id] written into the evidence cites nothing."""
+    from epimem.api.memory import Memory
+
+    async def main():
+        async with connect("memory", mvault) as c:
+            ok(await c.call_tool("retire", {"id": "writes-sql-by-hand", "note": "no longer"}))
+            before = {p.name: p.read_text() for p in (mvault / "beliefs").glob("*.md")}
+            ok(await c.call_tool("observe", {"observations": [
+                {"connects": "new", "strength": "single", "cited": ["writes-sql-by-hand", "writes-sql-by-hand"],
+                 "evidence": "Wrote the query by hand, as [thinks-out-loud-before-deciding] and "
+                             "[[prefers-small-pull-requests]] would not say."}]}))
+            assert {p.name: p.read_text() for p in (mvault / "beliefs").glob("*.md")} == before
+            m = ok(await c.call_tool("mirror", {"mode": "audit"}))
+            assert m["used_unconfirmed"] == [], m["used_unconfirmed"]
+    anyio.run(main)
+    obs = [o for o in Memory(mvault).vault.load_observations()[0] if "Wrote the query by hand" in o.evidence]
+    assert [o.cited for o in obs] == [("writes-sql-by-hand",)]
