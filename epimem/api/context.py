@@ -19,6 +19,10 @@ from ..core import kernel
 from ..core import text as core_text
 from ..store.context_cache import FALLBACK_PARAMS, effective, tier
 
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: the hook imports this module and must stay lean
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
 # Budgets are given in tokens, like `recall --budget-tokens`, and converted to
 # characters at recall's estimate for ASCII text (one token per 3 characters,
 # deliberately high, so the real count stays below the budget).
@@ -125,9 +129,12 @@ def _belief_line(eff: float, rec: dict, prm: dict, gist: bool = True, asked: boo
 
 
 def render_context(cache: dict | None, info: dict | None, *, cwd: str, today: date,
-                   budget: int = DEFAULT_BUDGET, vault_label: str = "", waiting: int = 0) -> str:
+                   budget: int = DEFAULT_BUDGET, vault_label: str = "", waiting: int = 0,
+                   current: Callable[[str], bool] | None = None) -> str:
     """The additionalContext text: facts about the vault, then the beliefs that fit the budget.
-    `waiting`: the proposals in the review inbox (SPEC §15), said in one line."""
+    `waiting`: the proposals in the review inbox (SPEC §15), said in one line. `current(id)`:
+    whether a belief the cache lists may still be shown as current, for a cache read as it is
+    (`store.context_cache.still_current`); a belief it refuses is left out."""
     budget = max(0, min(int(budget), MAX_CHARS))
     prm = (cache or {}).get("params") or FALLBACK_PARAMS
     head: list[str] = []
@@ -182,6 +189,8 @@ def render_context(cache: dict | None, info: dict | None, *, cwd: str, today: da
         for _, eff, rec in ranked:
             if shown >= MAX_BELIEFS:
                 break
+            if current is not None and not current(rec["id"]):
+                continue
             line = _belief_line(eff, rec, prm, asked=rec["id"] in marked)
             if used + len(line) + 1 > budget:
                 line = _belief_line(eff, rec, prm, gist=False, asked=rec["id"] in marked)  # the title alone

@@ -771,10 +771,10 @@ def sent(mem: Service, remote: str) -> None:
 
 
 def tombstones(mem: Service) -> tuple[str, ...]:
-    from ..core.forget import KIND
+    from ..core.forget import is_forgotten
 
     bs, _ = mem.vault.load_beliefs()
-    return tuple(sorted(b.id for b in bs if b.kind == KIND and b.status == "retired"))
+    return tuple(sorted(b.id for b in bs if is_forgotten(b)))
 
 
 def reforget(mem: Service, changed: Iterable[str] | None) -> str | None:

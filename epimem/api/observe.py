@@ -134,10 +134,7 @@ def _observe(mem: Service, parsed: list[tuple[Observation, dict]], params: Param
         return extra.get("depends_on", ())
 
     for obs, extra in fresh:
-        missing = [c for c in obs.cited if not mem.vault.path(f"beliefs/{c}.md").is_file()]
-        if missing:
-            raise InputError(f"'cited' names no belief of this vault: {', '.join(missing)} (cite an [id] "
-                             "the session context or recall showed)", field="cited")
+        _check_cited(mem, obs.cited)
         if obs.connects == "new" and extra.get("title"):
             bid = unique_id(slugify(extra["title"]), known | set(beliefs))
             b = rules.new_belief_from_observation(
@@ -509,6 +506,23 @@ def check_input(n: int, item: dict, source: str, session: str | None,
                       source=text("source") or source, session=sess,
                       cited=tuple(dict.fromkeys(c.strip() for c in cited)))
     return obs, extra
+
+
+def _check_cited(mem: Service, cited: tuple[str, ...]) -> None:
+    """An observation's `cited` names beliefs of this vault that the user has not forgotten
+    (citing one would record something about it again); InputError naming the field if not."""
+    missing = [c for c in cited if not mem.vault.path(f"beliefs/{c}.md").is_file()]
+    if missing:
+        raise InputError(f"'cited' names no belief of this vault: {', '.join(missing)} (cite an [id] "
+                         "the session context or recall showed)", field="cited")
+    for c in cited:
+        try:
+            day = forgotten_on(read_text(mem.vault.path(f"beliefs/{c}.md"), f"beliefs/{c}.md"))
+        except (OSError, VaultError):
+            continue  # a file that cannot be read is no tombstone; `validate` names it
+        if day is not None:
+            raise InputError(f"'cited' names {c}, forgotten at the user's request on {day}: nothing is recorded "
+                             "about it any more (leave it out)", field="cited")
 
 
 def _depends_on(n: int, item: dict, connects: str) -> tuple[str, ...]:

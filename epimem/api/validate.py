@@ -33,6 +33,7 @@ def validate(mem: Service) -> list[Problem]:
     # A malformed belief is reported once, as itself, not again by everything that links to it.
     ids = {b.id for b in snap.beliefs} | {Path(p.path).stem for p in snap.problems if p.path.startswith("beliefs/")}
     obs_ids = {o.id for o in snap.observations}
+    status = {b.id: b.status for b in snap.beliefs}
     for b in snap.beliefs:
         for fld, msg in rules.rule_problems(b, params, today=real):
             problems.append(Problem(b.path, key_line(root / b.path, fld), msg))
@@ -40,6 +41,12 @@ def validate(mem: Service) -> list[Problem]:
             if s not in ids:
                 problems.append(Problem(b.path, key_line(root / b.path, "supersedes"),
                                         f"supersedes unknown belief '{s}'"))
+            elif b.status == "active" and status.get(s) == "active":
+                # SPEC §14: the old one is shown as current until the user's word supersedes it.
+                problems.append(Problem(b.path, key_line(root / b.path, "supersedes"),
+                                        f"supersedes '{s}', which is still active and shown as current: "
+                                        f"`epimem belief supersede {s} --by {b.id}` records the change "
+                                        "(or take it out of this list)"))
         for d in b.depends_on:
             if d not in ids:
                 problems.append(Problem(b.path, key_line(root / b.path, "depends_on"),

@@ -39,7 +39,7 @@ from ..core.errors import EpimemError
 from ..store import sessions as sessions_file
 from ..store import vault_format
 from ..store.clock import lenient_today, lenient_write_day
-from ..store.context_cache import FALLBACK_PARAMS, cache_path, read_context_cache, signature
+from ..store.context_cache import FALLBACK_PARAMS, cache_path, read_context_cache, signature, still_current
 from ..store.files import VaultLock, journal_pending, lock_path
 from ..store.paths import inbox_waiting, is_vault, resolve_root
 
@@ -280,8 +280,9 @@ def session_start(vault: str | None = None, today: str | None = None, budget_tok
         except OSError as e:
             _log(f"could not start the background commit: {e}")
     _maybe_refresh(root, cache)
+    # The cache as it is, but no belief its file no longer holds (SPEC §14) before the refresh reads it.
     text = render_context(cache, info, cwd=cwd, today=day, budget=chars, vault_label=vault_label(root),
-                          waiting=inbox_waiting(root))
+                          waiting=inbox_waiting(root), current=still_current(root))
     if pending:
         text = (f"epimem: a git {pending} is unfinished in the user's vault ({vault_label(root)}): its files are "
                 "half merged, so record nothing now; `epimem sync` (or any epimem command) says how to finish it.\n"

@@ -17,6 +17,7 @@ import os
 import re
 from typing import Any
 
+from ..core.forget import is_forgotten
 from ..core.model import PERMANENCES, STRENGTHS
 from ..core.redact import redact
 from .transcript import (
@@ -316,7 +317,7 @@ def record_from_transcript(memory, path, use_llm: bool = False, *, session: str 
     today = memory.write_today.isoformat()
     items = [dict(i, date=min(i["date"], today)) if isinstance(i.get("date"), str) else i for i in items]
     # What the assistant relied on, as it cited it: recorded on each observation of the session.
-    cited = cited_beliefs(t, {b.id for b in memory.beliefs(status=None)})
+    cited = cited_beliefs(t, {b.id for b in memory.beliefs(status=None) if not is_forgotten(b)})
     if cited:
         items = [dict(i, cited=list(cited)) for i in items]
     # Nobody watches this pass write: with `review: required` its items wait in the inbox.

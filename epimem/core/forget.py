@@ -84,6 +84,11 @@ def needles(f: Forgetting) -> tuple[bytes, ...]:
 
 # --- tombstones ---------------------------------------------------------------------------------
 
+def is_forgotten(b) -> bool:
+    """Whether a parsed belief is what `tombstone` leaves (`is_tombstone` judges a file's text)."""
+    return b.kind == KIND and b.status == "retired"
+
+
 def tombstone(belief_id: str, day: date) -> str:
     """The file a forgotten belief leaves: its id (the file name) and the day, nothing of what it said.
     A valid retired belief, so every reader shows it as retired and none shows what it was."""

@@ -45,29 +45,35 @@ class Seen:
 
 # --- rule 21: what is shown is what is valid --------------------------------------------------
 
-def breaks(b: Belief, params: Params, today: date | None = None) -> str:
+def breaks(b: Belief, params: Params, today: date | None = None, *, real: date | None = None) -> str:
     """Why no reader may show this state of a belief ("" when one may): the rules that a
-    well-formed file can still break, as `validate` and `epimem commit` judge them (rule 18)."""
+    well-formed file can still break, as `validate` and `epimem commit` judge them (rule 18).
+
+    Rule 20's future dates are judged against `real`, the machine's day (None: not judged), never
+    against `today`, which may be a test's or a replay's `--today`. A reader passes it for the
+    file as it is (a hand edit dated after the machine's day is refused like any other: it would
+    freeze decay and rank the belief as the newest of its subject), not for the committed state
+    it falls back on, which epimem wrote (a date ahead of this machine's is another machine's
+    clock; decay counts from min(date, today))."""
     from . import rules  # imported by the first reader that judges a belief: recall's query path never does
 
-    # Not rule 20's future dates: `today` here may be a test's or a replay's `--today`, and a
-    # date after it harms no reader (decay counts from min(date, today)); `validate` and the
-    # writers judge it against the machine's clock.
-    return "; ".join(msg for _, msg in rules.rule_problems(b, params, today=None))
+    return "; ".join(msg for _, msg in rules.rule_problems(b, params, today=real))
 
 
-def why_not(now: Belief | Problem, params: Params, today: date | None = None) -> str:
+def why_not(now: Belief | Problem, params: Params, today: date | None = None, *, real: date | None = None) -> str:
     """"" when readers may show `now`, a belief file as parsed (or the problem parsing it), else why not."""
     if isinstance(now, Problem):
         return f"line {now.line}: {now.message}"
-    return breaks(now, params, today)
+    return breaks(now, params, today, real=real)
 
 
 def last_valid(path: str, belief_id: str, why: str, committed: str | None, params: Params,
-               today: date | None = None, *, problem: Problem | None = None) -> Seen:
+               today: date | None = None, *, problem: Problem | None = None, now: Belief | None = None) -> Seen:
     """A belief file readers may not show as it is (`why`), shown as `committed` (its text at HEAD,
     None when it has none), redacted, if that is valid; else not shown, with `problem` (how the
-    file's own parse failed) or one saying why."""
+    file's own parse failed) or one saying why. When the committed state is the file as it is
+    (`now`, as parsed: no hand edit, only a date ahead of this machine's day), it is shown as it
+    is, with no line about an edit."""
     old = None
     if committed is not None:
         try:
@@ -75,7 +81,10 @@ def last_valid(path: str, belief_id: str, why: str, committed: str | None, param
         except NoteError:
             old = None
     if old is not None and not breaks(old, params, today):
-        return Seen(belief(old, params.redact), Refused(path, why))
+        shown = belief(old, params.redact)
+        if now is not None and replace(shown, path="") == replace(now, path=""):
+            return Seen(now)
+        return Seen(shown, Refused(path, why))
     return Seen(None, problem=problem or Problem(path, 1, f"{why}; not shown until the file is fixed"))
 
 

@@ -77,7 +77,7 @@ class UsedItem:
     title: str
     confidence: float
     effective_confidence: float
-    cited: int               # observations whose session cited it
+    cited: int               # sessions that cited it (an observation without a session is one)
     last_cited: date
 
 
@@ -348,13 +348,16 @@ def belief_candidates(unconnected: tuple[ObservationView, ...], min_size: int = 
 
 def used_unconfirmed(snapshot: Snapshot, beliefs: list[Belief], views: dict[str, BeliefView]) -> tuple[UsedItem, ...]:
     """Active beliefs cited in some session (an observation's `cited`) and never confirmed —
-    a verified fact or a pinned belief is not waiting for behaviour to confirm it."""
-    cited: dict[str, list[date]] = {}
+    a verified fact or a pinned belief is not waiting for behaviour to confirm it. Counted by
+    session: each observation of a session carries what the session cited."""
+    cited: dict[str, dict[str, date]] = {}
     for o in snapshot.observations:
         for c in o.cited:
-            cited.setdefault(c, []).append(o.date)
+            by_session = cited.setdefault(c, {})
+            key = o.session or o.id
+            by_session[key] = max(o.date, by_session.get(key, o.date))
     out = [UsedItem(b.id, b.title, views[b.id].confidence, views[b.id].effective_confidence,
-                    len(cited[b.id]), max(cited[b.id]))
+                    len(cited[b.id]), max(cited[b.id].values()))
            for b in beliefs
            if b.id in cited and b.confirmed is None and b.basis != "fact" and not b.pinned]
     return tuple(sorted(out, key=lambda u: (-u.cited, u.id)))

@@ -11,7 +11,9 @@ current: on first use it syncs the index with the files (building it when
 missing, rebuilding it when corrupt), and later whenever a file is added,
 removed or replaced in `beliefs/` or `observations/` (epimem's own writes
 replace files atomically, which changes the directory). An in-place edit by
-an editor is seen by `epimem watch`, `epimem index sync`, or `Recaller.sync()`.
+an editor (which leaves the directory as it was) is seen by `epimem watch`, `epimem index sync`,
+`Recaller.sync()`, and by a query one of whose results comes from the edited file: each result's
+file is checked (one stat) before it is served.
 """
 
 from __future__ import annotations
@@ -306,13 +308,19 @@ class Recaller:
             return self._search(text, limit, f, mode, conf_weight, k, with_text, kw_weight, as_typed)
 
     def _search(self, text: str, limit: int, f: Filters, mode: str, conf_weight: float, k: int,
-                with_text: bool, kw_weight: float | None = None, as_typed: bool = False) -> list[Hit]:
+                with_text: bool, kw_weight: float | None = None, as_typed: bool = False,
+                again: bool = True) -> list[Hit]:
         c = self.candidates(text, f, depth=max(DEPTH, 3 * limit), mode=mode, as_typed=as_typed)
         if c is None:
             return []
         ranked = fuse(c.keyword, c.semantic, c.confidence, limit=limit, mode=mode, k=k,
                       conf_weight=conf_weight, kw_weight=self.keyword_weight if kw_weight is None else kw_weight)
         st = c.state
+        if again and self.auto_sync and self._saved_in_place(st, {c.items[r.key].path for r in ranked}):
+            # A file a result comes from was saved in place since the index read it: read again
+            # before serving it (SPEC §14: a belief retired by hand is never served as current).
+            self.sync(wait=False)
+            return self._search(text, limit, f, mode, conf_weight, k, with_text, kw_weight, as_typed, again=False)
         ranked = self._newer_first(st, ranked, c.items)
         texts = self._texts(st, [r.key for r in ranked]) if with_text else {}
         # What recall returns may go to a model: redacted whatever its source (a secret typed by hand).
@@ -358,6 +366,23 @@ class Recaller:
         kw = [r for r in kw if r[0] in items]
         sem = [r for r in sem if r[0] in items]
         return Candidates(st, kw, sem, confidence, items)
+
+    def _saved_in_place(self, st: State, paths: Iterable[str]) -> bool:
+        """Whether a file of `paths` changed since the index read it, though the folders' mtimes
+        (which `state` watches) did not move: an editor's save in place. One stat a result; a
+        file the index keeps no (mtime, size) of (one that does not parse) is not asked about."""
+        files = st.manifest.get("files") or {}
+        for rel in paths:
+            meta = files.get(rel)
+            if not rel or meta is None:
+                continue
+            try:
+                now = os.stat(self.root / rel)
+            except OSError:
+                return True  # gone: renamed or deleted
+            if (now.st_mtime_ns, now.st_size) != (meta[0], meta[1]):
+                return True
+        return False
 
     def _newer_first(self, st: State, ranked: list, items: dict) -> list:
         """Of two results about the same subject (cosine similarity ≥ rank.SAME_SUBJECT), the

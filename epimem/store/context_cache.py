@@ -89,6 +89,52 @@ def read_context_cache(root: str | os.PathLike) -> dict | None:
     return cache
 
 
+def still_current(root: str | os.PathLike):
+    """For a reader of the cache as it is (the hook, while a refresh runs in the background):
+    `current(id)`, whether a belief the cache lists as active may still be shown as current.
+
+    SPEC §14: a superseded or retired belief is never shown as current. A file changed since the
+    cache was written (an editor's save, in place or by rename; a sync) is read for its `status`
+    line, and one that no longer says `active`, or is gone, is not shown until the refresh has
+    read it as every reader does. An unchanged file costs one stat."""
+    try:
+        built = os.stat(cache_path(root)).st_mtime_ns
+    except OSError:
+        built = 0
+    bdir = os.path.join(root, "beliefs")
+
+    def current(bid: str) -> bool:
+        path = os.path.join(bdir, bid + ".md")
+        try:
+            if os.stat(path).st_mtime_ns < built:
+                return True
+            with open(path, encoding="utf-8", errors="replace") as fh:
+                head = fh.read(STATUS_READ)
+        except (OSError, ValueError):
+            return False
+        return frontmatter_status(head) == "active"
+
+    return current
+
+
+STATUS_READ = 8192  # a belief's frontmatter is far shorter
+
+
+def frontmatter_status(text: str) -> str | None:
+    """The `status` a belief file's frontmatter gives (`active` when it names none, as the parser
+    reads it); None when the text has no frontmatter to read."""
+    lines = text.splitlines()
+    if not lines or lines[0].lstrip("\ufeff").strip() != "---":
+        return None
+    for line in lines[1:]:
+        if line.strip() == "---":
+            return "active"
+        if line.startswith("status:"):
+            value = line[len("status:"):].split(" #", 1)[0].strip().strip("'\"").strip()
+            return value or "active"
+    return None
+
+
 # --- building it (pure) --------------------------------------------------------------
 
 def gist(statement: str, limit: int = GIST_CHARS) -> str:
@@ -213,8 +259,9 @@ def redact_records(cache: dict, patterns=None) -> dict:
 # The index of the context: one row per belief file, through the one per-file cache.
 INDEX_NAME = "context"
 # 2: in store/statcache, with its settle rule per entry; 3: rows as readers are shown them
-# (SPEC rules 21, 23), a refused edit with its line; 4: a tension row's `asked`.
-INDEX_VERSION = 4
+# (SPEC rules 21, 23), a refused edit with its line; 4: a tension row's `asked`; 5: a hand edit
+# dated after the machine's day is refused (rule 20 in `core.reading.breaks`).
+INDEX_VERSION = 5
 
 
 def refresh_context(root: str | os.PathLike, today: date | None = None,

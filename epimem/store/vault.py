@@ -431,7 +431,11 @@ class Reader:
     broken), so a vault with none runs no git; with some, one `git cat-file` reads them all."""
 
     def __init__(self, vault: Vault, today: date):
+        from .clock import machine_day
+
         self.vault, self.today = vault, today
+        # Rule 20 for a hand edit: judged against the machine's day, never a replayed `today`.
+        self.real = machine_day()
         self.params = vault.params()[0]
         # What a cache of what this reader shows was redacted with: one redacted otherwise is stale.
         self.redacted_with = _patterns_key(self.params.redact)
@@ -451,12 +455,15 @@ class Reader:
         text redacted, and its committed text when a hand edit was refused (None: nothing to
         give); and what it shows."""
         now = self.parse(rel, text) if isinstance(text, str) else text
-        if isinstance(now, Belief) and isinstance(text, str) and not reading.breaks(now, self.params, self.today):
+        if isinstance(now, Belief) and isinstance(text, str) \
+                and not reading.breaks(now, self.params, self.today, real=self.real):
             return reading.text(rel, text, self.params.redact), reading.Seen(now)
         committed = self.committed([rel])[0]
-        seen = reading.last_valid(rel, rel[len("beliefs/"):-3], reading.why_not(now, self.params, self.today),
+        seen = reading.last_valid(rel, rel[len("beliefs/"):-3],
+                                  reading.why_not(now, self.params, self.today, real=self.real),
                                   committed, self.params, self.today,
-                                  problem=now if isinstance(now, Problem) else None)
+                                  problem=now if isinstance(now, Problem) else None,
+                                  now=now if isinstance(now, Belief) else None)
         shown = committed if seen.belief is not None else None
         return (reading.text(rel, shown, self.params.redact) if shown is not None else None), seen
 
@@ -477,31 +484,32 @@ class Reader:
         """What readers are shown of each belief file, parsed (`parse`, `load_beliefs`)."""
         params, today = self.params, self.today
         out: list[reading.Seen | None] = []
-        pending: list[tuple[int, str, str, str, Problem | None]] = []  # (at, path, id, why, its problem)
+        # (at, path, id, why, its problem, the belief as it is)
+        pending: list[tuple[int, str, str, str, Problem | None, Belief | None]] = []
         for now in items:
             if isinstance(now, Problem):
                 bid = now.path[len("beliefs/"):-3] if now.path.endswith(".md") else ""
                 if not _valid_id(bid):
                     out.append(reading.Seen(None, problem=now))  # a name no belief can have
                     continue
-                pending.append((len(out), now.path, bid, reading.why_not(now, params, today), now))
+                pending.append((len(out), now.path, bid, reading.why_not(now, params, today), now, None))
                 out.append(None)
                 continue
-            why = reading.breaks(now, params, today)
+            why = reading.breaks(now, params, today, real=self.real)
             if not why:
                 out.append(reading.Seen(now))
                 continue
-            pending.append((len(out), now.path or f"beliefs/{now.id}.md", now.id, why, None))
+            pending.append((len(out), now.path or f"beliefs/{now.id}.md", now.id, why, None, now))
             out.append(None)
-        for (at, rel, bid, why, problem), text in zip(pending, self.committed([p[1] for p in pending])):
-            out[at] = reading.last_valid(rel, bid, why, text, params, today, problem=problem)
+        for (at, rel, bid, why, problem, was), text in zip(pending, self.committed([p[1] for p in pending])):
+            out[at] = reading.last_valid(rel, bid, why, text, params, today, problem=problem, now=was)
         return [s for s in out if s is not None]
 
     def settle(self, beliefs: list[Belief], problems: list[Problem]
                ) -> tuple[list[Belief], list[Problem], list[Refused]]:
         """`load_beliefs`' result as readers show it: (beliefs, files not shown, edits refused)."""
         if not any(p.path.startswith("beliefs/") for p in problems) \
-                and not any(reading.breaks(b, self.params, self.today) for b in beliefs):
+                and not any(reading.breaks(b, self.params, self.today, real=self.real) for b in beliefs):
             return beliefs, problems, []  # the common case: every file shown as it is
         at_rest = [p for p in problems if not p.path.startswith("beliefs/")]
         seen = self.seen([*beliefs, *(p for p in problems if p.path.startswith("beliefs/"))])

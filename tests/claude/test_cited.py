@@ -102,3 +102,73 @@ def test_cited_survives_export_and_import(vault, tmp_path):
     assert back.cited == o.cited
     assert "cited" not in render_observation(Observation(id="obs-1", date=vault.today, evidence="x",
                                                          strength="single", basis="behavioral", connects="new"))
+
+
+def _turn(role: str, uuid: str, parent: str, text: str) -> dict:
+    rec = {"type": role, "uuid": uuid, "parentUuid": parent, "sessionId": SESSION,
+           "timestamp": "2026-11-30T10:30:00.000Z", "cwd": "/home/ada/code/webshop"}
+    if role == "user":
+        rec["message"] = {"role": "user", "content": text}
+    else:
+        rec["message"] = {"id": f"msg_{uuid}", "type": "message", "role": "assistant", "model": "m",
+                          "content": [{"type": "text", "text": text}]}
+    return rec
+
+
+def test_the_transcript_pass_counts_only_what_the_assistant_cited_of_beliefs_still_kept(cli, vault, tmp_path):
+    """A user quoting an [id] is not the assistant relying on it; a belief the user had forgotten
+    is cited of nothing: citing it would record something about it again."""
+    from epimem.claude.session_end import record_from_transcript
+
+    _beliefs(vault)
+    vault.add_belief(title="Likes dark mode", statement="Works in dark themes.", kind="preference",
+                     basis="behavioral", permanence="durable", confidence=0.6)
+    assert cli("--vault", str(vault.root), "forget", "likes-dark-mode", "--yes").code == 0
+    t = tmp_path / "session.jsonl"
+    shutil.copy(FIXTURE, t)
+    with t.open("a", encoding="utf-8") as f:
+        for rec in (_turn("user", "u-900", "u-006", "The session context says [tests-against-real-systems]; "
+                                                   "is that right?"),
+                    _turn("assistant", "u-901", "u-900", "As [small-pull-requests] and [likes-dark-mode] say, "
+                                                         "I kept the change small.")):
+            f.write(json.dumps(rec) + "\n")
+    report, notes = record_from_transcript(vault, t)
+    assert report is not None and report.results, notes
+    assert all(r.observation.cited == ("small-pull-requests",) for r in report.results)
+
+
+def test_citing_a_forgotten_belief_is_refused_and_nothing_is_written(cli, vault):
+    _beliefs(vault)
+    root = str(vault.root)
+    assert cli("--vault", root, "forget", "small-pull-requests", "--yes").code == 0
+    r = cli("--vault", root, "observe", "--session", "s-3", "--connects", "tests-against-real-systems",
+            "--strength", "confirming", "--evidence", "Ran the suite against Postgres.", "--cited",
+            "small-pull-requests")
+    assert r.code != 0 and "--cited" in r.err and "small-pull-requests" in r.err and "forgotten" in r.err
+    assert "Ran the suite against Postgres" not in "".join(
+        p.read_text() for p in (vault.root / "observations").glob("*.md"))
+
+
+def test_used_never_confirmed_counts_sessions_and_lists_only_beliefs_still_held(cli, vault, tmp_path):
+    """The audit's list: a session that cites a belief counts once however many observations it
+    recorded; a belief retired or superseded since, or confirmed, is not waiting to be confirmed."""
+    from epimem.claude.session_end import record_from_transcript
+
+    _beliefs(vault)
+    for title in ("Old editor habit", "Confirmed habit"):
+        vault.add_belief(title=title, statement=f"{title}.", kind="workflow", basis="behavioral",
+                         permanence="durable", confidence=0.6)
+    root = str(vault.root)
+    t = tmp_path / "session.jsonl"
+    shutil.copy(FIXTURE, t)
+    with t.open("a", encoding="utf-8") as f:
+        f.write(json.dumps(_turn("assistant", "u-901", "u-006", "Per [small-pull-requests], [old-editor-habit] "
+                                                               "and [confirmed-habit], kept it small.")) + "\n")
+    report, notes = record_from_transcript(vault, t)
+    assert report is not None and len(report.results) >= 2, notes  # one session, several observations
+    assert cli("--vault", root, "observe", "--session", "s-2", "--connects", "confirmed-habit", "--strength",
+               "confirming", "--evidence", "Kept to the habit again in review.", "--cited", "small-pull-requests",
+               "--cited", "old-editor-habit").code == 0
+    assert cli("--vault", root, "belief", "retire", "old-editor-habit", "--note", "no longer").code == 0
+    used = cli("--vault", root, "mirror", "audit", "--json").json()["used_unconfirmed"]
+    assert [(u["id"], u["cited"]) for u in used] == [("small-pull-requests", 2)], used

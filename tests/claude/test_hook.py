@@ -220,6 +220,31 @@ def test_stale_cache_is_used_then_refreshed(filled, project):
     assert "Reads the changelog first" in json.loads(r.stdout)["hookSpecificOutput"]["additionalContext"]
 
 
+def test_a_belief_retired_or_superseded_by_hand_is_never_served_as_current_from_the_cache(filled, project):
+    """SPEC §14: the cache is read as it is while a refresh runs in the background, but a belief
+    whose file now says it is no longer held is not listed as current in the meantime."""
+    root = filled.root
+    text = json.loads(run_hook(startup(project), root).stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "[prefers-small-pull-requests]" in text and "[thinks-out-loud-before-deciding]" in text
+    folder_mtime = os.stat(root / "beliefs").st_mtime_ns
+    # Retired in place (Obsidian: the folder's mtime, the cache's signature, does not move) ...
+    small = root / "beliefs" / "prefers-small-pull-requests.md"
+    small.write_text(small.read_text().replace("status: active", "status: retired"))
+    os.utime(root / "beliefs", ns=(folder_mtime, folder_mtime))
+    # ... superseded by an editor that saves by rename, and one renamed away in the file manager.
+    thinks = root / "beliefs" / "thinks-out-loud-before-deciding.md"
+    tmp = root / "beliefs" / ".thinks.tmp"
+    tmp.write_text(thinks.read_text().replace("status: active", 'status: "superseded"  # by hand'))
+    os.replace(tmp, thinks)
+    os.replace(root / "beliefs" / "webshop-uses-postgres-16.md", root / "beliefs" / "postgres.md")
+    for args in ((), ("--budget-tokens", "120")):
+        r = run_hook(startup(project, source="resume"), root, *args)
+        text = json.loads(r.stdout)["hookSpecificOutput"]["additionalContext"]
+        for bid in ("prefers-small-pull-requests", "thinks-out-loud-before-deciding", "webshop-uses-postgres-16"):
+            assert f"[{bid}]" not in text, (args, text)
+    assert wait_for(lambda: quiet(root))
+
+
 def test_old_cache_is_refreshed_after_an_in_place_save(filled, project):
     root = filled.root
     target = next(p for p in (root / "beliefs").glob("*.md"))

@@ -38,3 +38,42 @@ def test_successor_answer_and_calibration_over_mcp(mvault):
             assert m["mode"] == "calibration" and m["figures"]["verdicts"] == 2
             assert m["markdown"].startswith("# Calibration")
     anyio.run(main)
+
+
+def test_a_belief_retired_by_hand_in_place_is_not_recalled_as_current_by_a_running_server(mvault):
+    """SPEC §14: a long-lived server keeps its index loaded and an editor's in-place save does not
+    change the folder it watches; a belief retired so is still never served as current."""
+    async def main():
+        async with connect("memory", mvault) as c:
+            query = {"query": "small pull requests", "budget_tokens": 200}
+            r = ok(await c.call_tool("recall", query))
+            assert r["results"][0]["id"] == "prefers-small-pull-requests"
+            p = mvault / "beliefs" / "prefers-small-pull-requests.md"
+            p.write_text(p.read_text().replace("status: active", "status: retired"))  # in place
+            r = ok(await c.call_tool("recall", query))
+            assert "prefers-small-pull-requests" not in [h["id"] for h in r["results"]]
+            assert "[prefers-small-pull-requests]" not in r["markdown"]
+            r = ok(await c.call_tool("recall", dict(query, inactive=True)))
+            assert "superseded, no longer held" in r["markdown"] or "retired" in r["markdown"], r["markdown"]
+    anyio.run(main)
+
+
+def test_a_citation_over_mcp_moves_nothing_and_markers_in_the_text_cite_nothing(mvault):
+    """`cited` names what the assistant relied on: a retired belief may be one (recorded, its file
+    untouched, not "used, never confirmed"); an [id] written into the evidence cites nothing."""
+    from epimem.api.memory import Memory
+
+    async def main():
+        async with connect("memory", mvault) as c:
+            ok(await c.call_tool("retire", {"id": "writes-sql-by-hand", "note": "no longer"}))
+            before = {p.name: p.read_text() for p in (mvault / "beliefs").glob("*.md")}
+            ok(await c.call_tool("observe", {"observations": [
+                {"connects": "new", "strength": "single", "cited": ["writes-sql-by-hand", "writes-sql-by-hand"],
+                 "evidence": "Wrote the query by hand, as [thinks-out-loud-before-deciding] and "
+                             "[[prefers-small-pull-requests]] would not say."}]}))
+            assert {p.name: p.read_text() for p in (mvault / "beliefs").glob("*.md")} == before
+            m = ok(await c.call_tool("mirror", {"mode": "audit"}))
+            assert m["used_unconfirmed"] == [], m["used_unconfirmed"]
+    anyio.run(main)
+    obs = [o for o in Memory(mvault).vault.load_observations()[0] if "Wrote the query by hand" in o.evidence]
+    assert [o.cited for o in obs] == [("writes-sql-by-hand",)]

@@ -317,3 +317,21 @@ def test_depends_on_merges_like_tags_and_travels_in_an_export(berlin, tmp_path):
         portability.export(berlin, fh)
     text = out.read_text()
     assert '"depends_on": ["[[lives-in-berlin]]"]' in text and '"successor": "lives-in-munich"' in text
+
+
+def test_a_belief_written_by_hand_to_supersede_one_still_active_is_reported_with_the_command(berlin, cli):
+    """The old one gets `status: superseded` only by the user's word through epimem; a new note
+    that names it in `supersedes` while it stays current is said by `validate`, not left silent."""
+    root = berlin.root
+    munich = render_belief(parse_belief(
+        "---\ntitle: Lives in Munich\nkind: fact\nbasis: self-report\nconfidence: 0.40\npermanence: durable\n"
+        f"first: {TODAY}\nstatus: active\nsupersedes: [\"[[lives-in-berlin]]\"]\n---\nLives in Munich.\n",
+        "lives-in-munich"))
+    (root / "beliefs" / "lives-in-munich.md").write_text(munich)
+    r = cli("--vault", root, "validate", "--json")
+    line = 1 + next(i for i, ln in enumerate(munich.splitlines()) if ln.startswith("supersedes:"))
+    assert any(p["path"] == "beliefs/lives-in-munich.md" and p["line"] == line and "lives-in-berlin" in p["message"]
+               and "epimem belief supersede lives-in-berlin --by lives-in-munich" in p["message"]
+               for p in r.json()["problems"]), r.out
+    assert cli("--vault", root, "belief", "supersede", "lives-in-berlin", "--by", "lives-in-munich").code == 0
+    assert not any("supersede" in p["message"] for p in cli("--vault", root, "validate", "--json").json()["problems"])

@@ -111,6 +111,32 @@ def test_a_hand_edited_future_date_is_reported_and_not_committed(real_clock, cli
     assert "beliefs/avoids-orms.md" in status
 
 
+def test_a_hand_edited_future_date_is_read_as_last_committed_and_outranks_nothing(real_clock, cli, tmp_path):
+    """A model (or a careless edit) setting `confirmed` in the future on an old belief: refused by
+    `validate`, so every reader shows the belief as committed (rule 21) — decayed as it was, and
+    ranked as the older of two beliefs on one subject (recall's newer-first), not as the newer."""
+    root = real_clock.root
+    old = (REAL - timedelta(days=300)).isoformat()
+    assert cli("--vault", root, "--today", old, "belief", "add", "--title", "Indents code with tabs",
+               "--statement", "Indents source code with tabs rather than spaces.", "--kind", "preference",
+               "--basis", "behavioral", "--permanence", "durable", "--confidence", "0.6").code == 0
+    assert cli("--vault", root, "belief", "add", "--title", "Indents code with spaces",
+               "--statement", "Indents source code with spaces rather than tabs.", "--kind", "preference",
+               "--basis", "behavioral", "--permanence", "durable", "--confidence", "0.6").code == 0
+    p = root / "beliefs/indents-code-with-tabs.md"
+    p.write_text(p.read_text().replace("confirmed:", f"confirmed: {FUTURE}", 1))
+    d = cli("--vault", root, "recall", "indents with tabs", "--json").json()
+    ids = [h["id"] for h in d["results"]]
+    assert ids.index("indents-code-with-spaces") < ids.index("indents-code-with-tabs"), d["results"]
+    tabs = next(h for h in d["results"] if h["id"] == "indents-code-with-tabs")
+    assert tabs["effective_confidence"] < 0.5  # 300 days of decay, not frozen by the edit
+    assert any(r["path"] == "beliefs/indents-code-with-tabs.md" and "rule 20" in r["message"]
+               for r in d["refused"]), d
+    show = cli("--vault", root, "belief", "show", "indents-code-with-tabs", "--json").json()
+    assert show["confirmed"] is None and show["effective_confidence"] == tabs["effective_confidence"]
+    assert "confirmed: " + FUTURE in p.read_text()  # the edit is left for the user to fix
+
+
 def test_the_hook_counts_on_the_machines_day_whatever_today_says(real_clock, tmp_path):
     payload = {"session_id": "s-1", "cwd": str(tmp_path), "hook_event_name": "SessionStart", "source": "startup"}
     r = subprocess.run([EPIMEM, "hook", "session-start", "--vault", str(real_clock.root), "--today", FUTURE],
