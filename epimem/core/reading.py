@@ -82,8 +82,9 @@ def last_valid(path: str, belief_id: str, why: str, committed: str | None, param
             old = None
     if old is not None and not breaks(old, params, today):
         shown = belief(old, params.redact)
-        if now is not None and replace(shown, path="") == replace(now, path=""):
-            return Seen(now)
+        # Compared before redaction: a belief holding a secret is still the file as it is.
+        if now is not None and replace(old, path="") == replace(now, path=""):
+            return Seen(shown)
         return Seen(shown, Refused(path, why))
     return Seen(None, problem=problem or Problem(path, 1, f"{why}; not shown until the file is fixed"))
 

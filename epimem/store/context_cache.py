@@ -121,17 +121,22 @@ STATUS_READ = 8192  # a belief's frontmatter is far shorter
 
 
 def frontmatter_status(text: str) -> str | None:
-    """The `status` a belief file's frontmatter gives (`active` when it names none, as the parser
-    reads it); None when the text has no frontmatter to read."""
+    """The `status` a belief file's frontmatter gives (`active` when it names none); None when
+    it cannot be told without the parser. Not `core.notes`: importing it (and YAML) costs the hook
+    some 30 ms, and this reads one key of a file the refresh is about to parse anyway, so any
+    doubt — a second `status`, a quoted or spaced key — answers None, and the belief waits."""
     lines = text.splitlines()
     if not lines or lines[0].lstrip("\ufeff").strip() != "---":
         return None
+    found = None
     for line in lines[1:]:
         if line.strip() == "---":
-            return "active"
-        if line.startswith("status:"):
-            value = line[len("status:"):].split(" #", 1)[0].strip().strip("'\"").strip()
-            return value or "active"
+            return found or "active"
+        key = line.split(":", 1)[0]
+        if key == "status" and found is None:
+            found = line[len("status:"):].split(" #", 1)[0].strip().strip("'\"").strip() or "active"
+        elif ":" in line and key.strip().strip("'\"") == "status":
+            return None
     return None
 
 

@@ -169,3 +169,23 @@ def test_only_the_test_suite_sets_the_clock_switch():
         for p in (root / folder).rglob("*"):
             if p.is_file():
                 assert "EPIMEM_TEST_CLOCK" not in p.read_text(errors="replace"), p
+
+
+def test_a_committed_state_dated_ahead_holding_a_secret_is_shown_redacted_and_not_as_a_refused_edit():
+    # Another machine's clock ran ahead and the statement holds a key: what epimem committed is the
+    # file as it is, so no "hand edit refused" line; and what is shown is redacted (rule 23).
+    from epimem.core import reading
+    from epimem.core.notes import parse_belief
+    from epimem.core.params import DEFAULTS
+
+    key = "sk-ant-Qw8Er7Ty6Ui5Op4As3Df2Gh1Jk"
+    text = ("---\ntitle: Keeps keys in env\nkind: habit\nbasis: behavioral\nconfidence: 0.40\npermanence: durable\n"
+            f"first: {PAST}\nconfirmed: {FUTURE}\nchallenged:\nstatus: active\ntags: []\nscope: global\n"
+            f"pinned: false\nsupersedes: []\n---\nPasted {key} once.\n\n## Evidence\n")
+    now = parse_belief(text, "keeps-keys-in-env", "beliefs/keeps-keys-in-env.md")
+    why = reading.why_not(now, DEFAULTS, REAL, real=REAL)
+    assert "rule 20" in why
+    seen = reading.last_valid("beliefs/keeps-keys-in-env.md", "keeps-keys-in-env", why, text, DEFAULTS, REAL,
+                              now=now)
+    assert seen.refused is None and seen.belief is not None
+    assert key not in seen.belief.statement

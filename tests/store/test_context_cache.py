@@ -118,3 +118,15 @@ def test_a_tension_naming_no_belief_id_asks_nothing_and_raises_nothing(vault):
             f"---\ndate: 2026-11-1{n}\nbelief: {named}\nstatus: unresolved\n---\n# Question {n}?\n")
     c = context.refresh_context(root, TODAY)
     assert [q["belief"] for q in c["questions"]] == ["b001"]
+
+
+def test_the_hooks_status_read_gives_up_on_anything_the_parser_would_read_otherwise():
+    assert context.frontmatter_status(belief_text(1, 0.5)) == "active"
+    assert context.frontmatter_status(belief_text(1, 0.5, status="retired")) == "retired"
+    assert context.frontmatter_status("---\ntitle: My status: done\n---\nText.\n") == "active"
+    assert context.frontmatter_status("---\nstatus: 'superseded'  # by hand\n---\n") == "superseded"
+    # YAML takes the last of two keys, a quoted key and a spaced one: the parser's to read.
+    assert context.frontmatter_status("---\nstatus: active\nstatus: retired\n---\n") is None
+    assert context.frontmatter_status('---\n"status": retired\n---\n') is None
+    assert context.frontmatter_status("---\nstatus : retired\n---\n") is None
+    assert context.frontmatter_status("no frontmatter\n") is None
