@@ -47,7 +47,7 @@ def _bash(lines: str, env=None) -> str:
     return r.stdout
 
 
-def test_bash_completes_with_the_generated_script(tmp_path, vault):
+def test_bash_completes_with_the_generated_script(tmp_path, vault, monkeypatch):
     vault.add_belief(title="Prefers small PRs", statement="Splits work.", kind="workflow", basis="behavioral",
                      permanence="durable")
     f = tmp_path / "epimem.bash"
@@ -62,7 +62,7 @@ def test_bash_completes_with_the_generated_script(tmp_path, vault):
     assert comp("epimem", "bel") == ["belief"]
     assert comp("epimem", "belief", "show", "") == ["prefers-small-prs"]
     assert comp("epimem", "tensions", "--status", "w") == ["watching"]
-    os.chdir(tmp_path)
+    monkeypatch.chdir(tmp_path)  # os.chdir left every later test of the worker in a deleted folder
     assert comp("epimem", "export", "--out", "no") == ["notes.txt"]
     assert "complete -o nosort -F _epimem_completion epimem" in _bash(f"source {f}; complete -p epimem")
 
