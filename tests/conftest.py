@@ -2,9 +2,43 @@
 
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
 
 import pytest
+
+# Set at import, before xdist starts its workers, so they and their subprocesses inherit it:
+#
+# Some CI images set PYTHONDONTWRITEBYTECODE. Under it every `python -m epimem` a test starts
+# compiles epimem from source again, and pytest rewrites every test module on every run. The
+# cache goes where Python puts it, in gitignored __pycache__ folders.
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+sys.dont_write_bytecode = False
+
+
+def _temp_in_memory(root: str = "/dev/shm", need: int = 2 << 30) -> None:
+    """The tests' temporary folders on tmpfs where the machine has room for them. A default run
+    makes ~1,800 vaults, each a git repository (half a gigabyte, 60k files, written and deleted):
+    on a virtual disk that is I/O the run waits for, on the CPU budget of two cores. Same
+    file-system semantics that matter here (POSIX renames, locks, mtimes, inotify); a container's
+    64 MB /dev/shm, or none (macOS), leaves the system's temp folder in charge. A developer's own
+    PYTEST_DEBUG_TEMPROOT or TMPDIR wins."""
+    if "PYTEST_DEBUG_TEMPROOT" in os.environ or "TMPDIR" in os.environ:
+        return
+    try:
+        st = os.statvfs(root)
+    except OSError:
+        return
+    if st.f_bavail * st.f_frsize < need or not os.access(root, os.W_OK | os.X_OK):
+        return
+    import tempfile
+
+    os.environ["PYTEST_DEBUG_TEMPROOT"] = os.environ["TMPDIR"] = root
+    tempfile.tempdir = None  # gettempdir() caches its first answer
+
+
+_temp_in_memory()
 
 ROOT = Path(__file__).resolve().parent.parent
 TODAY = "2026-11-30"
