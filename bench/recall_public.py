@@ -254,6 +254,16 @@ def table_of(convs: list[dict], rank_fn) -> dict:
 EMBEDDER = "wordllama"   # main() sets the one measured: the shipped k is that embedder's
 
 
+def use_embedder(name: str | None) -> str:
+    """Measure `name` (None: the default): the shipped k `settings_now` gives is that embedder's.
+    Every bench that fuses at the shipped settings calls this from its main."""
+    global EMBEDDER
+    from epimem.recall.embed import normalize_name
+
+    EMBEDDER = normalize_name(name)
+    return EMBEDDER
+
+
 def settings_now() -> dict:
     from epimem.recall.rank import COMMON_SHARE, KW_WEIGHT, rrf_k_for
 
@@ -456,10 +466,7 @@ def main(argv=None) -> int:
     ap.add_argument("--no-cv", action="store_true", help="skip the cross-validation")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args(argv)
-    global EMBEDDER
-    from epimem.recall.embed import normalize_name
-
-    EMBEDDER = normalize_name(args.embedder)
+    use_embedder(args.embedder)
     data = load(args.data or default_data())
     t0 = time.perf_counter()
     tmp = Path(tempfile.mkdtemp(prefix="epimem-locomo-"))

@@ -547,6 +547,7 @@ def main(argv=None) -> int:
     ap.add_argument("--l2", default=",".join(f"{x:g}" for x in L2_GRID),
                     help="pairwise: the L2 grid the inner folds choose from (comma-separated)")
     args = ap.parse_args(argv)
+    rp.use_embedder(args.embedder)
     data = rp.load(args.data or rp.default_data())
     t0 = time.perf_counter()
     convs = tr.collect(data, args.embedder)

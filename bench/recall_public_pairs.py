@@ -144,6 +144,7 @@ def main(argv=None) -> int:
     ap.add_argument("--data", type=Path, default=None)
     ap.add_argument("--embedder", default=None)
     args = ap.parse_args(argv)
+    rp.use_embedder(args.embedder)
     data = rp.load(args.data or rp.default_data())
     t0 = time.perf_counter()
     convs = tr.collect(data, args.embedder)

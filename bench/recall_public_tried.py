@@ -240,7 +240,8 @@ def sem_plain(c, q):
 
 
 def first_pass(c, q, m):
-    return rrf([kw_plain(c, q), sem_plain(c, q)], 2, (0.75, 1.0), limit=m)
+    now = rp.settings_now()
+    return rrf([kw_plain(c, q), sem_plain(c, q)], now["k"], (now["w"], 1.0), limit=m)
 
 
 def kw_rm3(m, t, lam):
@@ -413,6 +414,7 @@ def main(argv=None) -> int:
     ap.add_argument("--embedder", default=None, help="wordllama (default) or minilm")
     ap.add_argument("--only", default=None, help="run only the rows whose name contains this")
     args = ap.parse_args(argv)
+    rp.use_embedder(args.embedder)
     data = rp.load(args.data or rp.default_data())
     t0 = time.perf_counter()
     convs = collect(data, args.embedder)

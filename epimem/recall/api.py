@@ -35,7 +35,7 @@ from .bm25 import tokenize, tokens_with_words
 from .config import Config, read_config
 from .embed import MAX_CHARS
 from .errors import Corrupt
-from .index import Index, Report
+from .index import Index, Report, judged_on
 from .items import BELIEF, OBSERVATION
 from .manifest import SUBDIRS, State, refused_from
 from .rank import (
@@ -217,7 +217,9 @@ class Recaller:
         return self.vault.params()[0]
 
     def _dirs(self):
-        out = []
+        """What says the index may be behind the files: the two folders' mtimes, and the machine's
+        day (a long-lived server reads a hand edit dated ahead as refused only until that day)."""
+        out: list = [judged_on()]
         for sub in SUBDIRS:
             try:
                 st = os.stat(self.root / sub)

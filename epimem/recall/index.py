@@ -151,6 +151,30 @@ class Status:
                 "problems": [{"path": p.path, "line": p.line, "message": p.message} for p in self.problems]}
 
 
+def judged_on() -> str:
+    """The machine's day the index judges rule 20 against ("" under the test clock, which judges
+    no date), as readers judge it (store/vault.Reader.real)."""
+    from ..store.clock import machine_day
+
+    day = machine_day()
+    return day.isoformat() if day else ""
+
+
+def _day_dependent(manifest: dict, now: dict) -> set[str]:
+    """The indexed files whose reading may differ today from the day the index judged them.
+    A hand edit dated ahead of the machine's day is refused (rule 20) until that day comes, with
+    the file unchanged: a refused file is judged again on a new day. An index written before
+    readers judged dates at all (no `judged`) may hold such an edit as it is: every belief file
+    is read once more (parsing, not embedding: an unchanged text keeps its vector)."""
+    judged = manifest.get("judged")
+    if judged == judged_on():
+        return set()
+    again = set(manifest.get("refused") or {})
+    if judged is None:
+        again |= {rel for rel in manifest["files"] if rel.startswith("beliefs/")}
+    return {rel for rel in again if rel in now}
+
+
 def _shown(store: str) -> str:
     """The store as status shows it: a server's URL may hold a password."""
     from ..core.redact import redact
@@ -329,7 +353,7 @@ class Index:
         manifest = {"embedder": emb.fingerprint, "embedder_name": self.config.embedder,
                     "store": self.config.store, "files": manifest_files,
                     "problems": problems, "items": len(items), "refused": refused,
-                    "redacted": reader.redacted_with}
+                    "redacted": reader.redacted_with, "judged": judged_on()}
         t = time.perf_counter()
         save_state(self.paths, manifest, table, lexical, vectors)
         self._mark_chroma(everything=True)
@@ -400,16 +424,23 @@ class Index:
                 touched[rel] = [mt, size, sha]
             else:
                 changed[rel] = (data, [mt, size, sha])
+        for rel in sorted(_day_dependent(manifest, now) - changed.keys()):
+            try:
+                data = (self.root / rel).read_bytes()
+            except OSError:
+                continue
+            changed[rel] = (data, [*now[rel], sha256_bytes(data)])
         deleted = [rel for rel in old_files if rel not in now]
         # A malformed file is kept out of `files` until it parses; if it is
         # deleted instead, only its problem entry is left to drop.
         problems = manifest.get("problems") or {}
         vanished = [rel for rel in problems if rel not in now and rel not in old_files]
         if not changed and not deleted:
-            if touched or vanished:
+            if touched or vanished or manifest.get("judged") != judged_on():
                 man = dict(manifest)
                 man["files"] = {**old_files, **touched}
                 man["problems"] = {rel: rows for rel, rows in problems.items() if rel not in vanished}
+                man["judged"] = judged_on()
                 save_manifest(self.paths, man)
                 manifest = man
             return Report("unchanged", items=int(manifest.get("items", 0)), files=len(old_files),
@@ -515,8 +546,14 @@ class Index:
         lexical = lexical.append(tokenize(it.text) for it in embed)
         vectors = vectors.edited(keep, new_vecs, [it.text for it in embed])
 
-        manifest.update(files=files_meta, problems=problems, items=len(new_table), refused=refused)
-        save_state(self.paths, manifest, new_table, lexical, vectors)
+        manifest.update(files=files_meta, problems=problems, items=len(new_table), refused=refused,
+                        judged=judged_on())
+        if not (embed or meta_only or gone):
+            # Files read again (a new day, a touched file) that hold what they held: the index
+            # files stay as they are; only the manifest says what was read, and when.
+            save_manifest(self.paths, manifest)
+        else:
+            save_state(self.paths, manifest, new_table, lexical, vectors)
         self._mark_chroma(keys=[*gone, *(it.key for it in meta_only), *(it.key for it in embed)])
         rep.items, rep.files = len(new_table), len(files_meta)
         rep.problems = problems_from(manifest)

@@ -88,3 +88,22 @@ def test_paired_tests_find_a_consistent_gain_and_not_a_lone_one():
     assert mixed["better"] == 12 and mixed["worse"] == 8
     exact = sum(math.comb(20, k) for k in range(21) if abs(k - (20 - k)) >= 4) / 2 ** 20
     assert mixed["p"] == pytest.approx(exact, abs=0.02)
+
+
+def test_each_bench_fuses_at_the_measured_embedders_shipped_k(monkeypatch):
+    # A MiniLM run of the tried harness fused its first pass at k 2, WordLlama's k, after MiniLM
+    # got its own (rank.RRF_K_BY_EMBEDDER): every bench's main names the embedder it measures.
+    import recall_public as rp
+
+    from epimem.recall.rank import rrf_k_for
+
+    monkeypatch.setattr(rp, "EMBEDDER", rp.EMBEDDER)
+    seen = []
+    monkeypatch.setattr(tried, "kw_plain", lambda c, q: [0, 1, 2])
+    monkeypatch.setattr(tried, "sem_plain", lambda c, q: [2, 1, 0])
+    monkeypatch.setattr(tried, "rrf", lambda lists, k, weights, limit=10: seen.append((k, weights)) or [])
+    for name in ("wordllama", "minilm"):
+        assert rp.use_embedder(name) == name
+        tried.first_pass({}, "q", 3)
+        assert seen[-1][0] == rp.settings_now()["k"] == rrf_k_for(name)
+    assert seen[0][0] != seen[1][0]

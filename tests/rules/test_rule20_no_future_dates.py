@@ -189,3 +189,55 @@ def test_a_committed_state_dated_ahead_holding_a_secret_is_shown_redacted_and_no
                               now=now)
     assert seen.refused is None and seen.belief is not None
     assert key not in seen.belief.statement
+
+
+EDITED = "Writes SQL by hand, even for migrations."
+
+
+def _hand_edit_ahead(root, day: str) -> Path:
+    # The statement is reworded too: the edit is seen, or not, in what recall returns.
+    p = root / "beliefs/avoids-orms.md"
+    p.write_text(p.read_text().replace("confirmed:", f"confirmed: {day}", 1).replace("Writes SQL by hand.", EDITED))
+    return p
+
+
+def _recalled(cli, root) -> dict:
+    d = cli("--vault", root, "recall", "writes SQL by hand", "--json").json()
+    hit = next(h for h in d["results"] if h["id"] == "avoids-orms")
+    refused = [r for r in d["refused"] if r["path"] == "beliefs/avoids-orms.md"]
+    return {"text": hit["text"], "refused": refused}
+
+
+def test_an_index_written_before_dates_were_judged_reads_a_hand_edit_ahead_again(real_clock, cli, monkeypatch):
+    # The index of an epimem that showed a hand edit dated ahead as it is (here: built under the
+    # test clock, which judges no date, and without the `judged` day the manifest now carries)
+    # kept serving it until the file changed. The next sync reads every belief file once more.
+    root = real_clock.root
+    _hand_edit_ahead(root, FUTURE)
+    monkeypatch.setenv("EPIMEM_TEST_CLOCK", "1")
+    assert _recalled(cli, root) == {"text": EDITED, "refused": []}
+    manifest = root / ".epimem/recall/manifest.json"
+    m = json.loads(manifest.read_text())
+    del m["judged"]
+    manifest.write_text(json.dumps(m))
+    monkeypatch.delenv("EPIMEM_TEST_CLOCK")
+    got = _recalled(cli, root)
+    assert got["text"] == "Writes SQL by hand." and "rule 20" in got["refused"][0]["message"], got
+    assert json.loads(manifest.read_text())["judged"] == REAL.isoformat()
+
+
+def test_a_refused_edit_dated_ahead_is_read_again_when_its_day_comes(real_clock, cli, monkeypatch):
+    # Refused while its date is ahead of the machine's; on that day the file, unchanged, breaks
+    # no rule: the index, a long-lived reader included, shows it as every other reader then does.
+    from epimem.recall.api import Recaller
+    from epimem.store import clock
+
+    root = real_clock.root
+    soon = REAL + timedelta(days=2)
+    _hand_edit_ahead(root, soon.isoformat())
+    assert _recalled(cli, root)["refused"]
+    server = Recaller(root)
+    assert server.search("writes SQL by hand")[0].snippet == "Writes SQL by hand."
+    monkeypatch.setattr(clock, "machine_day", lambda: soon)
+    assert server.search("writes SQL by hand")[0].snippet == EDITED
+    assert _recalled(cli, root) == {"text": EDITED, "refused": []}
