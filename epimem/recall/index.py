@@ -160,14 +160,14 @@ def judged_on() -> str:
     return day.isoformat() if day else ""
 
 
-def _day_dependent(manifest: dict, now: dict) -> set[str]:
+def _day_dependent(manifest: dict, now: dict, day: str) -> set[str]:
     """The indexed files whose reading may differ today from the day the index judged them.
     A hand edit dated ahead of the machine's day is refused (rule 20) until that day comes, with
     the file unchanged: a refused file is judged again on a new day. An index written before
     readers judged dates at all (no `judged`) may hold such an edit as it is: every belief file
     is read once more (parsing, not embedding: an unchanged text keeps its vector)."""
     judged = manifest.get("judged")
-    if judged == judged_on():
+    if judged == day:
         return set()
     again = set(manifest.get("refused") or {})
     if judged is None:
@@ -424,7 +424,8 @@ class Index:
                 touched[rel] = [mt, size, sha]
             else:
                 changed[rel] = (data, [mt, size, sha])
-        for rel in sorted(_day_dependent(manifest, now) - changed.keys()):
+        day = judged_on()
+        for rel in sorted(_day_dependent(manifest, now, day) - changed.keys()):
             try:
                 data = (self.root / rel).read_bytes()
             except OSError:
@@ -436,11 +437,11 @@ class Index:
         problems = manifest.get("problems") or {}
         vanished = [rel for rel in problems if rel not in now and rel not in old_files]
         if not changed and not deleted:
-            if touched or vanished or manifest.get("judged") != judged_on():
+            if touched or vanished or manifest.get("judged") != day:
                 man = dict(manifest)
                 man["files"] = {**old_files, **touched}
                 man["problems"] = {rel: rows for rel, rows in problems.items() if rel not in vanished}
-                man["judged"] = judged_on()
+                man["judged"] = day
                 save_manifest(self.paths, man)
                 manifest = man
             return Report("unchanged", items=int(manifest.get("items", 0)), files=len(old_files),
@@ -448,14 +449,14 @@ class Index:
                           seconds=time.perf_counter() - t0)
         try:
             state = load_state(self.paths)
-            rep = self._apply(state, changed, deleted, touched, now)
+            rep = self._apply(state, changed, deleted, touched, now, day)
         except Corrupt as e:
             return self._rebuild(f"{e}; rebuilt")
         rep.seconds = time.perf_counter() - t0
         return rep
 
     def _apply(self, state: State, changed: dict[str, tuple[bytes, list]],
-               deleted: list[str], touched: dict[str, list], now: dict) -> Report:
+               deleted: list[str], touched: dict[str, list], now: dict, day: str) -> Report:
         manifest = dict(state.manifest)
         files_meta = {**manifest["files"], **touched}
         problems = dict(manifest.get("problems") or {})
@@ -547,7 +548,7 @@ class Index:
         vectors = vectors.edited(keep, new_vecs, [it.text for it in embed])
 
         manifest.update(files=files_meta, problems=problems, items=len(new_table), refused=refused,
-                        judged=judged_on())
+                        judged=day)
         if not (embed or meta_only or gone):
             # Files read again (a new day, a touched file) that hold what they held: the index
             # files stay as they are; only the manifest says what was read, and when.
