@@ -1,6 +1,7 @@
 """Issue 25, fourth round: a learned fusion, two other keyword rankers and fusion weights by
 question type, each judged by leave-one-conversation-out on LoCoMo's development half.
-Nothing here ships in recall; the rows are written up in docs/recall.md ("What else was tried").
+Nothing here ships in recall; the rows are written up in docs/recall-rounds.md ("What else was
+tried", "Fourth round", "Ninth round").
 
     python bench/recall_public_learned.py                  # WordLlama, a few minutes
     python bench/recall_public_learned.py --only learned   # one family of rows

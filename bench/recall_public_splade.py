@@ -1,7 +1,7 @@
 """Issue 25, seventh round: SPLADE-tiny as recall's third ranked list, judged by the issue's
 rule — a factor stays only if it raises R@5 on LoCoMo's development half without lowering it
 on the project's own sets. It raised the first and lowered the second, so it did not ship
-(docs/recall.md, "Seventh round"); this script is the evidence, and reproduces it.
+(docs/recall-rounds.md, "Seventh round"); this script is the evidence, and reproduces it.
 
     python bench/recall_public_splade.py                    # WordLlama (a few minutes of CPU)
     python bench/recall_public_splade.py --embedder minilm

@@ -1,5 +1,5 @@
 """SPLADE-tiny in numpy, for bench/recall_public_splade.py: the learned-term-weight ranker the
-seventh round of issue 25 tried as recall's third list (it did not ship: docs/recall.md).
+seventh round of issue 25 tried as recall's third list (it did not ship: docs/recall-rounds.md).
 
 SPLADE (Formal et al., SIGIR 2021): a small BERT reads a text and writes, for each word of its
 30,522-word WordPiece vocabulary, how much that word says about the text (its own words
