@@ -3,8 +3,9 @@
 Three checks stand before any tool runs, outermost first:
 
 1. the bearer token of `.epimem/mcp-token` (made on first start, mode 0600),
-   compared in constant time; a request without it gets 401 and reaches
-   nothing, so it can neither read nor write the vault;
+   compared in constant time; a request without it gets 401 (a WebSocket
+   handshake, 403) and reaches nothing, so it can neither read nor write
+   the vault;
 2. the Host header (the SDK's transport security): only the loopback names,
    plus the `--host` the user chose explicitly, so a page on another site
    that resolves its own name to 127.0.0.1 (DNS rebinding) is refused;
@@ -102,7 +103,7 @@ class BearerToken:
         self._token = token.encode()
 
     async def __call__(self, scope, receive, send):
-        if scope["type"] != "http":  # lifespan: the session manager starts and stops through it
+        if scope["type"] == "lifespan":  # the session manager starts and stops through it
             await self.app(scope, receive, send)
             return
         given = b""
@@ -112,6 +113,13 @@ class BearerToken:
                 break
         scheme, _, value = given.partition(b" ")
         if scheme.lower() != b"bearer" or not hmac.compare_digest(value.strip(), self._token):
+            if scope["type"] != "http":
+                # A WebSocket upgrade is not a route today, but "not http" must never mean
+                # "not checked": a later SDK (or a route of ours) that speaks it would
+                # otherwise be open to every local process and web page. Closing before
+                # accept makes the server answer the handshake with 403.
+                await send({"type": "websocket.close", "code": 1008})
+                return
             body = json.dumps({"error": "unauthorized",
                                "error_description": "a bearer token is required: the one in .epimem/mcp-token"
                                }).encode()

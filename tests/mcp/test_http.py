@@ -175,3 +175,27 @@ def test_a_client_that_disconnects_mid_call_leaves_the_server_serving(http_serve
     log = (mvault / "observations" / "2026-11.md").read_text()
     assert landed == sum(f"Cut off {i}." in log for i in range(3))
     assert git(mvault, "status", "--porcelain") == ""
+
+
+def test_every_scope_but_lifespan_needs_the_token():
+    """"Not http" once meant "not checked": a WebSocket scope went straight to the app."""
+    from epimem.mcp.http import BearerToken
+
+    reached, sent = [], []
+
+    async def inner(scope, receive, send):
+        reached.append(scope["type"])
+
+    async def receive():
+        return {"type": "websocket.connect"}
+
+    async def send(message):
+        sent.append(message)
+
+    guard = BearerToken(inner, "t" * 43)
+    ws = {"type": "websocket", "path": "/mcp", "headers": [(b"host", b"127.0.0.1:8765")]}
+    anyio.run(guard, ws, receive, send)
+    assert reached == [] and sent == [{"type": "websocket.close", "code": 1008}]
+    anyio.run(guard, {**ws, "headers": [(b"authorization", b"Bearer " + b"t" * 43)]}, receive, send)
+    anyio.run(guard, {"type": "lifespan"}, receive, send)
+    assert reached == ["websocket", "lifespan"]
