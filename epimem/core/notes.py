@@ -179,6 +179,11 @@ def _parse_note(text: str) -> Note:
         mark = getattr(e, "problem_mark", None) or getattr(e, "context_mark", None)
         line = (mark.line + 2) if mark is not None else 2
         problem = getattr(e, "problem", None) or str(e).splitlines()[0]
+        context, start = getattr(e, "context", None), getattr(e, "context_mark", None)
+        if context and start is not None and start.line + 2 != line:
+            # An unclosed `[` is found where the parser gives up, often the next key's line,
+            # which the user did not touch: name the line the broken value starts on too.
+            problem += f" ({context} from line {start.line + 2})"
         raise NoteError(line, f"invalid YAML in frontmatter: {problem}") from None
     except RecursionError:
         raise NoteError(2, f"invalid YAML in frontmatter: {TOO_DEEP}") from None

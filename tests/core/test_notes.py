@@ -70,6 +70,12 @@ def test_malformed_values_are_reported_with_their_line(old, new, line, msg):
     assert e.value.line == line
 
 
+def test_an_unclosed_value_names_the_line_it_starts_on():
+    with pytest.raises(NoteError) as e:
+        parse_belief(SPEC_BELIEF.replace("kind: trait", "kind: [trait"), "x")
+    assert e.value.line == 4 and "(while parsing a flow sequence from line 3)" in e.value.message
+
+
 def test_missing_frontmatter_is_reported():
     with pytest.raises(NoteError, match="no frontmatter"):
         parse_belief("just text\n", "x")
