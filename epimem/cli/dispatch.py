@@ -124,6 +124,10 @@ def _run(args: list[str], running: list[Command]) -> int:
         from .help import prog, usage
 
         _say(f"epimem: error: {e}")
+        if e.option in {f for o in GLOBAL for f in o.flags}:
+            # `epimem belief show X --vault V` is the habit of every CLI whose options go anywhere.
+            _say(f"{e.option} is a global option: it goes before the command "
+                 f"(epimem {e.option} ... {' '.join(where.path)} ...)")
         _say(usage(where))
         _say(f"Try '{prog(where)} --help' for help.")
         return 0 if exit_zero(where) else 2

@@ -24,9 +24,10 @@ if TYPE_CHECKING:
 class UsageError(Exception):
     """The command line itself is wrong (exit 2, docs/cli.md "Exit codes")."""
 
-    def __init__(self, message: str, command: tuple[str, ...] = ()):
+    def __init__(self, message: str, command: tuple[str, ...] = (), option: str | None = None):
         super().__init__(message)
         self.command = command
+        self.option = option  # the unknown option, when that is what is wrong
 
 
 class HelpRequested(Exception):
@@ -253,7 +254,7 @@ def parse(cmd: Command, args: list[str]) -> dict:
                 if cmd.loose:
                     words.append(a)
                     continue
-                raise UsageError(_unknown(cmd, name))
+                raise UsageError(_unknown(cmd, name), option=name)
             o, on = hit
             if o.is_flag:
                 if eq:

@@ -112,3 +112,12 @@ def test_the_hooks_exit_0_whatever_they_are_given(cli, vault):
 def test_undo_names_its_argument_not_an_option(cli, vault):
     r = cli("--vault", vault.root, "undo", "bogus")
     assert "--commit" not in r.err and "COMMIT" in r.err
+
+
+def test_a_global_option_after_the_command_says_where_it_goes(cli, vault):
+    r = cli("belief", "show", "x", "--vault", vault.root)
+    assert r.code == 2 and "no option --vault" in r.err
+    assert "--vault is a global option: it goes before the command (epimem --vault ... belief show ...)" in r.err
+    r = cli("--vault", vault.root, "recall", "q", "--today", "2026-01-01")
+    assert r.code == 2 and "--today is a global option" in r.err
+    assert "global option" not in cli("--vault", vault.root, "recall", "q", "--titel").err
