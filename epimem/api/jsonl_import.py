@@ -45,7 +45,7 @@ if TYPE_CHECKING:
 
 SCHEMA = 1
 TYPES = ("header", "epistemology", "sessions", "belief", "observation", "tension", "review")
-_MONTH = re.compile(r"^\d{4}-\d{2}$")
+_MONTH = re.compile(r"^\d{4}-\d{2}\Z")  # `\Z`: `$` took "2026-11\n", a file name with a newline
 
 
 # --- import --------------------------------------------------------------------------------
