@@ -45,7 +45,7 @@ if TYPE_CHECKING:
 
 SCHEMA = 1
 TYPES = ("header", "epistemology", "sessions", "belief", "observation", "tension", "review")
-_MONTH = re.compile(r"^\d{4}-\d{2}$")
+_MONTH = re.compile(r"^\d{4}-\d{2}\Z")  # `\Z`: `$` took "2026-11\n", a file name with a newline
 
 
 # --- import --------------------------------------------------------------------------------
@@ -163,6 +163,18 @@ def _admit_tension(rel: str, tid: str, text: str, today: date, rep: JsonlReport)
     return True
 
 
+def _admit_sessions(text: str, rep: JsonlReport) -> bool:
+    """Rule 18 for an imported session counter: the record's `text` is written as it comes (and
+    `state/sessions.json` is not redacted: numbers only), so it must read as a counter, or a
+    crafted export leaves the vault a counter its own `validate` refuses."""
+    try:
+        sessions_file.loads(text)
+    except (ValueError, TypeError) as e:
+        rep.refused.append(f"{sessions_file.PATH}: not a session counter ({e}): the vault's counter was kept")
+        return False
+    return True
+
+
 def plan(path: Path, params: Params = DEFAULTS, today: date | None = None) -> tuple[dict[str, str], JsonlReport]:
     """The files a JSONL export holds (vault path -> text), what could not be mapped, and what
     the rules refused or lowered (rule 18: caps, validation; redaction is the write path's)."""
@@ -191,6 +203,8 @@ def plan(path: Path, params: Params = DEFAULTS, today: date | None = None) -> tu
                 if text is None:
                     counter = sessions_file.load(rec)
                     text = sessions_file.dump(counter)
+                elif not _admit_sessions(text, rep):
+                    continue
                 files[sessions_file.PATH] = text
             elif kind == "belief":
                 bid = check_id(str(rec.get("id")))
@@ -427,11 +441,7 @@ def accept_records(mem: Service, records: tuple[Any, ...], *, subject: str, dry:
             else:
                 files[rel] = text
         elif rel == sessions_file.PATH:
-            try:
-                sessions_file.loads(text)
-            except (ValueError, TypeError) as e:
-                rep.refused.append(f"{rel}: not a session counter ({e})")
-            else:
+            if _admit_sessions(text, rep):
                 files[rel] = text
         else:
             files[rel] = text

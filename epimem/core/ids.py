@@ -9,8 +9,11 @@ from collections.abc import Collection
 
 from .errors import InputError
 
-SLUG = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,78}[a-z0-9])?$")
-TENSION_ID = re.compile(r"^\d{4}-\d{2}-\d{2}-[a-z0-9](?:[a-z0-9-]{0,78}[a-z0-9])?$")
+# `\Z`, not `$`: Python's `$` also matches just before a final "\n", so `^…$` took "abc\n" as a
+# slug and a crafted export or tool call named the file `beliefs/abc\n.md`. Every `.match` of
+# these patterns (check_id, validate, the context cache, links) is whole-string with `\Z`.
+SLUG = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,78}[a-z0-9])?\Z")
+TENSION_ID = re.compile(r"^\d{4}-\d{2}-\d{2}-[a-z0-9](?:[a-z0-9-]{0,78}[a-z0-9])?\Z")
 
 
 class IdError(InputError):

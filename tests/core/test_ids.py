@@ -34,3 +34,21 @@ def test_an_id_error_names_the_field_it_came_in():
     with pytest.raises(InputError) as e:
         check_tension_id("nope", field="tension_id")
     assert e.value.field == "tension_id"
+
+
+def test_an_id_with_a_trailing_newline_is_not_a_slug():
+    # Python's `$` also matches just before a final "\n": `^[a-z0-9]…$` took "abc\n", and an
+    # import or an MCP call then named the file `beliefs/abc\n.md`.
+    import pytest
+
+    from epimem.core.errors import InputError
+    from epimem.core.ids import TENSION_ID, check_tension_id
+
+    for bad in ("abc\n", "abc\r\n", "\nabc"):
+        with pytest.raises(InputError):
+            check_id(bad)
+        assert not SLUG.match(bad)
+    with pytest.raises(InputError):
+        check_tension_id("2026-11-20-abc\n")
+    assert not TENSION_ID.match("2026-11-20-abc\n")
+    assert check_id("abc") == "abc" and check_tension_id("2026-11-20-abc") == "2026-11-20-abc"

@@ -123,3 +123,35 @@ def test_a_mem0_export_with_a_secret_is_redacted(vault, cli, tmp_path):
     assert r.code == 0, r.err
     [bid] = r.json()["beliefs"]
     assert TOKEN not in (vault.root / f"beliefs/{bid}.md").read_text()
+
+
+def test_an_export_whose_id_or_month_ends_in_a_newline_names_no_file(vault, cli, tmp_path):
+    # `$` matches before a final "\n": a crafted export's "abc\n" made `beliefs/abc\n.md`, and its
+    # month "2026-11\n" `observations/2026-11\n.md`. Both are refused, nothing is written.
+    out = tmp_path / "crafted.jsonl"
+    belief = {"type": "belief", "id": "abc\n", "title": "T", "statement": "S", "kind": "preference",
+              "basis": "self-report", "confidence": 0.3, "permanence": "durable", "first": "2026-11-01"}
+    obs = {"type": "observation", "id": "obs-20261101-abcd", "month": "2026-11\n", "date": "2026-11-01",
+           "evidence": "E", "strength": "single", "connects": "new"}
+    for rec in (belief, obs):
+        write(out, [rec])
+        n = commits(vault.root)
+        r = cli("--vault", vault.root, "import", "jsonl", out, "--json")
+        assert r.code != 0, r.out
+        assert commits(vault.root) == n
+        names = [p.name for d in ("beliefs", "observations") for p in (vault.root / d).iterdir()]
+        assert not [x for x in names if "\n" in x], names
+
+
+def test_an_export_whose_session_counter_is_not_one_keeps_the_vaults(vault, cli, tmp_path):
+    # The `sessions` record's `text` was written to state/sessions.json as it came: validate then
+    # refused the vault's own counter. It is read as a counter first (rule 18), as an accept does.
+    out = tmp_path / "crafted.jsonl"
+    before = (vault.root / "state/sessions.json").read_text()
+    for text in ('{"count": "lots"}', "not json at all\n", "[]"):
+        write(out, [{"type": "sessions", "text": text}])
+        r = cli("--vault", vault.root, "import", "jsonl", out, "--json")
+        assert r.code == 0, r.err
+        assert any(x.startswith("state/sessions.json") for x in r.json()["refused"]), r.json()
+        assert (vault.root / "state/sessions.json").read_text() == before
+        assert vault.validate() == []

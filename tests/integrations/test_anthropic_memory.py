@@ -365,6 +365,16 @@ def test_rename_proposes_supersession_or_a_wording_and_renames_nothing(mem, tool
     assert any("epimem belief supersede prefers-tabs --by prefers-small-prs" in t.suggests for t in mem.tensions())
 
 
+def test_a_rename_onto_a_document_long_name_proposes_nothing(mem, tool):
+    # The new name becomes the proposed wording: without a bound, one call wrote a tension whose
+    # title (three times over: the question, what happened, the command) was a whole document.
+    files = tree_bytes(mem.root)
+    name = "the-user-said-many-things-" * 400  # 10,400 characters, over an observation's 4,000
+    results, _ = converse(tool, [{"command": "rename", "old_path": TABS, "new_path": f"/memories/beliefs/{name}.md"}])
+    assert results[0].is_error and "4,000" in results[0].text, results
+    assert tree_bytes(mem.root) == files and mem.tensions() == []
+
+
 def test_folders_and_views_are_not_deleted(mem, tool):
     files = tree_bytes(mem.root)
     paths = ["/memories", "/memories/", "/memories/beliefs", "/memories/README.md", "/memories/tensions"]
