@@ -1,0 +1,64 @@
+"""Red-team: a careless or sycophantic model that wants to raise a belief, add what the user never
+said or hide a contradiction, using only what the skills' `allowed-tools` and the MCP server's
+non-destructive tools let it run. Each test is one way around a rule, through exactly that path."""
+
+from __future__ import annotations
+
+import pytest
+
+from epimem.api.memory import Memory
+
+
+def _add(cli, root, title: str, statement: str, kind: str = "preference") -> None:
+    r = cli("--vault", root, "belief", "add", "--title", title, "--statement", statement, "--kind", kind,
+            "--basis", "behavioral", "--permanence", "durable")
+    assert r.code == 0, r.err
+
+
+def _confidence(cli, root, bid: str) -> float:
+    return cli("--vault", root, "belief", "show", bid, "--json").json()["confidence"]
+
+
+@pytest.mark.seed_rules
+def test_naming_an_existing_successor_is_no_way_around_rule_19(vault, cli):
+    """`epimem observe --strength contradicting --successor ID` supports the successor (what shows the
+    old belief no longer holds shows the new one does). That support is a confirmation, and rule 19
+    holds for it as for any other: six made-up session ids used to take the successor from 0.30 to
+    0.60 in six calls, while the belief they contradicted did not move at all."""
+    root = vault.root
+    _add(cli, root, "Lives in Berlin", "Lives in Berlin.", kind="fact")
+    _add(cli, root, "Uses Postgres", "Uses Postgres for every project.")
+    for n in range(6):
+        r = cli("--vault", root, "observe", "--session", f"made-up-{n}", "--source", "claude-code", "--json",
+                "--connects", "lives-in-berlin", "--strength", "contradicting", "--basis", "behavioral",
+                "--evidence", f"Mentioned the Munich office again ({n}).", "--successor", "uses-postgres")
+        assert r.code == 0, r.err
+    # the names nobody counted have one step of the day between them, whichever belief they support
+    assert _confidence(cli, root, "uses-postgres") == 0.35
+    # all six are on record on the successor, five of them as reinforcement that moved nothing
+    kinds = [e["kind"] for e in cli("--vault", root, "belief", "show", "uses-postgres", "--json").json()["evidence"]]
+    assert kinds.count("confirming") == 1 and kinds.count("reinforcing") == 5
+    # and a direct confirmation the same day finds that step spent
+    r = cli("--vault", root, "observe", "--session", "made-up-9", "--json", "--connects", "uses-postgres",
+            "--strength", "confirming", "--evidence", "Picked Postgres for the new service.")
+    assert "rule 19" in r.json()["observations"][0]["reason"]
+    assert _confidence(cli, root, "uses-postgres") == 0.35
+
+
+@pytest.mark.seed_rules
+def test_a_counted_session_supports_a_successor_once(vault, cli):
+    from vaults import count_sessions
+
+    root = vault.root
+    _add(cli, root, "Lives in Berlin", "Lives in Berlin.", kind="fact")
+    _add(cli, root, "Uses Postgres", "Uses Postgres for every project.")
+    count_sessions(vault, "real-1")
+    m = Memory(root)
+    for n in range(2):
+        m.observe([{"connects": "lives-in-berlin", "strength": "contradicting", "session": "real-1",
+                    "evidence": f"Munich again ({n}).", "successor": "uses-postgres"}])
+    assert _confidence(cli, root, "uses-postgres") == 0.35
+    # the same counted session confirming it directly afterwards: rule 3, once per session
+    m.observe([{"connects": "uses-postgres", "strength": "confirming", "session": "real-1",
+                "evidence": "Picked Postgres."}])
+    assert _confidence(cli, root, "uses-postgres") == 0.35
