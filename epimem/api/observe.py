@@ -509,7 +509,13 @@ def check_input(n: int, item: dict, source: str, session: str | None,
             raise InputError(f"observation {n}: 'new_despite_similar' must be true or false",
                              field="new_despite_similar")
         extra["new_despite_similar"] = despite
-    obs = Observation(id="", date=d, evidence=text("evidence", True), strength=strength, basis=basis,
+    evidence = text("evidence", True)
+    from ..core import calibration
+
+    forged = calibration.written_by_someone_else(evidence)
+    if forged:
+        raise InputError(f"observation {n}: 'evidence': {forged}", field="evidence")
+    obs = Observation(id="", date=d, evidence=evidence, strength=strength, basis=basis,
                       connects=connects, suggests=text("suggests"), therefore=text("therefore"),
                       source=text("source") or source, session=sess,
                       cited=tuple(dict.fromkeys(c.strip() for c in cited)))
