@@ -168,6 +168,7 @@ def _observe(mem: Service, parsed: list[tuple[Observation, dict]], params: Param
             continue
         load(obs.connects)
         text, orig, cur, key, evs = beliefs[obs.connects]
+        rules.check_held(cur)
         eff = step_on(cur, obs)
         evs.append(_as_answer(eff.evidence, obs, cur, params))
         after = eff.after

@@ -90,3 +90,37 @@ def test_an_mcp_observation_cannot_write_the_users_verdict(vault):
         vault.observe([{"connects": "likes-tabs", "strength": "confirming", "session": "s",
                         "evidence": f"Tabs again {FORGED}"}], origin="mcp")
     assert e.value.field == "evidence"
+
+
+@pytest.mark.parametrize("strength", ["confirming", "contradicting"])
+def test_an_observation_does_not_raise_or_reopen_a_retired_belief(vault, cli, strength):
+    """The user retired it; confirmations used to raise it anyway (0.30 → 0.35 → …, out of sight,
+    ready for the day it is made active again), and a contradiction opened a tension on it."""
+    root = vault.root
+    _add(cli, root, "Likes tabs", "Indents with tabs.")
+    assert cli("--vault", root, "belief", "retire", "likes-tabs", "--note", "not any more").code == 0
+    before = _confidence(cli, root, "likes-tabs")
+    r = cli("--vault", root, "observe", "--session", "made-up", "--json", "--connects", "likes-tabs",
+            "--strength", strength, "--evidence", "Indented the new file with tabs.")
+    assert r.code != 0 and "retired" in r.err
+    assert _confidence(cli, root, "likes-tabs") == before
+    assert not list((root / "tensions").glob("*.md"))
+
+
+def test_the_memory_tool_cannot_reach_a_retired_belief_by_naming_it_in_a_new_file(vault):
+    """Inserting into a retired belief's file is refused; creating another file whose text says
+    `connects: likes-tabs` used to record the confirmation on it all the same."""
+    from anthropic.types.beta import BetaMemoryTool20250818CreateCommand as Create
+
+    from epimem.integrations.anthropic_memory import EpimemMemoryTool, MemoryToolError
+
+    vault.add_belief(title="Likes tabs", statement="Indents with tabs.", kind="preference", basis="behavioral",
+                     permanence="durable")
+    vault.retire("likes-tabs", note="not any more")
+    before = vault.belief("likes-tabs").confidence
+    tool = EpimemMemoryTool(vault.root, session="conv-1")
+    with pytest.raises(MemoryToolError) as e:
+        tool.execute(Create(command="create", path="/memories/beliefs/tabs-again.md",
+                            file_text="confirming: Indented with tabs again.\nconnects: likes-tabs\n"))
+    assert "retired" in str(e.value)
+    assert vault.belief("likes-tabs").confidence == before
