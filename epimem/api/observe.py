@@ -125,17 +125,20 @@ def _observe(mem: Service, parsed: list[tuple[Observation, dict]], params: Param
                                path=b.path)
             beliefs[bid] = (text, b, replace(b, confirmed_session=last_confirmed_in(b, today, month_obs)), key, [])
 
-    def step_on(cur: Belief, obs: Observation) -> rules.Effect:
-        # Rules 3 and 19 for every move of a number in this batch, the successor's support included:
-        # whose step it is (`counts_for`) and the steps that already moved this belief.
+    def step_on(cur: Belief, obs: Observation, evs: list[Evidence]) -> rules.Effect:
+        # Rules 3, 4 and 19 for every move of a number in this batch, the successor's support included:
+        # whose step it is (`counts_for`), the steps that already moved this belief, and its evidence
+        # with this batch's lines so far (rule 4 counts challenges since the last confirmation: three
+        # contradictions sent together are three, as they are one by one).
         if cur.id not in spent:
             spent[cur.id] = spent_steps(cur, today, month_obs, counted)
         step = rules.counts_for(obs, counted, today)
-        eff = rules.apply_observation(cur, obs, params, step=step, spent=frozenset(spent[cur.id]))
+        eff = rules.apply_observation(replace(cur, evidence=cur.evidence + tuple(evs)), obs, params, step=step,
+                                      spent=frozenset(spent[cur.id]))
         used = rules.spends(obs, step)
         if used is not None:
             spent[cur.id].add(used)
-        return eff
+        return replace(eff, before=cur, after=replace(eff.after, evidence=cur.evidence))
 
     def depends(extra: dict, bid: str) -> tuple[str, ...]:
         for d in extra.get("depends_on", ()):
@@ -169,7 +172,7 @@ def _observe(mem: Service, parsed: list[tuple[Observation, dict]], params: Param
         load(obs.connects)
         text, orig, cur, key, evs = beliefs[obs.connects]
         rules.check_held(cur)
-        eff = step_on(cur, obs)
+        eff = step_on(cur, obs, evs)
         evs.append(_as_answer(eff.evidence, obs, cur, params))
         after = eff.after
         rests = tuple(d for d in depends(extra, obs.connects) if d not in after.depends_on)
@@ -285,7 +288,7 @@ def _successor(mem: Service, obs: Observation, extra: dict, old: Belief, params:
         if cur.status != "active":
             raise Conflict(f"the successor {sid} is {cur.status}; propose an active belief or a new title",
                            path=cur.path)
-        eff = step_on(cur, replace(obs, connects=sid, strength="confirming"))
+        eff = step_on(cur, replace(obs, connects=sid, strength="confirming"), evs)
         evs.append(eff.evidence)
         beliefs[sid] = (text, orig, eff.after, key, evs)
         return sid

@@ -124,3 +124,45 @@ def test_the_memory_tool_cannot_reach_a_retired_belief_by_naming_it_in_a_new_fil
                             file_text="confirming: Indented with tabs again.\nconnects: likes-tabs\n"))
     assert "retired" in str(e.value)
     assert vault.belief("likes-tabs").confidence == before
+
+
+@pytest.mark.seed_rules
+def test_contradictions_sent_together_lower_as_they_do_one_by_one(vault, cli, tmp_path):
+    """Rule 4 counts challenges since the last confirmation from the belief's evidence, and a
+    batch's own evidence lines were not among them: three contradictions of one counted session
+    sent as one `--input` file (or one MCP call) left a belief at 0.80, where the same three sent
+    one by one took it to 0.60. A model that wanted a contradiction to cost nothing batched it."""
+    import json
+
+    from vaults import count_sessions
+
+    root = vault.root
+    vault.add_belief(title="Avoids ORMs", statement="Writes SQL by hand.", kind="preference", basis="behavioral",
+                     permanence="stable", confidence=0.80)
+    count_sessions(vault, "real-1")
+    items = [{"connects": "avoids-orms", "strength": "contradicting", "session": "real-1", "basis": "behavioral",
+              "evidence": f"Reached for the ORM ({n})."} for n in range(3)]
+    batch = tmp_path / "batch.json"
+    batch.write_text(json.dumps(items))
+    r = cli("--vault", root, "observe", "--input", batch, "--json")
+    assert r.code == 0, r.err
+    assert [o["confidence_after"] for o in r.json()["observations"]] == [0.80, 0.70, 0.60]
+    assert _confidence(cli, root, "avoids-orms") == 0.60
+
+
+@pytest.mark.seed_rules
+def test_a_confirmation_between_them_in_the_same_batch_counts_too(vault):
+    from vaults import count_sessions
+
+    vault.add_belief(title="Avoids ORMs", statement="Writes SQL by hand.", kind="preference", basis="behavioral",
+                     permanence="stable", confidence=0.80)
+    count_sessions(vault, "real-1")
+    count_sessions(vault, "real-2")
+    vault.observe([{"connects": "avoids-orms", "strength": "contradicting", "session": "real-1",
+                    "evidence": "Reached for the ORM."}])
+    r = vault.observe([{"connects": "avoids-orms", "strength": "confirming", "session": "real-2",
+                        "evidence": "Wrote the report's SQL by hand."},
+                       {"connects": "avoids-orms", "strength": "contradicting", "session": "real-2",
+                        "evidence": "Reached for the ORM for the export."}])
+    # the confirmation in between makes the next challenge a first one again: no lowering
+    assert [x.after for x in r.results] == [0.85, 0.85]
