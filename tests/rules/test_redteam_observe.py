@@ -166,3 +166,26 @@ def test_a_confirmation_between_them_in_the_same_batch_counts_too(vault):
                         "evidence": "Reached for the ORM for the export."}])
     # the confirmation in between makes the next challenge a first one again: no lowering
     assert [x.after for x in r.results] == [0.85, 0.85]
+
+
+@pytest.mark.parametrize("title", [
+    "Pre\u200bfers sm\u200ball pull re\u200bquests",                      # zero-width spaces
+    "\uff30\uff52\uff45\uff46\uff45\uff52\uff53 \uff53\uff4d\uff41\uff4c\uff4c pull requests",  # full-width letters
+    "Prefers\u00adsmall pull\u00adrequests",                               # soft hyphens
+])
+def test_invisible_or_wide_letters_do_not_make_another_belief(vault, cli, title):
+    """Rule 17: a title that reads the same as an active belief's is the same claim. Zero-width
+    spaces and full-width letters passed as other words, so the near-duplicate was created (its id
+    even came out as `prefers-small-pull-requests-2`) and the model had a fresh belief, free of the
+    old one's tension, to confirm instead."""
+    root = vault.root
+    r = cli("--vault", root, "belief", "add", "--title", "Prefers small pull requests", "--statement",
+            "Splits work into small, reviewable pull requests.", "--kind", "workflow", "--basis", "behavioral",
+            "--permanence", "durable")
+    assert r.code == 0, r.err
+    r = cli("--vault", root, "observe", "--session", "made-up", "--json", "--connects", "new", "--strength", "single",
+            "--title", title, "--kind", "workflow", "--evidence", "Asked for the change to be split in two.")
+    d = r.json()
+    assert r.code == 1 and d["held"], d
+    assert d["observations"][0]["similar"][0]["id"] == "prefers-small-pull-requests"
+    assert sorted(p.name for p in (root / "beliefs").glob("*.md")) == ["prefers-small-pull-requests.md"]
