@@ -189,3 +189,24 @@ def test_invisible_or_wide_letters_do_not_make_another_belief(vault, cli, title)
     assert r.code == 1 and d["held"], d
     assert d["observations"][0]["similar"][0]["id"] == "prefers-small-pull-requests"
     assert sorted(p.name for p in (root / "beliefs").glob("*.md")) == ["prefers-small-pull-requests.md"]
+
+
+def test_an_assistants_report_is_never_shown_as_the_users_verdict(vault, cli):
+    """SPEC §13: the page marks the user's own verdicts. An observation the rules record without a
+    move (a restatement, a second confirmation of one session, a name nobody counted) is written as
+    `reinforcing`, the word a gut-check's "still true" uses too, and the page drew every one of them
+    as "your verdict": a model could fill a belief's chart with answers the user never gave."""
+    from epimem.mirror import history as hist
+
+    root = vault.root
+    _add(cli, root, "Likes tabs", "Indents with tabs.")
+    for n in range(3):
+        r = cli("--vault", root, "observe", "--session", f"made-up-{n}", "--json", "--connects", "likes-tabs",
+                "--strength", "confirming", "--evidence", f"Indented file {n} with tabs.")
+        assert r.code == 0, r.err
+    assert cli("--vault", root, "mirror", "answer", "likes-tabs", "--verdict", "true", "--note", "yes").code == 0
+    b = Memory(root).belief("likes-tabs")
+    marks = [(e.kind, hist.marker_kind(e)) for e in b.evidence]
+    assert [m for _, m in marks].count("verdict") == 1, marks          # the user's answer, and only it
+    t = hist.timeline(b, [], b.first)
+    assert [m.kind for m in t.markers].count("verdict") == 1
