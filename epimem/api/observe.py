@@ -125,6 +125,21 @@ def _observe(mem: Service, parsed: list[tuple[Observation, dict]], params: Param
                                path=b.path)
             beliefs[bid] = (text, b, replace(b, confirmed_session=last_confirmed_in(b, today, month_obs)), key, [])
 
+    def step_on(cur: Belief, obs: Observation, evs: list[Evidence]) -> rules.Effect:
+        # Rules 3, 4 and 19 for every move of a number in this batch, the successor's support included:
+        # whose step it is (`counts_for`), the steps that already moved this belief, and its evidence
+        # with this batch's lines so far (rule 4 counts challenges since the last confirmation: three
+        # contradictions sent together are three, as they are one by one).
+        if cur.id not in spent:
+            spent[cur.id] = spent_steps(cur, today, month_obs, counted)
+        step = rules.counts_for(obs, counted, today)
+        eff = rules.apply_observation(replace(cur, evidence=cur.evidence + tuple(evs)), obs, params, step=step,
+                                      spent=frozenset(spent[cur.id]))
+        used = rules.spends(obs, step)
+        if used is not None:
+            spent[cur.id].add(used)
+        return replace(eff, before=cur, after=replace(eff.after, evidence=cur.evidence))
+
     def depends(extra: dict, bid: str) -> tuple[str, ...]:
         for d in extra.get("depends_on", ()):
             if d == bid:
@@ -156,13 +171,8 @@ def _observe(mem: Service, parsed: list[tuple[Observation, dict]], params: Param
             continue
         load(obs.connects)
         text, orig, cur, key, evs = beliefs[obs.connects]
-        if obs.connects not in spent:
-            spent[obs.connects] = spent_steps(obs.connects, today, month_obs, counted)
-        step = rules.counts_for(obs, counted, today)
-        eff = rules.apply_observation(cur, obs, params, step=step, spent=frozenset(spent[obs.connects]))
-        used = rules.spends(obs, step)
-        if used is not None:
-            spent[obs.connects].add(used)
+        rules.check_held(cur)
+        eff = step_on(cur, obs, evs)
         evs.append(_as_answer(eff.evidence, obs, cur, params))
         after = eff.after
         rests = tuple(d for d in depends(extra, obs.connects) if d not in after.depends_on)
@@ -171,7 +181,7 @@ def _observe(mem: Service, parsed: list[tuple[Observation, dict]], params: Param
             evs.append(Evidence(obs.date, "linked", rules.observation_link(obs),
                                 f"rests on {', '.join(rests)} (proposed by an observation)"))
         beliefs[obs.connects] = (text, orig, after, key, evs)
-        successor = _successor(mem, obs, extra, cur, params, load, beliefs, known, created, writes) \
+        successor = _successor(mem, obs, extra, cur, params, load, step_on, beliefs, known, created, writes) \
             if eff.open_tension and (extra.get("successor_id") or extra.get("successor_title")) else None
         tid, opened = None, False
         if eff.open_tension:
@@ -262,11 +272,13 @@ def _successor_target(mem: Service, obs: Observation, extra: dict) -> dict:
     return out
 
 
-def _successor(mem: Service, obs: Observation, extra: dict, old: Belief, params: Params, load, beliefs: dict,
-               known: set[str], created: set[str], writes: list[tx.Write]) -> str:
+def _successor(mem: Service, obs: Observation, extra: dict, old: Belief, params: Params, load, step_on,
+               beliefs: dict, known: set[str], created: set[str], writes: list[tx.Write]) -> str:
     """The successor a contradicting observation proposes: an existing belief, which the
     observation then supports as it contradicts the old one (what shows the old no longer
-    holds shows the new one does), or a new belief, born of this observation at its basis's start."""
+    holds shows the new one does), or a new belief, born of this observation at its basis's start.
+    The support is a confirmation like any other (`step_on`): once per counted session (rule 3),
+    one step a day for the sessions nobody counted (rule 19)."""
     sid = extra.get("successor_id")
     if sid:
         if sid in created:
@@ -276,7 +288,7 @@ def _successor(mem: Service, obs: Observation, extra: dict, old: Belief, params:
         if cur.status != "active":
             raise Conflict(f"the successor {sid} is {cur.status}; propose an active belief or a new title",
                            path=cur.path)
-        eff = rules.apply_observation(cur, replace(obs, connects=sid, strength="confirming"), params)
+        eff = step_on(cur, replace(obs, connects=sid, strength="confirming"), evs)
         evs.append(eff.evidence)
         beliefs[sid] = (text, orig, eff.after, key, evs)
         return sid
@@ -501,7 +513,13 @@ def check_input(n: int, item: dict, source: str, session: str | None,
             raise InputError(f"observation {n}: 'new_despite_similar' must be true or false",
                              field="new_despite_similar")
         extra["new_despite_similar"] = despite
-    obs = Observation(id="", date=d, evidence=text("evidence", True), strength=strength, basis=basis,
+    evidence = text("evidence", True)
+    from ..core import calibration
+
+    forged = calibration.written_by_someone_else(evidence)
+    if forged:
+        raise InputError(f"observation {n}: 'evidence': {forged}", field="evidence")
+    obs = Observation(id="", date=d, evidence=evidence, strength=strength, basis=basis,
                       connects=connects, suggests=text("suggests"), therefore=text("therefore"),
                       source=text("source") or source, session=sess,
                       cited=tuple(dict.fromkeys(c.strip() for c in cited)))
@@ -595,16 +613,23 @@ def last_confirmed_in(belief: Belief, today: date, month_obs) -> str:
     return belief.confirmed_session
 
 
-def spent_steps(belief_id: str, today: date, month_obs, counted: frozenset[str]) -> set[str]:
+def spent_steps(belief: Belief, today: date, month_obs, counted: frozenset[str]) -> set[str]:
     """Rule 19: the steps that already moved (or could have moved) a belief, from the logs rule 9
-    reads anyway (a counted session is known for days, a source's step for one)."""
+    reads anyway (a counted session is known for days, a source's step for one). An observation
+    that connects another belief but confirmed this one (a contradiction naming it as the
+    successor) is found by the belief's own confirming evidence lines."""
+    confirmed_by = {e.link.partition("#")[2] for e in belief.evidence if e.kind == "confirming" and e.link}
     out = set()
     for rel in _recent_logs(today):
         for o in month_obs(rel):
-            if o.connects == belief_id:
+            if o.connects == belief.id:
                 used = rules.spends(o, rules.logged_step(o, counted))
-                if used is not None:
-                    out.add(used)
+            elif o.id in confirmed_by:
+                used = rules.spends(replace(o, strength="confirming"), rules.logged_step(o, counted))
+            else:
+                continue
+            if used is not None:
+                out.add(used)
     return out
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from ..core.ids import claim_key
+from ..core.ids import claim_key, plain
 
 if TYPE_CHECKING:
     from .service import Service
@@ -40,7 +40,7 @@ def similar(mem: Service, title: str, statement: str = "", *, exclude: frozenset
     keys = {claim_key(t) for t in (title, statement) if t and claim_key(t)}
     found: dict[str, float] = {bid: 1.0 for bid, (t, st, _) in pool.items()
                                if claim_key(t) in keys or (st and claim_key(st) in keys)}
-    query = ". ".join(t for t in (title, statement) if t)
+    query = ". ".join(plain(t) for t in (title, statement) if t)  # the index is asked what a person reads
     from ..recall import similar_beliefs, text_similarities
 
     raw: dict[str, float] = {}

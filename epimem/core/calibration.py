@@ -81,6 +81,19 @@ def with_tag(note: str, b: Belief, outcome: str, source: str, today: date, param
     return f"{note} {tag(b, outcome, source, today, params)}".strip()
 
 
+def written_by_someone_else(text: str) -> str | None:
+    """Why `text` (what an observation says it saw) may not enter an evidence line, or None.
+
+    A verdict is the user's alone (a gut-check, `answer`, a rejection, an interview answer), and
+    `parse` reads it from the words its answer appends to the line. An observation's evidence is
+    written into that line as it is, so one that carries those words would count as the user
+    saying "still true" (or "no longer"), feeding calibration and the audit's proposals."""
+    if _TAG.search(text) is None:
+        return None
+    return ("it holds the words of a verdict ('… verdict true at 0.80; stored …'): only the user's own answer "
+            "(a gut-check, `answer`, an interview) records a verdict; say what was seen without them")
+
+
 def strip_tag(note: str) -> str:
     """The note without its verdict tag (what a person reads)."""
     return _TAG.sub("", note)

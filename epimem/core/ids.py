@@ -44,12 +44,22 @@ def unique_id(base: str, taken: Collection[str]) -> str:
     return bid
 
 
+def plain(text: str) -> str:
+    """The text as it reads: compatibility forms folded (NFKC: full-width "Ｐｒｅｆｅｒｓ" is
+    "Prefers", a ligature its letters) and the characters that show nothing dropped (format
+    characters: zero-width spaces and joiners, soft hyphens, direction marks), so that two texts
+    a person cannot tell apart are one text to every comparison (rule 17)."""
+    text = unicodedata.normalize("NFKC", text)
+    return "".join(c for c in text if unicodedata.category(c) != "Cf")
+
+
 def text_key(text: str) -> str:
     """What two texts share when they say the same thing, case, punctuation and
-    spacing aside. Observation ids hash it, and every "is it already there?"
-    check (a belief's statement, an imported title, a transcript's statement)
-    compares it, so the same sentence is the same wherever it comes from."""
-    return " ".join(re.sub(r"[^\w\s]", " ", text.lower()).split())
+    spacing aside (and what does not show: `plain`). Observation ids hash it, and every
+    "is it already there?" check (a belief's statement, an imported title, a
+    transcript's statement) compares it, so the same sentence is the same wherever it
+    comes from."""
+    return " ".join(re.sub(r"[^\w\s]", " ", plain(text).lower()).split())
 
 
 # Rule 17: the abbreviations a developer writes for the same thing. Each is a whole word,

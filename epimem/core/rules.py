@@ -70,6 +70,23 @@ def check_observation_basis(basis: str) -> None:
                         "from what it saw (rule 14); use behavioral, self-report or interpretive")
 
 
+def check_held(belief: Belief) -> None:
+    """An observation bears on a belief the vault still holds. A retired or superseded belief is
+    the user's decision (rule 5, SPEC §14): evidence that seems to fit it again does not move its
+    number or open a tension on it — that would raise (or revive) what the user put down. Such
+    evidence goes to the belief that holds instead, or proposes a new one; the user alone brings
+    one back (`belief edit --status active`)."""
+    if belief.status == "active":
+        return
+    from .dependencies import successor_of
+
+    successor = successor_of(belief)
+    instead = f"connect it to {successor}, which replaced it, or" if successor else ""
+    raise RuleError(f"{belief.id} is {belief.status}: the user decided it no longer holds, so an observation does "
+                    f"not bear on it; {instead} propose a new belief (`connects: new`) if it fits again — only the "
+                    "user brings a belief back", field="connects", path=belief.path)
+
+
 # --- rule 7: decay as a view ------------------------------------------------
 
 def days_since_confirmed(belief: Belief, today: date) -> int:

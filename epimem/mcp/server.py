@@ -38,13 +38,14 @@ near-duplicates), the rules in brief, and whether a review is due.
 Use `recall` with a few words before work where the user's preferences matter.
 At the end of a substantive session, `observe` 0–3 observations (zero is a good answer): behaviour over
 self-report, one interpretive step, nothing that would feel like surveillance if the user read it.
-Only the user decides: `answer`, `supersede`, `retire` and `resolve_tension` record *their* verdict; ask
-them first. Nothing you send is merged or rewritten silently; every change is one git commit."""
+Only the user decides: `answer`, `supersede`, `retire`, `resolve_tension` and `record_review` record
+*their* verdict; ask them first. Nothing you send is merged or rewritten silently; every change is one git commit."""
 
 # Annotations: readOnlyHint / destructiveHint / idempotentHint; the vault is the only world touched.
 READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 APPEND = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
-# mirror writes only with `record` (a review: appended, so not idempotent); it never changes a belief.
+# mirror remembers which beliefs a gut-check asked about (not read-only); it commits nothing: recording
+# a review is the user's decision (`record_review`, destructive), never a model's.
 REVIEW = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
 DECIDE = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False)
 
@@ -217,6 +218,19 @@ def _client_source(ctx: Context | None) -> str:
     return f"mcp {name}" if name else "mcp"
 
 
+def _mirror(m: Memory, mode: str, *, record: bool) -> dict[str, Any]:
+    from ..api.mirror import run
+    from ..core import vocabulary as vocab
+    from ..mirror.data import as_data
+
+    m.vault.require()
+    done = run(m, mode, record=record)
+    out = as_data(done.data)
+    out.update({"mode": mode, "markdown": done.markdown, "recorded": done.recorded,
+                "refused": vocab.refused(done.refused)})
+    return out
+
+
 def build(root: str | Path, *, today: str | None = None) -> MCPServer:
     """The server for the vault at `root` (which must exist: `epimem init` makes one)."""
     root = Path(root)
@@ -350,23 +364,21 @@ def build(root: str | Path, *, today: str | None = None) -> MCPServer:
                                                  "time; portrait: the brief of a character study; "
                                                  "calibration: how often the user said still true, per "
                                                  "confidence band.")],
-               record: Annotated[bool, Field(description="audit, gut-check or interview: record it as a review "
-                                                         "(resets the review counter, one commit). Only once "
-                                                         "the user has seen it.")] = False,
                ) -> dict[str, Any]:
         """See the model the way the user should: the same analyses as `epimem mirror`, as data and as
-        `markdown` to show the user."""
-        from ..api.mirror import run
-        from ..core import vocabulary as vocab
-        from ..mirror.data import as_data
+        `markdown` to show the user. Recording one as a review is the user's decision: `record_review`."""
+        return _mirror(mem(), mode, record=False)
 
-        m = mem()
-        m.vault.require()
-        done = run(m, mode, record=record)
-        out = as_data(done.data)
-        out.update({"mode": mode, "markdown": done.markdown, "recorded": done.recorded,
-                    "refused": vocab.refused(done.refused)})
-        return out
+    @server.tool(annotations=DECIDE, title="Record a review")
+    @_tool
+    def record_review(mode: Annotated[Literal["audit", "gut-check", "interview"], Field(
+                          description="The review the user went through: audit, gut-check or interview.")]
+                      ) -> dict[str, Any]:
+        """The user's decision that they have reviewed the model (rule 10): records the audit, gut-check or
+        interview as a review (one commit) and resets the review counter, so the next review is due later.
+        Only when the user has seen it and says so: a review is how they look at open tensions and
+        stale beliefs, and recording one they did not see would hide it from them."""
+        return _mirror(mem(), mode, record=True)
 
     # --- tools: writing ---------------------------------------------------------------------------
 

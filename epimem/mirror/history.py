@@ -35,6 +35,22 @@ MARKER_KINDS = {
     # A gut-check answer or the user restating the belief: their own word on it.
     "reinforcing": "verdict", "reinforced": "verdict", "unsure": "verdict",
 }
+
+
+def marker_kind(ev: Evidence) -> str:
+    """What an evidence line is on the chart and the page (a key of MARKER_LABELS). "Your verdict"
+    is the user's word alone: a line that links an observation is what an assistant reported —
+    a restatement, or a confirmation the rules held back (rules 3 and 19) — and shows as the
+    confirmation it is, unless it carries the tag of an interview answer (`core.calibration`)."""
+    kind = MARKER_KINDS.get(ev.kind, "note")
+    if kind == "verdict" and ev.link.startswith("observations/"):
+        from ..core import calibration
+
+        if calibration.parse("", ev.date, ev.note) is None:
+            return "confirmation"
+    return kind
+
+
 MARKER_LABELS = {"confirmation": "confirmation", "challenge": "challenge", "rejection": "rejection",
                  "verdict": "your verdict", "note": "edit or note"}
 _MOVE = re.compile(r"\((\d(?:\.\d+)?)\s*→\s*(\d(?:\.\d+)?)\)")
@@ -131,7 +147,7 @@ def timeline(b: Belief, points, today: date, params: Params = DEFAULTS) -> Timel
     for n, ev in enumerate(b.evidence):
         if ev.date is None:
             continue
-        kind = MARKER_KINDS.get(ev.kind, "note")
+        kind = marker_kind(ev)
         mv = _move(ev.note)
         value = mv[1] if mv else _value_at(steps, ev.date, b.confidence)
         markers.append(Marker(ev.date, kind, ev.kind, ev.note, ev.link, evidence_anchor(b.id, n), value))

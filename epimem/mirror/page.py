@@ -115,7 +115,7 @@ def _card(b: Belief, v: BeliefView, points, snap_obs: dict[str, Any], today: dat
     for anchor, ev in hist.evidence_items(b):
         o = snap_obs.get(_obs_id(ev.link))
         evidence.append({"anchor": anchor, "date": ev.date.isoformat() if ev.date else "", "kind": ev.kind,
-                         "marker": hist.MARKER_KINDS.get(ev.kind, "note"), "note": ev.note, "link": ev.link,
+                         "marker": hist.marker_kind(ev), "note": ev.note, "link": ev.link,
                          "observation": o.evidence if o else "", "suggests": o.suggests if o else ""})
     return {**_row(b, v)._asdict(), "statement": b.statement, "basis": b.basis, "pinned": b.pinned,
             "depends_on": list(b.depends_on),

@@ -248,7 +248,7 @@ def _short(args: dict) -> str:
 
 
 TOOLS = ["describe", "recall", "get", "list", "observe", "answer", "supersede", "retire", "resolve_tension",
-         "tensions", "history", "diff", "mirror", "inbox"]
+         "tensions", "history", "diff", "mirror", "inbox", "record_review"]
 
 
 @pytest.mark.parametrize("name", TOOLS)

@@ -10,8 +10,8 @@ import pytest
 from mcp_support import TODAY, commits, connect, git, tree_state
 
 TOOLS = {"describe", "recall", "get", "list", "observe", "answer", "supersede", "retire", "resolve_tension",
-         "tensions", "history", "diff", "mirror", "inbox"}
-DESTRUCTIVE = {"answer", "supersede", "retire", "resolve_tension"}
+         "tensions", "history", "diff", "mirror", "inbox", "record_review"}
+DESTRUCTIVE = {"answer", "supersede", "retire", "resolve_tension", "record_review"}
 READ_ONLY = {"describe", "recall", "get", "list", "tensions", "history", "diff", "inbox"}
 
 
@@ -232,7 +232,7 @@ def test_mirror_records_a_review_only_when_asked(mvault):
             n = commits(mvault)
             ok(await c.call_tool("mirror", {"mode": "audit"}))
             assert commits(mvault) == n and not (mvault / "reviews" / f"{TODAY}.md").exists()
-            m = ok(await c.call_tool("mirror", {"mode": "audit", "record": True}))
+            m = ok(await c.call_tool("record_review", {"mode": "audit"}))
             assert m["recorded"]["review"] and commits(mvault) == n + 1
             assert "# Audit" in (mvault / "reviews" / f"{TODAY}.md").read_text()
             d = ok(await c.call_tool("describe", {}))

@@ -354,7 +354,7 @@ def test_no_agent_gets_around_the_rules(tmp_path_factory, actions):
             elif arg == "inbox":
                 shown = run_cli(root, w.day, "inbox", "--diff")[1]
             else:
-                shown = run_mcp(root, w.day, "mirror", {"mode": "audit", "record": True})
+                shown = run_mcp(root, w.day, "mirror", {"mode": "audit"})
             reads.append((arg, shown))
         now = beliefs(root)
         now.pop(HAND, None)  # the user's own edit: theirs to make, validate's to refuse

@@ -108,7 +108,7 @@ def test_mcp_marks_every_decision_of_the_user_destructive():
     async def main(root):
         async with Client(build(root)) as c:
             tools = {t.name: t.annotations for t in (await c.list_tools()).tools}
-        decisions = {"answer", "supersede", "retire", "resolve_tension"}
+        decisions = {"answer", "supersede", "retire", "resolve_tension", "record_review"}
         assert decisions <= set(tools)
         for name, a in tools.items():
             assert a.destructive_hint is (name in decisions), name
