@@ -24,6 +24,12 @@ from .write import require_repo as require_repo
 if TYPE_CHECKING:
     from .service import Service
 
+# What an assistant may write in one text (an observation's field, a proposal's wording). An
+# observation says what was seen in a few sentences; without a bound, one call of a model (or an
+# agent over MCP, or the memory tool) could put a whole document into the log, every belief's
+# Evidence section and the recall index, and rule 9's three-a-session would bound nothing.
+TEXT_MAX = 4000
+
 
 def check_id_input(value: str, field: str = "belief_id") -> str:
     return check_id(value, field=field)

@@ -37,10 +37,6 @@ if TYPE_CHECKING:
 OBSERVATION_KEYS = frozenset({"connects", "strength", "evidence", "suggests", "therefore", "basis", "session",
                               "source", "date", "title", "kind", "permanence", "tags", "scope",
                               "new_despite_similar", "successor", "depends_on", "cited"})
-# An observation says what was seen in a few sentences. Without a bound, one call of a model (or
-# an agent over MCP, or the memory tool) could put a whole document into the log, every belief's
-# Evidence section and the recall index, and rule 9's three-a-session would bound nothing.
-TEXT_MAX = 4000
 
 
 def apply(mem: Service, items: list[dict[str, Any]], *, source: str, session: str | None,
@@ -426,8 +422,8 @@ def check_input(n: int, item: dict, source: str, session: str | None,
         if key == "connects":
             return v.strip()  # an id, checked as a slug below: nothing to redact, and maybe 1 MB long
         v = " ".join(v.split())
-        if len(v) > TEXT_MAX:
-            raise InputError(f"observation {n}: '{key}' is {len(v):,} characters, over the {TEXT_MAX:,} an "
+        if len(v) > common.TEXT_MAX:
+            raise InputError(f"observation {n}: '{key}' is {len(v):,} characters, over the {common.TEXT_MAX:,} an "
                              "observation may hold: say what was seen in a few sentences (split a long one "
                              "into observations of what each shows)", field=key)
         return redact(v, params.redact)

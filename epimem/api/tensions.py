@@ -95,15 +95,13 @@ def propose(mem: Service, belief_id: str, action: str, *, by: str = "", title: s
     open question on the belief (`status: unresolved`), saying what was asked and the command
     that would carry it out, and nothing else changes. (the tension, whether it was opened
     now): the same proposal already open is not asked twice."""
-    from .observe import TEXT_MAX
-
     common.check_choice("action", action, PROPOSALS)
     title = " ".join((title or "").split())
     # The bound an observation has, for the same reason: an assistant's wording (the memory
     # tool's rename takes it from a file name of any length) is written three times into a
     # tension, committed and shown at every session start; one call must not make it a document.
-    if len(title) > TEXT_MAX:
-        raise InputError(f"the proposed wording is {len(title):,} characters, over the {TEXT_MAX:,} an assistant's "
+    if len(title) > common.TEXT_MAX:
+        raise InputError(f"the proposed wording is {len(title):,} characters, over the {common.TEXT_MAX:,} an assistant's "
                          "text may hold: propose a title of a few words", field="title")
     title = redact(title, mem.params.redact)
     if action == "supersede" and not by:

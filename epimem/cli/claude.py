@@ -44,6 +44,27 @@ def _never_fail(ctx, produce) -> None:
 group("skill", "The fresh data the /observe and /mirror skills start from.")
 
 
+def _query_options():
+    from .recall import QUERY_OPTIONS
+
+    return QUERY_OPTIONS
+
+
+# The skills' allowed-tools grant this, not `recall`: `recall --queries FILE` prints any file's lines
+# back as queries, and `--chroma-url` sends the vault's text to any server, choices of the user
+# that must meet the permission prompt (rule 22). Here a model can ask only what a query asks.
+@command("skill recall", Arg("query", metavar="QUERY", help="What to recall, in words."), *_query_options())
+def skill_recall(ctx, *, query, limit, kind, permanence, tag, scope, min_confidence, since, until, observations,
+                 inactive, budget, old_budget, mode, as_json, no_sync):
+    """What /observe and /mirror recall: `recall` on the vault's own index, one query in words."""
+    from .recall import recall_cmd
+
+    recall_cmd(ctx, query=query, limit=limit, kind=kind, permanence=permanence, tag=tag, scope=scope,
+               min_confidence=min_confidence, since=since, until=until, observations=observations,
+               inactive=inactive, budget=budget, old_budget=old_budget, mode=mode, as_json=as_json,
+               no_sync=no_sync, queries=None, embedder=None, chroma_url=None)
+
+
 # Whatever the user typed after /mirror arrives at these: unknown options are words, not errors.
 @command("skill observe", Opt("--session", default="", metavar="ID", help="The Claude Code session id."),
          Opt("--budget-tokens", type=int, default=2000, min=0, metavar="N",

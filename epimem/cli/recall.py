@@ -69,8 +69,11 @@ def recaller(vault: str | None, today: str | None, embedder: str | None, chroma_
 
 # --- recall --------------------------------------------------------------------------------
 
-@command("recall",
-         Arg("query", required=False, metavar="QUERY", help="What to recall, in words."),
+# What a query may ask, whoever runs it: the vault's own index, ranked and filtered. `recall` adds
+# what only its user chooses (`skill recall`, which a skill's allowed-tools grant a model, does not):
+# `--queries FILE` reads any file and prints its lines back as queries, and `--embedder` /
+# `--chroma-url` decide where the vault's text is sent.
+QUERY_OPTIONS = (
          Opt("--limit", "-n", type=int, default=5, min=1, help="How many results."),
          Opt("--kind", multiple=True, help="Only these kinds (repeatable)."),
          Opt("--permanence", multiple=True, help="Only these permanences (repeatable)."),
@@ -85,11 +88,16 @@ def recaller(vault: str | None, today: str | None, embedder: str | None, chroma_
              help="Print compact markdown of at most N tokens."),
          Opt("--budget", dest="old_budget", type=int, metavar="N", min=0, hidden=True,
              help="Deprecated spelling of --budget-tokens."),
-         Opt("--queries", metavar="FILE|-", complete="file",
-             help="Read queries from FILE (- for stdin), one per line or JSON objects; write JSON lines."),
          Opt("--mode", default="fused", choices=("fused", "keyword", "semantic"), help="How to rank."),
          JSON,
-         Opt("--no-sync", type=bool, help="Use the index as it is."),
+         Opt("--no-sync", type=bool, help="Use the index as it is."))
+
+
+@command("recall",
+         Arg("query", required=False, metavar="QUERY", help="What to recall, in words."),
+         *QUERY_OPTIONS,
+         Opt("--queries", metavar="FILE|-", complete="file",
+             help="Read queries from FILE (- for stdin), one per line or JSON objects; write JSON lines."),
          EMBEDDER,
          CHROMA_URL)
 def recall_cmd(ctx, *, query, limit, kind, permanence, tag, scope, min_confidence, since, until, observations,

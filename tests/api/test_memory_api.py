@@ -182,7 +182,7 @@ def test_an_observation_holds_a_few_sentences_not_a_document(vault):
     index: rule 9's three a session would bound nothing."""
     import subprocess
 
-    from epimem.api.observe import TEXT_MAX
+    from epimem.api.common import TEXT_MAX
 
     def head():
         return subprocess.run(["git", "-C", str(vault.root), "rev-parse", "HEAD"], capture_output=True,

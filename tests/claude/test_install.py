@@ -237,7 +237,7 @@ def test_skills_name_the_epimem_the_user_has_when_it_is_off_path(tmp_path):
     quoted = shlex.quote(cmd)
     assert f"allowed-tools: Bash({quoted} skill observe *) Bash({quoted} observe *)" in out
     assert f"!`{quoted} skill observe --session ${{CLAUDE_SESSION_ID}}`" in out
-    assert f"\n{quoted} observe --session" in out and f"`{quoted} recall" in out
+    assert f"\n{quoted} observe --session" in out and f"`{quoted} skill recall" in out
     assert "epimem vault" in out or "epimem believes" in out  # prose keeps the name
     assert claude_code.render_skill(src, "epimem") == src
 

@@ -122,7 +122,7 @@ def test_every_json_option_is_an_output_switch_and_budgets_name_their_unit():
             assert p.flags == ("--budget-tokens",), (c, p.flags)
         assert not {"--output-json", "--report-json"} & set(p.flags), c
     budgeted = {c for c, p in opts if "--budget-tokens" in p.flags}
-    assert budgeted == {"recall", "hook session-start", "skill observe"}
+    assert budgeted == {"recall", "skill recall", "hook session-start", "skill observe"}
 
 
 @pytest.mark.usefixtures("clean_recall_env")

