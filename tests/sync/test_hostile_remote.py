@@ -61,3 +61,30 @@ def test_links_into_git_and_epimem_folders_are_not_notes(tmp_path, cli, clean_re
     problems = {p["path"]: p["message"] for p in cli("--vault", a.root, "validate", "--json").json()["problems"]}
     assert "into .epimem/" in problems["beliefs/tok.md"]
     assert "into .git/" in problems["observations/2026-11.md"] and "into .git/" in problems["tensions/gitdir"]
+
+
+OSC_TITLE = "\x1b]0;owned\x07\x1b]52;c;ZWNobyBwd25lZA==\x07\x1b[8m"  # window title, clipboard (OSC 52), hidden text
+
+
+def test_escape_sequences_a_remote_pushes_are_shown_not_run(tmp_path, cli, clean_recall_env):
+    """A title or a file name is whatever the remote committed; printed as it is, an ESC in it is
+    a command to the user's terminal, and a newline in a name split the one line of a problem."""
+    _, (a, b) = machines(tmp_path, 2, beliefs=(("b1", 0.40),))
+    p = b.root / "beliefs" / "b1.md"
+    p.write_text(p.read_text().replace("title: Belief b1", f"title: {json.dumps('Belief b1 ' + OSC_TITLE)}"))
+    (b.root / "beliefs" / "line\nbreak.md").write_text(p.read_text())
+    (b.root / "beliefs" / "esc\x1b[2J.md").write_text(p.read_text())
+    _push(b, "control characters")
+    assert cli("--vault", a.root, "sync").code == 0
+    assert "\x1b" in a.belief("b1").title  # kept in the file: only what reaches a terminal is changed
+
+    for args in (("belief", "list"), ("belief", "show", "b1"), ("validate",), ("recall", "belief", "--budget-tokens", "300"),
+                 ("mirror", "portrait"), ("sync",)):
+        r = cli("--vault", a.root, *args)
+        for text in (r.out, r.err):
+            assert "\x1b" not in text and "\x07" not in text, (args, text)
+    shown = cli("--vault", a.root, "belief", "show", "b1").out
+    assert "\\x1b]0;owned\\x07" in shown  # said, visibly
+    lines = cli("--vault", a.root, "validate").out.splitlines()
+    assert any(ln.startswith("beliefs/line\\nbreak.md:1: ") for ln in lines)
+    assert not any(ln.startswith("break.md") for ln in lines)
