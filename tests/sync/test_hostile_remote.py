@@ -88,3 +88,33 @@ def test_escape_sequences_a_remote_pushes_are_shown_not_run(tmp_path, cli, clean
     lines = cli("--vault", a.root, "validate").out.splitlines()
     assert any(ln.startswith("beliefs/line\\nbreak.md:1: ") for ln in lines)
     assert not any(ln.startswith("break.md") for ln in lines)
+
+
+def test_a_remotes_gitattributes_cannot_change_the_bytes_or_run_a_filter(tmp_path, cli):
+    """`.gitattributes` is a vault file: a remote's `working-tree-encoding=UTF-16` had every belief
+    checked out as UTF-16 (refused by every reader, every write failing in `git add`), and its
+    `filter=` ran the filter of that name the user's global git config defines (git-lfs's, here
+    one that leaves a mark)."""
+    _, (a, b) = machines(tmp_path, 2, beliefs=(("b1", 0.40),))
+    mark = tmp_path / "filter-ran"
+    git(tmp_path, "config", "--global", "filter.evil.smudge", f"sh -c 'touch {mark}; cat'")
+    (b.root / ".git" / "info" / "attributes").write_text("* -working-tree-encoding -filter\n")  # b's own business
+    attrs = b.root / ".gitattributes"
+    attrs.write_text(attrs.read_text() + "beliefs/*.md working-tree-encoding=UTF-16 filter=evil\n"
+                     "beliefs/*.md -merge\n")
+    _push(b, "attributes")
+    p = b.root / "beliefs" / "b1.md"
+    p.write_text(p.read_text().replace("The statement of b1.", "The statement of b1, changed there."))
+    _push(b, "a belief changed under them")
+
+    r = cli("--vault", a.root, "sync")
+    assert r.code == 0, r.err
+    assert not mark.exists()
+    data = (a.root / "beliefs" / "b1.md").read_bytes()
+    assert data.decode("utf-8").startswith("---\n") and b"changed there" in data
+    assert "changed there" in cli("--vault", a.root, "belief", "show", "b1").out
+    assert cli("--vault", a.root, "validate", "--json").json()["problems"] == []
+    add = cli("--vault", a.root, "belief", "add", "--title", "New one", "--statement", "S.", "--kind", "preference",
+              "--basis", "self-report", "--permanence", "stable")
+    assert add.code == 0, add.err
+    assert git(a.root, "status", "--porcelain").stdout == ""
