@@ -118,3 +118,51 @@ def test_a_remotes_gitattributes_cannot_change_the_bytes_or_run_a_filter(tmp_pat
               "--basis", "self-report", "--permanence", "stable")
     assert add.code == 0, add.err
     assert git(a.root, "status", "--porcelain").stdout == ""
+
+
+def test_invalid_files_a_remote_pushes_never_fail_sync_and_stay_redacted(tmp_path, cli, clean_recall_env):
+    """Broken YAML, conflict markers, a confidence of 5.0, a 2 MB statement and a secret in plain
+    text, committed there by plain git: the sync lands, each bad file is one line of `validate`,
+    and the secret is redacted by every reader."""
+    _, (a, b) = machines(tmp_path, 2, beliefs=(("b1", 0.40),))
+    good = (b.root / "beliefs" / "b1.md").read_text()
+    files = {"broken": good.replace("title: Belief b1", "title: [unclosed"),
+             "markers": f"<<<<<<< HEAD\n{good}=======\n{good}>>>>>>> theirs\n",
+             "too-sure": good.replace("confidence: 0.4", "confidence: 5.0"),
+             "long": good.replace("The statement of b1.", "word " * 400_000),
+             "leak": good.replace("The statement of b1.", "The password=hunter2hunter2 opens it.")}
+    for name, text in files.items():
+        (b.root / "beliefs" / f"{name}.md").write_text(text)
+    assert "confidence: 5.0" in files["too-sure"]
+    _push(b, "files no epimem writes")
+
+    r = cli("--vault", a.root, "sync")
+    assert r.code == 0 and "Traceback" not in r.err, r.err
+    flagged = {p["path"] for p in cli("--vault", a.root, "validate", "--json").json()["problems"]}
+    assert {"beliefs/broken.md", "beliefs/markers.md", "beliefs/too-sure.md"} <= flagged
+    assert {b_["id"] for b_ in cli("--vault", a.root, "belief", "list", "--json").json()["beliefs"]} == \
+        {"b1", "long", "leak"}
+    for args in (("belief", "show", "leak"), ("export",), ("recall", "opens", "--budget-tokens", "300")):
+        out = cli("--vault", a.root, *args)
+        assert out.code == 0 and "hunter2hunter2" not in out.out + out.err, args
+    assert "[REDACTED:password]" in cli("--vault", a.root, "belief", "show", "leak").out
+
+
+def test_a_remote_rewritten_by_force_loses_nothing_here(tmp_path, cli):
+    """The other machine reset its branch and force-pushed: this machine's work since is merged
+    with the rewritten history and sent, not dropped; a remote with no shared history is refused."""
+    _, (a, b) = machines(tmp_path, 2, beliefs=(("b1", 0.40),))
+    a.add_belief(title="Local only", statement="Made here.", kind="preference", basis="behavioral",
+                 permanence="durable", belief_id="local-only")
+    first = git(b.root, "rev-list", "--max-parents=0", "HEAD").stdout.strip()
+    git(b.root, "reset", "-q", "--hard", first)
+    (b.root / "beliefs" / "there.md").write_text((a.root / "beliefs" / "b1.md").read_text())
+    git(b.root, "add", "-A")
+    git(b.root, "commit", "-qm", "history rewritten there")
+    git(b.root, "push", "-qf", "origin", "HEAD:main")
+
+    r = cli("--vault", a.root, "sync")
+    assert r.code == 0, r.err
+    ids = {b_["id"] for b_ in cli("--vault", a.root, "belief", "list", "--json").json()["beliefs"]}
+    assert {"b1", "local-only", "there"} <= ids
+    assert git(a.root, "status", "--porcelain").stdout == ""
