@@ -166,3 +166,26 @@ def test_a_remote_rewritten_by_force_loses_nothing_here(tmp_path, cli):
     ids = {b_["id"] for b_ in cli("--vault", a.root, "belief", "list", "--json").json()["beliefs"]}
     assert {"b1", "local-only", "there"} <= ids
     assert git(a.root, "status", "--porcelain").stdout == ""
+
+
+def test_a_gitmodules_a_remote_pushes_does_not_stop_the_next_sync(tmp_path, cli):
+    """A `.gitmodules` whose `update = !command` git refuses made every `git status` and `git diff`
+    fail after the sync that brought it in: nothing ran, but no sync could run again."""
+    _, (a, b) = machines(tmp_path, 2, beliefs=(("b1", 0.40),))
+    mark = tmp_path / "submodule-ran"
+    (b.root / ".gitmodules").write_text(f'[submodule "x"]\n\tpath = beliefs/x\n\turl = {tmp_path / "none.git"}\n'
+                                        f"\tupdate = !touch {mark}\n")
+    head = git(b.root, "rev-parse", "HEAD").stdout.strip()
+    git(b.root, "update-index", "--add", "--cacheinfo", f"160000,{head},beliefs/x")
+    git(b.root, "add", ".gitmodules")
+    git(b.root, "commit", "-qm", "a submodule")
+    git(b.root, "push", "-q", "origin", "HEAD:main")
+
+    first = cli("--vault", a.root, "sync")
+    assert first.code == 0, first.err
+    a2 = cli("--vault", a.root, "belief", "add", "--title", "After", "--statement", "S.", "--kind", "preference",
+             "--basis", "self-report", "--permanence", "stable")
+    assert a2.code == 0, a2.err
+    again = cli("--vault", a.root, "sync")
+    assert again.code == 0, again.err
+    assert not mark.exists()
