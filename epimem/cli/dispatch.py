@@ -51,7 +51,9 @@ def check_today(today: str | None) -> None:
 
 
 def _say(message: str) -> None:
-    sys.stderr.write(message + "\n")
+    from .common import terminal
+
+    sys.stderr.write(terminal(message) + "\n")
     sys.stderr.flush()
 
 

@@ -12,7 +12,7 @@ import os
 import sys
 from pathlib import Path
 
-from .common import echo, emit_json, fail, usage, warn
+from .common import echo, emit_json, fail, terminal, usage, warn
 from .spec import Arg, Opt, command, group
 
 EMBEDDER = Opt("--embedder", envvar="EPIMEM_EMBEDDER", metavar="NAME",
@@ -130,7 +130,7 @@ def recall_cmd(ctx, *, query, limit, kind, permanence, tag, scope, min_confidenc
     for refused in res.refused:
         warn(str(refused))
     if budget is not None:
-        sys.stdout.write(res.markdown or "")
+        sys.stdout.write(terminal(res.markdown or ""))
         return
     if not res.hits:
         echo("Nothing recalled.")

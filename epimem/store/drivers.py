@@ -90,9 +90,63 @@ def register(root: Path) -> None:
         gitrun.run(root, "config", f"merge.{DRIVER}.{key}", value, retries=1)
 
 
+# `.gitattributes` is a vault file, so a remote can commit any: `beliefs/*.md
+# working-tree-encoding=UTF-16` had git check every belief out as UTF-16 after a sync (every reader
+# then refused it, and every write failed in `git add`: "BOM is required"); `filter=` runs
+# whatever filter the user's global config defines for that name (git-lfs's fetches from the
+# network); `beliefs/*.md -merge` or `merge=union` changes how a plain `git pull` merges. git
+# reads `$GIT_DIR/info/attributes` after every `.gitattributes` and it wins, and it is never
+# cloned or pushed: the vault's notes are kept byte for byte as they are in the repository.
+GUARD_MARK = "# epimem: the vault's files are stored as they are"
+GUARD = (f"{GUARD_MARK} (docs/security.md, \"What a remote pushes\"); this file\n"
+         "# wins over any .gitattributes a remote commits.\n"
+         "* -filter -working-tree-encoding -ident\n"
+         + "".join(f"{p} merge={DRIVER}\n" for p in PATTERNS))
+
+
+def _common_dir(root: Path) -> Path | None:
+    """Where git keeps `info/` (a linked worktree's git directory names it in `commondir`)."""
+    g = git_dir(root)
+    if g is None:
+        return None
+    try:
+        common = (g / "commondir").read_text(encoding="utf-8").strip()
+    except OSError:
+        return g
+    c = Path(common)
+    return c if c.is_absolute() else g / c
+
+
+def ensure_guarded(root: Path) -> bool:
+    """Write epimem's lines into `info/attributes` when they are missing (the user's own lines
+    kept); True when they were written now. One read when they are there; never fails a command."""
+    g = _common_dir(root)
+    if g is None:
+        return False
+    p = g / "info" / "attributes"
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        text = ""
+    except (OSError, UnicodeDecodeError):
+        return False
+    if GUARD_MARK in text:
+        return False
+    try:
+        p.parent.mkdir(mode=0o755, exist_ok=True)
+        fd = os.open(p, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)  # never wider, whatever the umask
+        with open(fd, "a", encoding="utf-8") as f:
+            f.write(("\n" if text and not text.endswith("\n") else "") + GUARD)
+    except OSError:
+        return False
+    return True
+
+
 def ensure_registered(root: Path) -> bool:
-    """Register the driver when it is missing; True when it was registered now. Never
-    fails a command: a repository git cannot configure merges line by line, as before."""
+    """Register the driver when it is missing (and guard the attributes, `ensure_guarded`);
+    True when the driver was registered now. Never fails a command: a repository git cannot
+    configure merges line by line, as before."""
+    ensure_guarded(root)
     if registered(root):
         return False
     try:

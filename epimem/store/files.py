@@ -61,10 +61,17 @@ def stat_key(path: str | os.PathLike) -> tuple[int, int] | None:
 
 
 def contained(root: Path, rel: str) -> Path:
-    """`root / rel`, refused when it would resolve outside `root` ("../x", a symlink out)."""
+    """`root / rel`, refused when it would resolve outside `root` ("../x", a symlink out) or
+    into `.git/` or `.epimem/` from a path that does not name them: a symlink a remote
+    committed (`observations/2026-12.md -> ../.git/config`) would have had the next
+    observation written into git's config (`store.paths.PRIVATE_DIRS`)."""
+    from .paths import PRIVATE_DIRS, in_notes
+
     p = (root / rel).resolve()
     r = root.resolve()
-    if p != r and r not in p.parents:
+    inside = p == r or r in p.parents
+    named = rel.replace(os.sep, "/").lstrip("/").split("/", 1)[0] in PRIVATE_DIRS
+    if not inside or (not named and not in_notes(str(p), str(r))):
         from ..core.errors import VaultError
 
         raise VaultError(f"{rel!r} is outside the vault", path=rel)

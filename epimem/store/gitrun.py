@@ -63,10 +63,21 @@ def is_repo_root(root: Path) -> bool:
     return (root / ".git").exists()
 
 
+# A vault has no submodules, but a remote can commit a `.gitmodules` and a gitlink: one whose
+# `update = !command` git refuses (rightly: CVE-2019-19604) made every later `git status` and
+# `git diff` (and `git fetch`) fail with "invalid value for 'submodule.x.update'", so every
+# `epimem sync` after the one that brought it in failed. Told to leave submodules alone, git does
+# not read `.gitmodules` there.
+_NO_SUBMODULES = {"status": "--ignore-submodules=all", "diff": "--ignore-submodules=all",
+                  "fetch": "--recurse-submodules=no", "push": "--recurse-submodules=no"}
+
+
 def _spawn(cwd: Path, args: tuple[str, ...], env: dict[str, str] | None,
            stdin: bytes | None, timeout: float | None = None) -> subprocess.CompletedProcess:
     """The only place a git process starts (tests/architecture holds it). `timeout`: a
     `subprocess.TimeoutExpired` after that many seconds (a remote that does not answer)."""
+    if args and args[0] in _NO_SUBMODULES:
+        args = (args[0], _NO_SUBMODULES[args[0]], *args[1:])
     try:
         with narrowed_umask():
             return subprocess.run([executable(), *args], cwd=cwd, input=stdin, capture_output=True, check=False,

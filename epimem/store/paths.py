@@ -39,9 +39,25 @@ def _inside(real: str, real_root: str) -> bool:
     return real == real_root or real.startswith(real_root.rstrip(os.sep) + os.sep)
 
 
+# Inside the vault's folder but not the vault's notes: git's own files (its config, which git
+# obeys as commands: `core.hooksPath`, `core.fsmonitor`; the remote's URL, often with a token)
+# and epimem's (the MCP bearer token, logs, caches). A remote can commit a symlink
+# `beliefs/x.md -> ../.git/config` that a check for "outside the vault" lets through: it is a
+# link out of the notes as much as one to /etc is.
+PRIVATE_DIRS = (".git", ".epimem")
+
+
+def in_notes(real: str, real_root: str) -> bool:
+    """Whether a resolved path is the vault's own (inside the vault, not under `.git/` or `.epimem/`)."""
+    if not _inside(real, real_root):
+        return False
+    return not any(_inside(real, os.path.join(real_root, d)) for d in PRIVATE_DIRS)
+
+
 def leaves(root: str | os.PathLike[str], path: str | os.PathLike[str]) -> bool:
-    """Whether `path` (in the vault) resolves outside the vault: a symlink out, or under one."""
-    return not _inside(os.path.realpath(path), os.path.realpath(root))
+    """Whether `path` (in the vault) resolves outside the vault's notes: a symlink out (or under
+    one), or into `.git/` or `.epimem/`."""
+    return not in_notes(os.path.realpath(path), os.path.realpath(root))
 
 
 def note_entries(folder: str | os.PathLike[str]) -> list[os.DirEntry[str]]:
@@ -65,7 +81,7 @@ def note_entries(folder: str | os.PathLike[str]) -> list[os.DirEntry[str]]:
 
 def escaping_links(root: str | os.PathLike[str]) -> list[tuple[str, str]]:
     """(vault-relative path, target) of every symlink in the vault that resolves
-    outside it (`.git/` and `.epimem/` aside), for `validate` to report."""
+    outside it or into `.git/` or `.epimem/` (those folders themselves aside), for `validate`."""
     root = os.path.abspath(root)
     real_root = os.path.realpath(root)
     out = []
@@ -74,7 +90,7 @@ def escaping_links(root: str | os.PathLike[str]) -> list[tuple[str, str]]:
             dirnames[:] = [d for d in dirnames if d not in (".git", ".epimem")]
         for name in dirnames + filenames:
             p = os.path.join(dirpath, name)
-            if os.path.islink(p) and not _inside(os.path.realpath(p), real_root):
+            if os.path.islink(p) and not in_notes(os.path.realpath(p), real_root):
                 out.append((os.path.relpath(p, root), os.readlink(p)))
     return sorted(out)
 
