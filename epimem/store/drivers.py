@@ -98,9 +98,11 @@ def register(root: Path) -> None:
 # reads `$GIT_DIR/info/attributes` after every `.gitattributes` and it wins, and it is never
 # cloned or pushed: the vault's notes are kept byte for byte as they are in the repository.
 GUARD_MARK = "# epimem: the vault's files are stored as they are"
+# Only epimem's own files: the rest of the folder is the user's (an Obsidian vault's attachments
+# kept in git-lfs need its filter).
 GUARD = (f"{GUARD_MARK} (docs/security.md, \"What a remote pushes\"); this file\n"
          "# wins over any .gitattributes a remote commits.\n"
-         "* -filter -working-tree-encoding -ident\n"
+         + "".join(f"{p} -filter -working-tree-encoding -ident\n" for p in (*PATTERNS, "epistemology.md"))
          + "".join(f"{p} merge={DRIVER}\n" for p in PATTERNS))
 
 
