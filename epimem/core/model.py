@@ -145,14 +145,20 @@ class Problem:
 
 @dataclass(frozen=True)
 class Refused:
-    """A hand edit no reader shows (SPEC rule 21): the file is shown as it was last committed.
-    `str()` is the one line every front end says about it."""
+    """A hand edit no reader shows (SPEC rule 21): the file is shown as it was last committed, or,
+    when that commit holds the edit too (`since`: the commit it is shown from), as it was in the
+    newest commit that is valid. `str()` is the one line every front end says about it."""
 
     path: str
     why: str
+    since: str = ""
+
+    @property
+    def shown_as(self) -> str:
+        return f"as committed in {self.since}, its last valid state" if self.since else "as last committed"
 
     def __str__(self) -> str:
-        return f"{visible(self.path)}: an edit was refused, so it is shown as last committed: {self.why}"
+        return f"{visible(self.path)}: an edit was refused, so it is shown {self.shown_as}: {self.why}"
 
 
 @dataclass(frozen=True)

@@ -165,7 +165,7 @@ class _Vault:
     def belief_lines(self, b: Belief, refused: Refused | None = None) -> list[Line]:
         v = belief_view(b, self.today, self.params, True)
         return files.belief_file(v, self.params.tier(b.confidence, b.basis),
-                                 f"an edit of this file was refused, so it is shown as last committed: {refused.why}"
+                                 f"an edit of this file was refused, so it is shown {refused.shown_as}: {refused.why}"
                                  if refused is not None else "")
 
     def tier(self, b: Belief) -> str:

@@ -52,6 +52,7 @@ from .manifest import (
     load_state,
     parse_file,
     problems_from,
+    refused_entry,
     refused_from,
     save_chroma_state,
     save_manifest,
@@ -325,7 +326,7 @@ class Index:
                 continue
             parsed = parse_file(rel, data, reader)
             if parsed.refused is not None:
-                refused[rel] = parsed.refused.why
+                refused[rel] = refused_entry(parsed.refused)
             if parsed.problems:
                 problems[rel] = [[p.line, p.message] for p in parsed.problems]
             if parsed.fatal:
@@ -479,7 +480,7 @@ class Index:
             problems.pop(rel, None)
             refused.pop(rel, None)
             if parsed.refused is not None:
-                refused[rel] = parsed.refused.why
+                refused[rel] = refused_entry(parsed.refused)
             if parsed.problems:
                 problems[rel] = [[p.line, p.message] for p in parsed.problems]
             if parsed.fatal:

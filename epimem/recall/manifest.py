@@ -347,9 +347,19 @@ def save_chroma_state(paths: Paths, state: dict) -> None:
     write_cache(paths.chroma_state, _dumps(state))
 
 
+def refused_entry(r: Refused) -> str | list[str]:
+    """How the manifest keeps a refused edit: its reason, with the commit it is shown from when
+    that is older than HEAD (an index written before that held reasons only)."""
+    return [r.why, r.since] if r.since else r.why
+
+
 def refused_from(manifest: dict) -> list[Refused]:
     """The hand edits the index holds as last committed (SPEC rule 21)."""
-    return [Refused(rel, str(why)) for rel, why in sorted((manifest.get("refused") or {}).items())]
+    out = []
+    for rel, entry in sorted((manifest.get("refused") or {}).items()):
+        why, since = (entry[0], entry[1]) if isinstance(entry, list) and len(entry) == 2 else (entry, "")
+        out.append(Refused(rel, str(why), str(since)))
+    return out
 
 
 def problems_from(manifest: dict) -> list[Problem]:

@@ -423,6 +423,11 @@ class Vault:
         return shown, seen.belief, seen.refused
 
 
+# How far back a reader looks for a belief's last valid state when HEAD holds a broken one: each
+# commit of that file costs one more blob in one `git cat-file`, and only such files pay it.
+HISTORY_DEPTH = 50
+
+
 class Reader:
     """What readers are shown of a vault's belief files today (`core/reading` decides; this
     fetches what it needs): redacted, and a file whose edit breaks a rule as it was committed.
@@ -458,14 +463,41 @@ class Reader:
         if isinstance(now, Belief) and isinstance(text, str) \
                 and not reading.breaks(now, self.params, self.today, real=self.real):
             return reading.text(rel, text, self.params.redact), reading.Seen(now)
-        committed = self.committed([rel])[0]
-        seen = reading.last_valid(rel, rel[len("beliefs/"):-3],
-                                  reading.why_not(now, self.params, self.today, real=self.real),
-                                  committed, self.params, self.today,
-                                  problem=now if isinstance(now, Problem) else None,
-                                  now=now if isinstance(now, Belief) else None)
-        shown = committed if seen.belief is not None else None
+        seen, shown = self._last_valid(rel, rel[len("beliefs/"):-3],
+                                       reading.why_not(now, self.params, self.today, real=self.real),
+                                       self.committed([rel])[0],
+                                       problem=now if isinstance(now, Problem) else None,
+                                       was=now if isinstance(now, Belief) else None)
         return (reading.text(rel, shown, self.params.redact) if shown is not None else None), seen
+
+    def _last_valid(self, rel: str, bid: str, why: str, head: str | None, *, problem: Problem | None,
+                    was: Belief | None) -> tuple[reading.Seen, str | None]:
+        """What readers are shown of a file that may not be shown as it is, and the text it is shown
+        as (None: nothing). HEAD's text first; when HEAD holds the broken state too, the newest older
+        commit of the file that is valid. HEAD is not always epimem's: Obsidian's git plugin commits
+        every few minutes, a plain `git commit` or another machine's push (through `sync`) commits
+        whatever the file held, and the belief would then vanish from every reader until fixed."""
+        seen = reading.last_valid(rel, bid, why, head, self.params, self.today, problem=problem, now=was)
+        if seen.belief is not None or head is None:
+            return seen, (head if seen.belief is not None else None)
+        for sha, text in self._history(rel):
+            if text == head:
+                continue
+            older = reading.last_valid(rel, bid, why, text, self.params, self.today, problem=problem, now=was)
+            if older.belief is not None:
+                return reading.Seen(older.belief, Refused(rel, why, since=sha[:7])), text
+        return seen, None
+
+    def _history(self, rel: str) -> list[tuple[str, str]]:
+        """(commit, text) of `rel` in the newest HISTORY_DEPTH commits that changed it, newest first."""
+        from . import git
+
+        try:
+            shas = [c.sha for c in git.log(self.vault.root, rel, limit=HISTORY_DEPTH)]
+            texts = git.show_many(self.vault.root, [f"{sha}:{rel}" for sha in shas])
+        except (OSError, ValueError, EpimemError):
+            return []
+        return [(sha, text) for sha, text in zip(shas, texts) if text is not None]
 
     def committed(self, rels: list[str]) -> list[str | None]:
         """The texts of `rels` at HEAD (None: not there), in order; all None outside git."""
@@ -502,7 +534,7 @@ class Reader:
             pending.append((len(out), now.path or f"beliefs/{now.id}.md", now.id, why, None, now))
             out.append(None)
         for (at, rel, bid, why, problem, was), text in zip(pending, self.committed([p[1] for p in pending])):
-            out[at] = reading.last_valid(rel, bid, why, text, params, today, problem=problem, now=was)
+            out[at] = self._last_valid(rel, bid, why, text, problem=problem, was=was)[0]
         return [s for s in out if s is not None]
 
     def settle(self, beliefs: list[Belief], problems: list[Problem]

@@ -136,3 +136,33 @@ def test_once_fixed_the_edit_is_shown_and_the_line_goes(cli, orms):
     r = cli("--vault", orms.root, "belief", "show", "avoids-orms")
     assert "confidence 0.50" in r.out and "refused" not in r.err
     assert "refused" not in cli("--vault", orms.root, "recall", "orms sql").err
+
+
+@pytest.mark.seed_rules
+def test_a_broken_edit_committed_by_plain_git_is_shown_as_its_last_valid_commit(cli, orms, tmp_path):
+    """HEAD is not always epimem's: Obsidian's git plugin commits every few minutes, and a plain
+    `git commit` (or another machine's push, through sync) commits the edit epimem would refuse.
+    The belief used to vanish from every reader; it is shown as the newest valid commit of it."""
+    import subprocess
+
+    v = orms.root
+    good = subprocess.run(["git", "-C", str(v), "rev-parse", "--short=7", "HEAD"], capture_output=True,
+                          text=True, check=True).stdout.strip()
+    subprocess.run(["git", "-C", str(v), "-c", "user.name=Obsidian", "-c", "user.email=o@example.com", "commit", "-qam", "vault backup: 2026-12-04 10:00"], check=True)
+    p = v / "beliefs" / "avoids-orms.md"
+    edit_in_place(p, "Writes SQL by hand", "Writes SQL by hand, always")  # and one more commit on top
+    subprocess.run(["git", "-C", str(v), "-c", "user.name=Obsidian", "-c", "user.email=o@example.com", "commit", "-qam", "vault backup: 2026-12-04 10:05"], check=True)
+    line = (f"beliefs/avoids-orms.md: an edit was refused, so it is shown as committed in {good}, its last "
+            "valid state: confidence 0.99 is above the cap for basis 'behavioral' (0.90)")
+
+    r = cli("--vault", v, "belief", "show", "avoids-orms")
+    assert r.code == 0 and "confidence 0.30 → effective 0.30 (tentative)" in r.out and not shows_099(r.out)
+    assert line in r.err and "always" not in r.out  # the last valid state, not the broken one's words
+    assert cli("--vault", v, "belief", "list", "--json").json()["beliefs"][0]["confidence"] == 0.30
+    d = cli("--vault", v, "recall", "orms sql", "--json").json()
+    assert d["results"][0]["confidence"] == 0.30 and d["refused"][0]["message"].startswith(line)
+    text = hook_context(v, tmp_path)
+    assert "(tentative) Avoids ORMs" in text and line in text
+    [b] = [r for r in export_records(cli, v) if r["type"] == "belief"]
+    assert b["confidence"] == 0.30 and b["refused"].startswith(line)
+    assert cli("--vault", v, "validate").code == 1  # validate reads the file as it is

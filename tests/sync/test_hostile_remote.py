@@ -189,3 +189,21 @@ def test_a_gitmodules_a_remote_pushes_does_not_stop_the_next_sync(tmp_path, cli)
     again = cli("--vault", a.root, "sync")
     assert again.code == 0, again.err
     assert not mark.exists()
+
+
+def test_a_rule_breaking_edit_a_remote_commits_is_shown_as_its_last_valid_state(tmp_path, cli, clean_recall_env):
+    """Rule 21 across machines: `confidence: 5.0` committed there by plain git becomes HEAD here
+    after the sync; the belief used to vanish from every reader with one "skipped" line."""
+    _, (a, b) = machines(tmp_path, 2, beliefs=(("b1", 0.40),))
+    p = b.root / "beliefs" / "b1.md"
+    p.write_text(p.read_text().replace("confidence: 0.4", "confidence: 5.0"))
+    _push(b, "too sure")
+
+    r = cli("--vault", a.root, "sync")
+    assert r.code == 0, r.err
+    assert "confidence: 5.0" in (a.root / "beliefs" / "b1.md").read_text()  # the file is what the remote holds
+    shown = cli("--vault", a.root, "belief", "show", "b1", "--json").json()
+    assert shown["confidence"] == 0.40
+    assert "so it is shown as committed in" in shown["refused"][0]["message"]
+    assert [x["id"] for x in cli("--vault", a.root, "belief", "list", "--json").json()["beliefs"]] == ["b1"]
+    assert cli("--vault", a.root, "validate").code == 1
