@@ -122,6 +122,9 @@ class SyncReport:
     incoming: int = 0                     # commits brought in
     outgoing: int = 0                     # commits sent
     notes: list[str] = field(default_factory=list)
+    # What the merge did to beliefs, by id: a remote that deleted every belief (a bug, a wiped
+    # folder on the other machine) used to be one line, "Brought in 1 commit".
+    beliefs: dict[str, list[str]] = field(default_factory=lambda: {"new": [], "changed": [], "removed": []})
 
 
 def ensure_attributes(mem: Service) -> str | None:
@@ -267,6 +270,7 @@ def _merge(mem: Service, g: _Git, rep: SyncReport, remote: str, branch: str, inc
         with _recorded(mem, g, head, theirs):
             g.run("merge", "--quiet", "--ff-only", theirs)
         rep.merged = "fast-forward"
+        _brought(g, head, rep.beliefs)
         return
     mb = g.run("merge-base", "HEAD", theirs, check=False)
     if mb.returncode != 0:
@@ -297,6 +301,16 @@ def _merge(mem: Service, g: _Git, rep: SyncReport, remote: str, branch: str, inc
             g.run("merge", "--abort", check=False)
             raise
     rep.merged = "merged"
+    _brought(g, head, rep.beliefs)
+
+
+def _brought(g: _Git, before: str, into: dict[str, list[str]]) -> None:
+    """Add the beliefs a merge changed since `before` to `into`, by what happened to each file."""
+    p = g.run("diff", "--name-status", "--no-renames", "-z", before, "HEAD", "--", "beliefs/", check=False)
+    words = p.stdout.split("\0") if p.returncode == 0 else []
+    for status, path in zip(words[0::2], words[1::2]):
+        if path.startswith("beliefs/") and path.endswith(".md") and "/" not in path[len("beliefs/"):]:
+            into[{"A": "new", "D": "removed"}.get(status[:1], "changed")].append(path[len("beliefs/"):-3])
 
 
 @contextmanager

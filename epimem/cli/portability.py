@@ -33,7 +33,7 @@ def sync_cmd(ctx, remote, no_index, adopt_purge, purge_text, as_json):
     if as_json:
         emit_json({"remote": rep.remote, "branch": rep.branch, "committed": rep.committed, "merged": rep.merged,
                    "incoming": rep.incoming, "outgoing": rep.outgoing, "pushed": rep.pushed,
-                   "retried": rep.retried, "notes": rep.notes})
+                   "retried": rep.retried, "beliefs": rep.beliefs, "notes": rep.notes})
         return
     if rep.committed:
         echo(f"Committed pending edits: {rep.committed[:8]}")
@@ -42,6 +42,13 @@ def sync_cmd(ctx, remote, no_index, adopt_purge, purge_text, as_json):
                 "fast-forward": f"Brought in {got}.",
                 "merged": f"Merged {got}.",
                 "pushed only": f"{rep.remote}/{rep.branch} is new."}[rep.merged])
+    moved = [f"{len(ids)} {what}" for what, ids in rep.beliefs.items() if ids]
+    if moved:
+        gone = rep.beliefs["removed"]
+        echo(f"Beliefs: {', '.join(moved)}"
+             + (f"; removed there: {', '.join(gone[:10])}" + (f" and {len(gone) - 10} more" if len(gone) > 10 else "")
+                + " (`git log --diff-filter=D -- beliefs/` names the commits that removed them)"
+                if gone else "") + ".")
     if rep.pushed:
         echo(f"Sent {rep.outgoing} commit{'s' if rep.outgoing != 1 else ''} to {rep.remote}"
                    + (" (after a second try: the remote had moved)." if rep.retried else "."))

@@ -207,3 +207,23 @@ def test_a_rule_breaking_edit_a_remote_commits_is_shown_as_its_last_valid_state(
     assert "so it is shown as committed in" in shown["refused"][0]["message"]
     assert [x["id"] for x in cli("--vault", a.root, "belief", "list", "--json").json()["beliefs"]] == ["b1"]
     assert cli("--vault", a.root, "validate").code == 1
+
+
+def test_a_remote_that_removes_beliefs_is_said_so(tmp_path, cli):
+    """A remote that deleted every belief (a wiped folder on the other machine) used to sync with
+    one line, "Brought in 1 commit"; the user reads which beliefs went, and which came or changed."""
+    _, (a, b) = machines(tmp_path, 2, beliefs=(("b1", 0.40), ("b2", 0.50), ("b3", 0.60)))
+    (b.root / "beliefs" / "b1.md").unlink()
+    (b.root / "beliefs" / "b2.md").unlink()
+    p = b.root / "beliefs" / "b3.md"
+    p.write_text(p.read_text().replace("The statement of b3.", "The statement of b3, reworded."))
+    _push(b, "wiped")
+
+    r = cli("--vault", a.root, "sync")
+    assert r.code == 0, r.err
+    assert "Beliefs: 1 changed, 2 removed; removed there: b1, b2 (`git log --diff-filter=D -- beliefs/`" in r.out
+    (b.root / "beliefs" / "b4.md").write_text((b.root / "beliefs" / "b3.md").read_text())
+    _push(b, "one more")
+    d = cli("--vault", a.root, "sync", "--json").json()
+    assert d["beliefs"] == {"new": ["b4"], "changed": [], "removed": []}
+    assert cli("--vault", a.root, "sync", "--json").json()["beliefs"] == {"new": [], "changed": [], "removed": []}
