@@ -7,7 +7,9 @@ checkout gets its own copy of the vault (their caches differ), and each measure 
 processes, this checkout and the baseline alternating, so the machine's load hits both alike:
 
 - `belief list --json`, warm parse cache, and cold (the cache removed before each run);
-- the same with one belief hand-edited to break a rule (this checkout reads its committed state);
+- the same with one belief hand-edited to break a rule (this checkout reads its committed state),
+  `belief show` of it, and both again once that edit is committed by plain git (HEAD broken too:
+  this checkout looks back through the file's history);
 - the session-start hook (`resume`: it reads the context cache and counts nothing);
 - a fresh `recall --json` on a current index, and warm recall in one process (median of 25);
 - `mirror page`, its cache valid (the unchanged-vault path) and cold (cache removed).
@@ -52,12 +54,12 @@ class Tree:
                     "EPIMEM_CHROMA_UPDATE": "later"}
         self.env.pop("PYTHONDONTWRITEBYTECODE", None)
 
-    def run(self, *args: str, stdin: str | None = None) -> float:
+    def run(self, *args: str, stdin: str | None = None, check: bool = True) -> float:
         t = time.perf_counter()
         p = subprocess.run([sys.executable, "-m", "epimem", *args], input=stdin, capture_output=True, text=True,
                            env=self.env, cwd=self.src, timeout=900)
         dt = time.perf_counter() - t
-        if p.returncode != 0:
+        if p.returncode != 0 and check:
             raise RuntimeError(f"{self.name}: epimem {' '.join(args)}: {p.stderr[-2000:]}")
         return dt
 
@@ -131,6 +133,18 @@ def main(argv=None) -> int:
             t.run("--vault", str(t.vault), "belief", "list", "--json")
         loop("belief list --json, warm, one refused edit",
              lambda t: t.run("--vault", str(t.vault), "belief", "list", "--json"), args.runs)
+        shown = sorted((trees[0].vault / "beliefs").glob("*.md"))[17].stem
+        loop("belief show, one refused edit", lambda t: t.run("--vault", str(t.vault), "belief", "show", shown),
+             args.runs)
+        for t in trees:  # the same edit committed by plain git (Obsidian's git plugin): HEAD is broken too
+            subprocess.run(["git", "-C", str(t.vault), "-c", "user.name=bench", "-c", "user.email=b@example.com",
+                            "commit", "-qam", "vault backup"], check=True, capture_output=True)
+            t.run("--vault", str(t.vault), "belief", "list", "--json")
+        loop("belief list --json, warm, the edit committed",
+             lambda t: t.run("--vault", str(t.vault), "belief", "list", "--json"), args.runs)
+        # The baseline shows nothing for it (it vanished) and exits 1: timed all the same.
+        loop("belief show, the edit committed", lambda t: t.run("--vault", str(t.vault), "belief", "show", shown,
+                                                                check=False), args.runs)
         load.append(os.getloadavg())
 
         out = {"load": load, "runs": args.runs, "figures": figures}

@@ -101,8 +101,8 @@ def propose(mem: Service, belief_id: str, action: str, *, by: str = "", title: s
     # tool's rename takes it from a file name of any length) is written three times into a
     # tension, committed and shown at every session start; one call must not make it a document.
     if len(title) > common.TEXT_MAX:
-        raise InputError(f"the proposed wording is {len(title):,} characters, over the {common.TEXT_MAX:,} an assistant's "
-                         "text may hold: propose a title of a few words", field="title")
+        raise InputError(f"the proposed wording is {len(title):,} characters, over the {common.TEXT_MAX:,} an "
+                         "assistant's text may hold: propose a title of a few words", field="title")
     title = redact(title, mem.params.redact)
     if action == "supersede" and not by:
         raise InputError("'by' is required: the belief that would supersede it", field="by")

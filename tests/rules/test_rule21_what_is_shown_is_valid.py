@@ -148,10 +148,11 @@ def test_a_broken_edit_committed_by_plain_git_is_shown_as_its_last_valid_commit(
     v = orms.root
     good = subprocess.run(["git", "-C", str(v), "rev-parse", "--short=7", "HEAD"], capture_output=True,
                           text=True, check=True).stdout.strip()
-    subprocess.run(["git", "-C", str(v), "-c", "user.name=Obsidian", "-c", "user.email=o@example.com", "commit", "-qam", "vault backup: 2026-12-04 10:00"], check=True)
+    obsidian = ["git", "-C", str(v), "-c", "user.name=Obsidian", "-c", "user.email=o@example.com", "commit", "-qam"]
+    subprocess.run([*obsidian, "vault backup: 2026-12-04 10:00"], check=True)
     p = v / "beliefs" / "avoids-orms.md"
     edit_in_place(p, "Writes SQL by hand", "Writes SQL by hand, always")  # and one more commit on top
-    subprocess.run(["git", "-C", str(v), "-c", "user.name=Obsidian", "-c", "user.email=o@example.com", "commit", "-qam", "vault backup: 2026-12-04 10:05"], check=True)
+    subprocess.run([*obsidian, "vault backup: 2026-12-04 10:05"], check=True)
     line = (f"beliefs/avoids-orms.md: an edit was refused, so it is shown as committed in {good}, its last "
             "valid state: confidence 0.99 is above the cap for basis 'behavioral' (0.90)")
 

@@ -170,7 +170,8 @@ def test_what_a_skill_may_recall_reads_no_file_and_sends_nothing_away(name, flag
     rule = next(r for r in allowed(name) if "recall" in r)
     for cmd in (f"epimem recall x {flag} {value}", f"epimem recall {flag} {value}"):
         assert not any(permits(r, cmd) for r in allowed(name)), cmd  # the user's command: the prompt asks
-    assert permits(rule, f"epimem skill recall x {flag} {value}")  # the grant's prefix takes it, so the command must refuse
+    # the grant's prefix takes it, so the command itself must refuse
+    assert permits(rule, f"epimem skill recall x {flag} {value}")
     r = cli("--vault", root, "skill", "recall", "x", flag, value)
     assert r.code == 2 and f"no option {flag}" in r.err, r.err
     assert "no model should read" not in r.out + r.err

@@ -78,8 +78,8 @@ def test_escape_sequences_a_remote_pushes_are_shown_not_run(tmp_path, cli, clean
     assert cli("--vault", a.root, "sync").code == 0
     assert "\x1b" in a.belief("b1").title  # kept in the file: only what reaches a terminal is changed
 
-    for args in (("belief", "list"), ("belief", "show", "b1"), ("validate",), ("recall", "belief", "--budget-tokens", "300"),
-                 ("mirror", "portrait"), ("sync",)):
+    for args in (("belief", "list"), ("belief", "show", "b1"), ("validate",),
+                 ("recall", "belief", "--budget-tokens", "300"), ("mirror", "portrait"), ("sync",)):
         r = cli("--vault", a.root, *args)
         for text in (r.out, r.err):
             assert "\x1b" not in text and "\x07" not in text, (args, text)
