@@ -1,0 +1,62 @@
+"""The review inbox against an adversary (red team): an unattended writer, or a careless model
+using only the commands and tools it is allowed, must not get a proposal applied without the
+user, nor make the inbox show something other than what accepting does. Each test drives the
+real command, MCP tool or page."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import anyio
+from inbox_support import belief_bytes, require_review
+
+from epimem.api.memory import Memory
+
+TODAY = "2026-11-30"
+BELIEF = "prefers-small-pull-requests"
+SECRET = "ghp_" + "Zq8Lm2Xc4Vb6Nn0Pp9Rr7Tt5Yy3Uu1Ii8Oo6Aa"
+
+
+def _vault(tmp_path, cli) -> Memory:
+    root = tmp_path / "v"
+    assert cli("init", root).code == 0
+    mem = Memory(root, today=TODAY)
+    mem.add_belief(title="Prefers small pull requests", statement="Splits work into small, reviewable PRs.",
+                   kind="workflow", basis="behavioral", permanence="durable")
+    require_review(mem)
+    return mem
+
+
+def _history(root) -> str:
+    return subprocess.run(["git", "log", "-p", "--all", "--format=%B"], cwd=root, capture_output=True,
+                          text=True, check=True).stdout
+
+
+# --- a secret in a proposal -------------------------------------------------------------------------
+
+def test_a_secret_in_a_proposed_title_tag_or_successor_leaves_a_proposal_the_inbox_can_read(tmp_path, cli):
+    """The write path's redaction rewrote the proposal's `observation:` mapping as a Python repr
+    (yaml_scalar had no case for a mapping): the proposal became a file `epimem inbox` cannot
+    read, and the inbox said it was empty."""
+    mem = _vault(tmp_path, cli)
+    items = [{"connects": "new", "strength": "single", "evidence": "Pasted a deploy key into the chat.",
+              "title": f"Deploys with {SECRET}", "tags": [f"key-{SECRET}"], "session": "s1"},
+             {"connects": BELIEF, "strength": "contradicting", "evidence": "Sent one huge PR.",
+              "successor": f"Ships big PRs with {SECRET}", "session": "s2"}]
+    batch = tmp_path / "batch.json"
+    batch.write_text(json.dumps(items))
+    r = cli("--vault", mem.root, "observe", "--origin", "mcp", "--input", batch, "--json")
+    assert r.code == 0, r.err
+    ids = r.json()["proposed"]
+    assert len(ids) == 2
+    listed = cli("--vault", mem.root, "inbox", "--json")
+    assert listed.code == 0, listed.err
+    shown = listed.json()
+    assert shown["problems"] == [] and [p["id"] for p in shown["proposals"]] == sorted(ids)
+    by_id = {p["id"]: p for p in shown["proposals"]}
+    new = by_id[ids[0]]["observation"]
+    assert new["title"] == "Deploys with [REDACTED:github-token]" and new["tags"] == ["key-[REDACTED:github-token]"]
+    assert by_id[ids[1]]["observation"]["successor"] == "Ships big PRs with [REDACTED:github-token]"
+    assert cli("--vault", mem.root, "inbox", "accept", ids[0]).code == 0
+    assert SECRET not in _history(mem.root)
