@@ -21,6 +21,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from ..core import inbox as core_inbox
+from ..core import reading
 from ..core.errors import Conflict, EpimemError, InputError, NotFound, VaultError
 from ..core.inbox import Proposal
 from ..core.model import Problem
@@ -72,7 +73,8 @@ def read_all(mem: Service) -> tuple[list[Proposal], list[Problem]]:
     for folder, e in sorted(entries, key=lambda fe: (fe[0], fe[1].name)):
         rel = f"{folder}/{e.name}"
         try:
-            out.append(core_inbox.parse(read_text(e.path, rel), rel))
+            # rule 23: every reader of the inbox (CLI, MCP, page) gets it redacted from here
+            out.append(reading.proposal(core_inbox.parse(read_text(e.path, rel), rel), mem.params.redact))
         except NoteError as err:
             problems.append(Problem(rel, err.line or 1, err.message.split(": ", 1)[-1]
                                     if err.message.startswith(rel) else err.message))

@@ -60,3 +60,39 @@ def test_a_secret_in_a_proposed_title_tag_or_successor_leaves_a_proposal_the_inb
     assert by_id[ids[1]]["observation"]["successor"] == "Ships big PRs with [REDACTED:github-token]"
     assert cli("--vault", mem.root, "inbox", "accept", ids[0]).code == 0
     assert SECRET not in _history(mem.root)
+
+
+def test_a_secret_typed_into_a_proposal_file_is_redacted_in_the_listing_the_mcp_tool_and_the_page(tmp_path, cli):
+    """Rule 23 on the inbox's read path: the diff was redacted, but the proposal's own evidence,
+    source and session were shown as the file holds them (a hand edit not yet committed, a file
+    a remote pushed, a pattern added after it was written)."""
+    from test_inbox_page import _call
+
+    from epimem.mirror.serve import Server
+
+    mem = _vault(tmp_path, cli)
+    r = cli("--vault", mem.root, "observe", "--origin", "mcp", "--connects", BELIEF, "--strength", "confirming",
+            "--evidence", "Split the PR in three.", "--session", "s1", "--json")
+    (pid,) = r.json()["proposed"]
+    f = mem.root / "inbox" / f"{pid}.md"
+    f.write_text(f.read_text().replace("evidence: Split the PR in three.", f"evidence: Pushed with {SECRET}")
+                 .replace("source: cli", f"source: bot {SECRET}"))
+    assert SECRET in f.read_text()
+    shown = cli("--vault", mem.root, "inbox", "--diff").out + cli("--vault", mem.root, "inbox", "--json").out
+
+    async def mcp_inbox():
+        from mcp import Client
+
+        from epimem.mcp.server import build
+
+        async with Client(build(mem.root, today=TODAY)) as c:
+            return json.dumps((await c.call_tool("inbox", {})).structured_content)
+
+    shown += anyio.run(mcp_inbox)
+    srv = Server(mem, port=0).start()
+    try:
+        shown += _call(srv.url)[1]
+    finally:
+        srv.close()
+    assert pid in shown and "Pushed with [REDACTED:github-token]" in shown
+    assert SECRET not in shown
