@@ -150,8 +150,8 @@ def proposal(p: Proposal, patterns: Patterns = ()) -> Proposal:
             return type(v)(walk(x) for x in v)
         return v
 
-    texts = [p.source, p.session, p.note, *(x for v in p.observation.values()
-                                            for x in (v if isinstance(v, (list, tuple)) else [v]) if isinstance(x, str))]
+    values = [x for v in p.observation.values() for x in (v if isinstance(v, (list, tuple)) else [v])]
+    texts = [p.source, p.session, p.note, *(x for x in values if isinstance(x, str))]
     if _clean(texts, patterns):
         return p
     return replace(p, source=walk(p.source), session=walk(p.session), note=walk(p.note),

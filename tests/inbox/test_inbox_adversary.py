@@ -96,3 +96,41 @@ def test_a_secret_typed_into_a_proposal_file_is_redacted_in_the_listing_the_mcp_
         srv.close()
     assert pid in shown and "Pushed with [REDACTED:github-token]" in shown
     assert SECRET not in shown
+
+
+# --- a flood ----------------------------------------------------------------------------------------
+
+def test_made_up_session_names_cannot_flood_the_inbox(tmp_path, cli):
+    """Rule 9 held per session name, and a name is free: one MCP call of 50 observations, each
+    naming its own session, queued 50 proposals (a CLI batch, a thousand). Sessions the vault
+    never counted share one session's bound a day per path, as they share one step a day (rule
+    19); a session the hook counted keeps its own."""
+    from mcp import Client
+
+    from epimem.mcp.server import build
+
+    mem = _vault(tmp_path, cli)
+    mem.session_start("startup", session="hook-counted-1")
+    before = belief_bytes(mem.root)
+    flood = [{"connects": BELIEF, "strength": "confirming", "evidence": f"Split PR number {i}.", "session": f"fake-{i}"}
+             for i in range(50)]
+
+    async def main():
+        async with Client(build(mem.root, today=TODAY)) as c:
+            r = await c.call_tool("observe", {"observations": flood})
+            assert r.is_error and "never counted" in r.content[0].text, r.content[0].text
+            for i in range(3):  # one at a time, each a new made-up session
+                r = await c.call_tool("observe", {"observations": [flood[i]]})
+                assert not r.is_error and r.structured_content["proposed"], r.content[0].text
+            r = await c.call_tool("observe", {"observations": [flood[3]]})
+            assert r.is_error and "never counted" in r.content[0].text, r.content[0].text
+            # the session the hook counted is its own session, and keeps its three
+            r = await c.call_tool("observe", {"observations": [dict(flood[4], session="hook-counted-1")]})
+            assert not r.is_error and r.structured_content["proposed"], r.content[0].text
+    anyio.run(main)
+    batch = tmp_path / "flood.json"
+    batch.write_text(json.dumps([dict(o, evidence=o["evidence"] + " (cli)") for o in flood]))
+    r = cli("--vault", mem.root, "observe", "--origin", "mcp", "--input", batch)
+    assert r.code != 0 and "never counted" in r.err
+    assert len(list((mem.root / "inbox").glob("*.md"))) == 4
+    assert belief_bytes(mem.root) == before
