@@ -134,3 +134,87 @@ def test_made_up_session_names_cannot_flood_the_inbox(tmp_path, cli):
     assert r.code != 0 and "never counted" in r.err
     assert len(list((mem.root / "inbox").glob("*.md"))) == 4
     assert belief_bytes(mem.root) == before
+
+
+# --- attempts already blocked (an adversary is a test case) ----------------------------------------------
+
+def _propose_cli(cli, mem, text: str, session: str) -> str:
+    r = cli("--vault", mem.root, "observe", "--origin", "mcp", "--connects", BELIEF, "--strength", "confirming",
+            "--evidence", text, "--session", session, "--json")
+    assert r.code == 0, r.err
+    return r.json()["proposed"][0]
+
+
+def test_an_origin_that_is_no_unattended_path_is_refused_not_written(tmp_path, cli):
+    """A Python caller (the memory tool's kind) naming itself "user" or "cli", or "": refused,
+    neither applied as the user's nor written as a proposal the inbox cannot read."""
+    import pytest
+
+    from epimem.core.errors import InputError
+
+    mem = _vault(tmp_path, cli)
+    before = belief_bytes(mem.root)
+    for origin in ("user", "cli", ""):
+        with pytest.raises(InputError, match="unknown origin"):
+            mem.observe([{"connects": BELIEF, "strength": "confirming", "evidence": "Me, really."}],
+                        source="cli", session="s1", origin=origin)
+    assert belief_bytes(mem.root) == before and not list((mem.root / "inbox").glob("*.md"))
+
+
+def test_a_proposal_on_a_belief_retired_since_is_shown_refused_and_accepting_writes_nothing(tmp_path, cli):
+    mem = _vault(tmp_path, cli)
+    pid = _propose_cli(cli, mem, "Split the PR in three.", "s1")
+    assert cli("--vault", mem.root, "belief", "retire", BELIEF, "--note", "no longer").code == 0
+    before = belief_bytes(mem.root)
+    (prop,) = cli("--vault", mem.root, "inbox", "--json").json()["proposals"]
+    assert "retired" in prop["refused"] and prop["changes"] == []
+    r = cli("--vault", mem.root, "inbox", "accept", pid)
+    assert r.code == 1 and "retired" in r.err
+    assert belief_bytes(mem.root) == before and (mem.root / "inbox" / f"{pid}.md").is_file()
+
+
+def test_a_proposal_edited_to_carry_a_confidence_or_a_future_date_gets_neither(tmp_path, cli):
+    """Nothing in a proposal is a number: a `confidence:` added by hand is refused as observe
+    refuses it, a date after today is replaced by the day of the decision (rule 20)."""
+    mem = _vault(tmp_path, cli)
+    pid = _propose_cli(cli, mem, "Split the PR in three.", "s1")
+    f = mem.root / "inbox" / f"{pid}.md"
+    text = f.read_text()
+    f.write_text(text.replace("  strength: confirming\n", "  strength: confirming\n  confidence: 0.95\n"))
+    (prop,) = cli("--vault", mem.root, "inbox", "--json").json()["proposals"]
+    assert "confidence" in prop["refused"] and prop["changes"] == []
+    r = cli("--vault", mem.root, "inbox", "accept", pid)
+    assert r.code == 1 and "confidence" in r.err
+    assert "date: " in text
+    f.write_text("\n".join("  date: 2099-01-01" if ln.startswith("  date: ") else ln for ln in text.split("\n")))
+    r = cli("--vault", mem.root, "inbox", "accept", pid, "--json")
+    assert r.code == 0, r.err
+    assert "2099" not in (mem.root / "beliefs" / f"{BELIEF}.md").read_text()
+    assert f"- {TODAY} · confirming" in (mem.root / "beliefs" / f"{BELIEF}.md").read_text()
+
+
+def test_the_pages_buttons_refuse_another_vaults_token_and_page(tmp_path, cli):
+    """Two vaults served at once: the other page's token, posted from that page or this one, decides nothing."""
+    from test_inbox_page import _call
+
+    from epimem.mirror.serve import Server
+
+    mem = _vault(tmp_path, cli)
+    pid = _propose_cli(cli, mem, "Split the PR in three.", "s1")
+    other = Memory(tmp_path / "w", today=TODAY)
+    assert cli("init", other.root).code == 0
+    before = belief_bytes(mem.root)
+    a, b = Server(mem, port=0).start(), Server(other, port=0).start()
+    try:
+        base_a, base_b = f"http://127.0.0.1:{a.port}", f"http://127.0.0.1:{b.port}"
+        for origin in (base_b, base_a):
+            status, _, _ = _call(base_a + "/inbox/accept", {"id": pid, "token": b.token, "do": "accept"},
+                                 {"Origin": origin})
+            assert status == 403
+        status, _, _ = _call(base_a + "/inbox/accept", {"id": pid, "token": a.token, "do": "accept"},
+                             {"Origin": base_b})
+        assert status == 403
+    finally:
+        a.close()
+        b.close()
+    assert belief_bytes(mem.root) == before and (mem.root / "inbox" / f"{pid}.md").is_file()
