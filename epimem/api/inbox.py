@@ -21,6 +21,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from ..core import inbox as core_inbox
+from ..core import kernel, reading
 from ..core.errors import Conflict, EpimemError, InputError, NotFound, VaultError
 from ..core.inbox import Proposal
 from ..core.model import Problem
@@ -72,7 +73,8 @@ def read_all(mem: Service) -> tuple[list[Proposal], list[Problem]]:
     for folder, e in sorted(entries, key=lambda fe: (fe[0], fe[1].name)):
         rel = f"{folder}/{e.name}"
         try:
-            out.append(core_inbox.parse(read_text(e.path, rel), rel))
+            # rule 23: every reader of the inbox (CLI, MCP, page) gets it redacted from here
+            out.append(reading.proposal(core_inbox.parse(read_text(e.path, rel), rel), mem.params.redact))
         except NoteError as err:
             problems.append(Problem(rel, err.line or 1, err.message.split(": ", 1)[-1]
                                     if err.message.startswith(rel) else err.message))
@@ -152,14 +154,24 @@ def propose(mem: Service, items: list[dict[str, Any]], *, source: str, session: 
 def _propose(mem, items, parsed, origin, today, params) -> ObserveReport:
     on_file, _ = read_all(mem)
     taken = {p.id for p in on_file}
+    # Rule 9 per session, and the trap: a session name is free, so fifty observations naming
+    # fifty made-up sessions were fifty proposals (a batch of a thousand, a thousand). Sessions the
+    # vault never counted (rule 19: they share one step a day) share one session's bound a day per
+    # path; a session the hook counted is its own.
+    counted = frozenset(kernel.known_sessions(dict(mem.vault.read_sessions().counted), today))
+
+    def bucket(session: str, origin_: str, day) -> str:
+        return session if session in counted else f"uncounted:{origin_}:{day.isoformat()}"
+
     per_session: dict[str, int] = {}
     for p in on_file:
         if p.status == "pending" and p.kind == "observation":
-            s = p.session or f"{p.source}@{p.observation.get('date', '')}"
+            s = bucket(p.session, p.origin, p.proposed)
             per_session[s] = per_session.get(s, 0) + 1
     writes: list[tx.Write] = []
     results: list[ObservationResult] = []
     ids: list[str] = []
+    added: set[str] = set()
     for item, (obs, _) in zip(items, parsed, strict=True):
         # What is stored is what observe will be given: the item as the caller wrote it, with
         # its day, source and session fixed now (rule 19 counts them as the original's).
@@ -175,8 +187,9 @@ def _propose(mem, items, parsed, origin, today, params) -> ObserveReport:
             results.append(ObservationResult(obs, None if obs.connects == "new" else obs.connects, duplicate=True,
                                              reason=f"already proposed ({pid})"))
             continue
-        key = obs.session or f"{obs.source}@{obs.date.isoformat()}"
+        key = bucket(obs.session, origin, today)
         per_session[key] = per_session.get(key, 0) + 1
+        added.add(key)
         prop = core_inbox.Proposal(id=pid, proposed=today, origin=origin, source=obs.source,
                                    session=obs.session, observation=stored)
         ids.append(pid)
@@ -185,13 +198,17 @@ def _propose(mem, items, parsed, origin, today, params) -> ObserveReport:
                                          reason=f"proposed for the user's review ({pid}): review is required "
                                                 "in epistemology.md, so nothing changes until they accept it"))
     # Rule 9 holds for proposals too: an agent cannot queue fifty observations of one session.
-    for s, n in per_session.items():
-        if n > params.observations_per_session and any(
-                (r.observation.session or f"{r.observation.source}@{r.observation.date.isoformat()}") == s
-                and not r.duplicate for r in results):
-            raise Conflict(f"session {s} already has {n - 1} proposals waiting; at most "
-                           f"{params.observations_per_session} per session (rule 9), so nothing was proposed. "
-                           "Zero is a good answer: keep the strongest.")
+    limit = params.observations_per_session
+    for s in sorted(added):
+        n = per_session[s]
+        if n <= limit:
+            continue
+        if s.startswith("uncounted:"):
+            raise Conflict(f"{n} proposals from {origin} today would name sessions the vault never counted; those "
+                           f"share one session's bound of {limit} a day (rule 9; rule 19 counts them as one), "
+                           "so nothing was proposed. Zero is a good answer: keep the strongest.")
+        raise Conflict(f"session {s} would have {n} proposals waiting; at most {limit} per session (rule 9), "
+                       "so nothing was proposed. Zero is a good answer: keep the strongest.")
     sha = None
     if writes:
         sha = common.commit(mem, writes, f"inbox: {len(writes)} proposal{'s' if len(writes) != 1 else ''} "

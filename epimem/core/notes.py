@@ -254,6 +254,14 @@ def yaml_scalar(value: Any, _flow: bool = False) -> str:
         return value.isoformat()[:10]
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(yaml_scalar(v, True) for v in value) + "]"
+    if isinstance(value, dict):
+        # A flow mapping, not `str(value)`: the write path's redaction writes a changed key back
+        # through here, and a proposal's `observation:` (or an import's `records:` items) came
+        # out as a quoted Python repr, a file `epimem inbox` could no longer read. A text of many
+        # lines (an import record's file) keeps its line breaks (`yaml_text`).
+        return "{" + ", ".join(f"{yaml_scalar(str(k), True)}: "
+                               + (yaml_text(v) if isinstance(v, str) and "\n" in v else yaml_scalar(v, True))
+                               for k, v in value.items()) + "}"
     s = str(value).replace("\n", " ")
     if s and s == s.strip() and not re.search(r"[\[\]{},#&*!|>'\"%@`]", s):
         try:

@@ -28,10 +28,12 @@ from .notes import NoteError, parse_belief
 from .redact import anchored, holds_secret, redact
 
 if TYPE_CHECKING:
+    from .inbox import Proposal
     from .params import Params
 
 Patterns = tuple[tuple[str, str], ...]
-__all__ = ["Refused", "Seen", "belief", "breaks", "last_valid", "observation", "tension", "text", "why_not"]
+__all__ = ["Refused", "Seen", "belief", "breaks", "last_valid", "observation", "proposal", "tension", "text",
+           "why_not"]
 
 
 @dataclass(frozen=True)
@@ -133,6 +135,27 @@ def tension(t: Tension, patterns: Patterns = ()) -> Tension:
     return replace(t, title=r(t.title), what_happened=r(t.what_happened), suggests=r(t.suggests),
                    resolution=r(t.resolution), belief=r(t.belief), successor=r(t.successor),
                    rests_on=r(t.rests_on), evidence=tuple(r(e) for e in t.evidence))
+
+
+def proposal(p: Proposal, patterns: Patterns = ()) -> Proposal:
+    """A review inbox proposal as the listing, the MCP tool and the page show it. Its file is a
+    vault file like any other: typed into by hand, pushed by a remote, or written before a
+    pattern was added, its evidence holds what it holds, and the listing printed it while only
+    the diff beside it was redacted. An import's records are not shown (their paths are, and
+    the import's own write redacts what accepting writes)."""
+    def walk(v):
+        if isinstance(v, str):
+            return redact(v, patterns)
+        if isinstance(v, (list, tuple)):
+            return type(v)(walk(x) for x in v)
+        return v
+
+    values = [x for v in p.observation.values() for x in (v if isinstance(v, (list, tuple)) else [v])]
+    texts = [p.source, p.session, p.note, *(x for x in values if isinstance(x, str))]
+    if _clean(texts, patterns):
+        return p
+    return replace(p, source=walk(p.source), session=walk(p.session), note=walk(p.note),
+                   observation={k: walk(v) for k, v in p.observation.items()})
 
 
 def text(path: str, content: str, patterns: Patterns = ()) -> str:
