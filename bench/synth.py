@@ -567,9 +567,13 @@ def make_vault(root, n_beliefs: int = 10000, n_observations: int = 50000, seed: 
                "-c", "commit.gpgsign=false", "-c", "init.defaultBranch=main"]
         subprocess.run([*git, "init", "-q"], cwd=root, check=True, env=env)
         subprocess.run([*git, "add", "-A"], cwd=root, check=True, env=env)
-        subprocess.run([*git, "commit", "-q", "-m",
+        subprocess.run([*git, "-c", "gc.auto=0", "commit", "-q", "-m",
                         f"synthetic vault: {len(beliefs)} beliefs, {len(observations)} observations "
                         f"(seed {seed})"], cwd=root, check=True, env=env)
+        # Packed now, in the foreground: the commit's 60,000 loose objects set off git's automatic
+        # gc in a detached process, which packed them while a bench copied the vault (objects gone
+        # mid-copy) or timed its first commands.
+        subprocess.run([*git, "gc", "-q"], cwd=root, check=True, env=env)
 
     return {"root": str(root), "beliefs": len(beliefs), "observations": len(observations),
             "tensions": len(tensions), "sessions": count, "labels": str(labels_file),
