@@ -235,9 +235,9 @@ def test_skills_name_the_epimem_the_user_has_when_it_is_off_path(tmp_path):
     cmd = str(tmp_path / "my tools" / "epimem")
     out = claude_code.render_skill(src, cmd)
     quoted = shlex.quote(cmd)
-    assert f"allowed-tools: Bash({quoted} skill observe *) Bash({quoted} observe *)" in out
+    assert f"allowed-tools: Bash({quoted} skill observe *) Bash({quoted} observe --origin skill *)" in out
     assert f"!`{quoted} skill observe --session ${{CLAUDE_SESSION_ID}}`" in out
-    assert f"\n{quoted} observe --session" in out and f"`{quoted} skill recall" in out
+    assert f"\n{quoted} observe --origin skill --session" in out and f"`{quoted} skill recall" in out
     assert "epimem vault" in out or "epimem believes" in out  # prose keeps the name
     assert claude_code.render_skill(src, "epimem") == src
 
@@ -330,7 +330,8 @@ def test_observe_skill_carries_the_method():
     body = (ROOT / "skills" / "observe" / "SKILL.md").read_text()
     for phrase in ("Behaviour over self-report", "One interpretive step only", "0 to 3 observations",
                    "Never task outcomes", "passing opinions about tools", "feel like surveillance",
-                   "epimem observe --session ${CLAUDE_SESSION_ID} --source claude-code --json --connects",
+                   "epimem observe --origin skill --session ${CLAUDE_SESSION_ID} --source claude-code --json "
+                   "--connects",
                    "alerts", "0.70", "'\\''",
                    "Judgment calls", "Pushback", "Process signals", "Contradictions of the profile",
                    "Unprompted personal reveals"):

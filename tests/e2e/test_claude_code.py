@@ -59,7 +59,8 @@ def sq(value: str) -> str:
 
 def taught_command(skill_text: str, title: str, suffix: str = "") -> str:
     """The skill's own new-belief command, as the model read it, with our title and evidence."""
-    m = re.search(r"^(\S+ observe --session \S+ --source claude-code --json --connects new .*)$", skill_text, re.M)
+    m = re.search(r"^(\S+ observe --origin skill --session \S+ --source claude-code --json --connects new .*)$",
+                  skill_text, re.M)
     assert m, "the /observe skill teaches no `observe --connects new` command:\n" + skill_text[-3000:]
     cmd = m.group(1)
     value = r"'(?:[^']|'\\'')*'"
@@ -213,7 +214,8 @@ def test_mirror_interview_teaches_a_command_that_passes(claude_code):
 
     def interview_answer(body):
         sent = request_text(body)
-        m = re.search(r"^\s*(\S+ observe --session \S+ --source mirror-interview --json .*)$", sent, re.M)
+        m = re.search(r"^\s*(\S+ observe --origin skill --session \S+ --source mirror-interview --json .*)$", sent,
+                      re.M)
         assert m, sent[-3000:]
         cmd = m.group(1).replace("--connects 'BELIEF-ID' --strength confirming",
                                  "--connects new --strength single --title 'Plans rollbacks first' "

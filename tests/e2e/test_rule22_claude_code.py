@@ -69,7 +69,7 @@ def test_the_session_the_hook_counted_is_the_one_observe_names(claude_code):
               "--kind", "workflow", "--basis", "behavioral", "--permanence", "durable", "--confidence", "0.6")
 
     def confirming(body):
-        m = re.search(r"^(\S+ observe --session \S+ --source claude-code --json --connects "
+        m = re.search(r"^(\S+ observe --origin skill --session \S+ --source claude-code --json --connects "
                       r"'prefers-small-pull-requests' --strength confirming .*)$", request_text(body), re.M)
         assert m, request_text(body)[-3000:]
         return bash(m.group(1), "Record")

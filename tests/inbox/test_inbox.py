@@ -425,3 +425,24 @@ def test_a_proposal_edited_to_claim_a_fact_is_refused_on_accept_as_observe_refus
     r = cli("--vault", rv.root, "inbox", "accept", rep.proposed[0])
     assert r.code == 1 and "fact" in r.err
     assert belief_bytes(rv.root) == before and p.is_file()
+
+
+@pytest.mark.parametrize("skill", ["observe", "mirror"])
+def test_what_a_skill_records_is_proposed_when_review_is_required(rv, skill):
+    """The skills' grant is `epimem observe --origin skill *`: a bare `epimem observe` from the
+    model reaches the permission prompt, and the command the skill teaches, run as it is taught,
+    waits in the inbox instead of changing a number (a model used to leave `--origin` out)."""
+    import re
+    import shlex
+
+    text = (Path(__file__).resolve().parents[2] / "skills" / skill / "SKILL.md").read_text(encoding="utf-8")
+    assert "Bash(epimem observe --origin skill *)" in text and "Bash(epimem observe *)" not in text
+    taught = [ln.strip() for ln in text.splitlines() if re.match(r"\s*epimem observe ", ln)]
+    assert taught and all(ln.startswith("epimem observe --origin skill ") for ln in taught)
+    cmd = shlex.split(taught[0].replace("${CLAUDE_SESSION_ID}", "s-1").replace("BELIEF-ID", BELIEF)
+                      .replace("prefers-small-pull-requests", BELIEF))
+    before = belief_bytes(rv.root)
+    p = _epimem(rv.root, *cmd[1:])
+    assert p.returncode == 0, p.stderr
+    assert belief_bytes(rv.root) == before
+    assert len(json.loads(_epimem(rv.root, "inbox", "--json").stdout)["proposals"]) == 1

@@ -17,8 +17,8 @@ ROOT = Path(__file__).resolve().parents[2]
 SKILLS = ROOT / "epimem" / "templates" / "claude" / "plugin" / "skills"
 
 # What the model may run by itself: recording observations and reading.
-MODEL = {"observe": {"skill observe", "observe", "skill recall", "belief list", "belief show"},
-         "mirror": {"skill mirror", "mirror calibration", "observe", "skill recall", "belief show"}}
+MODEL = {"observe": {"skill observe", "observe --origin skill", "skill recall", "belief list", "belief show"},
+         "mirror": {"skill mirror", "mirror calibration", "observe --origin skill", "skill recall", "belief show"}}
 # The user's decisions (SPEC rule 22), each as a command a careless model would run.
 USER = ["belief add --title T --statement S --kind trait --basis fact --permanence stable",
         "belief edit ID --confidence 0.90", "belief retire ID", "belief reject ID --note n",
@@ -121,7 +121,7 @@ def test_mcp_marks_every_decision_of_the_user_destructive():
 
 
 def test_the_transcript_pass_is_not_reachable_through_observe(tmp_path):
-    """`epimem observe *` is the skills' own prefix and a prefix cannot exclude a flag: were the
+    """`epimem observe --origin skill *` is the skills' own prefix and a prefix cannot exclude a flag: were the
     transcript pass still `observe --from-transcript FILE --llm`, a model could send a whole
     transcript to the Anthropic API with the user's key under the skill's permission. It is
     refused there (exit 2, nothing recorded) and lives in `epimem transcript`, outside both skills."""
@@ -138,7 +138,7 @@ def test_the_transcript_pass_is_not_reachable_through_observe(tmp_path):
                  '"content": "I prefer tabs over spaces in every file."}}\n', encoding="utf-8")
     for extra in (["--from-transcript", str(t), "--llm"], ["--from-transcript", str(t)], ["--llm", "--connects", "x",
                   "--strength", "confirming", "--evidence", "e"]):
-        cmd = ["observe", *extra]
+        cmd = ["observe", "--origin", "skill", *extra]
         for name in ("observe", "mirror"):
             assert any(permits(r, "epimem " + " ".join(cmd)) for r in allowed(name))  # the prefix admits it …
         p = subprocess.run([sys.executable, "-m", "epimem", "--vault", str(root), *cmd],
