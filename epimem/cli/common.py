@@ -65,7 +65,7 @@ def emit_json(obj: Any) -> None:
 def echo(message: str = "", err: bool = False, nl: bool = True) -> None:
     """A line, flushed (a supervisor reading a pipe sees each one). Every text the command line
     prints for a person passes here: a title or a file name a remote pushed may hold escape
-    sequences, written out visibly (`core.model.visible`) instead of run by the terminal."""
+    sequences, written out visibly (`core.display.visible`) instead of run by the terminal."""
     out = sys.stderr if err else sys.stdout
     message = terminal(message)
     out.write(f"{message}\n" if nl else message)
@@ -74,7 +74,7 @@ def echo(message: str = "", err: bool = False, nl: bool = True) -> None:
 
 def terminal(text: str) -> str:
     """`text` as a terminal may be given it: line breaks and tabs kept, other control characters shown."""
-    from ..core.model import visible
+    from ..core.display import visible
 
     return visible(text, keep="\n\t")
 
