@@ -13,20 +13,11 @@ from typing import TYPE_CHECKING
 
 from ..core import dependencies, rules
 from ..core.model import Problem
-from ..store.paths import escaping_links
+from ..store.paths import escaping_links, private_dir
 from .common import key_line, line_of
 
 if TYPE_CHECKING:
     from .service import Service
-
-
-def _private_dir(root: Path, rel: str) -> str | None:
-    """`.git` or `.epimem` when the link `rel` resolves into that folder of the vault."""
-    from ..store.paths import PRIVATE_DIRS
-
-    real, real_root = os.path.realpath(root / rel), os.path.realpath(root)
-    return next((d for d in PRIVATE_DIRS
-                 if real == os.path.join(real_root, d) or real.startswith(os.path.join(real_root, d) + os.sep)), None)
 
 
 def validate(mem: Service) -> list[Problem]:
@@ -34,7 +25,7 @@ def validate(mem: Service) -> list[Problem]:
     snap = mem.vault.snapshot(mem.today)
     problems = [p for p in snap.problems if not _renamed_by_commit(mem, p)]
     for rel, target in escaping_links(mem.root):
-        where = _private_dir(mem.root, rel)
+        where = private_dir(os.path.realpath(mem.root / rel), os.path.realpath(mem.root))
         problems.append(Problem(rel, 1, f"a symbolic link to {target}, "
                                         + (f"into {where}/ (not a note)" if where else "outside the vault")
                                         + ": epimem does not read, index, send or commit it"))

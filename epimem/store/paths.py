@@ -47,11 +47,14 @@ def _inside(real: str, real_root: str) -> bool:
 PRIVATE_DIRS = (".git", ".epimem")
 
 
+def private_dir(real: str, real_root: str) -> str | None:
+    """`.git` or `.epimem` when a resolved path is that folder of the vault or under it."""
+    return next((d for d in PRIVATE_DIRS if _inside(real, os.path.join(real_root, d))), None)
+
+
 def in_notes(real: str, real_root: str) -> bool:
     """Whether a resolved path is the vault's own (inside the vault, not under `.git/` or `.epimem/`)."""
-    if not _inside(real, real_root):
-        return False
-    return not any(_inside(real, os.path.join(real_root, d)) for d in PRIVATE_DIRS)
+    return _inside(real, real_root) and private_dir(real, real_root) is None
 
 
 def leaves(root: str | os.PathLike[str], path: str | os.PathLike[str]) -> bool:
