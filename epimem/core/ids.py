@@ -49,6 +49,11 @@ def plain(text: str) -> str:
     "Prefers", a ligature its letters) and the characters that show nothing dropped (format
     characters: zero-width spaces and joiners, soft hyphens, direction marks), so that two texts
     a person cannot tell apart are one text to every comparison (rule 17)."""
+    if text.isascii():
+        # ASCII is its own NFKC form and holds no format character; rule 17 keys every active
+        # belief's title and statement for each new one, and the per-character walk below was a
+        # fifth of that at 10,000 beliefs.
+        return text
     text = unicodedata.normalize("NFKC", text)
     return "".join(c for c in text if unicodedata.category(c) != "Cf")
 
