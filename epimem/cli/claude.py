@@ -1,4 +1,4 @@
-"""`epimem skill observe|mirror`: the fresh data the /observe and /mirror skills start from (the
+"""`epimem skill observe|mirror|recall`: what the /observe and /mirror skills start from and ask (the
 hooks are cli/hook.py's, `install claude-code` is cli/install.py's)."""
 
 from __future__ import annotations
@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 
 from .common import echo, memory
+from .recall import QUERY_OPTIONS
 from .spec import Arg, Opt, command, group
 
 # --- the data the skills start from -------------------------------------------------------------
@@ -44,16 +45,10 @@ def _never_fail(ctx, produce) -> None:
 group("skill", "The fresh data the /observe and /mirror skills start from.")
 
 
-def _query_options():
-    from .recall import QUERY_OPTIONS
-
-    return QUERY_OPTIONS
-
-
 # The skills' allowed-tools grant this, not `recall`: `recall --queries FILE` prints any file's lines
 # back as queries, and `--chroma-url` sends the vault's text to any server, choices of the user
 # that must meet the permission prompt (rule 22). Here a model can ask only what a query asks.
-@command("skill recall", Arg("query", metavar="QUERY", help="What to recall, in words."), *_query_options())
+@command("skill recall", Arg("query", metavar="QUERY", help="What to recall, in words."), *QUERY_OPTIONS)
 def skill_recall(ctx, *, query, limit, kind, permanence, tag, scope, min_confidence, since, until, observations,
                  inactive, budget, old_budget, mode, as_json, no_sync):
     """What /observe and /mirror recall: `recall` on the vault's own index, one query in words."""
