@@ -134,13 +134,25 @@ def ensure_guarded(root: Path) -> bool:
         return False
     if GUARD_MARK in text:
         return False
+    import fcntl
+
     try:
         p.parent.mkdir(mode=0o755, exist_ok=True)
-        fd = os.open(p, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)  # never wider, whatever the umask
-        with open(fd, "a", encoding="utf-8") as f:
-            f.write(("\n" if text and not text.endswith("\n") else "") + GUARD)
+        fd = os.open(p, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)  # never wider, whatever the umask
     except OSError:
         return False
+    # Callers run outside the vault lock (a read may be the first command on a cloned vault), so
+    # two first runs at once would both see the mark missing and both append: the file's own lock,
+    # and a second read under it, make the check and the append one step.
+    with open(fd, "r+", encoding="utf-8") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX)
+            text = f.read()
+            if GUARD_MARK in text:
+                return False
+            f.write(("\n" if text and not text.endswith("\n") else "") + GUARD)
+        except (OSError, UnicodeDecodeError):
+            return False
     return True
 
 

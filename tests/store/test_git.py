@@ -299,3 +299,31 @@ def test_a_replace_of_a_file_git_never_saw_is_still_committed(tmp_path):
              tx.Commit("review: updated", "review"))
     assert git(mem, "show", "HEAD:reviews/by-hand.md") == "# mine, updated\n"
     assert git(mem, "status", "--porcelain").strip() == ""
+
+
+def test_the_attributes_guard_is_written_once_when_two_first_runs_race(tmp_path):
+    """`ensure_guarded` runs outside the vault lock (a read may be a cloned vault's first command),
+    so two processes could both see the guard missing and both append it. The check and the
+    append happen under the file's own lock: a second writer waits, reads again, and adds nothing."""
+    import fcntl
+    import threading
+
+    from epimem.store import drivers
+
+    mem = setup(tmp_path)
+    attrs = mem.root / ".git" / "info" / "attributes"
+    attrs.write_text("*.png binary\n")  # the user's own line, no guard yet
+    done = []
+    with open(attrs, "r+", encoding="utf-8") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)  # the other first run, between its read and its append
+        t = threading.Thread(target=lambda: done.append(drivers.ensure_guarded(mem.root)))
+        t.start()
+        t.join(0.3)
+        assert t.is_alive(), "the second writer did not wait for the file's lock"
+        held.seek(0, os.SEEK_END)
+        held.write(drivers.GUARD)
+        held.flush()
+        fcntl.flock(held, fcntl.LOCK_UN)
+    t.join(5)
+    text = attrs.read_text()
+    assert done == [False] and text.count(drivers.GUARD_MARK) == 1 and text.startswith("*.png binary\n")
