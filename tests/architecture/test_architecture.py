@@ -4,7 +4,25 @@ import ast
 from pathlib import Path
 
 PKG = Path(__file__).resolve().parents[2] / "epimem"
-IO_LIBS = {"git", "chromadb", "typer", "anthropic", "watchfiles", "wordllama", "subprocess", "httpx", "httpx2"}
+# What the pure layers may import: the standard library's modules that touch neither files, processes,
+# the network, the environment nor the clock, and two parsers of text (yaml for frontmatter, re2 for
+# redaction's patterns). An allowlist, because a list of I/O libraries is never complete: os, pathlib,
+# io, shutil, tempfile, sqlite3, socket, time, logging, importlib and every networked dependency are
+# refused until someone adds them here knowing what they do. `os.path` (not `os`): the kernel's one
+# default, a scope written with `~` read against the user's home.
+PURE = {"__future__", "bisect", "collections", "contextlib", "contextvars", "dataclasses", "datetime", "fnmatch",
+        "functools", "hashlib", "itertools", "json", "math", "operator", "re", "typing", "unicodedata",
+        "html", "textwrap", "yaml", "re2", "os.path"}
+# Builtins and calls that are I/O whatever is imported: a file, the terminal, the clock (today has one
+# home, store/clock.py; a pure function is given the day).
+IMPURE_CALLS = {"open", "print", "input", "today", "now", "utcnow"}
+# The mirror's analyses (SPEC §13): pure functions over the views, like the core. Its other modules
+# read (gutcheck, apply, page, page_cache), call Claude (llm) or serve (serve).
+MIRROR_ANALYSES = ("audit", "calibration", "data", "history", "interview", "phrase", "portrait", "render", "svg",
+                   "text", "views")
+# Their one read of the clock each, when neither the caller nor the snapshot gives the day: every
+# caller in epimem passes it (api/mirror, mirror/page), so these only serve a library caller.
+CLOCK_FALLBACKS = {"mirror/audit.py", "mirror/calibration.py", "mirror/interview.py", "mirror/portrait.py"}
 
 
 def imports(path: Path) -> set[str]:
@@ -28,10 +46,32 @@ def top(names: set[str]) -> set[str]:
     return {n.split(".")[0] for n in names}
 
 
+def _impure(files) -> list[str]:
+    bad = []
+    for f in files:
+        rel = f.relative_to(PKG).as_posix()
+        bad += [f"{rel} imports {m}" for m in sorted(imports(f))
+                if not m.startswith("epimem") and m not in PURE and m.split(".")[0] not in PURE]
+        for node in ast.walk(ast.parse(f.read_text())):
+            if isinstance(node, ast.Call):
+                name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+                if name in IMPURE_CALLS and not (name == "today" and rel in CLOCK_FALLBACKS
+                                                 and ast.unparse(node) == "date.today()"):
+                    bad.append(f"{rel}:{node.lineno} calls {name}()")
+    return bad
+
+
 def test_core_imports_no_io_library():
-    for f in (PKG / "core").glob("*.py"):
-        bad = top(imports(f)) & IO_LIBS
-        assert not bad, f"{f.name} imports {bad}"
+    bad = _impure(sorted((PKG / "core").rglob("*.py")))
+    assert not bad, "\n".join(bad)
+
+
+def test_the_mirror_analyses_are_pure_like_the_core():
+    files = [PKG / "mirror" / f"{m}.py" for m in MIRROR_ANALYSES]
+    bad = _impure(files)
+    bad += [f"{f.name} imports {m}" for f in files for m in imports(f)
+            if m.startswith(("epimem.store", "epimem.api", "epimem.recall"))]
+    assert not bad, "\n".join(bad)
 
 
 def test_only_the_entry_point_imports_the_cli():
