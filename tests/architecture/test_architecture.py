@@ -84,13 +84,15 @@ def test_only_the_entry_point_imports_the_cli():
 
 
 def _closure(start: str) -> set[str]:
-    """epimem modules reachable from `start` through module-level imports."""
+    """epimem modules reachable from `start` through what runs when it is imported (imports inside
+    functions are not: keeping them there is the point), and the packages above each."""
     seen, todo = set(), [start]
     while todo:
         mod = todo.pop()
         if mod in seen:
             continue
         seen.add(mod)
+        todo += [".".join(mod.split(".")[:i]) for i in range(2, mod.count(".") + 1)]  # a.b.c runs a.b
         parts = mod.split(".")[1:]
         f = PKG.joinpath(*parts).with_suffix(".py") if parts else PKG / "__init__.py"
         if not f.exists():
@@ -98,7 +100,8 @@ def _closure(start: str) -> set[str]:
         if not f.exists():
             continue
         tree = ast.parse(f.read_text())
-        for node in tree.body:  # module level only: lazy imports inside functions are the point
+        # a module-level `try:` or `if` runs its imports as surely as a bare one
+        for node in (n for stmt in _at_import(tree.body) for n in ast.walk(stmt)):
             names = []
             if isinstance(node, ast.Import):
                 names = [a.name for a in node.names]
