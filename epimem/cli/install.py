@@ -164,29 +164,6 @@ def _plugin(ctx, scope: str, project: Path | None, dry_run: bool, uninstall: boo
 
 # --- --list and --all ---------------------------------------------------------------------
 
-def _statuses(project: Path | None) -> list[dict]:
-    from ..agents import install as agents_install
-    from ..agents.table import AGENTS, config_path
-
-    here = (project or Path.cwd()).absolute()
-    rows = []
-    for name, agent in AGENTS.items():
-        for scope in agent.scopes():
-            try:
-                s = agents_install.status(name, scope, project)
-            except Exception as e:  # a broken config must not hide the other agents
-                rows.append({"agent": name, "label": agent.label, "scope": scope, "present": True,
-                             "wired": False, "parts": {}, "version": None, "problem": str(e)})
-                continue
-            same = (config_path(agent.mcp, "project", here), agent.mcp.key_for("project", here)) == \
-                (config_path(agent.mcp, "user", here), agent.mcp.key_for("user", here))
-            if scope == "project" and (not any(s.parts.values()) or same):
-                continue  # a project row only where something of epimem's is, and is not the user's
-            rows.append({"agent": s.agent, "label": s.label, "scope": s.scope, "present": s.present,
-                         "wired": s.wired, "parts": s.parts, "version": s.version})
-    return rows
-
-
 def _print_list(rows: list[dict]) -> None:
     echo(f"{'agent':<15} {'scope':<8} {'present':<8} {'wired':<6} {'files':<6} parts")
     for r in rows:
@@ -201,7 +178,9 @@ def install_group(ctx, list_, all_, as_json, scope, project, dry_run, uninstall)
     if list_ and all_:
         usage("give --list or --all, not both")
     if list_:
-        rows = _statuses(project)
+        from ..agents.install import listing
+
+        rows = listing(project)
         if as_json:
             emit_json(rows)
         else:
