@@ -121,8 +121,6 @@ def install_claude_code(ctx, scope, project, plugin, auto_observe, llm, mcp, dry
 def _plugin(ctx, scope: str, project: Path | None, dry_run: bool, uninstall: bool) -> bool:
     """The plugin's install: `claude plugin …`, then the vault (and the epimem to run) in "env"."""
     import shlex
-    import shutil
-    import subprocess
 
     from ..agents import base, claude_code
 
@@ -132,23 +130,17 @@ def _plugin(ctx, scope: str, project: Path | None, dry_run: bool, uninstall: boo
     except base.InstallError as e:
         fail(str(e))
     _vault(ctx, create=not uninstall, dry_run=dry_run)
-    claude = shutil.which("claude")
     for argv in commands:
         echo(f"{'run':<9} claude {shlex.join(argv)}")
     for a in actions:
         echo(a.line())
     if dry_run:
         return True
-    if claude is None:
-        fail("`claude` is not on PATH: install Claude Code, or run the `claude plugin` commands above "
-             "yourself; nothing was changed")
-    for argv in commands:
-        proc = subprocess.run([claude, *argv], capture_output=True, text=True, cwd=project or None)
-        said = (proc.stdout + proc.stderr).strip()
-        if proc.returncode != 0 and not uninstall:
-            fail(f"claude {' '.join(argv)} failed: {said}")
-        if said:
-            echo(said.splitlines()[-1])
+    try:
+        for said in claude_code.run_plugin_commands(commands, project=project, uninstall=uninstall):
+            echo(said)
+    except base.InstallError as e:
+        fail(str(e))
     # `claude plugin …` has just rewritten settings.json (enabledPlugins): the env entries are
     # merged into what it wrote, not into the text read before.
     _, actions = claude_code.plugin_plan(scope, project=project, uninstall=uninstall, vault=vault)
