@@ -71,8 +71,8 @@ def skill_observe(ctx, session, budget_tokens):
 
 def _skill_observe(ctx, session: str, budget_tokens: int) -> None:
     from ..api.context import chars_for_tokens, session_context
+    from ..api.sessions import recorded_in
     from ..claude import hook
-    from ..claude.session_end import session_observation_count
     from ..store.context_cache import refresh_context
 
     mem = memory(ctx)
@@ -82,7 +82,7 @@ def _skill_observe(ctx, session: str, budget_tokens: int) -> None:
     info = hook.update_sessions(root, None, mem.today, cache["params"])  # read, not counted: no source
     echo(session_context(root, os.getcwd(), mem.today, info=info, budget=chars_for_tokens(budget_tokens), cache=cache))
     if session and not session.startswith("${"):
-        n = session_observation_count(mem, session)
+        n = recorded_in(mem, session)
         limit = mem.params.observations_per_session
         echo(f"\nThis session has {n} observation(s) recorded; at most {limit} per session.")
 
