@@ -665,22 +665,6 @@ def drop_caches(root: Path) -> list[str]:
     return sorted(gone)
 
 
-def objects_holding(root: Path, needle: bytes) -> list[str]:
-    """The ids of the objects (of any kind, reachable or not) whose bytes hold `needle`:
-    nothing, after a purge of it. Used to check a purge, and by the tests."""
-    out = _git(root, "cat-file", "--batch-all-objects", "--batch")
-    hits, pos = [], 0
-    while pos < len(out):
-        nl = out.index(b"\n", pos)
-        sha, _, size = out[pos:nl].decode().split()
-        pos = nl + 1
-        n = int(size)
-        if needle in out[pos:pos + n]:
-            hits.append(sha)
-        pos += n + 1
-    return hits
-
-
 _SHA = re.compile(r"^[0-9a-f]{40}$")
 
 
