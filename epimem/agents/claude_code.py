@@ -151,9 +151,6 @@ def instruction_text(command: list[str], vault: str) -> str:
     return text[start:end]
 
 
-claude_md_block = instruction_text
-
-
 # Where a skill names the program: a `!` line, an inline command, `Bash(epimem *)`, or a line of
 # a code block. Prose ("the epimem vault") is never at one of these places.
 _COMMAND = re.compile(r"(?:(?<=`)|(?<=Bash\()|(?<=^)|(?<=^  ))epimem(?= )", re.M)

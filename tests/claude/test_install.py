@@ -295,7 +295,7 @@ def test_merge_round_trips(text, back):
 
 
 def test_claude_md_block_round_trips():
-    block = claude_code.claude_md_block([], "")
+    block = claude_code.instruction_text([], "")
     for text in ("", "# Mine\n", "# Mine\n\n", "# Mine"):
         added = base.add_block(text, block)
         assert base.add_block(added, block) == added
