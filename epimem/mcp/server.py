@@ -351,8 +351,7 @@ def build(root: str | Path, *, today: str | None = None) -> MCPServer:
         m = mem()
         m.vault.require()
         previews, problems = m.inbox()
-        return {"review": m.params.review, "proposals": [shapes.inbox_json(p) for p in previews],
-                "problems": [{"path": x.path, "line": x.line, "message": x.message} for x in problems],
+        return {**shapes.inbox_listing_json(m.params.review, previews, problems),
                 "decide": "only the user accepts or rejects: `epimem inbox accept|reject ID`, or the page's buttons"}
 
     @server.tool(annotations=REVIEW, title="Mirror")
