@@ -83,6 +83,38 @@ def test_only_the_entry_point_imports_the_cli():
         assert not any(m == "epimem.cli" or m.startswith("epimem.cli.") for m in imports(f)), rel
 
 
+# Processes, the network, Chroma, git and Claude: each library's few homes (the brief's "file, Git,
+# Chroma and network I/O live in a few modules"). A new importer is a new home: name it here, or
+# call one of these.
+IO_HOMES = {
+    "subprocess": {"store/gitrun.py", "store/spawn.py",  # git, and the detached workers
+                   "api/doctor.py",                      # the hook run as a session runs it, timed
+                   "agents/claude_code.py"},             # `claude plugin …` for the plugin install
+    "git": {"store/gitrun.py"},
+    "chromadb": {"recall/chroma.py", "recall/embed.py"},
+    "socket": {"recall/chroma.py"},                      # is a Chroma server there
+    "httpx": {"recall/embed.py", "api/doctor.py"},       # Ollama's embedder, and doctor asking it
+    "anthropic": {"claude/session_end.py", "mirror/llm.py", "integrations/anthropic_memory.py"},
+    "http.server": {"mirror/serve.py"},
+    "uvicorn": {"mcp/http.py"},
+    "mcp": {"mcp/server.py", "mcp/http.py"},
+    "watchfiles": {"recall/watch.py", "mirror/serve.py"},
+    "webbrowser": {"cli/mirror.py"},
+    "urllib.request": set(), "http.client": set(), "sqlite3": set(),
+}
+
+
+def test_each_io_library_has_its_few_homes():
+    bad = []
+    for f in sorted(PKG.rglob("*.py")):
+        rel = f.relative_to(PKG).as_posix()
+        for m in imports(f):
+            for lib, homes in IO_HOMES.items():
+                if (m == lib or m.startswith(lib + ".")) and rel not in homes:
+                    bad.append(f"{rel} imports {m}")
+    assert not bad, "\n".join(sorted(set(bad)))
+
+
 def _closure(start: str) -> set[str]:
     """epimem modules reachable from `start` through what runs when it is imported (imports inside
     functions are not: keeping them there is the point), and the packages above each."""
