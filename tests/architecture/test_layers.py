@@ -18,16 +18,16 @@ LAYERS = {
     "api": 2, "importers": 2, "mirror": 2, "recall": 2,
     "claude": 3, "cli": 3, "mcp": 3, "agents": 3, "integrations": 3,
 }
-# Who may import each front end: its entry point, and the CLI's wrappers for it.
+# Who may import each front end: the console script the CLI, the CLI's commands the others; no
+# more than that, so a new import across front ends is a decision made here.
 FRONT_ENDS = {
     "cli": {"__main__.py"},
-    # The MCP server's prompts carry the installed skills (claude/install.SKILLS_DIR); the session
-    # context both give is api/context's (test_readers.py holds that MCP imports nothing of the hook).
-    "claude": {"__main__.py", "cli", "mcp"},
-    "mcp": {"__main__.py", "cli"},
-    # the installers' shared editors and the transcript formats: the Claude Code installer and
-    # session-end pass use them too
-    "agents": {"__main__.py", "cli", "claude", "mcp"},
+    # the session context MCP gives is api/context's, not the hook's (test_readers.py)
+    "claude": {"cli"},
+    "mcp": {"cli"},
+    # the transcript formats (the session-end pass reads Codex's), the plugin check (the hook), the
+    # skills' one copy (MCP's prompts: agents/claude_code.SKILLS_DIR)
+    "agents": {"cli", "claude", "mcp"},
     # backends a developer wires into their own app (the Claude API's memory tool): its entry
     # point is the app, so nothing of epimem imports them
     "integrations": set(),
