@@ -151,9 +151,6 @@ def instruction_text(command: list[str], vault: str) -> str:
     return text[start:end]
 
 
-claude_md_block = instruction_text
-
-
 # Where a skill names the program: a `!` line, an inline command, `Bash(epimem *)`, or a line of
 # a code block. Prose ("the epimem vault") is never at one of these places.
 _COMMAND = re.compile(r"(?:(?<=`)|(?<=Bash\()|(?<=^)|(?<=^  ))epimem(?= )", re.M)
@@ -272,6 +269,25 @@ def settings_path(scope: str, project: Path | None = None) -> Path:
     if scope == "user":
         return wiring.claude_dir() / "settings.json"
     return (project or Path.cwd()).absolute() / ".claude" / "settings.local.json"
+
+
+def run_plugin_commands(commands: list[list[str]], *, project: Path | None, uninstall: bool):
+    """Run the `claude plugin …` commands of `plugin_plan` in turn, yielding the last line each
+    said; InstallError when `claude` is not on PATH, or when one fails on an install (an uninstall
+    goes on: what is already gone fails to be removed again)."""
+    import subprocess
+
+    claude = shutil.which("claude")
+    if claude is None:
+        raise InstallError("`claude` is not on PATH: install Claude Code, or run the `claude plugin` commands "
+                           "above yourself; nothing was changed")
+    for argv in commands:
+        proc = subprocess.run([claude, *argv], capture_output=True, text=True, cwd=project or None)
+        said = (proc.stdout + proc.stderr).strip()
+        if proc.returncode != 0 and not uninstall:
+            raise InstallError(f"claude {' '.join(argv)} failed: {said}")
+        if said:
+            yield said.splitlines()[-1]
 
 
 def plugin_plan(scope: str = "user", *, project: Path | None = None, uninstall: bool = False,

@@ -346,6 +346,33 @@ def _has_server(agent: Agent, scope: str, project: Path) -> bool:
         return False
 
 
+def project_is_user(agent: Agent, here: Path) -> bool:
+    """Whether the agent's project scope here is its user scope (the same file and entry: a project
+    in the home folder, an agent with one config): its project row would list the user's again."""
+    return (config_path(agent.mcp, "project", here), agent.mcp.key_for("project", here)) == \
+        (config_path(agent.mcp, "user", here), agent.mcp.key_for("user", here))
+
+
+def listing(project: Path | None = None) -> list[dict]:
+    """`epimem install --list`: a row an agent and scope, as JSON shows it; a project row only where
+    something of epimem's is, and is not the user's."""
+    here = (project or Path.cwd()).absolute()
+    rows = []
+    for name, agent in AGENTS.items():
+        for scope in agent.scopes():
+            try:
+                s = status(name, scope, project)
+            except Exception as e:  # a broken config must not hide the other agents
+                rows.append({"agent": name, "label": agent.label, "scope": scope, "present": True,
+                             "wired": False, "parts": {}, "version": None, "problem": str(e)})
+                continue
+            if scope == "project" and (not any(s.parts.values()) or project_is_user(agent, here)):
+                continue
+            rows.append({"agent": s.agent, "label": s.label, "scope": s.scope, "present": s.present,
+                         "wired": s.wired, "parts": s.parts, "version": s.version})
+    return rows
+
+
 def wiring(vault: str, project: Path | None = None) -> list:
     """Each agent of the table (Claude Code included) that is on this machine or wired, and
     whether its files are what `epimem install` would write now for `vault` (`epimem doctor`)."""
@@ -355,8 +382,7 @@ def wiring(vault: str, project: Path | None = None) -> list:
     rows = []
     for name, agent in AGENTS.items():
         for scope in agent.scopes():
-            if scope == "project" and (config_path(agent.mcp, "project", here), agent.mcp.key_for("project", here)) \
-                    == (config_path(agent.mcp, "user", here), agent.mcp.key_for("user", here)):
+            if scope == "project" and project_is_user(agent, here):
                 continue
             how = getattr(agent.module, "installed_as", lambda s, p: "")(scope, here)
             try:

@@ -219,13 +219,16 @@ def render_context(cache: dict | None, info: dict | None, *, cwd: str, today: da
 
 
 def session_context(root: str, cwd: str, today: date, *, info: dict | None = None,
-                    budget: int = DEFAULT_BUDGET) -> str:
+                    budget: int = DEFAULT_BUDGET, cache: dict | None = None) -> str:
     """The context for a session working in `cwd`, from the cache brought up to date first
-    (incremental: only files whose size or mtime changed are read)."""
+    (incremental: only files whose size or mtime changed are read). `cache`: that cache, when the
+    caller has just brought it up to date (for the session's counter, `info`, read with its rules)."""
     from ..store.context_cache import refresh_context
     from ..store.paths import inbox_waiting
 
-    return render_context(refresh_context(root, today), info, cwd=cwd, today=today, budget=budget,
+    if cache is None:
+        cache = refresh_context(root, today)
+    return render_context(cache, info, cwd=cwd, today=today, budget=budget,
                           vault_label=vault_label(str(root)), waiting=inbox_waiting(root))
 
 

@@ -25,6 +25,24 @@ REVIEW_KINDS = ("audit", "gut-check", "interview", "review")
 SESSIONS = sessions_file.PATH
 
 
+def recorded_in(mem: Service, session: str) -> int:
+    """What `session` has recorded, as rule 9 counts it (`observe.session_observation_count`), for
+    a reader (/observe's data, the transcript pass): its observations in the logs, and what it
+    proposed for review (which counts as recorded). Read leniently: a log that is not UTF-8 is the
+    writers' to refuse."""
+    from ..core.notes import parse_observations
+    from . import inbox, observe
+
+    def month_obs(rel: str):
+        p = mem.vault.path(rel)
+        return parse_observations(p.read_text(encoding="utf-8", errors="replace"))[0] if p.is_file() else []
+
+    n = observe.session_observation_count(session, mem.today, month_obs)
+    if (mem.root / "inbox").is_dir():
+        n += sum(1 for p in inbox.read_all(mem)[0] if p.kind == "observation" and p.session == session)
+    return n
+
+
 def start(mem: Service, source: str, session: str | None = None) -> SessionReport:
     """Count a session; `session` (the hook's session id) becomes one the vault knows (rule 19)."""
     if source not in SOURCES:

@@ -72,6 +72,11 @@ def inbox_json(pv) -> dict[str, Any]:
     }
 
 
+def inbox_listing_json(review: str, previews, problems) -> dict[str, Any]:
+    """The review inbox as `epimem inbox --json` and MCP's `inbox` give it."""
+    return {"review": review, "proposals": [inbox_json(pv) for pv in previews], "problems": vocab.problems(problems)}
+
+
 NOTHING_OBSERVED: dict[str, Any] = {"commit": None, "observations": [], "held": False, "proposed": [], "alerts": []}
 
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from ..core import rules
 from ..core.errors import Conflict, InputError, NotFound, VaultError
 from ..core.ids import check_tension_id, text_key, unique_id
-from ..core.model import Observation, Tension
+from ..core.model import Observation, Problem, Tension
 from ..core.notes import NoteError, edit_frontmatter, parse_tension, render_tension, resolve_tension_text, wikilink
 from ..core.redact import redact
 from ..store import transaction as tx
@@ -20,9 +20,14 @@ if TYPE_CHECKING:
     from .service import Service
 
 
+def listed(mem: Service, status: str | None) -> tuple[list[Tension], list[Problem]]:
+    """The tensions with `status` (every one for None), and the files that could not be read."""
+    ts, problems = mem.vault.load_tensions()
+    return [t for t in ts if status is None or t.status == status], problems
+
+
 def select(mem: Service, status: str | None) -> list[Tension]:
-    ts, _ = mem.vault.load_tensions()
-    return [t for t in ts if status is None or t.status == status]
+    return listed(mem, status)[0]
 
 
 def _read(mem: Service, tension_id: str) -> tuple[str, Tension, Any]:

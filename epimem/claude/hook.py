@@ -39,7 +39,14 @@ from ..core.errors import EpimemError
 from ..store import sessions as sessions_file
 from ..store import vault_format
 from ..store.clock import lenient_today, lenient_write_day
-from ..store.context_cache import FALLBACK_PARAMS, cache_path, read_context_cache, signature, still_current
+from ..store.context_cache import (
+    FALLBACK_PARAMS,
+    cache_path,
+    read_context_cache,
+    refresh_marker,
+    signature,
+    still_current,
+)
 from ..store.files import VaultLock, journal_pending, lock_path
 from ..store.paths import inbox_waiting, is_vault, resolve_root
 
@@ -180,7 +187,7 @@ def _maybe_refresh(root: str, cache: dict | None) -> None:
                 return
         except OSError:
             pass
-    marker = os.path.join(root, ".epimem", "context.refreshing")
+    marker = refresh_marker(root)
     try:
         if time.time() - os.stat(marker).st_mtime < REFRESH_MARKER_AGE:
             return  # one is already running

@@ -272,26 +272,6 @@ def observe_from_transcript(memory, path, use_llm: bool = False, *, session: str
     return candidates[:limit]
 
 
-def session_observation_count(memory, session: str) -> int:
-    """Observations already recorded for a session (it spans this month's log and the last)."""
-    from datetime import timedelta
-
-    from ..core.notes import parse_observations
-
-    today = memory.today
-    months = {f"{today:%Y-%m}.md", f"{today.replace(day=1) - timedelta(days=1):%Y-%m}.md"}
-    n = 0
-    for p in memory.vault.observation_files():
-        if p.name in months:
-            obs, _ = parse_observations(p.read_text(encoding="utf-8", errors="replace"))
-            n += sum(1 for o in obs if o.session == session)
-    if (memory.root / "inbox").is_dir():  # what the session proposed for review counts as recorded
-        from ..api import inbox
-
-        n += sum(1 for p in inbox.read_all(memory)[0] if p.kind == "observation" and p.session == session)
-    return n
-
-
 def record_from_transcript(memory, path, use_llm: bool = False, *, session: str | None = None,
                            client=None):
     """Run the pass and record its items in one commit: (ObserveReport or None, notes).
@@ -303,7 +283,9 @@ def record_from_transcript(memory, path, use_llm: bool = False, *, session: str 
     t = read_transcript(path)
     sess = session or t.session
     if sess:
-        had = session_observation_count(memory, sess)
+        from ..api.sessions import recorded_in
+
+        had = recorded_in(memory, sess)
         if had:
             notes.append(f"session {sess} already has {had} observation(s); the transcript pass adds none")
             return None, notes

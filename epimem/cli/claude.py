@@ -70,25 +70,19 @@ def skill_observe(ctx, session, budget_tokens):
 
 
 def _skill_observe(ctx, session: str, budget_tokens: int) -> None:
-    from ..api.context import chars_for_tokens, render_context
+    from ..api.context import chars_for_tokens, session_context
+    from ..api.sessions import recorded_in
     from ..claude import hook
-    from ..claude.session_end import session_observation_count
-    from ..store import context_cache as context
+    from ..store.context_cache import refresh_context
 
     mem = memory(ctx)
     mem.vault.require()
-    root = mem.vault.root
-    cache = context.read_context_cache(root)
-    if cache is None or cache.get("signature") != context.signature(root):
-        cache = context.refresh_context(root)
-    info = hook.update_sessions(str(root), None, mem.today, cache["params"])
-    from ..store.paths import inbox_waiting
-
-    text = render_context(cache, info, cwd=os.getcwd(), today=mem.today, budget=chars_for_tokens(budget_tokens),
-                          waiting=inbox_waiting(mem.root))
-    echo(text)
+    root = str(mem.vault.root)
+    cache = refresh_context(root, mem.today)
+    info = hook.update_sessions(root, None, mem.today, cache["params"])  # read, not counted: no source
+    echo(session_context(root, os.getcwd(), mem.today, info=info, budget=chars_for_tokens(budget_tokens), cache=cache))
     if session and not session.startswith("${"):
-        n = session_observation_count(mem, session)
+        n = recorded_in(mem, session)
         limit = mem.params.observations_per_session
         echo(f"\nThis session has {n} observation(s) recorded; at most {limit} per session.")
 

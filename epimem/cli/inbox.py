@@ -6,7 +6,7 @@ Parses, calls `epimem.api.inbox`, renders. Accepting and rejecting are the user'
 
 from __future__ import annotations
 
-from ..api.shapes import inbox_json
+from ..api.shapes import inbox_listing_json
 from .common import JSON, echo, emit_json, fail, memory, observe_json, say_error
 from .spec import Arg, Opt, command, group
 
@@ -19,8 +19,7 @@ def inbox_list(ctx, as_json, diff):
     mem.vault.require()
     previews, problems = mem.inbox()
     if as_json:
-        emit_json({"review": mem.params.review, "proposals": [inbox_json(p) for p in previews],
-                   "problems": [{"path": x.path, "line": x.line, "message": x.message} for x in problems]})
+        emit_json(inbox_listing_json(mem.params.review, previews, problems))
     else:
         _print(mem, previews, diff)
     for x in problems:

@@ -121,8 +121,6 @@ def install_claude_code(ctx, scope, project, plugin, auto_observe, llm, mcp, dry
 def _plugin(ctx, scope: str, project: Path | None, dry_run: bool, uninstall: bool) -> bool:
     """The plugin's install: `claude plugin …`, then the vault (and the epimem to run) in "env"."""
     import shlex
-    import shutil
-    import subprocess
 
     from ..agents import base, claude_code
 
@@ -132,23 +130,17 @@ def _plugin(ctx, scope: str, project: Path | None, dry_run: bool, uninstall: boo
     except base.InstallError as e:
         fail(str(e))
     _vault(ctx, create=not uninstall, dry_run=dry_run)
-    claude = shutil.which("claude")
     for argv in commands:
         echo(f"{'run':<9} claude {shlex.join(argv)}")
     for a in actions:
         echo(a.line())
     if dry_run:
         return True
-    if claude is None:
-        fail("`claude` is not on PATH: install Claude Code, or run the `claude plugin` commands above "
-             "yourself; nothing was changed")
-    for argv in commands:
-        proc = subprocess.run([claude, *argv], capture_output=True, text=True, cwd=project or None)
-        said = (proc.stdout + proc.stderr).strip()
-        if proc.returncode != 0 and not uninstall:
-            fail(f"claude {' '.join(argv)} failed: {said}")
-        if said:
-            echo(said.splitlines()[-1])
+    try:
+        for said in claude_code.run_plugin_commands(commands, project=project, uninstall=uninstall):
+            echo(said)
+    except base.InstallError as e:
+        fail(str(e))
     # `claude plugin …` has just rewritten settings.json (enabledPlugins): the env entries are
     # merged into what it wrote, not into the text read before.
     _, actions = claude_code.plugin_plan(scope, project=project, uninstall=uninstall, vault=vault)
@@ -164,29 +156,6 @@ def _plugin(ctx, scope: str, project: Path | None, dry_run: bool, uninstall: boo
 
 # --- --list and --all ---------------------------------------------------------------------
 
-def _statuses(project: Path | None) -> list[dict]:
-    from ..agents import install as agents_install
-    from ..agents.table import AGENTS, config_path
-
-    here = (project or Path.cwd()).absolute()
-    rows = []
-    for name, agent in AGENTS.items():
-        for scope in agent.scopes():
-            try:
-                s = agents_install.status(name, scope, project)
-            except Exception as e:  # a broken config must not hide the other agents
-                rows.append({"agent": name, "label": agent.label, "scope": scope, "present": True,
-                             "wired": False, "parts": {}, "version": None, "problem": str(e)})
-                continue
-            same = (config_path(agent.mcp, "project", here), agent.mcp.key_for("project", here)) == \
-                (config_path(agent.mcp, "user", here), agent.mcp.key_for("user", here))
-            if scope == "project" and (not any(s.parts.values()) or same):
-                continue  # a project row only where something of epimem's is, and is not the user's
-            rows.append({"agent": s.agent, "label": s.label, "scope": s.scope, "present": s.present,
-                         "wired": s.wired, "parts": s.parts, "version": s.version})
-    return rows
-
-
 def _print_list(rows: list[dict]) -> None:
     echo(f"{'agent':<15} {'scope':<8} {'present':<8} {'wired':<6} {'files':<6} parts")
     for r in rows:
@@ -201,7 +170,9 @@ def install_group(ctx, list_, all_, as_json, scope, project, dry_run, uninstall)
     if list_ and all_:
         usage("give --list or --all, not both")
     if list_:
-        rows = _statuses(project)
+        from ..agents.install import listing
+
+        rows = listing(project)
         if as_json:
             emit_json(rows)
         else:

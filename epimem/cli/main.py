@@ -436,11 +436,12 @@ def _print_observe(report) -> None:
 @command("tensions", Opt("--status", choices=_tension_statuses, help="Only tensions with this status."), JSON)
 def tensions(ctx, status, as_json):
     """List tensions (contradictions kept on record)."""
+    from ..api.tensions import listed
+
     mem = memory(ctx)
     mem.vault.require()
-    ts, problems = mem.vault.load_tensions()
+    ts, problems = listed(mem, status)
     report_problems(problems)
-    ts = [t for t in ts if status is None or t.status == status]
     if as_json:
         emit_json({"tensions": [tension_json(t) for t in ts], "problems": problems_json(problems)})
         return

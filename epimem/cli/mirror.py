@@ -144,11 +144,13 @@ def portrait_cmd(ctx, as_json, as_md, llm, model, timeout):
          Opt("--json", dest="as_json", type=bool, help="Machine-readable output (fields in docs/mirror.md)."))
 def answer_cmd(ctx, belief_id, verdict, note, retire, now, as_json):
     """Record a gut-check answer: true is your word (no change), false lowers or retires, unsure is noted."""
-    from ..mirror.gutcheck import AnswerError, answer
+    from ..mirror.gutcheck import AnswerError, answer, misplaced
 
-    if retire and verdict != "false":
+    # a usage mistake (exit 2), said before the vault is read
+    bad = misplaced(verdict, retire, now)
+    if bad == "retire":
         usage("--retire goes with --verdict false")
-    if now.strip() and (verdict != "false" or retire):
+    if bad == "now":
         usage("--now goes with --verdict false: it names what holds instead")
     mem = memory(ctx)
     mem.vault.require()

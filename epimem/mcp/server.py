@@ -351,8 +351,7 @@ def build(root: str | Path, *, today: str | None = None) -> MCPServer:
         m = mem()
         m.vault.require()
         previews, problems = m.inbox()
-        return {"review": m.params.review, "proposals": [shapes.inbox_json(p) for p in previews],
-                "problems": [{"path": x.path, "line": x.line, "message": x.message} for x in problems],
+        return {**shapes.inbox_listing_json(m.params.review, previews, problems),
                 "decide": "only the user accepts or rejects: `epimem inbox accept|reject ID`, or the page's buttons"}
 
     @server.tool(annotations=REVIEW, title="Mirror")
@@ -422,11 +421,13 @@ def build(root: str | Path, *, today: str | None = None) -> MCPServer:
         settles it in one step (false: superseded by the successor; true: kept, the proposal retired).
         Ask them; never answer for them."""
         from ..mirror.gutcheck import answer as record_answer
+        from ..mirror.gutcheck import misplaced
 
-        if retire and verdict != "false":
+        bad = misplaced(verdict, retire, now)
+        if bad == "retire":
             raise ToolError("'retire' goes with verdict 'false'")
-        if now and verdict != "false":
-            raise ToolError("'now' goes with verdict 'false': it names what holds instead")
+        if bad == "now":
+            raise ToolError("'now' goes with verdict 'false' without 'retire': it names what holds instead")
         m = mem()
         return shapes.answer_json(record_answer(m, _check_id(id, "id"), verdict, note=note, retire=retire,
                                                 now=now, source="answer"))

@@ -85,6 +85,18 @@ def close_gut_check(mem) -> None:
     _write_pending(mem, None)
 
 
+def misplaced(verdict: str, retire: bool, now: str) -> str | None:
+    """Which of `retire` and `now` this verdict cannot take ("retire" or "now"), else None: both go
+    with a false verdict only, and not together (what holds instead supersedes the belief, it is not
+    retired). The one home of the rule: each front end names the option its own way."""
+    verdict = verdict.strip().lower()
+    if retire and verdict != "false":
+        return "retire"
+    if " ".join((now or "").split()) and (verdict != "false" or retire):
+        return "now"
+    return None
+
+
 def answer(mem, belief_id: str, verdict: str, note: str = "", retire: bool = False, now: str = "",
            source: str = "gut-check") -> Answer:
     """The user's verdict on a belief, recorded with the confidence it had when asked (SPEC §14).
@@ -101,11 +113,12 @@ def answer(mem, belief_id: str, verdict: str, note: str = "", retire: bool = Fal
     verdict = verdict.strip().lower()
     if verdict not in VERDICTS:
         raise AnswerError(f"--verdict must be true, false or unsure, not {verdict!r}")
-    if retire and verdict != "false":
+    bad = misplaced(verdict, retire, now)
+    if bad == "retire":
         raise AnswerError("--retire goes with --verdict false")
-    now = " ".join((now or "").split())
-    if now and (verdict != "false" or retire):
+    if bad == "now":
         raise AnswerError("--now goes with --verdict false: it names what holds instead")
+    now = " ".join((now or "").split())
     # The note is echoed back (the answer, the open gut-check's file): redacted first, as it is written.
     note = redact(note.strip(), mem.params.redact)
     before = listing.get(mem, belief_id)[0]

@@ -13,9 +13,8 @@ from pathlib import Path
 
 from .config import Config
 from .errors import Corrupt, RecallIndexError
-from .items import BELIEF, OBSERVATION, Item, chroma_metadata
+from .items import BELIEF, OBSERVATION
 from .manifest import Paths
-from .table import Table
 
 
 def settings():
@@ -148,19 +147,6 @@ def collection_names(root: Path, fingerprint: str) -> tuple[str, dict[str, str]]
     prefix = f"epimem-{vault_tag(root)}-"
     gen = f"{hashlib.sha1(fingerprint.encode()).hexdigest()[:6]}-{secrets.token_hex(3)}"
     return prefix, {BELIEF: f"{prefix}{gen}-b", OBSERVATION: f"{prefix}{gen}-o"}
-
-
-def item_metadata(it: Item, table: Table) -> dict:
-    """Chroma metadata for an item that may already be stored: Chroma merges
-    metadata on update and upsert, so a removed tag's flag is set to None."""
-    md = chroma_metadata(it)
-    row = table.row_of.get(it.key)
-    if row is not None:
-        for t in table.tags(row):
-            flag = f"tag:{t}"[:120]
-            if flag not in md:
-                md[flag] = None
-    return md
 
 
 def create_collection(client, name: str):

@@ -152,6 +152,16 @@ class Status:
                 "problems": [{"path": p.path, "line": p.line, "message": p.message} for p in self.problems]}
 
 
+def _noted(rel: str, parsed: Parsed, problems: dict[str, list], refused: dict) -> bool:
+    """Keep what the manifest says of a parsed file (a hand edit refused, its problems), for a
+    rebuild and a sync alike; False when nothing of it can be indexed (`Parsed.fatal`)."""
+    if parsed.refused is not None:
+        refused[rel] = refused_entry(parsed.refused)
+    if parsed.problems:
+        problems[rel] = [[p.line, p.message] for p in parsed.problems]
+    return not parsed.fatal
+
+
 def judged_on() -> str:
     """The machine's day the index judges rule 20 against ("" under the test clock, which judges
     no date), as readers judge it (store/vault.Reader.real)."""
@@ -325,11 +335,7 @@ class Index:
             except OSError:
                 continue
             parsed = parse_file(rel, data, reader)
-            if parsed.refused is not None:
-                refused[rel] = refused_entry(parsed.refused)
-            if parsed.problems:
-                problems[rel] = [[p.line, p.message] for p in parsed.problems]
-            if parsed.fatal:
+            if not _noted(rel, parsed, problems, refused):
                 continue
             mt, size = files_now[rel]
             manifest_files[rel] = [mt, size, sha256_bytes(data)]
@@ -479,11 +485,7 @@ class Index:
             parsed = parse_file(rel, changed[rel][0], reader)
             problems.pop(rel, None)
             refused.pop(rel, None)
-            if parsed.refused is not None:
-                refused[rel] = refused_entry(parsed.refused)
-            if parsed.problems:
-                problems[rel] = [[p.line, p.message] for p in parsed.problems]
-            if parsed.fatal:
+            if not _noted(rel, parsed, problems, refused):
                 # Skipped, never rewritten: what was indexed before stays, and
                 # the file is read again by every sync until it parses.
                 continue

@@ -77,6 +77,12 @@ def cache_path(root: str | os.PathLike) -> str:
     return os.path.join(root, ".epimem", CACHE_NAME)
 
 
+def refresh_marker(root: str | os.PathLike) -> str:
+    """Made by the hook when it starts a background refresh (`main`), removed when that ends: while
+    it is young, no second one is started."""
+    return os.path.join(root, ".epimem", "context.refreshing")
+
+
 def read_context_cache(root: str | os.PathLike) -> dict | None:
     """The cache, or None when it is missing, unreadable or of another version."""
     try:
@@ -539,7 +545,7 @@ def main(argv: list[str] | None = None) -> int:
     if len(args) != 1:
         print("usage: python -m epimem.store.context_cache VAULT", file=sys.stderr)
         return 2
-    marker = os.path.join(args[0], ".epimem", "context.refreshing")
+    marker = refresh_marker(args[0])
     try:
         refresh_context(args[0])
     finally:

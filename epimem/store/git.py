@@ -508,11 +508,6 @@ def parse_tension_blob(text: str | None, tension_id: str) -> Tension | None:
     return _parse_blob(parse_tension, text, tension_id)
 
 
-def last_epimem_commit(root: Path) -> CommitInfo | None:
-    commits = log(root, grep="^Epimem-Op:", limit=1)
-    return commits[0] if commits else None
-
-
 def uncommitted_sessions(root: Path, path: str = "state/sessions.json") -> str | None:
     """"sessions: …" naming an uncommitted change to the session counter, or None when
     there is none (or the file is not a counter: a broken one is not carried along)."""

@@ -35,10 +35,9 @@ from .files import (
     is_temp,
     journal_pending,
     lock_path,
-    private_dir,
     tmp_dir,
 )
-from .recovery import clear_git_locks, fsync_dir, head, refresh_caches, wait_for_git
+from .recovery import clear_git_locks, drop_record, head, refresh_caches, wait_for_git, write_record
 
 NAME = JOURNAL_NAME
 
@@ -53,7 +52,6 @@ pending = journal_pending
 
 def begin(root: Path, files: list[tuple[str, bytes | None]], *, subject: str | None, commit: bool) -> None:
     """Record the change about to be made (fsynced) before any file of it is written."""
-    internal = private_dir(root / INTERNAL_DIR)
     sweep(root)
     doc = {
         "version": 1,
@@ -65,16 +63,12 @@ def begin(root: Path, files: list[tuple[str, bytes | None]], *, subject: str | N
         "files": [{"path": rel, "old": None if old is None else base64.b64encode(old).decode("ascii")}
                   for rel, old in files],
     }
-    atomic_write(internal / NAME, json.dumps(doc), tmpdir=tmp_dir(root))
-    fsync_dir(internal)
+    write_record(root, NAME, doc)
 
 
 def end(root: Path) -> None:
     """The change is recorded: drop the journal (and with it any way back)."""
-    try:
-        os.unlink(journal_path(root))
-    except FileNotFoundError:
-        pass
+    drop_record(root, NAME)
 
 
 def sweep(root: Path) -> None:

@@ -23,6 +23,28 @@ def head(root: Path) -> str | None:
     return head_sha(root)
 
 
+def write_record(root: str | os.PathLike, name: str, doc: dict) -> None:
+    """A journal's record in `.epimem/`, before the change it records begins: renamed into place
+    (whole or absent) and its folder fsynced (there after a power cut)."""
+    import json
+
+    from .files import INTERNAL_DIR, atomic_write, private_dir, tmp_dir
+
+    internal = private_dir(Path(root) / INTERNAL_DIR)
+    atomic_write(internal / name, json.dumps(doc), tmpdir=tmp_dir(root))
+    fsync_dir(internal)
+
+
+def drop_record(root: str | os.PathLike, name: str) -> None:
+    """The change is done: drop its record (and with it any way back)."""
+    from .files import INTERNAL_DIR
+
+    try:
+        os.unlink(os.path.join(root, INTERNAL_DIR, name))
+    except FileNotFoundError:
+        pass
+
+
 def fsync_dir(path: Path) -> None:
     try:
         fd = os.open(path, os.O_RDONLY)

@@ -33,7 +33,7 @@ from pathlib import Path
 from ..core.errors import StorageError
 from ..core.forget import CommitFacts, Forgetting, forget_bytes, forget_message, forget_path, needles
 from . import gitrun
-from .files import INTERNAL_DIR, PURGE_NAME, VaultLock, atomic_write, lock_path, private_dir, tmp_dir
+from .files import INTERNAL_DIR, PURGE_NAME, VaultLock, lock_path, tmp_dir
 from .sessions import MACHINE_FILE
 
 TEMP = "refs/epimem-purge/"
@@ -497,11 +497,9 @@ def pending(root: str | os.PathLike) -> bool:
 
 
 def _write_journal(root: Path, doc: dict) -> None:
-    from .recovery import fsync_dir
+    from .recovery import write_record
 
-    internal = private_dir(Path(root) / INTERNAL_DIR)
-    atomic_write(internal / JOURNAL, json.dumps(doc), tmpdir=tmp_dir(root))
-    fsync_dir(internal)
+    write_record(root, JOURNAL, doc)
 
 
 def read_journal(root: Path) -> dict | None:
@@ -591,8 +589,9 @@ def clean(root: Path) -> None:
 
 
 def end(root: Path) -> None:
-    with suppress(FileNotFoundError):
-        journal_path(root).unlink()
+    from .recovery import drop_record
+
+    drop_record(root, JOURNAL)
 
 
 def recover(root: Path, lock: VaultLock | None = None) -> str | None:
@@ -664,22 +663,6 @@ def drop_caches(root: Path) -> list[str]:
         with suppress(OSError):
             os.unlink(e.path)
     return sorted(gone)
-
-
-def objects_holding(root: Path, needle: bytes) -> list[str]:
-    """The ids of the objects (of any kind, reachable or not) whose bytes hold `needle`:
-    nothing, after a purge of it. Used to check a purge, and by the tests."""
-    out = _git(root, "cat-file", "--batch-all-objects", "--batch")
-    hits, pos = [], 0
-    while pos < len(out):
-        nl = out.index(b"\n", pos)
-        sha, _, size = out[pos:nl].decode().split()
-        pos = nl + 1
-        n = int(size)
-        if needle in out[pos:pos + n]:
-            hits.append(sha)
-        pos += n + 1
-    return hits
 
 
 _SHA = re.compile(r"^[0-9a-f]{40}$")

@@ -28,7 +28,7 @@ import os
 import time
 from pathlib import Path
 
-from .files import INTERNAL_DIR, VaultLock, atomic_write, contained, lock_path, private_dir, tmp_dir
+from .files import INTERNAL_DIR, VaultLock, contained, lock_path
 
 NAME = "sync-merge.json"
 
@@ -43,20 +43,16 @@ def pending(root: str | os.PathLike) -> bool:
 
 def begin(root: Path, head: str, theirs: str, paths: list[str]) -> None:
     """Record the merge about to be made (fsynced) before git changes a file of it."""
-    from .recovery import fsync_dir
+    from .recovery import write_record
 
-    internal = private_dir(root / INTERNAL_DIR)
-    doc = {"version": 1, "pid": os.getpid(), "started": time.time(), "head": head, "theirs": theirs,
-           "paths": sorted(set(paths))}
-    atomic_write(internal / NAME, json.dumps(doc), tmpdir=tmp_dir(root))
-    fsync_dir(internal)
+    write_record(root, NAME, {"version": 1, "pid": os.getpid(), "started": time.time(), "head": head,
+                              "theirs": theirs, "paths": sorted(set(paths))})
 
 
 def end(root: Path) -> None:
-    try:
-        os.unlink(path(root))
-    except FileNotFoundError:
-        pass
+    from .recovery import drop_record
+
+    drop_record(root, NAME)
 
 
 def recover(root: Path, lock: VaultLock | None = None) -> str | None:

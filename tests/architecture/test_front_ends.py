@@ -6,8 +6,9 @@ from __future__ import annotations
 import ast
 
 from test_architecture import PKG, _closure, imports
+from test_layers import FRONT_ENDS as LAYERS_FRONT_ENDS
 
-FRONT_ENDS = ("cli", "claude", "agents", "mcp")
+FRONT_ENDS = tuple(LAYERS_FRONT_ENDS)  # one list of the front ends: test_layers.py's
 
 
 def _defs(kind) -> dict[str, list[str]]:

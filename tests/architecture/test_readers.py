@@ -17,6 +17,8 @@ from functools import cache
 from pathlib import Path
 
 from test_architecture import PKG, imports
+from test_layers import FRONT_END_MODULES
+from test_layers import FRONT_ENDS as LAYERS_FRONT_ENDS
 
 NOTES = "core/notes.py"
 
@@ -86,11 +88,12 @@ def test_no_module_wraps_the_parser_in_a_fallback_of_its_own():
 
 # --- issue 27 item 4: one listing, one Filters, one dispatcher of the mirror's modes -------------
 
-FRONT_ENDS = ("cli", "mcp", "claude", "agents", "integrations")
+FRONT_ENDS = tuple(LAYERS_FRONT_ENDS)  # one list of the front ends: test_layers.py's
+FRONT_END_FILES = {m.removeprefix("epimem.").replace(".", "/") + ".py" for m in FRONT_END_MODULES}
 
 
 def _front_end(rel: str) -> bool:
-    return rel.split("/", 1)[0] in FRONT_ENDS
+    return rel.split("/", 1)[0] in FRONT_ENDS or rel in FRONT_END_FILES
 
 
 def _defined_classes(name: str) -> list[str]:

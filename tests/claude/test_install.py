@@ -295,7 +295,7 @@ def test_merge_round_trips(text, back):
 
 
 def test_claude_md_block_round_trips():
-    block = claude_code.claude_md_block([], "")
+    block = claude_code.instruction_text([], "")
     for text in ("", "# Mine\n", "# Mine\n\n", "# Mine"):
         added = base.add_block(text, block)
         assert base.add_block(added, block) == added
@@ -385,3 +385,36 @@ def test_skills_teach_no_shape_claude_code_refuses(name):
         assert "<<" not in bare and "|" not in bare and "{" not in bare and "$(" not in bare, cmd
         shlex.split(cmd)  # well-formed shell words
     assert "<<'JSON'" not in body
+
+
+def _fake_claude(tmp_path, code: int) -> Path:
+    """A `claude` on PATH that logs its arguments, says a line and exits `code`."""
+    bin_dir = tmp_path / "fakebin"
+    bin_dir.mkdir(exist_ok=True)
+    claude = bin_dir / "claude"
+    claude.write_text(f'#!/bin/sh\necho "$@" >> "{tmp_path}/claude.log"\necho "claude says: $2 done"\nexit {code}\n')
+    claude.chmod(0o755)
+    return bin_dir
+
+
+def run_with(home, bin_dir, *args, vault):
+    env = {k: v for k, v in os.environ.items() if k not in ("CLAUDE_CONFIG_DIR", "EPIMEM_VAULT")}
+    env.update(HOME=str(home), XDG_DATA_HOME=str(home / ".local" / "share"),
+               PATH=os.pathsep.join((str(bin_dir), os.path.dirname(EPIMEM), env.get("PATH", ""))))
+    return subprocess.run([EPIMEM, "--vault", str(vault), *args], capture_output=True, text=True, env=env,
+                          cwd=home, timeout=60)
+
+
+def test_the_plugin_install_runs_claude_plugin_and_says_what_it_said(home, tmp_path):
+    bin_dir = _fake_claude(tmp_path, 0)
+    r = run_with(home, bin_dir, "install", "claude-code", "--plugin", vault=tmp_path / "v")
+    assert r.returncode == 0, r.stderr
+    log = (tmp_path / "claude.log").read_text().splitlines()
+    assert [line.split()[:2] for line in log] == [["plugin", "marketplace"], ["plugin", "install"]]
+    assert "claude says: marketplace done" in r.stdout and "claude says: install done" in r.stdout
+    assert r.stdout.index("run       claude plugin marketplace add") < r.stdout.index("claude says")
+    (tmp_path / "claude.log").unlink()
+    bad = _fake_claude(tmp_path, 3)
+    r = run_with(home, bad, "install", "claude-code", "--plugin", vault=tmp_path / "v")
+    assert r.returncode == 1 and "claude plugin marketplace add" in r.stderr and "failed: claude says" in r.stderr
+    assert len((tmp_path / "claude.log").read_text().splitlines()) == 1  # it stopped at the first failure

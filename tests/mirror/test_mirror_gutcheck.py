@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from epimem.mirror.gutcheck import AnswerError, answer, open_gut_check, read_pending
+from epimem.mirror.gutcheck import AnswerError, answer, misplaced, open_gut_check, read_pending
 
 
 def add(mem, title, conf):
@@ -37,3 +37,11 @@ def test_unsure_changes_nothing_and_bad_verdicts_are_refused(vault):
         answer(vault, a, "maybe")
     with pytest.raises(AnswerError, match="--retire goes with --verdict false"):
         answer(vault, a, "true", retire=True)
+
+
+def test_retire_and_now_go_with_false_only_and_not_together():
+    # The one rule the CLI, MCP and answer() each name in their own words.
+    assert misplaced("false", True, "") is None and misplaced(" FALSE ", False, "Uses an ORM") is None
+    assert misplaced("true", True, "") == misplaced("unsure", True, "") == "retire"
+    assert misplaced("true", False, "x") == misplaced("false", True, "x") == "now"
+    assert misplaced("true", False, "  ") is None  # only white space is no successor
