@@ -91,7 +91,8 @@ def _observe(mem: Service, parsed: list[tuple[Observation, dict]], params: Param
         return parsed_months[rel]
 
     fresh, dupes = without_duplicates(parsed, month_obs)
-    check_session_limit(fresh, today, month_obs, params)
+    logs = _session_logs(today, fresh)
+    check_session_limit(fresh, today, month_obs, params, logs)
     fresh = [(o, _successor_target(mem, o, x)) for o, x in fresh]
     held = held_back(mem, fresh)
     if held is not None:
@@ -199,7 +200,7 @@ def _observe(mem: Service, parsed: list[tuple[Observation, dict]], params: Param
     blocks: dict[str, list[str]] = {}
     for obs in new_obs:
         blocks.setdefault(obs.path, []).append(render_observation(obs))
-    rebase = _log_rebase(fresh, today, params, month_base, month_obs)
+    rebase = _log_rebase(fresh, today, params, month_base, month_obs, logs)
     for rel, bs in blocks.items():
         month_texts[rel] = append_entries(month(rel), rel, bs)
         writes.append(tx.replace(rel, month_texts[rel], month_keys[rel], rebase(rel, bs)))
@@ -310,7 +311,7 @@ def append_entries(log: str, rel: str, blocks: list[str]) -> str:
 
 
 def _log_rebase(fresh: list[tuple[Observation, dict]], today: date, params: Params, base: dict[str, str],
-                month_obs):
+                month_obs, logs: tuple[str, ...]):
     """How an observe follows a month's log that another writer appended to since it was read.
 
     Under the lock, only what was appended is parsed. An entry with one of this batch's ids
@@ -324,8 +325,8 @@ def _log_rebase(fresh: list[tuple[Observation, dict]], today: date, params: Para
     for o, _ in fresh:
         s = rules.pseudo_session(o)
         wanted[s] = wanted.get(s, 0) + 1
-    counted = set(_recent_logs(today))
-    had = {s: session_observation_count(s, today, month_obs) for s in wanted}  # as read, then as appended
+    counted = set(logs)
+    had = {s: session_observation_count(s, today, month_obs, logs) for s in wanted}  # as read, then as appended
 
     def for_log(rel: str, blocks: list[str]):
         def rebase(now: str) -> str:
@@ -348,7 +349,7 @@ def _log_rebase(fresh: list[tuple[Observation, dict]], today: date, params: Para
 
 
 def _previous_month(d: date) -> date:
-    return date(d.year - (d.month == 1), 12 if d.month == 1 else d.month - 1, 1)
+    return rules.session_start_bound(d)
 
 
 def _encodable(s: str) -> bool:
@@ -457,6 +458,9 @@ def check_input(n: int, item: dict, source: str, session: str | None,
     sess = text("session") or (session or "")
     if sess and not kernel.is_session_id(sess):
         raise InputError(f"observation {n}: 'session' must be a plain id (letters, digits, - _ . :)", field="session")
+    too_old = rules.session_date_problem(sess, d, today)
+    if too_old:
+        raise InputError(f"observation {n}: {too_old}", field="date")
     extra: dict[str, Any] = {}
     if connects == "new" and item.get("title"):
         extra["title"] = text("title")
@@ -563,14 +567,16 @@ def _depends_on(n: int, item: dict, connects: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(out))
 
 
-def check_session_limit(fresh: list[tuple[Observation, dict]], today: date, month_obs, params: Params) -> None:
-    """Rule 9: at most N observations per session, counted from the log itself."""
+def check_session_limit(fresh: list[tuple[Observation, dict]], today: date, month_obs, params: Params,
+                        logs: tuple[str, ...] | None = None) -> None:
+    """Rule 9: at most N observations per session, counted from the logs themselves (`logs`,
+    `_session_logs`; by default this month's and last month's)."""
     per_session: dict[str, int] = {}
     for obs, _ in fresh:
         s = rules.pseudo_session(obs)
         per_session[s] = per_session.get(s, 0) + 1
     for s, n in per_session.items():
-        had = session_observation_count(s, today, month_obs)
+        had = session_observation_count(s, today, month_obs, logs)
         if had + n > params.observations_per_session:
             these = "this one was" if n == 1 else f"these {n} were"
             raise Conflict(
@@ -585,9 +591,16 @@ def _recent_logs(today: date) -> tuple[str, str]:
     return f"observations/{today:%Y-%m}.md", f"observations/{prev:%Y-%m}.md"
 
 
-def session_observation_count(session: str, today: date, month_obs) -> int:
+def _session_logs(today: date, fresh: list[tuple[Observation, dict]]) -> tuple[str, ...]:
+    """The logs rule 9 counts a batch's sessions in: this month's and last month's (a session
+    spans a few days: `check_input` refuses a session's entry dated before them), and the months
+    the batch writes to, which hold every entry of a day's pseudo-session (`rules.pseudo_session`)."""
+    return tuple(dict.fromkeys((*_recent_logs(today), *(o.path for o, _ in fresh))))
+
+
+def session_observation_count(session: str, today: date, month_obs, logs: tuple[str, ...] | None = None) -> int:
     n = 0
-    for rel in _recent_logs(today):
+    for rel in logs if logs is not None else _recent_logs(today):
         for o in month_obs(rel):
             if rules.pseudo_session(o) == session:
                 n += 1

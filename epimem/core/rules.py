@@ -124,6 +124,24 @@ def pseudo_session(obs: Observation) -> str:
     return obs.session or f"day-{obs.date.isoformat()}"
 
 
+def session_start_bound(today: date) -> date:
+    """Rule 9's reach: a session spans a few days, so its observations are dated this month or
+    last month (the logs rule 9 counts them in); the first day it may be dated."""
+    return date(today.year - (today.month == 1), 12 if today.month == 1 else today.month - 1, 1)
+
+
+def session_date_problem(session: str, d: date, today: date) -> str | None:
+    """Why an observation of `session` may not be dated `d`, or None. An entry dated months back
+    goes to that month's log: a session dating each of its observations in another month had all
+    of them past rule 9's count, which reads the logs a session can be in."""
+    first = session_start_bound(today)
+    if not session or d >= first:
+        return None
+    return (f"'date' {d.isoformat()} is before {first.isoformat()}, and a session spans a few days, and rule 9 "
+            "counts a session's observations in this month's log and the last; record an older observation "
+            "without a session")
+
+
 # --- rule 19: sessions are counted, not named -------------------------------------
 
 def uncounted_source(session: str) -> str:
