@@ -91,8 +91,10 @@ def _observe(mem: Service, parsed: list[tuple[Observation, dict]], params: Param
         return parsed_months[rel]
 
     fresh, dupes = without_duplicates(parsed, month_obs)
+    # Rule 19: the sessions the vault counted (rule 9 bounds the others together, per source and day).
+    counted = frozenset(kernel.known_sessions(dict(mem.vault.read_sessions().counted), today))
     logs = _session_logs(today, fresh)
-    check_session_limit(fresh, today, month_obs, params, logs)
+    check_session_limit(fresh, today, month_obs, params, logs, counted)
     fresh = [(o, _successor_target(mem, o, x)) for o, x in fresh]
     held = held_back(mem, fresh)
     if held is not None:
@@ -105,8 +107,7 @@ def _observe(mem: Service, parsed: list[tuple[Observation, dict]], params: Param
     results: list[ObservationResult] = []
     new_obs: list[Observation] = []
     open_tensions: dict[str, tuple[str, Any]] = {}
-    # Rule 19: the sessions the vault counted, and per belief the steps already taken.
-    counted = frozenset(kernel.known_sessions(dict(mem.vault.read_sessions().counted), today))
+    # Rule 19: per belief the steps already taken.
     spent: dict[str, set[str]] = {}
     created: set[str] = set()
 
@@ -200,7 +201,7 @@ def _observe(mem: Service, parsed: list[tuple[Observation, dict]], params: Param
     blocks: dict[str, list[str]] = {}
     for obs in new_obs:
         blocks.setdefault(obs.path, []).append(render_observation(obs))
-    rebase = _log_rebase(fresh, today, params, month_base, month_obs, logs)
+    rebase = _log_rebase(fresh, today, params, month_base, month_obs, logs, counted)
     for rel, bs in blocks.items():
         month_texts[rel] = append_entries(month(rel), rel, bs)
         writes.append(tx.replace(rel, month_texts[rel], month_keys[rel], rebase(rel, bs)))
@@ -311,7 +312,7 @@ def append_entries(log: str, rel: str, blocks: list[str]) -> str:
 
 
 def _log_rebase(fresh: list[tuple[Observation, dict]], today: date, params: Params, base: dict[str, str],
-                month_obs, logs: tuple[str, ...]):
+                month_obs, logs: tuple[str, ...], sessions: frozenset[str]):
     """How an observe follows a month's log that another writer appended to since it was read.
 
     Under the lock, only what was appended is parsed. An entry with one of this batch's ids
@@ -323,10 +324,10 @@ def _log_rebase(fresh: list[tuple[Observation, dict]], today: date, params: Para
     ids = {o.id for o, _ in fresh}
     wanted: dict[str, int] = {}
     for o, _ in fresh:
-        s = rules.pseudo_session(o)
+        s = rules.bound_session(o, sessions)
         wanted[s] = wanted.get(s, 0) + 1
     counted = set(logs)
-    had = {s: session_observation_count(s, today, month_obs, logs) for s in wanted}  # as read, then as appended
+    had = {s: session_observation_count(s, today, month_obs, logs, sessions) for s in wanted}  # read, then appended
 
     def for_log(rel: str, blocks: list[str]):
         def rebase(now: str) -> str:
@@ -338,7 +339,7 @@ def _log_rebase(fresh: list[tuple[Observation, dict]], today: date, params: Para
             if any(o.id in ids for o in since):
                 raise tx.Stale(f"{rel}: the same observation was recorded meanwhile", path=rel)
             for o in since if rel in counted else ():
-                s = rules.pseudo_session(o)
+                s = rules.bound_session(o, sessions)
                 if s in had:
                     had[s] += 1
                     if had[s] + wanted[s] > params.observations_per_session:
@@ -568,17 +569,31 @@ def _depends_on(n: int, item: dict, connects: str) -> tuple[str, ...]:
 
 
 def check_session_limit(fresh: list[tuple[Observation, dict]], today: date, month_obs, params: Params,
-                        logs: tuple[str, ...] | None = None) -> None:
-    """Rule 9: at most N observations per session, counted from the logs themselves (`logs`,
+                        logs: tuple[str, ...] | None = None, counted: frozenset[str] = frozenset()) -> None:
+    """Rule 9: at most N observations per session (`rules.bound_session`: the sessions the vault
+    never counted share one per source and day), counted from the logs themselves (`logs`,
     `_session_logs`; by default this month's and last month's)."""
     per_session: dict[str, int] = {}
+    names: dict[str, set[str]] = {}
     for obs, _ in fresh:
-        s = rules.pseudo_session(obs)
+        s = rules.bound_session(obs, counted)
         per_session[s] = per_session.get(s, 0) + 1
+        names.setdefault(s, set()).add(obs.session)
     for s, n in per_session.items():
-        had = session_observation_count(s, today, month_obs, logs)
+        had = session_observation_count(s, today, month_obs, logs, counted)
         if had + n > params.observations_per_session:
             these = "this one was" if n == 1 else f"these {n} were"
+            if s.startswith("uncounted:"):
+                day = s.rsplit(":", 1)[1]
+                given = sorted(x for x in names[s] if x)
+                named = (", ".join(given[:3]) + (f" and {len(given) - 3} more" if len(given) > 3 else "")
+                         if given else "(none given)")
+                raise Conflict(
+                    f"session {named}: the vault never counted it, and {had} observation{'s' if had != 1 else ''} "
+                    f"dated {day} already name sessions it never counted; those share one session's bound of "
+                    f"{params.observations_per_session} a day (rule 9; rule 19 counts them as one), so {these} not "
+                    "recorded. A session the session-start hook counted has its own: pass its id. Zero is a good "
+                    "answer: keep the strongest.")
             raise Conflict(
                 f"session {s} already has {had} observation{'s' if had != 1 else ''}; "
                 f"at most {params.observations_per_session} per session (rule 9), so "
@@ -594,15 +609,17 @@ def _recent_logs(today: date) -> tuple[str, str]:
 def _session_logs(today: date, fresh: list[tuple[Observation, dict]]) -> tuple[str, ...]:
     """The logs rule 9 counts a batch's sessions in: this month's and last month's (a session
     spans a few days: `check_input` refuses a session's entry dated before them), and the months
-    the batch writes to, which hold every entry of a day's pseudo-session (`rules.pseudo_session`)."""
+    the batch writes to, which hold every entry of a day's uncounted sessions (`rules.bound_session`)."""
     return tuple(dict.fromkeys((*_recent_logs(today), *(o.path for o, _ in fresh))))
 
 
-def session_observation_count(session: str, today: date, month_obs, logs: tuple[str, ...] | None = None) -> int:
+def session_observation_count(session: str, today: date, month_obs, logs: tuple[str, ...] | None = None,
+                              counted: frozenset[str] = frozenset()) -> int:
+    """The observations on record for rule 9's `session` (`rules.bound_session`)."""
     n = 0
     for rel in logs if logs is not None else _recent_logs(today):
         for o in month_obs(rel):
-            if rules.pseudo_session(o) == session:
+            if rules.bound_session(o, counted) == session:
                 n += 1
     return n
 

@@ -166,6 +166,17 @@ def counts_for(obs: Observation, counted, today: date) -> str | None:
     return f"uncounted:{uncounted_source(obs.session)}:{today.isoformat()}"
 
 
+def bound_session(obs: Observation, counted) -> str:
+    """Rule 9's session of an observation: a session the vault counted is itself; every other
+    name — made up, an MCP connection's, none at all — is its source's day (`uncounted_source`),
+    the day it is dated. A name is free: bounded per name, one real session naming a second
+    session recorded a second three, and one MCP call of fifty items, each naming its own, fifty.
+    They share one session's bound a day per source, as rule 19 has them share one step a day."""
+    if obs.session and obs.session in counted:
+        return obs.session
+    return f"uncounted:{uncounted_source(obs.session)}:{obs.date.isoformat()}"
+
+
 def logged_step(obs: Observation, counted) -> str:
     """The step a logged observation took (or would have): `counts_for` on its own day."""
     if obs.session and obs.session in counted:

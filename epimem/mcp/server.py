@@ -176,8 +176,10 @@ class Sessions:
        client for as long as the process lives. Protocol 2026-07-28 has no
        sessions at all (every request stands alone, and the SDK builds a fresh
        connection object for each), so over HTTP its requests count per
-       client name on this daemon: stricter than a session, never looser, so
-       rule 9 cannot be dodged; such a client passes `session` to say more.
+       client name on this daemon; such a client passes `session` to say more.
+
+    A connection's id is a session the vault never counted: rule 9 has all of those share one
+    session's bound a day (`core.rules.bound_session`), so reconnecting is no way around it.
     """
 
     def __init__(self) -> None:

@@ -4,6 +4,9 @@ memory tool and the hooks. Each test is one way around, through exactly that pat
 
 from __future__ import annotations
 
+import json
+
+import pytest
 from vaults import count_sessions
 
 
@@ -52,3 +55,52 @@ def test_a_day_without_a_session_is_counted_in_its_own_months_log(vault, cli):
              for n in range(5)]
     assert codes == [0, 0, 0, 1, 1]
     assert _entries(root) == 3
+
+
+def test_a_second_session_name_is_no_second_three(vault, cli, tmp_path):
+    """Rule 9 bounded a session *name*, and a name is free: `epimem observe --origin skill --session
+    a …` three times, then `--session b` three times, and a batch file whose items each name their
+    own session, recorded twelve observations in one real session. Sessions the vault never counted
+    share one session's bound a day per source (rule 19 has them share one step a day), as the inbox
+    already had them share one bound of proposals; a session the hook counted keeps its own three."""
+    root = vault.root
+    _add(cli, root, "Likes tabs", "Indents with tabs.")
+
+    def observe(session: str, n: int):
+        return cli("--vault", root, "observe", "--origin", "skill", "--session", session, "--json",
+                   "--connects", "likes-tabs", "--strength", "complicating",
+                   "--evidence", f"Mixed tabs and spaces ({session}, {n}).")
+
+    assert [observe("made-up-a", n).code for n in range(3)] == [0, 0, 0]
+    r = observe("made-up-b", 0)
+    assert r.code != 0 and "rule 9" in r.err and "never counted" in r.err, r.err
+    batch = tmp_path / "batch.json"
+    batch.write_text(json.dumps([{"connects": "likes-tabs", "strength": "complicating", "session": f"x-{n}",
+                                  "evidence": f"Spaces in file {n}."} for n in range(6)]))
+    r = cli("--vault", root, "observe", "--origin", "skill", "--input", batch, "--json")
+    assert r.code != 0 and "rule 9" in r.err
+    assert _entries(root) == 3
+    # a session the hook counted is its own, beside the names nobody counted
+    count_sessions(vault, "real-1")
+    assert [observe("real-1", n).code for n in range(4)] == [0, 0, 0, 1]
+    # and the next day the names nobody counted have a bound again
+    r = cli("--vault", root, "--today", "2026-12-01", "observe", "--session", "made-up-c", "--json",
+            "--connects", "likes-tabs", "--strength", "complicating", "--evidence", "Tabs in the new file.")
+    assert r.code == 0, r.err
+
+
+def test_fifty_session_names_in_one_mcp_call_are_one_sessions_three(vault):
+    """MCP's `observe` takes up to 50 items, each with its own `session`: fifty made-up names were
+    fifty observations of one call."""
+    from epimem.core.errors import Conflict
+
+    vault.add_belief(title="Likes tabs", statement="Indents with tabs.", kind="preference", basis="behavioral",
+                     permanence="durable")
+    items = [{"connects": "likes-tabs", "strength": "complicating", "session": f"mcp-{n}",
+              "evidence": f"Spaces in file {n}."} for n in range(50)]
+    with pytest.raises(Conflict) as e:
+        vault.observe(items, source="mcp", session="mcp-conn", origin="mcp")
+    assert "rule 9" in str(e.value)
+    assert vault.observe(items[:3], source="mcp", session="mcp-conn", origin="mcp").commit
+    with pytest.raises(Conflict):
+        vault.observe(items[3:4], source="mcp", session="mcp-other", origin="mcp")
