@@ -220,6 +220,12 @@ def _self_vs_behaviour(belief: Belief, obs: Observation) -> bool:
         obs.basis == "self-report" and belief.basis == "interpretive")
 
 
+def _later(d: date | None, new: date) -> date:
+    """`confirmed` and `challenged` are the *last* such day: an observation dated before the one on
+    record (a back-dated entry) leaves it (rule 7 counts decay from it; rule 11 and the audit read it)."""
+    return new if d is None or new > d else d
+
+
 _SESSION = object()  # `step` not given: the observation's own session (or day) is its step
 
 
@@ -259,7 +265,7 @@ def apply_observation(belief: Belief, obs: Observation, params: Params = DEFAULT
             return done("reinforcing", belief, why)
         new = conf if conf >= cap(belief.basis, params) else min(
             cap(belief.basis, params), _round(conf + params.confirm_step))
-        after = replace(belief, confidence=new, confirmed=obs.date, confirmed_session=session)
+        after = replace(belief, confidence=new, confirmed=_later(belief.confirmed, obs.date), confirmed_session=session)
         return done("confirming", after, f"confirmed ({conf:.2f} → {new:.2f})")
 
     if obs.strength == "contradicting":
@@ -274,7 +280,7 @@ def apply_observation(belief: Belief, obs: Observation, params: Params = DEFAULT
         if prior >= params.free_challenges and not held:
             new = max(params.confidence_floor, _round(conf - params.challenge_step))
             new = min(new, conf)  # a hand-set value below the floor is not raised
-        after = replace(belief, confidence=new, challenged=obs.date)
+        after = replace(belief, confidence=new, challenged=_later(belief.challenged, obs.date))
         if diverging:
             why = "self-report and behaviour diverge: both kept, as a tension (rule 6)"
             if new != conf:
@@ -285,7 +291,7 @@ def apply_observation(belief: Belief, obs: Observation, params: Params = DEFAULT
         return done("contradicting", after, why, open_tension=True, alert=alert)
 
     if obs.strength == "complicating":
-        after = replace(belief, challenged=obs.date)
+        after = replace(belief, challenged=_later(belief.challenged, obs.date))
         return done("complicating", after, "nuance recorded, no change (rule 4)")
 
     if obs.strength == "single":

@@ -104,3 +104,28 @@ def test_fifty_session_names_in_one_mcp_call_are_one_sessions_three(vault):
     assert vault.observe(items[:3], source="mcp", session="mcp-conn", origin="mcp").commit
     with pytest.raises(Conflict):
         vault.observe(items[3:4], source="mcp", session="mcp-other", origin="mcp")
+
+
+@pytest.mark.parametrize("strength,field", [("confirming", "confirmed"), ("contradicting", "challenged")])
+def test_a_back_dated_observation_never_moves_a_date_back(vault, cli, strength, field):
+    """`confirmed` is the *last* session whose behaviour fit the belief, `challenged` the last time
+    something contradicted it. A confirmation of a counted session dated last month set `confirmed`
+    to that day, over a later one: decay (rule 7) then counted from weeks earlier, and a belief the
+    model wanted gone faded faster for being confirmed. A back-dated contradiction likewise hid
+    the day a belief was last challenged."""
+    root = vault.root
+    _add(cli, root, "Likes tabs", "Indents with tabs.")
+    count_sessions(vault, "real-1", "real-2")
+
+    def observe(session: str, day: str, text: str):
+        r = cli("--vault", root, "observe", "--origin", "skill", "--session", session, "--json",
+                "--connects", "likes-tabs", "--strength", strength, "--date", day, "--evidence", text)
+        assert r.code == 0, r.err
+
+    observe("real-1", "2026-11-28", "Indented the new module with tabs.")
+    shown = cli("--vault", root, "belief", "show", "likes-tabs", "--json").json()
+    observe("real-2", "2026-10-03", "Had indented the old script with tabs.")
+    after = cli("--vault", root, "belief", "show", "likes-tabs", "--json").json()
+    assert after[field] == "2026-11-28"
+    if strength == "confirming":  # one step up, and decay still counted from the later day
+        assert after["effective_confidence"] > shown["effective_confidence"]
