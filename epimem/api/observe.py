@@ -520,6 +520,9 @@ def check_input(n: int, item: dict, source: str, session: str | None,
     forged = calibration.written_by_someone_else(evidence)
     if forged:
         raise InputError(f"observation {n}: 'evidence': {forged}", field="evidence")
+    said = rules.words_as_behaviour(basis, text("source") or source, evidence)
+    if said:
+        raise InputError(f"observation {n}: 'basis': {said}", field="basis")
     obs = Observation(id="", date=d, evidence=evidence, strength=strength, basis=basis,
                       connects=connects, suggests=text("suggests"), therefore=text("therefore"),
                       source=text("source") or source, session=sess,

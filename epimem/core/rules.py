@@ -70,6 +70,29 @@ def check_observation_basis(basis: str) -> None:
                         "from what it saw (rule 14); use behavioral, self-report or interpretive")
 
 
+# The mirror skill's own form for an interview answer (`--evidence 'Said: …'`), and the ways of
+# writing it a model reaches for: what the user said, quoted as theirs.
+_SAID = ("said:", "the user said", "user said", "they said", "the user told", "told me")
+
+
+def words_as_behaviour(basis: str, source: str, evidence: str) -> str | None:
+    """Rules 3 and 6: what the user *said* is self-report, never behaviour. An interview's answer
+    (its source says so) or an evidence line that opens with what the user said, sent with basis
+    `behavioral` (the command's default: a careless model drops `--basis self-report`), would
+    confirm a belief from words: +0.05 and decay's clock reset. Why it is refused, or None."""
+    from .calibration import INTERVIEW_SOURCES
+
+    if basis != "behavioral":
+        return None
+    if source in INTERVIEW_SOURCES:
+        return (f"an answer of the interview (source '{source}') is what the user said: record it with basis "
+                "self-report, which reinforces and moves no number (rules 3 and 6)")
+    if evidence.lower().lstrip("\"'“ ").startswith(_SAID):
+        return ("the evidence is what the user said, and words are not behaviour: record it with basis self-report "
+                "(rules 3 and 6), or say what they did")
+    return None
+
+
 def check_held(belief: Belief) -> None:
     """An observation bears on a belief the vault still holds. A retired or superseded belief is
     the user's decision (rule 5, SPEC §14): evidence that seems to fit it again does not move its

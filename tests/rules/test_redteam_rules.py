@@ -129,3 +129,28 @@ def test_a_back_dated_observation_never_moves_a_date_back(vault, cli, strength, 
     assert after[field] == "2026-11-28"
     if strength == "confirming":  # one step up, and decay still counted from the later day
         assert after["effective_confidence"] > shown["effective_confidence"]
+
+
+@pytest.mark.parametrize("extra", [
+    ["--source", "mirror-interview", "--evidence", "I always indent with tabs, it is what I prefer."],
+    ["--source", "interview", "--evidence", "Prefers tabs, in their words."],
+    ["--evidence", "Said: I always indent with tabs."],
+])
+def test_what_the_user_said_is_not_behaviour(vault, cli, extra):
+    """Rule 3: the user restating a belief is reinforcement, not confirmation; rule 6 keeps words and
+    deeds apart. The mirror skill records an interview answer with `--source mirror-interview
+    --basis self-report --evidence 'Said: …'`; a careless model that dropped `--basis self-report`
+    (the default is behavioral) recorded the answer as behaviour: +0.05, and decay's clock reset."""
+    root = vault.root
+    _add(cli, root, "Likes tabs", "Indents with tabs.")
+    count_sessions(vault, "real-1")
+    before = cli("--vault", root, "belief", "show", "likes-tabs", "--json").json()["confidence"]
+    r = cli("--vault", root, "observe", "--origin", "skill", "--session", "real-1", "--json",
+            "--connects", "likes-tabs", "--strength", "confirming", *extra)
+    assert r.code != 0 and "self-report" in r.err, (r.code, r.out, r.err)
+    assert cli("--vault", root, "belief", "show", "likes-tabs", "--json").json()["confidence"] == before
+    # said as what it is, it is recorded: reinforcement, no number moves
+    r = cli("--vault", root, "observe", "--origin", "skill", "--session", "real-1", "--json",
+            "--connects", "likes-tabs", "--strength", "confirming", "--basis", "self-report", *extra)
+    assert r.code == 0, r.err
+    assert r.json()["observations"][0]["confidence_after"] == before
