@@ -40,12 +40,14 @@ OBSERVATION_KEYS = frozenset({"connects", "strength", "evidence", "suggests", "t
 
 
 def apply(mem: Service, items: list[dict[str, Any]], *, source: str, session: str | None,
-          dry: list[tx.Write] | None = None, also: tuple[Callable[[], list[tx.Write]], str, str] | None = None
-          ) -> ObserveReport:
+          dry: list[tx.Write] | None = None, also: tuple[Callable[[], list[tx.Write]], str, str] | None = None,
+          bounded: bool = True) -> ObserveReport:
     """Apply the rules to a batch and commit it. `dry`: commit nothing, put the writes the
     change would make in that list instead (the inbox's preview: the same code, not a copy).
     `also`: (the other writes of the same commit, made in each pass; the op; a subject prefix)
-    — an inbox accept removes its proposals in the commit that applies them."""
+    — an inbox accept removes its proposals in the commit that applies them. `bounded=False`:
+    rule 9 is not counted again — the user accepting proposals it bounded when they were made
+    (accepting dates them today: a week's proposals are not one session's of today)."""
     params = mem.params
     today = mem.write_today  # rule 20: never after the machine's date
     parsed = [check_input(i + 1, item, source, session, today, params) for i, item in enumerate(items)]
@@ -53,7 +55,7 @@ def apply(mem: Service, items: list[dict[str, Any]], *, source: str, session: st
         return ObserveReport((), None)
     mem.vault.require()
     if dry is not None:
-        return _observe(mem, parsed, params, today, dry=dry)
+        return _observe(mem, parsed, params, today, dry=dry, bounded=bounded)
     # A hand edit to a file this change rewrites is checked by rule 18 first (committed on its
     # own, or the change refused), never swept along; each pass checks again.
     settle = sorted({f"beliefs/{o.connects}.md" for o, _ in parsed if o.connects != "new"}
@@ -64,13 +66,14 @@ def apply(mem: Service, items: list[dict[str, Any]], *, source: str, session: st
     for attempt in common.attempts(mem):
         with attempt:
             hand_edits.settle(mem, settle)
-            report = _observe(mem, parsed, params, today, also=also)
+            report = _observe(mem, parsed, params, today, also=also, bounded=bounded)
     return report
 
 
 def _observe(mem: Service, parsed: list[tuple[Observation, dict]], params: Params, today: date, *,
              dry: list[tx.Write] | None = None,
-             also: tuple[Callable[[], list[tx.Write]], str, str] | None = None) -> ObserveReport:
+             also: tuple[Callable[[], list[tx.Write]], str, str] | None = None, bounded: bool = True
+             ) -> ObserveReport:
     month_texts: dict[str, str] = {}
     month_keys: dict[str, Any] = {}
     month_base: dict[str, str] = {}
@@ -94,7 +97,8 @@ def _observe(mem: Service, parsed: list[tuple[Observation, dict]], params: Param
     # Rule 19: the sessions the vault counted (rule 9 bounds the others together, per source and day).
     counted = frozenset(kernel.known_sessions(dict(mem.vault.read_sessions().counted), today))
     logs = _session_logs(today, fresh)
-    check_session_limit(fresh, today, month_obs, params, logs, counted)
+    if bounded:
+        check_session_limit(fresh, today, month_obs, params, logs, counted)
     fresh = [(o, _successor_target(mem, o, x)) for o, x in fresh]
     held = held_back(mem, fresh)
     if held is not None:
@@ -201,7 +205,8 @@ def _observe(mem: Service, parsed: list[tuple[Observation, dict]], params: Param
     blocks: dict[str, list[str]] = {}
     for obs in new_obs:
         blocks.setdefault(obs.path, []).append(render_observation(obs))
-    rebase = _log_rebase(fresh, today, params, month_base, month_obs, logs, counted)
+    rebase = _log_rebase(fresh if bounded else [], today, params, month_base, month_obs, logs, counted,
+                         ids={o.id for o, _ in fresh})
     for rel, bs in blocks.items():
         month_texts[rel] = append_entries(month(rel), rel, bs)
         writes.append(tx.replace(rel, month_texts[rel], month_keys[rel], rebase(rel, bs)))
@@ -312,7 +317,7 @@ def append_entries(log: str, rel: str, blocks: list[str]) -> str:
 
 
 def _log_rebase(fresh: list[tuple[Observation, dict]], today: date, params: Params, base: dict[str, str],
-                month_obs, logs: tuple[str, ...], sessions: frozenset[str]):
+                month_obs, logs: tuple[str, ...], sessions: frozenset[str], *, ids: set[str]):
     """How an observe follows a month's log that another writer appended to since it was read.
 
     Under the lock, only what was appended is parsed. An entry with one of this batch's ids
@@ -320,8 +325,8 @@ def _log_rebase(fresh: list[tuple[Observation, dict]], today: date, params: Para
     session this batch counts that would take it past rule 9's limit, sends the change back to
     be prepared again (`Stale`): that preparation sets the repeat aside or refuses the batch
     exactly as one under the lock would. Any other entry is another writer's: ours go after
-    it. A log changed other than by an append is prepared again too."""
-    ids = {o.id for o, _ in fresh}
+    it. A log changed other than by an append is prepared again too. `ids`: the batch's; `fresh`:
+    the observations rule 9 counts (none when the batch is not bounded again: `apply(bounded=False)`)."""
     wanted: dict[str, int] = {}
     for o, _ in fresh:
         s = rules.bound_session(o, sessions)

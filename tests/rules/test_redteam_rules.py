@@ -154,3 +154,29 @@ def test_what_the_user_said_is_not_behaviour(vault, cli, extra):
             "--connects", "likes-tabs", "--strength", "confirming", "--basis", "self-report", *extra)
     assert r.code == 0, r.err
     assert r.json()["observations"][0]["confidence_after"] == before
+
+
+def test_the_user_accepts_what_waited_however_many_days_it_came_from(vault):
+    """Rule 9 bounded each proposal when it was proposed (three a day for the sessions the vault
+    never counted). Accepting dates them today, with their sessions: the user who accepted a week's
+    proposals at once must not find the fourth refused as if one session had made them today."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "inbox"))
+    from inbox_support import require_review
+
+    from epimem.api.memory import Memory
+
+    vault.add_belief(title="Likes tabs", statement="Indents with tabs.", kind="preference", basis="behavioral",
+                     permanence="durable")
+    require_review(vault)
+    ids = []
+    for day in ("2026-11-27", "2026-11-28"):
+        r = Memory(vault.root, today=day).observe(
+            [{"connects": "likes-tabs", "strength": "complicating", "session": f"mcp-{day}-{n}",
+              "evidence": f"Spaces in file {n} on {day}."} for n in range(3)], source="mcp", origin="mcp")
+        ids += list(r.proposed)
+    assert len(ids) == 6
+    report = vault.inbox_accept(ids)
+    assert report.commit and len(report.accepted) == 6
