@@ -320,6 +320,17 @@ def record_from_transcript(memory, path, use_llm: bool = False, *, session: str 
     cited = cited_beliefs(t, {b.id for b in memory.beliefs(status=None) if not is_forgotten(b)})
     if cited:
         items = [dict(i, cited=list(cited)) for i in items]
+    # A transcript months old (the user running `epimem transcript` on an old file): its session is
+    # long over and never counted now, and a session's entries are dated where rule 9 counts them
+    # (`rules.session_date_problem`), so they are recorded for their days, without the session.
+    from ..core.rules import session_start_bound
+
+    first = session_start_bound(memory.write_today).isoformat()
+    if sess and any(isinstance(i.get("date"), str) and i["date"] < first for i in items):
+        notes.append(f"session {sess} is from before {first}: its observations are recorded for their days, "
+                     "without the session (rule 9)")
+        sess = ""
+        items = [{k: v for k, v in i.items() if k != "session"} for i in items]
     # Nobody watches this pass write: with `review: required` its items wait in the inbox.
     report = memory.observe(items, source=f"{t.agent}/transcript", session=sess or None, origin="session-end")
     return report, notes

@@ -180,3 +180,24 @@ def test_the_user_accepts_what_waited_however_many_days_it_came_from(vault):
     assert len(ids) == 6
     report = vault.inbox_accept(ids)
     assert report.commit and len(report.accepted) == 6
+
+
+def test_an_old_transcript_is_still_read_by_the_user(tmp_path, cli):
+    """The transcript pass dates what it finds when it was said; a session months old is the user
+    running `epimem transcript` on an old file, not a session dating its entries away from rule 9."""
+    import shutil
+    from pathlib import Path
+
+    from epimem.api.memory import Memory
+
+    fixture = Path(__file__).resolve().parents[1] / "fixtures" / "claude" / "transcript.jsonl"
+    t = tmp_path / "s.jsonl"
+    shutil.copy(fixture, t)
+    root = tmp_path / "v"
+    Memory.init(root, today="2027-03-01")
+    r = cli("--vault", root, "--today", "2027-03-01", "transcript", t, "--json")
+    assert r.code == 0, r.err
+    obs = r.json()["observations"]
+    assert obs and all(o["id"].startswith("obs-20261130-") for o in obs), obs  # dated when it was said
+    assert "without the session" in r.err
+    assert (root / "observations/2026-11.md").exists()
