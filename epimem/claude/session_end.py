@@ -331,8 +331,18 @@ def record_from_transcript(memory, path, use_llm: bool = False, *, session: str 
                      "without the session (rule 9)")
         sess = ""
         items = [{k: v for k, v in i.items() if k != "session"} for i in items]
+    # What the user said is self-report (rules 3 and 6): an item of Claude's answer that words it so
+    # under basis behavioral is recorded as what it is, rather than refusing the session's batch.
+    from ..core.rules import words_as_behaviour
+
+    source = f"{t.agent}/transcript"
+    for i, item in enumerate(items):
+        if words_as_behaviour(item.get("basis") or "behavioral", item.get("source") or source,
+                              str(item.get("evidence") or "")):
+            items[i] = dict(item, basis="self-report")
+            notes.append(f"observation {i + 1} reports what the user said: recorded as self-report (rule 3)")
     # Nobody watches this pass write: with `review: required` its items wait in the inbox.
-    report = memory.observe(items, source=f"{t.agent}/transcript", session=sess or None, origin="session-end")
+    report = memory.observe(items, source=source, session=sess or None, origin="session-end")
     return report, notes
 
 
