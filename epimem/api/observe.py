@@ -535,6 +535,32 @@ def check_input(n: int, item: dict, source: str, session: str | None,
     return obs, extra
 
 
+def as_found(mem: Service, items: list[dict[str, Any]], session: str, source: str,
+             notes: list[str]) -> tuple[list[dict[str, Any]], str]:
+    """What a pass over a finished session (a transcript) hands `apply`, rather than have it refused
+    whole: (items, session), with a note in `notes` for each change.
+
+    - A session from before last month (the user running `epimem transcript` on an old file) is
+      long over and no longer counted, and a session's entries are dated where rule 9 counts them
+      (`rules.session_date_problem`): its items are recorded for their days, without the session.
+    - An item that reports what the user said under basis behavioral (Claude's answer labelling
+      it so) is recorded as what it is, self-report (rules 3 and 6, `rules.words_as_behaviour`)."""
+    first = rules.session_start_bound(mem.write_today).isoformat()
+    if session and any(isinstance(i.get("date"), str) and i["date"] < first for i in items):
+        notes.append(f"session {session} is from before {first}: its observations are recorded for their days, "
+                     "without the session (rule 9)")
+        session = ""
+        items = [{k: v for k, v in i.items() if k != "session"} for i in items]
+    out = []
+    for n, item in enumerate(items, 1):
+        if rules.words_as_behaviour(item.get("basis") or "behavioral", item.get("source") or source,
+                                    str(item.get("evidence") or "")):
+            item = dict(item, basis="self-report")
+            notes.append(f"observation {n} reports what the user said: recorded as self-report (rule 3)")
+        out.append(item)
+    return out, session
+
+
 def _check_cited(mem: Service, cited: tuple[str, ...]) -> None:
     """An observation's `cited` names beliefs of this vault that the user has not forgotten
     (citing one would record something about it again); InputError naming the field if not."""

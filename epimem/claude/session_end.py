@@ -17,6 +17,7 @@ import os
 import re
 from typing import Any
 
+from ..api.observe import as_found
 from ..core.forget import is_forgotten
 from ..core.model import PERMANENCES, STRENGTHS
 from ..core.redact import redact
@@ -320,27 +321,8 @@ def record_from_transcript(memory, path, use_llm: bool = False, *, session: str 
     cited = cited_beliefs(t, {b.id for b in memory.beliefs(status=None) if not is_forgotten(b)})
     if cited:
         items = [dict(i, cited=list(cited)) for i in items]
-    # A transcript months old (the user running `epimem transcript` on an old file): its session is
-    # long over and never counted now, and a session's entries are dated where rule 9 counts them
-    # (`rules.session_date_problem`), so they are recorded for their days, without the session.
-    from ..core.rules import session_start_bound
-
-    first = session_start_bound(memory.write_today).isoformat()
-    if sess and any(isinstance(i.get("date"), str) and i["date"] < first for i in items):
-        notes.append(f"session {sess} is from before {first}: its observations are recorded for their days, "
-                     "without the session (rule 9)")
-        sess = ""
-        items = [{k: v for k, v in i.items() if k != "session"} for i in items]
-    # What the user said is self-report (rules 3 and 6): an item of Claude's answer that words it so
-    # under basis behavioral is recorded as what it is, rather than refusing the session's batch.
-    from ..core.rules import words_as_behaviour
-
     source = f"{t.agent}/transcript"
-    for i, item in enumerate(items):
-        if words_as_behaviour(item.get("basis") or "behavioral", item.get("source") or source,
-                              str(item.get("evidence") or "")):
-            items[i] = dict(item, basis="self-report")
-            notes.append(f"observation {i + 1} reports what the user said: recorded as self-report (rule 3)")
+    items, sess = as_found(memory, items, sess, source, notes)
     # Nobody watches this pass write: with `review: required` its items wait in the inbox.
     report = memory.observe(items, source=source, session=sess or None, origin="session-end")
     return report, notes
