@@ -31,7 +31,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
-from synth import make_vault  # noqa: E402
+from synth import lift_session_bound, make_vault  # noqa: E402
 
 from epimem.api.memory import Memory  # noqa: E402
 
@@ -45,6 +45,7 @@ def _git(root: Path, *args: str, **kw) -> subprocess.CompletedProcess:
 def prepare(base: Path, beliefs: int, observations: int, commits: int) -> tuple[Path, str]:
     root = base / "vault"
     make_vault(root, n_beliefs=beliefs, n_observations=observations, seed=0)
+    lift_session_bound(root)  # a commit per observation, each a session nobody counted (rule 9)
     mem = Memory(root)
     active = [b for b in mem.beliefs() if b.evidence][:commits]
     for i, b in enumerate(active):

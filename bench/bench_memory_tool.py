@@ -50,9 +50,10 @@ def main(argv: list[str] | None = None) -> int:
 
     root = Path(args.vault) if args.vault else Path(tempfile.mkdtemp(prefix="epimem-bench-")) / "vault"
     if not args.vault:
-        from synth import make_vault
+        from synth import lift_session_bound, make_vault
 
         make_vault(root, n_beliefs=args.beliefs, n_observations=args.beliefs * 5, seed=0)
+        lift_session_bound(root)  # each run is a conversation nobody counted (rule 9: three a day)
     mem = Memory(root)
     bid = mem.listing(status="active", limit=1).beliefs[0].id
     path = f"/memories/beliefs/{bid}.md"

@@ -32,6 +32,9 @@ def main() -> None:
 
     base = Path(tempfile.mkdtemp(prefix="settle-", dir=a.dir))
     mem, _ = Memory.init(base / "v", today="2026-11-30")
+    from synth import lift_session_bound
+
+    lift_session_bound(mem.root)  # each round names a session nobody counted (rule 9: three a day)
     for i in range(a.beliefs):
         mem.add_belief(title=f"Belief number {i}", statement=f"Statement {i}.", kind="trait",
                        basis="behavioral", permanence="durable")

@@ -123,12 +123,13 @@ def main(argv=None) -> int:
     tmp = tempfile.TemporaryDirectory(prefix="epimem-bench-page-", dir=args.work)
     work = Path(tmp.name)
     if args.vault is None:
-        from synth import make_vault
+        from synth import lift_session_bound, make_vault
 
         root = work / "vault"
         n_obs = args.observations if args.observations is not None else 5 * args.beliefs
         t = time.perf_counter()
         make_vault(root, n_beliefs=args.beliefs, n_observations=n_obs, seed=0)
+        lift_session_bound(root)  # add_commits names a session per observation, none counted (rule 9)
         add_commits(root, args.commits)
         print(f"generated {args.beliefs} beliefs / {n_obs} observations / {args.commits} commits in "
               f"{time.perf_counter() - t:.1f} s", file=sys.stderr)

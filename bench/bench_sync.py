@@ -64,7 +64,7 @@ def work(mem_root: Path, start: date, days: int, pool: list[str], rng: random.Ra
     for d in range(days):
         today = start + timedelta(days=d)
         mem = Memory(mem_root, today=today)
-        mem.session_start()
+        mem.session_start(session=f"{tag}{d}")  # the day's session, counted by its id as the hook does (rule 9)
         picks = rng.sample(pool, 2)
         mem.observe([{"connects": b, "strength": "confirming", "basis": "behavioral", "session": f"{tag}{d}",
                       "evidence": f"{tag} day {d}: evidence for {b}"} for b in picks])

@@ -213,6 +213,9 @@ def run(root: Path, writers: int = 8, ops: int = 50) -> dict:
     stats = root.parent / f"{root.name}.lock-stats.jsonl"
     stats.unlink(missing_ok=True)
     mem, _ = Memory.init(root)
+    from synth import lift_session_bound
+
+    lift_session_bound(root)  # every op names a session nobody counted (rule 9: three a day)
     for title, statement in [*SEEDS, HAND]:
         mem.add_belief(title=title, statement=statement, kind="preference", basis="behavioral", permanence="durable")
     commits_before = int(_git(root, "rev-list", "--count", "HEAD").strip())

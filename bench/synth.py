@@ -601,3 +601,21 @@ def main(argv=None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+def lift_session_bound(root, limit: int = 1_000_000) -> None:
+    """Rule 9 out of a benchmark's way: the sessions a vault never counted share one session's three
+    observations a day, and a benchmark records many under names of its own. The bound is read and
+    counted as before (what it costs is measured); only its number is raised, in epistemology.md,
+    committed as the user would."""
+    import re
+
+    p = Path(root) / "epistemology.md"
+    text = p.read_text(encoding="utf-8")
+    new, n = re.subn(r"(?m)^observations_per_session: *\d+ *$", f"observations_per_session: {limit}", text, count=1)
+    if not n:
+        new = text.replace("---\n", f"---\nobservations_per_session: {limit}\n", 1)
+    p.write_text(new, encoding="utf-8")
+    subprocess.run(["git", "-c", "user.name=bench", "-c", "user.email=bench@localhost", "commit", "-q", "-m",
+                    "epistemology: observations_per_session for the benchmark", "--", "epistemology.md"],
+                   cwd=root, check=True, capture_output=True)

@@ -234,7 +234,7 @@ def preview(mem: Service, p: Proposal, proposed: dict[str, str] | None = None) -
         return _preview_import(mem, p, proposed)
     try:
         report = _observe.apply(mem, [as_now(mem, p)], source=p.source or "inbox",
-                                session=p.session or None, dry=writes)
+                                session=p.session or None, dry=writes, bounded=False)
     except EpimemError as e:
         return Preview(p, (), (), refused=str(e))
     if report.held:
@@ -395,7 +395,9 @@ def accept(mem: Service, ids: list[str]) -> ObserveReport:
         return [tx.replace(p.path, None, key) for p, key in now]  # compare-and-swap: the file as read
 
     items = [as_now(mem, p) for p in props]
-    report = _observe.apply(mem, items, source="inbox", session=None,
+    # Rule 9 bounded each proposal when it was made; the user accepting them is not a session
+    # recording them again (`bounded=False`).
+    report = _observe.apply(mem, items, source="inbox", session=None, bounded=False,
                             also=(removals, "inbox-accept", f"inbox accept {', '.join(p.id for p in props)}: "))
     return replace(report, accepted=tuple(p.id for p in props) if report.commit else ())
 

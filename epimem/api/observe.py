@@ -40,12 +40,14 @@ OBSERVATION_KEYS = frozenset({"connects", "strength", "evidence", "suggests", "t
 
 
 def apply(mem: Service, items: list[dict[str, Any]], *, source: str, session: str | None,
-          dry: list[tx.Write] | None = None, also: tuple[Callable[[], list[tx.Write]], str, str] | None = None
-          ) -> ObserveReport:
+          dry: list[tx.Write] | None = None, also: tuple[Callable[[], list[tx.Write]], str, str] | None = None,
+          bounded: bool = True) -> ObserveReport:
     """Apply the rules to a batch and commit it. `dry`: commit nothing, put the writes the
     change would make in that list instead (the inbox's preview: the same code, not a copy).
     `also`: (the other writes of the same commit, made in each pass; the op; a subject prefix)
-    — an inbox accept removes its proposals in the commit that applies them."""
+    — an inbox accept removes its proposals in the commit that applies them. `bounded=False`:
+    rule 9 is not counted again — the user accepting proposals it bounded when they were made
+    (accepting dates them today: a week's proposals are not one session's of today)."""
     params = mem.params
     today = mem.write_today  # rule 20: never after the machine's date
     parsed = [check_input(i + 1, item, source, session, today, params) for i, item in enumerate(items)]
@@ -53,7 +55,7 @@ def apply(mem: Service, items: list[dict[str, Any]], *, source: str, session: st
         return ObserveReport((), None)
     mem.vault.require()
     if dry is not None:
-        return _observe(mem, parsed, params, today, dry=dry)
+        return _observe(mem, parsed, params, today, dry=dry, bounded=bounded)
     # A hand edit to a file this change rewrites is checked by rule 18 first (committed on its
     # own, or the change refused), never swept along; each pass checks again.
     settle = sorted({f"beliefs/{o.connects}.md" for o, _ in parsed if o.connects != "new"}
@@ -64,13 +66,14 @@ def apply(mem: Service, items: list[dict[str, Any]], *, source: str, session: st
     for attempt in common.attempts(mem):
         with attempt:
             hand_edits.settle(mem, settle)
-            report = _observe(mem, parsed, params, today, also=also)
+            report = _observe(mem, parsed, params, today, also=also, bounded=bounded)
     return report
 
 
 def _observe(mem: Service, parsed: list[tuple[Observation, dict]], params: Params, today: date, *,
              dry: list[tx.Write] | None = None,
-             also: tuple[Callable[[], list[tx.Write]], str, str] | None = None) -> ObserveReport:
+             also: tuple[Callable[[], list[tx.Write]], str, str] | None = None, bounded: bool = True
+             ) -> ObserveReport:
     month_texts: dict[str, str] = {}
     month_keys: dict[str, Any] = {}
     month_base: dict[str, str] = {}
@@ -91,7 +94,11 @@ def _observe(mem: Service, parsed: list[tuple[Observation, dict]], params: Param
         return parsed_months[rel]
 
     fresh, dupes = without_duplicates(parsed, month_obs)
-    check_session_limit(fresh, today, month_obs, params)
+    # Rule 19: the sessions the vault counted (rule 9 bounds the others together, per source and day).
+    counted = frozenset(kernel.known_sessions(dict(mem.vault.read_sessions().counted), today))
+    logs = _session_logs(today, fresh)
+    if bounded:
+        check_session_limit(fresh, today, month_obs, params, logs, counted)
     fresh = [(o, _successor_target(mem, o, x)) for o, x in fresh]
     held = held_back(mem, fresh)
     if held is not None:
@@ -104,8 +111,7 @@ def _observe(mem: Service, parsed: list[tuple[Observation, dict]], params: Param
     results: list[ObservationResult] = []
     new_obs: list[Observation] = []
     open_tensions: dict[str, tuple[str, Any]] = {}
-    # Rule 19: the sessions the vault counted, and per belief the steps already taken.
-    counted = frozenset(kernel.known_sessions(dict(mem.vault.read_sessions().counted), today))
+    # Rule 19: per belief the steps already taken.
     spent: dict[str, set[str]] = {}
     created: set[str] = set()
 
@@ -199,7 +205,8 @@ def _observe(mem: Service, parsed: list[tuple[Observation, dict]], params: Param
     blocks: dict[str, list[str]] = {}
     for obs in new_obs:
         blocks.setdefault(obs.path, []).append(render_observation(obs))
-    rebase = _log_rebase(fresh, today, params, month_base, month_obs)
+    rebase = _log_rebase(fresh if bounded else [], today, params, month_base, month_obs, logs, counted,
+                         ids={o.id for o, _ in fresh})
     for rel, bs in blocks.items():
         month_texts[rel] = append_entries(month(rel), rel, bs)
         writes.append(tx.replace(rel, month_texts[rel], month_keys[rel], rebase(rel, bs)))
@@ -310,7 +317,7 @@ def append_entries(log: str, rel: str, blocks: list[str]) -> str:
 
 
 def _log_rebase(fresh: list[tuple[Observation, dict]], today: date, params: Params, base: dict[str, str],
-                month_obs):
+                month_obs, logs: tuple[str, ...], sessions: frozenset[str], *, ids: set[str]):
     """How an observe follows a month's log that another writer appended to since it was read.
 
     Under the lock, only what was appended is parsed. An entry with one of this batch's ids
@@ -318,14 +325,14 @@ def _log_rebase(fresh: list[tuple[Observation, dict]], today: date, params: Para
     session this batch counts that would take it past rule 9's limit, sends the change back to
     be prepared again (`Stale`): that preparation sets the repeat aside or refuses the batch
     exactly as one under the lock would. Any other entry is another writer's: ours go after
-    it. A log changed other than by an append is prepared again too."""
-    ids = {o.id for o, _ in fresh}
+    it. A log changed other than by an append is prepared again too. `ids`: the batch's; `fresh`:
+    the observations rule 9 counts (none when the batch is not bounded again: `apply(bounded=False)`)."""
     wanted: dict[str, int] = {}
     for o, _ in fresh:
-        s = rules.pseudo_session(o)
+        s = rules.bound_session(o, sessions)
         wanted[s] = wanted.get(s, 0) + 1
-    counted = set(_recent_logs(today))
-    had = {s: session_observation_count(s, today, month_obs) for s in wanted}  # as read, then as appended
+    counted = set(logs)
+    had = {s: session_observation_count(s, today, month_obs, logs, sessions) for s in wanted}  # read, then appended
 
     def for_log(rel: str, blocks: list[str]):
         def rebase(now: str) -> str:
@@ -337,7 +344,7 @@ def _log_rebase(fresh: list[tuple[Observation, dict]], today: date, params: Para
             if any(o.id in ids for o in since):
                 raise tx.Stale(f"{rel}: the same observation was recorded meanwhile", path=rel)
             for o in since if rel in counted else ():
-                s = rules.pseudo_session(o)
+                s = rules.bound_session(o, sessions)
                 if s in had:
                     had[s] += 1
                     if had[s] + wanted[s] > params.observations_per_session:
@@ -348,7 +355,7 @@ def _log_rebase(fresh: list[tuple[Observation, dict]], today: date, params: Para
 
 
 def _previous_month(d: date) -> date:
-    return date(d.year - (d.month == 1), 12 if d.month == 1 else d.month - 1, 1)
+    return rules.session_start_bound(d)
 
 
 def _encodable(s: str) -> bool:
@@ -457,6 +464,9 @@ def check_input(n: int, item: dict, source: str, session: str | None,
     sess = text("session") or (session or "")
     if sess and not kernel.is_session_id(sess):
         raise InputError(f"observation {n}: 'session' must be a plain id (letters, digits, - _ . :)", field="session")
+    too_old = rules.session_date_problem(sess, d, today)
+    if too_old:
+        raise InputError(f"observation {n}: {too_old}", field="date")
     extra: dict[str, Any] = {}
     if connects == "new" and item.get("title"):
         extra["title"] = text("title")
@@ -515,11 +525,40 @@ def check_input(n: int, item: dict, source: str, session: str | None,
     forged = calibration.written_by_someone_else(evidence)
     if forged:
         raise InputError(f"observation {n}: 'evidence': {forged}", field="evidence")
+    said = rules.words_as_behaviour(basis, text("source") or source, evidence)
+    if said:
+        raise InputError(f"observation {n}: 'basis': {said}", field="basis")
     obs = Observation(id="", date=d, evidence=evidence, strength=strength, basis=basis,
                       connects=connects, suggests=text("suggests"), therefore=text("therefore"),
                       source=text("source") or source, session=sess,
                       cited=tuple(dict.fromkeys(c.strip() for c in cited)))
     return obs, extra
+
+
+def as_found(mem: Service, items: list[dict[str, Any]], session: str, source: str,
+             notes: list[str]) -> tuple[list[dict[str, Any]], str]:
+    """What a pass over a finished session (a transcript) hands `apply`, rather than have it refused
+    whole: (items, session), with a note in `notes` for each change.
+
+    - A session from before last month (the user running `epimem transcript` on an old file) is
+      long over and no longer counted, and a session's entries are dated where rule 9 counts them
+      (`rules.session_date_problem`): its items are recorded for their days, without the session.
+    - An item that reports what the user said under basis behavioral (Claude's answer labelling
+      it so) is recorded as what it is, self-report (rules 3 and 6, `rules.words_as_behaviour`)."""
+    first = rules.session_start_bound(mem.write_today).isoformat()
+    if session and any(isinstance(i.get("date"), str) and i["date"] < first for i in items):
+        notes.append(f"session {session} is from before {first}: its observations are recorded for their days, "
+                     "without the session (rule 9)")
+        session = ""
+        items = [{k: v for k, v in i.items() if k != "session"} for i in items]
+    out = []
+    for n, item in enumerate(items, 1):
+        if rules.words_as_behaviour(item.get("basis") or "behavioral", item.get("source") or source,
+                                    str(item.get("evidence") or "")):
+            item = dict(item, basis="self-report")
+            notes.append(f"observation {n} reports what the user said: recorded as self-report (rule 3)")
+        out.append(item)
+    return out, session
 
 
 def _check_cited(mem: Service, cited: tuple[str, ...]) -> None:
@@ -563,16 +602,32 @@ def _depends_on(n: int, item: dict, connects: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(out))
 
 
-def check_session_limit(fresh: list[tuple[Observation, dict]], today: date, month_obs, params: Params) -> None:
-    """Rule 9: at most N observations per session, counted from the log itself."""
+def check_session_limit(fresh: list[tuple[Observation, dict]], today: date, month_obs, params: Params,
+                        logs: tuple[str, ...] | None = None, counted: frozenset[str] = frozenset()) -> None:
+    """Rule 9: at most N observations per session (`rules.bound_session`: the sessions the vault
+    never counted share one per source and day), counted from the logs themselves (`logs`,
+    `_session_logs`; by default this month's and last month's)."""
     per_session: dict[str, int] = {}
+    names: dict[str, set[str]] = {}
     for obs, _ in fresh:
-        s = rules.pseudo_session(obs)
+        s = rules.bound_session(obs, counted)
         per_session[s] = per_session.get(s, 0) + 1
+        names.setdefault(s, set()).add(obs.session)
     for s, n in per_session.items():
-        had = session_observation_count(s, today, month_obs)
+        had = session_observation_count(s, today, month_obs, logs, counted)
         if had + n > params.observations_per_session:
             these = "this one was" if n == 1 else f"these {n} were"
+            if s.startswith("uncounted:"):
+                day = s.rsplit(":", 1)[1]
+                given = sorted(x for x in names[s] if x)
+                named = (", ".join(given[:3]) + (f" and {len(given) - 3} more" if len(given) > 3 else "")
+                         if given else "(none given)")
+                raise Conflict(
+                    f"session {named}: the vault never counted it, and {had} observation{'s' if had != 1 else ''} "
+                    f"dated {day} already name sessions it never counted; those share one session's bound of "
+                    f"{params.observations_per_session} a day (rule 9; rule 19 counts them as one), so {these} not "
+                    "recorded. A session the session-start hook counted has its own: pass its id. Zero is a good "
+                    "answer: keep the strongest.")
             raise Conflict(
                 f"session {s} already has {had} observation{'s' if had != 1 else ''}; "
                 f"at most {params.observations_per_session} per session (rule 9), so "
@@ -585,11 +640,20 @@ def _recent_logs(today: date) -> tuple[str, str]:
     return f"observations/{today:%Y-%m}.md", f"observations/{prev:%Y-%m}.md"
 
 
-def session_observation_count(session: str, today: date, month_obs) -> int:
+def _session_logs(today: date, fresh: list[tuple[Observation, dict]]) -> tuple[str, ...]:
+    """The logs rule 9 counts a batch's sessions in: this month's and last month's (a session
+    spans a few days: `check_input` refuses a session's entry dated before them), and the months
+    the batch writes to, which hold every entry of a day's uncounted sessions (`rules.bound_session`)."""
+    return tuple(dict.fromkeys((*_recent_logs(today), *(o.path for o, _ in fresh))))
+
+
+def session_observation_count(session: str, today: date, month_obs, logs: tuple[str, ...] | None = None,
+                              counted: frozenset[str] = frozenset()) -> int:
+    """The observations on record for rule 9's `session` (`rules.bound_session`)."""
     n = 0
-    for rel in _recent_logs(today):
+    for rel in logs if logs is not None else _recent_logs(today):
         for o in month_obs(rel):
-            if rules.pseudo_session(o) == session:
+            if rules.bound_session(o, counted) == session:
                 n += 1
     return n
 

@@ -17,6 +17,7 @@ import os
 import re
 from typing import Any
 
+from ..api.observe import as_found
 from ..core.forget import is_forgotten
 from ..core.model import PERMANENCES, STRENGTHS
 from ..core.redact import redact
@@ -302,8 +303,10 @@ def record_from_transcript(memory, path, use_llm: bool = False, *, session: str 
     cited = cited_beliefs(t, {b.id for b in memory.beliefs(status=None) if not is_forgotten(b)})
     if cited:
         items = [dict(i, cited=list(cited)) for i in items]
+    source = f"{t.agent}/transcript"
+    items, sess = as_found(memory, items, sess, source, notes)
     # Nobody watches this pass write: with `review: required` its items wait in the inbox.
-    report = memory.observe(items, source=f"{t.agent}/transcript", session=sess or None, origin="session-end")
+    report = memory.observe(items, source=source, session=sess or None, origin="session-end")
     return report, notes
 
 

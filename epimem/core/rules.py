@@ -70,6 +70,29 @@ def check_observation_basis(basis: str) -> None:
                         "from what it saw (rule 14); use behavioral, self-report or interpretive")
 
 
+# The mirror skill's own form for an interview answer (`--evidence 'Said: …'`), and the ways of
+# writing it a model reaches for: what the user said, quoted as theirs.
+_SAID = ("said:", "the user said", "user said", "they said", "the user told", "told me")
+
+
+def words_as_behaviour(basis: str, source: str, evidence: str) -> str | None:
+    """Rules 3 and 6: what the user *said* is self-report, never behaviour. An interview's answer
+    (its source says so) or an evidence line that opens with what the user said, sent with basis
+    `behavioral` (the command's default: a careless model drops `--basis self-report`), would
+    confirm a belief from words: +0.05 and decay's clock reset. Why it is refused, or None."""
+    from .calibration import INTERVIEW_SOURCES
+
+    if basis != "behavioral":
+        return None
+    if source in INTERVIEW_SOURCES:
+        return (f"an answer of the interview (source '{source}') is what the user said: record it with basis "
+                "self-report, which reinforces and moves no number (rules 3 and 6)")
+    if evidence.lower().lstrip("\"'“ ").startswith(_SAID):
+        return ("the evidence is what the user said, and words are not behaviour: record it with basis self-report "
+                "(rules 3 and 6), or say what they did")
+    return None
+
+
 def check_held(belief: Belief) -> None:
     """An observation bears on a belief the vault still holds. A retired or superseded belief is
     the user's decision (rule 5, SPEC §14): evidence that seems to fit it again does not move its
@@ -124,6 +147,24 @@ def pseudo_session(obs: Observation) -> str:
     return obs.session or f"day-{obs.date.isoformat()}"
 
 
+def session_start_bound(today: date) -> date:
+    """Rule 9's reach: a session spans a few days, so its observations are dated this month or
+    last month (the logs rule 9 counts them in); the first day it may be dated."""
+    return date(today.year - (today.month == 1), 12 if today.month == 1 else today.month - 1, 1)
+
+
+def session_date_problem(session: str, d: date, today: date) -> str | None:
+    """Why an observation of `session` may not be dated `d`, or None. An entry dated months back
+    goes to that month's log: a session dating each of its observations in another month had all
+    of them past rule 9's count, which reads the logs a session can be in."""
+    first = session_start_bound(today)
+    if not session or d >= first:
+        return None
+    return (f"'date' {d.isoformat()} is before {first.isoformat()}, and a session spans a few days, and rule 9 "
+            "counts a session's observations in this month's log and the last; record an older observation "
+            "without a session")
+
+
 # --- rule 19: sessions are counted, not named -------------------------------------
 
 def uncounted_source(session: str) -> str:
@@ -146,6 +187,17 @@ def counts_for(obs: Observation, counted, today: date) -> str | None:
     if obs.date != today:
         return None
     return f"uncounted:{uncounted_source(obs.session)}:{today.isoformat()}"
+
+
+def bound_session(obs: Observation, counted) -> str:
+    """Rule 9's session of an observation: a session the vault counted is itself; every other
+    name — made up, an MCP connection's, none at all — is its source's day (`uncounted_source`),
+    the day it is dated. A name is free: bounded per name, one real session naming a second
+    session recorded a second three, and one MCP call of fifty items, each naming its own, fifty.
+    They share one session's bound a day per source, as rule 19 has them share one step a day."""
+    if obs.session and obs.session in counted:
+        return obs.session
+    return f"uncounted:{uncounted_source(obs.session)}:{obs.date.isoformat()}"
 
 
 def logged_step(obs: Observation, counted) -> str:
@@ -191,6 +243,12 @@ def _self_vs_behaviour(belief: Belief, obs: Observation) -> bool:
         obs.basis == "self-report" and belief.basis == "interpretive")
 
 
+def _later(d: date | None, new: date) -> date:
+    """`confirmed` and `challenged` are the *last* such day: an observation dated before the one on
+    record (a back-dated entry) leaves it (rule 7 counts decay from it; rule 11 and the audit read it)."""
+    return new if d is None or new > d else d
+
+
 _SESSION = object()  # `step` not given: the observation's own session (or day) is its step
 
 
@@ -230,7 +288,7 @@ def apply_observation(belief: Belief, obs: Observation, params: Params = DEFAULT
             return done("reinforcing", belief, why)
         new = conf if conf >= cap(belief.basis, params) else min(
             cap(belief.basis, params), _round(conf + params.confirm_step))
-        after = replace(belief, confidence=new, confirmed=obs.date, confirmed_session=session)
+        after = replace(belief, confidence=new, confirmed=_later(belief.confirmed, obs.date), confirmed_session=session)
         return done("confirming", after, f"confirmed ({conf:.2f} → {new:.2f})")
 
     if obs.strength == "contradicting":
@@ -245,7 +303,7 @@ def apply_observation(belief: Belief, obs: Observation, params: Params = DEFAULT
         if prior >= params.free_challenges and not held:
             new = max(params.confidence_floor, _round(conf - params.challenge_step))
             new = min(new, conf)  # a hand-set value below the floor is not raised
-        after = replace(belief, confidence=new, challenged=obs.date)
+        after = replace(belief, confidence=new, challenged=_later(belief.challenged, obs.date))
         if diverging:
             why = "self-report and behaviour diverge: both kept, as a tension (rule 6)"
             if new != conf:
@@ -256,7 +314,7 @@ def apply_observation(belief: Belief, obs: Observation, params: Params = DEFAULT
         return done("contradicting", after, why, open_tension=True, alert=alert)
 
     if obs.strength == "complicating":
-        after = replace(belief, challenged=obs.date)
+        after = replace(belief, challenged=_later(belief.challenged, obs.date))
         return done("complicating", after, "nuance recorded, no change (rule 4)")
 
     if obs.strength == "single":

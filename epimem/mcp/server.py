@@ -76,8 +76,9 @@ class ObservationIn(BaseModel):
                           "or interpretive. Facts come only from the user, never from an observation (rule 14).")
     session: str | None = Field(None, description="Overrides the session this observation counts for (rule 9). "
                                 "Only a session the vault counted (the session-start hook's id) moves a number "
-                                "once; any other name is recorded, and such names move a belief at most one step "
-                                "a day (rule 19).")
+                                "once and has its own 3 observations; any other name is recorded, and such names "
+                                "together record at most 3 a day (rule 9) and move a belief at most one step a day "
+                                "(rule 19).")
     date: str | None = Field(None, description="YYYY-MM-DD; default today.")
     title: str | None = Field(None, description="With connects='new': the new belief's short title.")
     kind: str | None = Field(None, description="With connects='new': a kind in use (see `describe`), default trait.")
@@ -176,8 +177,10 @@ class Sessions:
        client for as long as the process lives. Protocol 2026-07-28 has no
        sessions at all (every request stands alone, and the SDK builds a fresh
        connection object for each), so over HTTP its requests count per
-       client name on this daemon: stricter than a session, never looser, so
-       rule 9 cannot be dodged; such a client passes `session` to say more.
+       client name on this daemon; such a client passes `session` to say more.
+
+    A connection's id is a session the vault never counted: rule 9 has all of those share one
+    session's bound a day (`core.rules.bound_session`), so reconnecting is no way around it.
     """
 
     def __init__(self) -> None:

@@ -112,7 +112,10 @@ def test_same_observation_twice_is_recorded_once(vault):
 
 
 def test_fourth_observation_of_a_session_is_refused_and_nothing_written(vault):
+    from vaults import count_sessions
+
     add(vault)
+    count_sessions(vault, "s", "t")  # sessions the vault never counted share one bound a day (rule 9)
     vault.observe([ob("prefers-small-prs", session="s", evidence=f"e{i}") for i in range(3)])
     before = (vault.root / "observations/2026-11.md").read_text()
     with pytest.raises(EpimemError, match="at most 3 per session"):

@@ -166,6 +166,7 @@ def test_used_never_confirmed_counts_sessions_and_lists_only_beliefs_still_held(
                                                                "and [confirmed-habit], kept it small.")) + "\n")
     report, notes = record_from_transcript(vault, t)
     assert report is not None and len(report.results) >= 2, notes  # one session, several observations
+    vault.session_start("startup", session="s-2")  # a session of its own (rule 9: names nobody counted share one)
     assert cli("--vault", root, "observe", "--session", "s-2", "--connects", "confirmed-habit", "--strength",
                "confirming", "--evidence", "Kept to the habit again in review.", "--cited", "small-pull-requests",
                "--cited", "old-editor-habit").code == 0

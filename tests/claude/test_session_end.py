@@ -188,3 +188,14 @@ def test_a_turn_dated_tomorrow_in_utc_is_recorded_today(mem, transcript):
     assert report is not None and report.commit, notes
     log = (mem.root / "observations" / "2026-11.md").read_text()
     assert "- date: 2026-11-30" in log and "2026-12-01" not in log
+
+
+def test_what_claude_reports_the_user_said_is_recorded_as_self_report(mem, transcript):
+    """Rules 3 and 6 (red team): an item whose evidence is what the user said, labelled behavioral by
+    Claude's answer, is refused by observe; the pass records it as self-report rather than lose the
+    session's batch, and says so."""
+    said = dict(GOOD[0], evidence="The user said they always want the real Postgres in tests.")
+    before = mem.belief("tests-against-real-systems").confidence
+    report, notes = record_from_transcript(mem, transcript, use_llm=True, client=Mock(message([said])).client())
+    assert report.commit and any("recorded as self-report" in n for n in notes), notes
+    assert mem.belief("tests-against-real-systems").confidence == before  # reinforcement, no number moves

@@ -84,6 +84,7 @@ def test_observe_bad_json_names_line(cli, v, tmp_path):
 
 def test_observe_fourth_refused(cli, v):
     add(cli, v)
+    assert cli("--vault", v, "session", "start", "--session", "s").code == 0  # a session the vault counted
     items = [{"connects": "prefers-small-prs", "strength": "complicating", "evidence": f"e{i}", "session": "s"}
              for i in range(3)]
     assert cli("--vault", v, "observe", "--input", "-", stdin=json.dumps(items)).code == 0

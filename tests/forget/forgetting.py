@@ -33,6 +33,8 @@ def rich_vault(mem: Memory) -> Memory:
     mem.add_belief(title="Short pull requests", statement="Keeps pull requests small.", kind="workflow",
                    basis="behavioral", permanence="durable", confidence=None, tags=[], scope="global",
                    supersedes=[], pinned=False, belief_id="short-prs")
+    for s in ("s1", "s2", "s3"):  # sessions the hook counted (those it never counted share one bound: rule 9)
+        mem.session_start("startup", session=s)
     mem.observe([{"connects": "prefers-tabs", "strength": "confirming", "basis": "behavioral", "session": "s1",
                   "evidence": f"Reformatted a file with tabs while pasting {SECRET}."}])
     mem.observe([{"connects": "prefers-tabs", "strength": "contradicting", "basis": "behavioral", "session": "s2",

@@ -28,16 +28,17 @@ def test_naming_an_existing_successor_is_no_way_around_rule_19(vault, cli):
     root = vault.root
     _add(cli, root, "Lives in Berlin", "Lives in Berlin.", kind="fact")
     _add(cli, root, "Uses Postgres", "Uses Postgres for every project.")
-    for n in range(6):
+    # (two of them: the names nobody counted share one session's three a day, rule 9)
+    for n in range(2):
         r = cli("--vault", root, "observe", "--session", f"made-up-{n}", "--source", "claude-code", "--json",
                 "--connects", "lives-in-berlin", "--strength", "contradicting", "--basis", "behavioral",
                 "--evidence", f"Mentioned the Munich office again ({n}).", "--successor", "uses-postgres")
         assert r.code == 0, r.err
     # the names nobody counted have one step of the day between them, whichever belief they support
     assert _confidence(cli, root, "uses-postgres") == 0.35
-    # all six are on record on the successor, five of them as reinforcement that moved nothing
+    # both are on record on the successor, the second as reinforcement that moved nothing
     kinds = [e["kind"] for e in cli("--vault", root, "belief", "show", "uses-postgres", "--json").json()["evidence"]]
-    assert kinds.count("confirming") == 1 and kinds.count("reinforcing") == 5
+    assert kinds.count("confirming") == 1 and kinds.count("reinforcing") == 1
     # and a direct confirmation the same day finds that step spent
     r = cli("--vault", root, "observe", "--session", "made-up-9", "--json", "--connects", "uses-postgres",
             "--strength", "confirming", "--evidence", "Picked Postgres for the new service.")

@@ -38,16 +38,21 @@ def test_twelve_made_up_sessions_move_a_belief_one_step(vault, cli):
     """The reproduction of the issue: twelve invented session ids took 0.30 to 0.90 in a minute."""
     root = vault.root
     orm(cli, root)
-    reasons = []
+    reasons, codes = [], []
     for n in range(12):
         r = confirm(cli, root, f"made-up-{n}", n)
-        assert r.code == 0, r.err
-        reasons.append(r.json()["observations"][0]["reason"])
+        codes.append(r.code)
+        if r.code == 0:
+            reasons.append(r.json()["observations"][0]["reason"])
+        else:
+            assert "rule 9" in r.err and "never counted" in r.err, r.err
     assert confidence(cli, root) == 0.35
     assert all("rule 19" in why for why in reasons[1:]), reasons
-    # all twelve are on record as evidence; they just do not move the number
+    # the names nobody counted share one session's three a day (rule 9): on record as evidence,
+    # moving the number once; the other nine are refused
+    assert codes == [0] * 3 + [1] * 9
     log = (root / "observations/2026-11.md").read_text()
-    assert log.count("## obs-") == 12
+    assert log.count("## obs-") == 3
     # the next day, one more step: a day's step per source, not a session's
     assert confirm(cli, root, "made-up-12", 12, "--today", "2026-12-01").code == 0
     assert confirm(cli, root, "made-up-13", 13, "--today", "2026-12-01").code == 0
@@ -93,10 +98,15 @@ def test_a_back_dated_entry_of_an_uncounted_session_moves_nothing(vault, cli):
 def test_made_up_sessions_lower_a_belief_one_step_a_day_too(vault, cli):
     root = vault.root
     orm(cli, root)
+    from epimem.core.errors import Conflict
+
     vault_mem = Memory(root)
-    for n in range(6):
+    for n in range(3):
         vault_mem.observe([{"connects": "avoids-orms", "strength": "contradicting", "session": f"fake-{n}",
                             "evidence": f"Reached for the ORM ({n})."}])
+    with pytest.raises(Conflict, match="rule 9"):  # the names nobody counted share one session's three a day
+        vault_mem.observe([{"connects": "avoids-orms", "strength": "contradicting", "session": "fake-3",
+                            "evidence": "Reached for the ORM (3)."}])
     # the first challenge is free (rule 4), and the names nobody counted take one step a day
     assert vault_mem.belief("avoids-orms").confidence == 0.30
     Memory(root, today="2026-12-01").observe([{"connects": "avoids-orms", "strength": "contradicting",

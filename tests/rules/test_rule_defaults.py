@@ -121,11 +121,12 @@ def test_a_vault_that_names_no_value_gets_the_new_defaults(cli, vault):
 
 def test_made_up_sessions_still_move_a_fresh_vaults_belief_one_step_a_day(cli, vault):
     """The adversary of rule 19 at the larger step: five invented session ids would take a first
-    sighting from 0.55 to the 0.90 cap if each counted; they move it one step."""
+    sighting from 0.55 to the 0.90 cap if each counted; they move it one step (and rule 9 records
+    three of them: the names nobody counted share one session's bound a day)."""
     root = vault.root
     count_sessions(vault, "s1")
     sighting(cli, root, "s1")
-    outs = [observe(cli, root, "confirming", f"made-up-{n}", n) for n in range(6)]
-    assert [o["confidence_after"] for o in outs] == [0.63] * 6
+    outs = [observe(cli, root, "confirming", f"made-up-{n}", n) for n in range(3)]
+    assert [o["confidence_after"] for o in outs] == [0.63] * 3
     assert all("rule 19" in o["reason"] for o in outs[1:]), [o["reason"] for o in outs]
     assert cli("--vault", root, "belief", "show", "avoids-orms", "--json").json()["confidence"] == 0.63
