@@ -120,20 +120,21 @@ def _load(mem: Service, pid: str) -> tuple[Proposal, tuple[int, int] | None]:
 # --- proposing ------------------------------------------------------------------------------
 
 def observe_or_propose(mem: Service, items: list[dict[str, Any]], *, source: str, session: str | None,
-                       origin: str | None = None) -> ObserveReport:
+                       origin: str | None = None, own: str | None = None) -> ObserveReport:
     """`Memory.observe`: the batch applied (`observe.apply`), or proposed when it must wait for
     the user. `origin`: the unattended path it comes from (`core.inbox.ORIGINS`: the session-end
     pass, an agent over MCP, the memory tool, an import); with `review: required` in
     `epistemology.md` such a batch is proposed (`propose`) instead of applied. None: the user is
-    at the keyboard (the CLI's `observe`, the /observe skill in a session they watch)."""
+    at the keyboard (the CLI's `observe`, the /observe skill in a session they watch). `own`: the
+    session the front end itself vouches for (`observe.apply`)."""
     params = mem.params
     if origin is not None and params.review == "required":
-        return propose(mem, items, source=source, session=session, origin=origin)
-    return _observe.apply(mem, items, source=source, session=session)
+        return propose(mem, items, source=source, session=session, origin=origin, own=own)
+    return _observe.apply(mem, items, source=source, session=session, own=own)
 
 
 def propose(mem: Service, items: list[dict[str, Any]], *, source: str, session: str | None,
-            origin: str) -> ObserveReport:
+            origin: str, own: str | None = None) -> ObserveReport:
     """Put a batch in the inbox instead of applying it: checked as observe checks it (a bad
     item refuses the batch), rule 9 counted over what the session has recorded and proposed, one
     commit, no belief, log or tension touched."""
@@ -147,18 +148,20 @@ def propose(mem: Service, items: list[dict[str, Any]], *, source: str, session: 
     common.writable(mem)
     for attempt in common.attempts(mem):
         with attempt:
-            report = _propose(mem, items, parsed, origin, today, params)
+            report = _propose(mem, items, parsed, origin, today, params, own)
     return report
 
 
-def _propose(mem, items, parsed, origin, today, params) -> ObserveReport:
+def _propose(mem, items, parsed, origin, today, params, own: str | None = None) -> ObserveReport:
     on_file, _ = read_all(mem)
     taken = {p.id for p in on_file}
     # Rule 9 per session, and the trap: a session name is free, so fifty observations naming
     # fifty made-up sessions were fifty proposals (a batch of a thousand, a thousand). Sessions the
     # vault never counted (rule 19: they share one step a day) share one session's bound a day per
-    # path; a session the hook counted is its own.
+    # path; a session the hook counted is its own, and so is the connection the front end vouches
+    # for (`own`, as `observe.apply` bounds it).
     counted = frozenset(kernel.known_sessions(dict(mem.vault.read_sessions().counted), today))
+    counted = counted | {own} if own else counted
 
     def bucket(session: str, origin_: str, day) -> str:
         return session if session in counted else f"uncounted:{origin_}:{day.isoformat()}"

@@ -154,14 +154,16 @@ class Memory(Service):
 
     # -- observing -------------------------------------------------------------------
     def observe(self, items: list[dict[str, Any]], *, source: str = "cli",
-                session: str | None = None, origin: str | None = None) -> ObserveReport:
+                session: str | None = None, origin: str | None = None, own: str | None = None) -> ObserveReport:
         """Record 0–N observations as one commit, applying the rules to the beliefs they connect.
 
         `origin`: the unattended path the batch comes from ("session-end", "mcp", "memory-tool",
         "import", "api", "skill"); with `review: required` in `epistemology.md` it is proposed to
-        the user instead (`report.proposed` names the proposals; nothing else changed)."""
+        the user instead (`report.proposed` names the proposals; nothing else changed). `own`: the
+        session the caller itself gives the batch, not one the model named (an MCP connection, a
+        memory tool's conversation): rule 9 bounds it as a session of its own (`observe.apply`)."""
         from . import inbox as _inbox
-        return _inbox.observe_or_propose(self, items, source=source, session=session, origin=origin)
+        return _inbox.observe_or_propose(self, items, source=source, session=session, origin=origin, own=own)
 
     # -- the review inbox (SPEC §15): proposals, and the user's decision on each ----------------
     def inbox(self):

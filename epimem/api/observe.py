@@ -41,13 +41,17 @@ OBSERVATION_KEYS = frozenset({"connects", "strength", "evidence", "suggests", "t
 
 def apply(mem: Service, items: list[dict[str, Any]], *, source: str, session: str | None,
           dry: list[tx.Write] | None = None, also: tuple[Callable[[], list[tx.Write]], str, str] | None = None,
-          bounded: bool = True) -> ObserveReport:
+          bounded: bool = True, own: str | None = None) -> ObserveReport:
     """Apply the rules to a batch and commit it. `dry`: commit nothing, put the writes the
     change would make in that list instead (the inbox's preview: the same code, not a copy).
     `also`: (the other writes of the same commit, made in each pass; the op; a subject prefix)
     — an inbox accept removes its proposals in the commit that applies them. `bounded=False`:
     rule 9 is not counted again — the user accepting proposals it bounded when they were made
-    (accepting dates them today: a week's proposals are not one session's of today)."""
+    (accepting dates them today: a week's proposals are not one session's of today). `own`: the
+    session the front end itself gives this batch, which the model cannot choose (an MCP
+    connection, the memory tool's conversation): rule 9 bounds it on its own, as a session
+    (SPEC §9), where a name the model gives that the vault never counted shares its source's
+    bound of the day; for rule 19 it stays uncounted (a client reconnects as often as it likes)."""
     params = mem.params
     today = mem.write_today  # rule 20: never after the machine's date
     parsed = [check_input(i + 1, item, source, session, today, params) for i, item in enumerate(items)]
@@ -55,7 +59,7 @@ def apply(mem: Service, items: list[dict[str, Any]], *, source: str, session: st
         return ObserveReport((), None)
     mem.vault.require()
     if dry is not None:
-        return _observe(mem, parsed, params, today, dry=dry, bounded=bounded)
+        return _observe(mem, parsed, params, today, dry=dry, bounded=bounded, own=own)
     # A hand edit to a file this change rewrites is checked by rule 18 first (committed on its
     # own, or the change refused), never swept along; each pass checks again.
     settle = sorted({f"beliefs/{o.connects}.md" for o, _ in parsed if o.connects != "new"}
@@ -66,14 +70,14 @@ def apply(mem: Service, items: list[dict[str, Any]], *, source: str, session: st
     for attempt in common.attempts(mem):
         with attempt:
             hand_edits.settle(mem, settle)
-            report = _observe(mem, parsed, params, today, also=also, bounded=bounded)
+            report = _observe(mem, parsed, params, today, also=also, bounded=bounded, own=own)
     return report
 
 
 def _observe(mem: Service, parsed: list[tuple[Observation, dict]], params: Params, today: date, *,
              dry: list[tx.Write] | None = None,
-             also: tuple[Callable[[], list[tx.Write]], str, str] | None = None, bounded: bool = True
-             ) -> ObserveReport:
+             also: tuple[Callable[[], list[tx.Write]], str, str] | None = None, bounded: bool = True,
+             own: str | None = None) -> ObserveReport:
     month_texts: dict[str, str] = {}
     month_keys: dict[str, Any] = {}
     month_base: dict[str, str] = {}
@@ -96,9 +100,10 @@ def _observe(mem: Service, parsed: list[tuple[Observation, dict]], params: Param
     fresh, dupes = without_duplicates(parsed, month_obs)
     # Rule 19: the sessions the vault counted (rule 9 bounds the others together, per source and day).
     counted = frozenset(kernel.known_sessions(dict(mem.vault.read_sessions().counted), today))
+    bound_by = counted | {own} if own else counted  # rule 9's sessions: and the front end's own
     logs = _session_logs(today, fresh)
     if bounded:
-        check_session_limit(fresh, today, month_obs, params, logs, counted)
+        check_session_limit(fresh, today, month_obs, params, logs, bound_by)
     fresh = [(o, _successor_target(mem, o, x)) for o, x in fresh]
     held = held_back(mem, fresh)
     if held is not None:
@@ -205,7 +210,7 @@ def _observe(mem: Service, parsed: list[tuple[Observation, dict]], params: Param
     blocks: dict[str, list[str]] = {}
     for obs in new_obs:
         blocks.setdefault(obs.path, []).append(render_observation(obs))
-    rebase = _log_rebase(fresh if bounded else [], today, params, month_base, month_obs, logs, counted,
+    rebase = _log_rebase(fresh if bounded else [], today, params, month_base, month_obs, logs, bound_by,
                          ids={o.id for o, _ in fresh})
     for rel, bs in blocks.items():
         month_texts[rel] = append_entries(month(rel), rel, bs)
@@ -683,9 +688,9 @@ def spent_steps(belief: Belief, today: date, month_obs, counted: frozenset[str])
     for rel in _recent_logs(today):
         for o in month_obs(rel):
             if o.connects == belief.id:
-                used = rules.spends(o, rules.logged_step(o, counted))
+                used = rules.spends(o, rules.bound_session(o, counted))
             elif o.id in confirmed_by:
-                used = rules.spends(replace(o, strength="confirming"), rules.logged_step(o, counted))
+                used = rules.spends(replace(o, strength="confirming"), rules.bound_session(o, counted))
             else:
                 continue
             if used is not None:

@@ -37,7 +37,10 @@ def recorded_in(mem: Service, session: str) -> int:
         p = mem.vault.path(rel)
         return parse_observations(p.read_text(encoding="utf-8", errors="replace"))[0] if p.is_file() else []
 
-    n = observe.session_observation_count(session, mem.today, month_obs)
+    # as rule 9 counts it: a session the vault never counted shares its source's bound of the day
+    counted = frozenset(kernel.known_sessions(dict(mem.vault.read_sessions().counted), mem.today))
+    n = observe.session_observation_count(rules.session_key(session, mem.today, counted), mem.today, month_obs,
+                                          counted=counted)
     if (mem.root / "inbox").is_dir():
         n += sum(1 for p in inbox.read_all(mem)[0] if p.kind == "observation" and p.session == session)
     return n

@@ -190,21 +190,23 @@ def counts_for(obs: Observation, counted, today: date) -> str | None:
 
 
 def bound_session(obs: Observation, counted) -> str:
-    """Rule 9's session of an observation: a session the vault counted is itself; every other
-    name — made up, an MCP connection's, none at all — is its source's day (`uncounted_source`),
-    the day it is dated. A name is free: bounded per name, one real session naming a second
-    session recorded a second three, and one MCP call of fifty items, each naming its own, fifty.
-    They share one session's bound a day per source, as rule 19 has them share one step a day."""
-    if obs.session and obs.session in counted:
-        return obs.session
-    return f"uncounted:{uncounted_source(obs.session)}:{obs.date.isoformat()}"
+    """Whose an observation on record is: a session in `counted` is itself; every other name —
+    made up, none at all — is its source's day (`uncounted_source`), the day it is dated.
+
+    Rule 19's step a logged observation took (`counts_for` on its own day), with `counted` the
+    sessions the vault counted; and rule 9's session, with `counted` those and the connection the
+    front end itself vouches for (`observe.apply(own=…)`: an MCP connection, the memory tool's
+    conversation, which the model cannot mint). A name is free: bounded per name, one real session
+    naming a second session recorded a second three, and one MCP call of fifty items, each naming
+    its own, fifty. They share one session's bound a day per source, as they share one step a day."""
+    return session_key(obs.session, obs.date, counted)
 
 
-def logged_step(obs: Observation, counted) -> str:
-    """The step a logged observation took (or would have): `counts_for` on its own day."""
-    if obs.session and obs.session in counted:
-        return obs.session
-    return f"uncounted:{uncounted_source(obs.session)}:{obs.date.isoformat()}"
+def session_key(session: str, day: date, counted) -> str:
+    """`bound_session` of an observation of `session` dated `day`."""
+    if session and session in counted:
+        return session
+    return f"uncounted:{uncounted_source(session)}:{day.isoformat()}"
 
 
 def spends(obs: Observation, step: str | None) -> str | None:

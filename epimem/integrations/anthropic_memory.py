@@ -357,7 +357,9 @@ class EpimemMemoryTool(BetaAbstractMemoryTool):
                         "one bullet or paragraph each.")
         try:
             # An unattended path (SPEC §15): with `review: required` the batch waits in the inbox.
-            report = v.mem.observe(items, source=SOURCE, session=self.session, origin="memory-tool")
+            # The conversation is the app's to name (`session=`), never the text's: one session for rule 9.
+            report = v.mem.observe(items, source=SOURCE, session=self.session, origin="memory-tool",
+                                   own=self.session)
         except EpimemError as e:
             raise _fail(f"Nothing was recorded: {e}") from None
         return _report(v, report)

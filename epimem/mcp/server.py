@@ -78,7 +78,7 @@ class ObservationIn(BaseModel):
                                 "Only a session the vault counted (the session-start hook's id) moves a number "
                                 "once and has its own 3 observations; any other name is recorded, and such names "
                                 "together record at most 3 a day (rule 9) and move a belief at most one step a day "
-                                "(rule 19).")
+                                "(rule 19). Leave it out: this connection is a session of its own.")
     date: str | None = Field(None, description="YYYY-MM-DD; default today.")
     title: str | None = Field(None, description="With connects='new': the new belief's short title.")
     kind: str | None = Field(None, description="With connects='new': a kind in use (see `describe`), default trait.")
@@ -179,8 +179,10 @@ class Sessions:
        connection object for each), so over HTTP its requests count per
        client name on this daemon; such a client passes `session` to say more.
 
-    A connection's id is a session the vault never counted: rule 9 has all of those share one
-    session's bound a day (`core.rules.bound_session`), so reconnecting is no way around it.
+    The connection (2 and 3) is the server's to name: rule 9 bounds it as one session (SPEC §9;
+    `observe(own=…)`), while for rule 19 it stays a session the vault never counted. A `session`
+    argument is the model's to choose, so a name the vault never counted shares one session's
+    bound a day with every such name (`core.rules.bound_session`): fifty names are not fifty threes.
     """
 
     def __init__(self) -> None:
@@ -400,8 +402,10 @@ def build(root: str | Path, *, today: str | None = None) -> MCPServer:
         items = [o.model_dump(exclude_none=True) for o in observations]
         sess = sessions.of(ctx, session)
         # An agent over MCP is an unattended path (SPEC §15): with `review: required` its batch is
-        # proposed to the user, whatever session or source it names.
-        report = mem().observe(items, source=_client_source(ctx), session=sess, origin="mcp")
+        # proposed to the user, whatever session or source it names. The connection is the
+        # server's to name, not the model's: rule 9 bounds it as one session (`own`).
+        report = mem().observe(items, source=_client_source(ctx), session=sess, origin="mcp",
+                               own=sessions.of(ctx))
         out = shapes.observe_json(report)
         out["session"] = sess
         out.setdefault("similar", list(getattr(report, "similar", None) or ()))

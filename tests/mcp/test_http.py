@@ -76,7 +76,7 @@ def test_another_address_is_explicit_and_still_needs_the_token(mvault):
     assert "reachable beyond this machine" in err
 
 
-def test_one_mcp_session_is_one_session(mvault, http_server):
+def test_one_mcp_session_is_one_session(http_server):
     from mcp import Client
     from mcp.client.streamable_http import streamable_http_client
     from mcp.shared._httpx_utils import create_mcp_http_client
@@ -94,11 +94,6 @@ def test_one_mcp_session_is_one_session(mvault, http_server):
                 second = (await c.call_tool("observe", obs(f"{mode} {name} two"))).structured_content["session"]
                 assert first == second
                 return first
-
-    # Which session each call is, not rule 9's bound: the connections the vault never counted share
-    # one session's bound a day, and ten observations are asked for here.
-    ep = mvault / "epistemology.md"
-    ep.write_text(ep.read_text().replace("observations_per_session: 3", "observations_per_session: 12"))
 
     async def main():
         # The handshake versions carry an MCP session id: each client session is its own session.

@@ -34,3 +34,34 @@ def test_a_model_cannot_record_a_review_through_a_tool_that_does_not_ask(mvault)
             assert m["recorded"]["review"] and commits(mvault) == n + 1
             assert not (await c.call_tool("describe", {})).structured_content["review_due"]
     anyio.run(main)
+
+
+def test_a_connection_has_its_own_three_and_names_it_gives_share_one_more(mvault):
+    """Rule 9 per session, SPEC §9: the connection is one session, named by the server. The model
+    can only choose the `session` argument: after its connection's three it names its own id again
+    (refused), then other connections' ids and made-up `mcp-…` names, one per call: those share one
+    session's three a day however many it invents, and every entry is accounted for."""
+    def obs(i, session=None):
+        o = {"connects": "prefers-small-pull-requests", "strength": "complicating", "evidence": f"Sign {i}."}
+        return {"observations": [o], **({"session": session} if session else {})}
+
+    async def main():
+        async with connect("memory", mvault) as a, connect("memory", mvault) as b:
+            mine = [(await a.call_tool("observe", obs(i))) for i in range(3)]
+            assert not any(r.is_error for r in mine)
+            own = mine[0].structured_content["session"]
+            assert own.startswith("mcp-")
+            again = await a.call_tool("observe", obs(3, session=own))
+            assert again.is_error and "rule 9" in again.content[0].text
+            theirs = (await b.call_tool("observe", obs(4))).structured_content["session"]  # b's own: its own three
+            refused = []
+            for n, name in enumerate([theirs, *(f"mcp-made-up-{k}" for k in range(6))]):
+                r = await a.call_tool("observe", obs(10 + n, session=name))
+                refused.append(r.is_error)
+                assert not r.is_error or "rule 9" in r.content[0].text, r.content[0].text
+            # Named from a, b's connection is just a name: b's entry and these share one session's
+            # three of the day, however many names a invents.
+            assert refused == [False, False, True, True, True, True, True], refused
+    anyio.run(main)
+    logs = "".join(p.read_text() for p in (mvault / "observations").glob("*.md"))
+    assert logs.count("Sign ") == 3 + 1 + 2
