@@ -338,6 +338,20 @@ def test_observe_skill_carries_the_method():
         assert phrase in body, phrase
 
 
+def test_skill_observe_says_what_the_session_has_recorded(home, tmp_path):
+    """The count /observe is told before it records is rule 9's, for a session the hook counted and
+    for a name it never did (those share the day's three)."""
+    vault = tmp_path / "v"
+    assert run(home, "init", vault=vault).returncode == 0
+    assert run(home, "session", "start", "--session", "counted-1", vault=vault).returncode == 0
+    for i, sess in enumerate(("counted-1", "counted-1", "made-up-a")):
+        r = run(home, "observe", "--origin", "skill", "--session", sess, "--connects", "new", "--strength", "single",
+                "--evidence", f"Sign {i}.", vault=vault)
+        assert r.returncode == 0, r.stderr
+    assert "2 observation(s) recorded" in run(home, "skill", "observe", "--session", "counted-1", vault=vault).stdout
+    assert "1 observation(s) recorded" in run(home, "skill", "observe", "--session", "made-up-b", vault=vault).stdout
+
+
 def test_mirror_skill_has_every_mode():
     body = (ROOT / "skills" / "mirror" / "SKILL.md").read_text()
     for phrase in ("/mirror audit", "/mirror gut-check", "/mirror interview", "one question at a time",
