@@ -1,0 +1,40 @@
+"""`export` and `import jsonl` when a file of the vault is bad: the file is named, nothing is lost
+(found by the bad-input sweep)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+TERSE = "beliefs/terse-answers.md"
+
+
+def git(root: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True, text=True).stdout
+
+
+def state(root: Path) -> tuple[str, str, bytes]:
+    return git(root, "rev-parse", "HEAD"), git(root, "status", "--porcelain"), (root / TERSE).read_bytes()
+
+
+def test_export_of_a_belief_that_is_not_utf8_shows_it_as_last_committed(sample_vault, cli, tmp_path):
+    p = sample_vault / TERSE
+    p.write_bytes(p.read_bytes().replace(b"terse answers for", b"terse r\xe9ponses for"))
+    r = cli("--vault", sample_vault, "export", "--out", tmp_path / "x.jsonl")
+    assert r.code == 0 and "Traceback" not in r.err, r.err
+    rec = next(json.loads(ln) for ln in (tmp_path / "x.jsonl").read_text().splitlines() if '"terse-answers"' in ln)
+    assert rec["title"] == "Wants terse answers for routine code"  # as `belief show` shows it
+    assert "not valid UTF-8" in rec["refused"]
+
+
+@pytest.mark.parametrize("rel", ["beliefs/never-committed.md", "tensions/2026-11-01-x.md", "observations/2026-12.md"])
+def test_export_refuses_a_file_it_cannot_carry_naming_it(sample_vault, cli, tmp_path, rel):
+    (sample_vault / rel).write_bytes(b"---\ntitle: caf\xe9\n---\n")
+    r = cli("--vault", sample_vault, "export", "--out", tmp_path / "x.jsonl")
+    assert r.code == 1 and "Traceback" not in r.err
+    assert r.err.startswith(f"epimem: error: {rel}:2: not valid UTF-8"), r.err
+    assert "nothing was exported" in r.err
+    assert not (tmp_path / "x.jsonl").exists() and list(tmp_path.glob("*.epimem-tmp")) == []
