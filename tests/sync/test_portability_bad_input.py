@@ -38,3 +38,31 @@ def test_export_refuses_a_file_it_cannot_carry_naming_it(sample_vault, cli, tmp_
     assert r.err.startswith(f"epimem: error: {rel}:2: not valid UTF-8"), r.err
     assert "nothing was exported" in r.err
     assert not (tmp_path / "x.jsonl").exists() and list(tmp_path.glob("*.epimem-tmp")) == []
+
+
+@pytest.mark.parametrize("old,new,line,says", [
+    (b"terse answers for", b"terse r\xe9ponses for", 2, "not valid UTF-8"),
+    (b"tags: [communication]", b"tags: 5", 11, "'tags' must be a list"),        # was coerced to ["5", …]
+    (b"confidence: 0.25", b"confidence: -0.3", 5, "between 0.00 and 1.00"),   # was a git "nothing to commit"
+    (b"pinned: false", b"pinned: maybe", 13, "'pinned' must be true or false"),
+    (b"title: Wants terse answers for routine code", b"title: [unclosed", 3, "invalid YAML"),  # was committed
+])
+def test_import_into_a_vault_with_a_bad_hand_edit_names_it_and_writes_nothing(sample_vault, cli, tmp_path,
+                                                                               old, new, line, says):
+    assert cli("--vault", sample_vault, "export", "--out", tmp_path / "x.jsonl").code == 0
+    p = sample_vault / TERSE
+    p.write_bytes(p.read_bytes().replace(old, new))
+    before = state(sample_vault)
+    r = cli("--vault", sample_vault, "import", "jsonl", tmp_path / "x.jsonl")
+    assert r.code == 1 and "Traceback" not in r.err, r.err
+    assert r.err.startswith(f"epimem: error: {TERSE}:{line}: "), r.err
+    assert says in r.err and "nothing was recorded" in r.err
+    assert state(sample_vault) == before  # the hand edit as the user left it, uncommitted
+
+
+def test_import_dry_run_names_a_file_that_is_not_utf8(sample_vault, cli, tmp_path):
+    assert cli("--vault", sample_vault, "export", "--out", tmp_path / "x.jsonl").code == 0
+    p = sample_vault / TERSE
+    p.write_bytes(p.read_bytes().replace(b"terse answers for", b"terse r\xe9ponses for"))
+    r = cli("--vault", sample_vault, "import", "jsonl", "--dry-run", tmp_path / "x.jsonl")
+    assert r.code == 1 and r.err.startswith(f"epimem: error: {TERSE}:2: not valid UTF-8"), r.err
