@@ -352,6 +352,10 @@ def write_files(mem: Service, files: dict[str, str], rep: JsonlReport, *, subjec
                 if m is None:
                     continue
                 new = m.text
+                if new == cur:  # the vault's file holds the imported one already (it moved on since)
+                    rep.files[rel] = "unchanged"
+                    rep.notes += [f"{rel}: {n}" for n in m.notes]
+                    continue
                 rep.files[rel] = "merged"
                 rep.notes += [f"{rel}: {n}" for n in m.notes]
             writes.append(tx.replace(rel, new, stat_key(p)))

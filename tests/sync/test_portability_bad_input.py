@@ -60,6 +60,29 @@ def test_import_into_a_vault_with_a_bad_hand_edit_names_it_and_writes_nothing(sa
     assert state(sample_vault) == before  # the hand edit as the user left it, uncommitted
 
 
+def test_import_commits_a_valid_hand_edit_as_the_users_own_first(sample_vault, cli, tmp_path):
+    assert cli("--vault", sample_vault, "export", "--out", tmp_path / "x.jsonl").code == 0
+    p = sample_vault / TERSE
+    p.write_text(p.read_text().replace("tags: [communication]", "tags: [communication, brevity]"))
+    r = cli("--vault", sample_vault, "import", "jsonl", tmp_path / "x.jsonl")
+    assert r.code == 0, r.err
+    assert git(sample_vault, "log", "--format=%s", "-1").startswith("edit: terse-answers tags")
+    assert "brevity" in p.read_text() and git(sample_vault, "status", "--porcelain") == ""
+
+
+def test_import_of_an_older_export_into_a_vault_that_moved_on_changes_nothing(sample_vault, cli, tmp_path):
+    # The merge keeps the vault's own file: there is nothing to write, where git's own
+    # "nothing to commit, working tree clean" was the error before.
+    assert cli("--vault", sample_vault, "export", "--out", tmp_path / "x.jsonl").code == 0
+    p = sample_vault / TERSE
+    p.write_text(p.read_text().replace("tags: [communication]", "tags: [communication, brevity]"))
+    git(sample_vault, "-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-qam", "my own edit")
+    before = state(sample_vault)
+    r = cli("--vault", sample_vault, "import", "jsonl", tmp_path / "x.jsonl")
+    assert r.code == 0 and "git commit failed" not in r.err, r.err
+    assert "nothing new to import" in r.out and state(sample_vault) == before
+
+
 def test_import_dry_run_names_a_file_that_is_not_utf8(sample_vault, cli, tmp_path):
     assert cli("--vault", sample_vault, "export", "--out", tmp_path / "x.jsonl").code == 0
     p = sample_vault / TERSE
