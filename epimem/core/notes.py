@@ -32,6 +32,25 @@ from .vocabulary import date_of
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
+class _FrontmatterLoader(_Loader):  # type: ignore[misc, valid-type]
+    """The loader of a note's frontmatter: a key given twice in one mapping is an error on the
+    second one's line. PyYAML keeps the last silently, while epimem's surgical writer replaces
+    the first: an observation that raised `confidence` there left the file reading the old
+    number, and reported the new one (YAML 1.2 says keys are unique)."""
+
+    def construct_mapping(self, node, deep=False):
+        if isinstance(node, yaml.MappingNode):
+            seen: dict[str, int] = {}
+            for key, _ in node.value:
+                if isinstance(key, yaml.ScalarNode):
+                    if key.value in seen:
+                        raise yaml.constructor.ConstructorError(
+                            None, None, f"{key.value!r} is there twice (line {seen[key.value]} too); keep one",
+                            key.start_mark)
+                    seen[key.value] = key.start_mark.line + 2
+        return super().construct_mapping(node, deep)
+
+
 class NoteError(VaultError, ValueError):
     """A file that cannot be parsed: `line` says where (the caller knows the path)."""
 
@@ -174,7 +193,7 @@ def _parse_note(text: str) -> Note:
         meta = fast_meta(fm)
         if meta is None:
             _refuse_aliases(fm)
-            meta = yaml.load(fm, Loader=_Loader)
+            meta = yaml.load(fm, Loader=_FrontmatterLoader)
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None) or getattr(e, "context_mark", None)
         line = (mark.line + 2) if mark is not None else 2

@@ -1,0 +1,45 @@
+"""Bad input in a vault file, as a user meets it on the command line: a clear error naming the file
+and line, and nothing lost (found by the bad-input sweep; export and import are tests/sync's)."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+TERSE = "beliefs/terse-answers.md"
+IDENTITY = ("-c", "user.name=t", "-c", "user.email=t@example.invalid")
+
+
+def git(root: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(root), *IDENTITY, *args], check=True, capture_output=True,
+                          text=True).stdout
+
+
+def state(root: Path) -> tuple[str, str, bytes]:
+    return git(root, "rev-parse", "HEAD"), git(root, "status", "--porcelain"), (root / TERSE).read_bytes()
+
+
+def test_a_frontmatter_key_given_twice_is_named_not_read_as_the_last_one(sample_vault, cli):
+    # YAML keeps the last `confidence`, the surgical writer replaced the first: observe said
+    # 0.40 → 0.45, wrote 0.45 on line 5, and the file still read 0.40 (line 6), validate silent.
+    p = sample_vault / TERSE
+    p.write_text(p.read_text().replace("confidence: 0.25\n", "confidence: 0.25\nconfidence: 0.40\n"))
+    git(sample_vault, "commit", "-qam", "a merge by hand left both lines")  # committed, as a plain git merge would
+    r = cli("--vault", sample_vault, "validate")
+    assert r.code == 1 and f"{TERSE}:6: invalid YAML in frontmatter: 'confidence' is there twice (line 5 too)" in r.out
+    before = state(sample_vault)
+    r = cli("--vault", sample_vault, "observe", "--connects", "terse-answers", "--strength", "confirming",
+            "--evidence", "Asked for just the diff.", "--session", "s1")
+    assert r.code == 1 and r.err.startswith(f"epimem: error: {TERSE}:6: "), r.err
+    assert "'confidence' is there twice" in r.err and state(sample_vault) == before
+    r = cli("--vault", sample_vault, "belief", "show", "terse-answers")  # its last valid state, said so
+    assert r.code == 0 and "confidence 0.25" in r.out and "is there twice" in r.err
+
+
+def test_an_uncommitted_key_given_twice_is_left_out_of_epimem_commit(sample_vault, cli):
+    p = sample_vault / TERSE
+    p.write_text(p.read_text().replace("basis: behavioral\n", "basis: behavioral\nbasis: interpretive\n"))
+    before = state(sample_vault)
+    r = cli("--vault", sample_vault, "commit")
+    assert r.code == 0 and f"skipped {TERSE}:5: invalid YAML in frontmatter: 'basis' is there twice" in r.err, r.err
+    assert state(sample_vault) == before
