@@ -446,6 +446,22 @@ def one_parse() -> Iterator[None]:
         _PARSED.reset(token)
 
 
+# The line git opens a conflict with. Only the opening line is looked for: a line of seven `=`
+# is also a markdown heading's underline, and `<<<<<<<` never starts a line of prose.
+_CONFLICT_START = re.compile(r"^<{7}(?: |$)", re.M)
+
+
+def refuse_conflict_markers(text: str) -> None:
+    """A note that holds git's conflict markers does not parse, on the `<<<<<<<` line (before
+    YAML, whose own error would name the line after it): a writer that appended to the note, or
+    `epimem commit`, would record the unsettled merge as the vault's state."""
+    m = _CONFLICT_START.search(text) if "<<<<<<<" in text else None  # the test first: parsing is hot
+    if m is not None:
+        raise NoteError(text.count("\n", 0, m.start()) + 1,
+                        "git conflict markers (<<<<<<<, =======, >>>>>>>): keep what is true and delete "
+                        "the marker lines")
+
+
 def parse_belief(text: str, belief_id: str, path: str = "") -> Belief:
     memo = _PARSED.get()
     if memo is None:
@@ -458,6 +474,7 @@ def parse_belief(text: str, belief_id: str, path: str = "") -> Belief:
 
 
 def _parse_belief(text: str, belief_id: str, path: str = "") -> Belief:
+    refuse_conflict_markers(text)
     note = parse_note(text)
     meta, kl = note.meta, note.key_lines
     title = meta.get("title")
@@ -687,6 +704,7 @@ def render_observation(o: Observation) -> str:
 # --- tensions ------------------------------------------------------------------
 
 def parse_tension(text: str, tension_id: str, path: str = "") -> Tension:
+    refuse_conflict_markers(text)
     note = parse_note(text)
     meta, kl = note.meta, note.key_lines
     d = _required_date(meta, "date", kl)

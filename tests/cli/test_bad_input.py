@@ -43,3 +43,36 @@ def test_an_uncommitted_key_given_twice_is_left_out_of_epimem_commit(sample_vaul
     r = cli("--vault", sample_vault, "commit")
     assert r.code == 0 and f"skipped {TERSE}:5: invalid YAML in frontmatter: 'basis' is there twice" in r.err, r.err
     assert state(sample_vault) == before
+
+
+MARKERS = "<<<<<<< HEAD\nmine\n=======\ntheirs\n>>>>>>> other\n"
+
+
+def test_conflict_markers_in_a_beliefs_body_are_never_committed(sample_vault, cli):
+    # validate named them, but observe, edit, pin and `epimem commit` wrote around them and
+    # committed the unsettled merge as the vault's state.
+    p = sample_vault / TERSE
+    p.write_text(p.read_text().replace("## Evidence\n", MARKERS + "## Evidence\n"))
+    before = state(sample_vault)
+    msg = f"{TERSE}:18: git conflict markers"
+    assert msg in cli("--vault", sample_vault, "validate").out
+    for args in (("observe", "--connects", "terse-answers", "--strength", "confirming", "--evidence",
+                  "Asked for just the diff.", "--session", "s1"),
+                 ("belief", "pin", "terse-answers"),
+                 ("belief", "edit", "terse-answers", "--confidence", "0.3")):
+        r = cli("--vault", sample_vault, *args)
+        assert r.code == 1 and r.err.startswith(f"epimem: error: {msg}"), (args, r.err)
+    r = cli("--vault", sample_vault, "commit")
+    assert r.code == 0 and f"skipped {msg}" in r.err, r.err
+    assert state(sample_vault) == before
+    r = cli("--vault", sample_vault, "belief", "show", "terse-answers")  # as last committed, said so
+    assert r.code == 0 and "mine" not in r.out and "conflict markers" in r.err
+
+
+def test_conflict_markers_in_the_frontmatter_are_named_on_their_own_line(sample_vault, cli):
+    p = sample_vault / TERSE
+    p.write_text(p.read_text().replace("confidence: 0.25\n", "<<<<<<< HEAD\nconfidence: 0.25\n=======\n"
+                                       "confidence: 0.40\n>>>>>>> theirs\n"))
+    r = cli("--vault", sample_vault, "validate")
+    assert r.code == 1 and r.out.strip() == f"{TERSE}:5: git conflict markers (<<<<<<<, =======, >>>>>>>): " \
+        "keep what is true and delete the marker lines", r.out
