@@ -29,6 +29,7 @@ from ..core.notes import (
     one_parse,
     parse_belief,
     parse_note,
+    parse_tension,
     update_belief_text,
     yaml_scalar,
 )
@@ -113,6 +114,14 @@ def commit_hand_edits(mem: Service, only: frozenset[str] | None = None, *, previ
                     problems.extend(Problem(w.path, w.line, f"{w.message.replace('; using the default', '')} "
                                             "(not committed: rule 18; epimem uses the default meanwhile)")
                                     for w in wrong)
+                    continue
+            if p.startswith("tensions/") and p.endswith(".md") and fp.is_file():
+                # Rule 18's "as a malformed file is" holds for a tension too: recorded, a file that
+                # does not parse read as the tension "removed" and went to every machine.
+                try:
+                    parse_tension(read_text(fp, p), Path(p).stem, p)
+                except NoteError as e:
+                    problems.append(Problem(p, e.line or 1, f"{e.message} (not committed)"))
                     continue
             if p.startswith("beliefs/") and p.endswith(".md") and fp.exists():
                 text = read_text(fp, p)

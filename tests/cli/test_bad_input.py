@@ -76,3 +76,19 @@ def test_conflict_markers_in_the_frontmatter_are_named_on_their_own_line(sample_
     r = cli("--vault", sample_vault, "validate")
     assert r.code == 1 and r.out.strip() == f"{TERSE}:5: git conflict markers (<<<<<<<, =======, >>>>>>>): " \
         "keep what is true and delete the marker lines", r.out
+
+
+TENSION = "tensions/2026-07-15-writes-failing-test-first.md"
+
+
+def test_a_tension_hand_edit_that_does_not_parse_is_left_out_of_epimem_commit(sample_vault, cli):
+    # It was committed, and said as "tension 2026-07-15-… removed".
+    p = sample_vault / TENSION
+    p.write_text(p.read_text().replace("status: watching", "status: forgotten"))
+    before = git(sample_vault, "rev-parse", "HEAD"), p.read_bytes()
+    r = cli("--vault", sample_vault, "commit")
+    assert r.code == 0 and "removed" not in r.out, r.out
+    assert f"skipped {TENSION}:4: 'status' must be one of unresolved, watching, resolved, not 'forgotten' " \
+           "(not committed)" in r.err, r.err
+    assert (git(sample_vault, "rev-parse", "HEAD"), p.read_bytes()) == before
+    assert git(sample_vault, "status", "--porcelain") == f" M {TENSION}\n"
