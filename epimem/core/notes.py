@@ -647,15 +647,27 @@ def parse_observations(text: str, path: str = "") -> tuple[list[Observation], li
     for i, h in enumerate(heads):
         end = heads[i + 1].start() if i + 1 < len(heads) else len(text)
         fields: dict[str, str] = {}
-        for ln in text[h.end():end].splitlines():
+        again: list[tuple[int, str]] = []  # (line within the entry, field) given a second time
+        for k, ln in enumerate(text[h.end():end].splitlines()):
             fm = _OBS_FIELD.match(ln.strip())
             if fm:
-                fields[fm.group(1).strip().lower()] = fm.group(2).strip()
+                name = fm.group(1).strip().lower()
+                if name in fields:
+                    again.append((k, name))  # the entry's own (first) value stands
+                else:
+                    fields[name] = fm.group(2).strip()
         try:
             out.append(_observation(h.group(1), fields, path))
         except NoteError as e:
             # counted only for the rare bad entry: per heading it would be quadratic
             bad.append((text.count("\n", 0, h.start()) + 1, e.message))
+        if again:
+            # Lines typed under an entry without their own heading: read as the entry's, the last
+            # value won and rewrote what it recorded (its date, evidence, strength), unreported.
+            names = ", ".join(f"'{n}'" for n in dict.fromkeys(n for _, n in again))
+            bad.append((text.count("\n", 0, h.end()) + 1 + again[0][0],
+                        f"{h.group(1)}: {names} given a second time from this line; an observation starts with "
+                        "its own '## obs-…' heading (and is never edited: add a new entry)"))
     return out, bad
 
 

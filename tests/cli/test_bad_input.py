@@ -3,6 +3,7 @@ and line, and nothing lost (found by the bad-input sweep; export and import are 
 
 from __future__ import annotations
 
+import json
 import subprocess
 from pathlib import Path
 
@@ -92,3 +93,23 @@ def test_a_tension_hand_edit_that_does_not_parse_is_left_out_of_epimem_commit(sa
            "(not committed)" in r.err, r.err
     assert (git(sample_vault, "rev-parse", "HEAD"), p.read_bytes()) == before
     assert git(sample_vault, "status", "--porcelain") == f" M {TENSION}\n"
+
+
+LOG = "observations/2026-11.md"
+ORPHAN = ("\n- date: 2026-11-29\n- evidence: Typed under the last entry, with no heading of its own.\n"
+          "- strength: single\n")
+
+
+def test_fields_typed_under_an_entry_without_a_heading_are_named_and_change_nothing(sample_vault, cli, tmp_path):
+    # They were read as the last entry's own: its date, evidence and strength silently replaced,
+    # and validate said the vault was valid.
+    p = sample_vault / LOG
+    p.write_text(p.read_text() + ORPHAN)
+    r = cli("--vault", sample_vault, "validate")
+    assert r.code == 1 and r.out.startswith(f"{LOG}:53: obs-20261124-d919: 'date', 'evidence', 'strength' given a "
+                                            "second time from this line; an observation starts with its own"), r.out
+    assert cli("--vault", sample_vault, "export", "--out", tmp_path / "x.jsonl").code == 0
+    recs = map(json.loads, (tmp_path / "x.jsonl").read_text().splitlines())
+    rec = next(r for r in recs if r.get("id") == "obs-20261124-d919")
+    assert rec["date"] == "2026-11-24" and rec["strength"] == "confirming"
+    assert rec["evidence"].startswith("Reused the idempotency-key table")
