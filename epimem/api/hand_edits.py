@@ -29,7 +29,9 @@ from ..core.notes import (
     one_parse,
     parse_belief,
     parse_note,
+    parse_observations,
     parse_tension,
+    refuse_conflict_markers,
     update_belief_text,
     yaml_scalar,
 )
@@ -114,6 +116,14 @@ def commit_hand_edits(mem: Service, only: frozenset[str] | None = None, *, previ
                     problems.extend(Problem(w.path, w.line, f"{w.message.replace('; using the default', '')} "
                                             "(not committed: rule 18; epimem uses the default meanwhile)")
                                     for w in wrong)
+                    continue
+            if p.startswith("observations/") and p.endswith(".md") and fp.is_file():
+                # A log that does not read as whole entries (a field with no heading of its own, a
+                # bad date, conflict markers) is malformed too: recorded, its entries read wrong
+                # on every machine.
+                wrong = _log_problems(read_text(fp, p), p)
+                if wrong:
+                    problems.extend(Problem(p, line, f"{msg} (not committed)") for line, msg in wrong)
                     continue
             if p.startswith("tensions/") and p.endswith(".md") and fp.is_file():
                 # Rule 18's "as a malformed file is" holds for a tension too: recorded, a file that
@@ -205,6 +215,15 @@ def commit_hand_edits(mem: Service, only: frozenset[str] | None = None, *, previ
     with one_parse():  # each file is read by the checks, the message and the context cache
         res = tx.adopt(mem.root, prepare, lock=common.lock(mem), caches=common.caches(mem))
     return res.commit, changes, problems
+
+
+def _log_problems(text: str, rel: str) -> list[tuple[int, str]]:
+    """(line, message) for what makes an observation log malformed, as `validate` says it."""
+    try:
+        refuse_conflict_markers(text)
+    except NoteError as e:
+        return [(e.line or 1, e.message)]
+    return parse_observations(text, rel)[1]
 
 
 def preview(mem: Service) -> tuple[list[Change], list[Problem]]:

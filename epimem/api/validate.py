@@ -199,6 +199,9 @@ def merge_leftovers(root: Path) -> list[Problem]:
             text = open(e.path, encoding="utf-8").read()
         except (OSError, UnicodeDecodeError):
             continue
+        if merge.has_conflict_markers(text):
+            out.append(Problem(f"observations/{e.name}", line_of(Path(e.path), "<<<<<<<"),
+                               "git conflict markers: resolve them by hand"))
         for oid in merge.duplicate_observation_ids(text):
             out.append(Problem(f"observations/{e.name}", line_of(Path(e.path), f"## {oid}"),
                                f"{oid} is there twice with different texts (two machines); keep one"))

@@ -113,3 +113,21 @@ def test_fields_typed_under_an_entry_without_a_heading_are_named_and_change_noth
     rec = next(r for r in recs if r.get("id") == "obs-20261124-d919")
     assert rec["date"] == "2026-11-24" and rec["strength"] == "confirming"
     assert rec["evidence"].startswith("Reused the idempotency-key table")
+
+
+def test_a_malformed_hand_edit_of_a_log_is_never_committed(sample_vault, cli):
+    # `epimem commit` recorded a log with conflict markers (or a bad entry) as the vault's state,
+    # and observe appended to it and committed it whole; validate did not mention the markers.
+    p = sample_vault / LOG
+    p.write_text(p.read_text().replace("## obs-20261109-2ab5\n", "<<<<<<< HEAD\n## obs-20261109-2ab5\n=======\n"
+                                       "## obs-20261109-ffff\n>>>>>>> theirs\n"))
+    before = git(sample_vault, "rev-parse", "HEAD"), p.read_bytes()
+    assert f"{LOG}:13: git conflict markers" in cli("--vault", sample_vault, "validate").out
+    r = cli("--vault", sample_vault, "commit")
+    assert r.code == 0 and f"skipped {LOG}:13: git conflict markers" in r.err, r.err
+    r = cli("--vault", sample_vault, "observe", "--connects", "small-pull-requests", "--strength", "confirming",
+            "--evidence", "Split a change into three PRs.", "--session", "s1")
+    assert r.code == 1 and r.err.startswith(f"epimem: error: {LOG}:13: git conflict markers"), r.err
+    assert "nothing was recorded" in r.err
+    assert (git(sample_vault, "rev-parse", "HEAD"), p.read_bytes()) == before
+    assert git(sample_vault, "status", "--porcelain") == f" M {LOG}\n"
