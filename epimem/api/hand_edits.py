@@ -40,6 +40,7 @@ from ..store import git
 from ..store import transaction as tx
 from ..store.files import NotUTF8, read_text, stat_key
 from ..store.paths import committable
+from ..store.sessions import PATH as SESSIONS
 from . import common, dependencies, timeline
 
 if TYPE_CHECKING:
@@ -116,6 +117,13 @@ def commit_hand_edits(mem: Service, only: frozenset[str] | None = None, *, previ
                     problems.extend(Problem(w.path, w.line, f"{w.message.replace('; using the default', '')} "
                                             "(not committed: rule 18; epimem uses the default meanwhile)")
                                     for w in wrong)
+                    continue
+            if p == SESSIONS and fp.exists():
+                # The counter edited by hand into something it cannot be read as: recorded, every
+                # machine's next session would stop counting (the hook and `session start` refuse it).
+                wrong = mem.vault.read_sessions_checked()[1]
+                if wrong:
+                    problems.extend(Problem(w.path, w.line, f"{w.message} (not committed)") for w in wrong)
                     continue
             if p.startswith("observations/") and p.endswith(".md") and fp.is_file():
                 # A log that does not read as whole entries (a field with no heading of its own, a

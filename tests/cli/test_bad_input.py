@@ -131,3 +131,16 @@ def test_a_malformed_hand_edit_of_a_log_is_never_committed(sample_vault, cli):
     assert "nothing was recorded" in r.err
     assert (git(sample_vault, "rev-parse", "HEAD"), p.read_bytes()) == before
     assert git(sample_vault, "status", "--porcelain") == f" M {LOG}\n"
+
+
+def test_a_session_counter_edited_into_nonsense_is_left_out_of_epimem_commit(sample_vault, cli):
+    # It was committed ("count 41 → many"), when `session start` and the hook refuse to count into it.
+    p = sample_vault / "state" / "sessions.json"
+    p.write_text('{"count": "many", "next_review_at": -1}')
+    before = git(sample_vault, "rev-parse", "HEAD")
+    r = cli("--vault", sample_vault, "commit")
+    assert r.code == 0 and "skipped state/sessions.json:1: invalid session counter: 'count' must be a whole " \
+        "number, not 'many' (not committed)" in r.err, r.err
+    assert git(sample_vault, "rev-parse", "HEAD") == before and p.read_text().startswith('{"count": "many"')
+    r = cli("--vault", sample_vault, "session", "start")
+    assert r.code == 1 and "state/sessions.json:1:" in r.err
