@@ -144,3 +144,16 @@ def test_a_session_counter_edited_into_nonsense_is_left_out_of_epimem_commit(sam
     assert git(sample_vault, "rev-parse", "HEAD") == before and p.read_text().startswith('{"count": "many"')
     r = cli("--vault", sample_vault, "session", "start")
     assert r.code == 1 and "state/sessions.json:1:" in r.err
+
+
+def test_a_tension_that_is_not_utf8_is_named_and_blocks_nothing_else(sample_vault, cli):
+    # `tension resolve` said "not valid UTF-8 at line 5" without the file; `belief retire` of any
+    # belief (it closes the open tensions on it) was a UnicodeDecodeError traceback.
+    p = sample_vault / TENSION
+    p.write_bytes(p.read_bytes().replace(b"status: watching", b"status: watching\nnote: caf\xe9"))
+    for verb in (("resolve", "--note", "done"), ("watch",), ("reopen", "--note", "again")):
+        r = cli("--vault", sample_vault, "tension", verb[0], "2026-07-15-writes-failing-test-first", *verb[1:])
+        assert r.code == 1 and r.err.startswith(f"epimem: error: {TENSION}:5: not valid UTF-8"), (verb, r.err)
+    r = cli("--vault", sample_vault, "belief", "retire", "small-pull-requests")
+    assert r.code == 0 and "Traceback" not in r.err, r.err
+    assert git(sample_vault, "status", "--porcelain") == f" M {TENSION}\n"
