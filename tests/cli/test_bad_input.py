@@ -157,3 +157,29 @@ def test_a_tension_that_is_not_utf8_is_named_and_blocks_nothing_else(sample_vaul
     r = cli("--vault", sample_vault, "belief", "retire", "small-pull-requests")
     assert r.code == 0 and "Traceback" not in r.err, r.err
     assert git(sample_vault, "status", "--porcelain") == f" M {TENSION}\n"
+
+
+def _proposal(vault: Path) -> Path:
+    from epimem.api import inbox
+    from epimem.api.memory import Memory
+
+    inbox.propose(Memory(vault), [{"connects": "terse-answers", "strength": "confirming",
+                                   "evidence": "Asked for a one-line answer."}],
+                  source="test", session="s-prop", origin="session-end")
+    (p,) = (vault / "inbox").glob("prop-*.md")
+    return p
+
+
+def test_inbox_accept_of_a_hand_edited_proposal_names_its_file(sample_vault, cli):
+    # "observation 1: 'strength' must be …" and "not valid UTF-8 at line 11" named no file.
+    p = _proposal(sample_vault)
+    rel = f"inbox/{p.name}"
+    text = p.read_bytes()
+    for old, new, says in ((b"  strength: confirming", b"  strength: enormous", f"{rel}: its observation: 'strength'"),
+                           (b"one-line", b"one-l\xefne", f"{rel}:11: not valid UTF-8")):
+        p.write_bytes(text.replace(old, new))
+        before = git(sample_vault, "rev-parse", "HEAD"), p.read_bytes()
+        r = cli("--vault", sample_vault, "inbox", "accept", p.stem)
+        assert r.code == 1 and r.err.startswith(f"epimem: error: {says}"), r.err
+        assert "nothing was changed" in r.err
+        assert (git(sample_vault, "rev-parse", "HEAD"), p.read_bytes()) == before
