@@ -17,6 +17,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..core import inbox as core_inbox
 from ..core import rules
 from ..core.changes import Change, belief_change, belief_field_changes, headline
 from ..core.errors import Conflict
@@ -132,6 +133,15 @@ def commit_hand_edits(mem: Service, only: frozenset[str] | None = None, *, previ
                 wrong = _log_problems(read_text(fp, p), p)
                 if wrong:
                     problems.extend(Problem(p, line, f"{msg} (not committed)") for line, msg in wrong)
+                    continue
+            if p.startswith(f"{core_inbox.FOLDER}/") and p.endswith(".md") and fp.is_file():
+                # A proposal edited by hand into one that cannot be read: recorded, the inbox would
+                # refuse it on every machine (its accept and its listing name it).
+                try:
+                    core_inbox.parse(read_text(fp, p), p)
+                except NoteError as e:
+                    msg = e.message.removeprefix(f"{p}:{e.line or 1}: ")  # the Problem names path:line
+                    problems.append(Problem(p, e.line or 1, f"{msg} (not committed)"))
                     continue
             if p.startswith("tensions/") and p.endswith(".md") and fp.is_file():
                 # Rule 18's "as a malformed file is" holds for a tension too: recorded, a file that

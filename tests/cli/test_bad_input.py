@@ -183,3 +183,14 @@ def test_inbox_accept_of_a_hand_edited_proposal_names_its_file(sample_vault, cli
         assert r.code == 1 and r.err.startswith(f"epimem: error: {says}"), r.err
         assert "nothing was changed" in r.err
         assert (git(sample_vault, "rev-parse", "HEAD"), p.read_bytes()) == before
+
+
+def test_a_proposal_edited_into_one_the_inbox_cannot_read_is_left_out_of_epimem_commit(sample_vault, cli):
+    # It was committed, described as "inbox/prop-….md:" and nothing else.
+    p = _proposal(sample_vault)
+    p.write_text(p.read_text().replace("status: pending", "status: weird"))
+    before = git(sample_vault, "rev-parse", "HEAD")
+    r = cli("--vault", sample_vault, "commit")
+    assert r.code == 0 and f"skipped inbox/{p.name}:7: 'status' must be one of pending, rejected (not committed)" \
+        in r.err, r.err
+    assert git(sample_vault, "rev-parse", "HEAD") == before and "status: weird" in p.read_text()
