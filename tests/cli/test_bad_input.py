@@ -194,3 +194,18 @@ def test_a_proposal_edited_into_one_the_inbox_cannot_read_is_left_out_of_epimem_
     assert r.code == 0 and f"skipped inbox/{p.name}:7: 'status' must be one of pending, rejected (not committed)" \
         in r.err, r.err
     assert git(sample_vault, "rev-parse", "HEAD") == before and "status: weird" in p.read_text()
+
+
+def test_a_folder_in_place_of_a_months_log_is_named_not_a_traceback(sample_vault, cli, tmp_path):
+    # IsADirectoryError tracebacks from observe, commit, sync, import, inbox and doctor.
+    p = sample_vault / LOG
+    p.unlink()
+    p.mkdir()
+    for args in (("observe", "--connects", "small-pull-requests", "--strength", "confirming", "--evidence",
+                  "Split a change into three PRs.", "--session", "s1"), ("commit",)):
+        r = cli("--vault", sample_vault, *args)
+        assert r.code == 1 and "Traceback" not in r.err, (args, r.err)
+        assert "observations/2026-11.md is a folder where the vault keeps a file" in r.err, (args, r.err)
+    r = cli("--vault", sample_vault, "doctor")
+    assert "Traceback" not in r.err + r.out
+    assert git(sample_vault, "status", "--porcelain") == f" D {LOG}\n"
