@@ -70,6 +70,10 @@ class Note:
 
 def split(text: str) -> tuple[str, str, int]:
     """(frontmatter, body, line of the body). Raises NoteError when unclosed."""
+    if text.startswith("\ufeff"):
+        # Notepad's "UTF-8 with BOM": the file shows as starting with '---', so say what is before it.
+        raise NoteError(1, "the file starts with a byte-order mark (U+FEFF) before its '---' line: "
+                           "re-save it as UTF-8 without BOM")
     if not text.startswith("---"):
         raise NoteError(1, "no frontmatter: the file must start with a '---' line")
     first_nl = text.find("\n")

@@ -209,3 +209,14 @@ def test_a_folder_in_place_of_a_months_log_is_named_not_a_traceback(sample_vault
     r = cli("--vault", sample_vault, "doctor")
     assert "Traceback" not in r.err + r.out
     assert git(sample_vault, "status", "--porcelain") == f" D {LOG}\n"
+
+
+def test_a_belief_saved_with_a_byte_order_mark_says_so(sample_vault, cli):
+    # "no frontmatter: the file must start with a '---' line", of a file that shows as starting with one.
+    p = sample_vault / TERSE
+    p.write_bytes(b"\xef\xbb\xbf" + p.read_bytes())
+    r = cli("--vault", sample_vault, "validate")
+    assert r.code == 1 and r.out.startswith(f"{TERSE}:1: the file starts with a byte-order mark (U+FEFF)"), r.out
+    r = cli("--vault", sample_vault, "commit")
+    assert f"skipped {TERSE}:1: the file starts with a byte-order mark" in r.err
+    assert git(sample_vault, "status", "--porcelain") == f" M {TERSE}\n"
