@@ -331,7 +331,7 @@ def write_files(mem: Service, files: dict[str, str], rep: JsonlReport, *, subjec
             # The user's uncommitted edits to these files through rule 18 first, as every writer
             # does: a valid one is committed as theirs, one that breaks a rule or does not parse
             # refuses the import naming it, rather than being merged (coerced) and committed.
-            hand_edits.settle(mem, [rel for rel in files if (mem.root / rel).exists()])
+            hand_edits.settle(mem, list(files))  # a file deleted by hand too: its deletion is theirs
         # an accept's removals first, under the lock: a proposal another accept took is said to be gone
         more = also[0]() if also is not None and dry is None else []
         for rel, text in files.items():

@@ -89,3 +89,14 @@ def test_import_dry_run_names_a_file_that_is_not_utf8(sample_vault, cli, tmp_pat
     p.write_bytes(p.read_bytes().replace(b"terse answers for", b"terse r\xe9ponses for"))
     r = cli("--vault", sample_vault, "import", "jsonl", "--dry-run", tmp_path / "x.jsonl")
     assert r.code == 1 and r.err.startswith(f"epimem: error: {TERSE}:2: not valid UTF-8"), r.err
+
+
+def test_import_after_a_file_was_deleted_by_hand_records_the_deletion_then_the_import(sample_vault, cli, tmp_path):
+    # The import wrote the file back as HEAD had it, and git's "nothing to commit" was the error.
+    assert cli("--vault", sample_vault, "export", "--out", tmp_path / "x.jsonl").code == 0
+    (sample_vault / "state" / "sessions.json").unlink()
+    r = cli("--vault", sample_vault, "import", "jsonl", tmp_path / "x.jsonl")
+    assert r.code == 0 and "git commit failed" not in r.err, r.err
+    subjects = git(sample_vault, "log", "--format=%s", "-2").splitlines()
+    assert subjects[0].startswith("import: ") and subjects[1].startswith("edit: state/sessions.json")
+    assert (sample_vault / "state" / "sessions.json").is_file() and git(sample_vault, "status", "--porcelain") == ""
