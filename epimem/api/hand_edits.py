@@ -17,6 +17,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..core import inbox as core_inbox
 from ..core import rules
 from ..core.changes import Change, belief_change, belief_field_changes, headline
 from ..core.errors import Conflict
@@ -29,6 +30,9 @@ from ..core.notes import (
     one_parse,
     parse_belief,
     parse_note,
+    parse_observations,
+    parse_tension,
+    refuse_conflict_markers,
     update_belief_text,
     yaml_scalar,
 )
@@ -37,6 +41,7 @@ from ..store import git
 from ..store import transaction as tx
 from ..store.files import NotUTF8, read_text, stat_key
 from ..store.paths import committable
+from ..store.sessions import PATH as SESSIONS
 from . import common, dependencies, timeline
 
 if TYPE_CHECKING:
@@ -113,6 +118,38 @@ def commit_hand_edits(mem: Service, only: frozenset[str] | None = None, *, previ
                     problems.extend(Problem(w.path, w.line, f"{w.message.replace('; using the default', '')} "
                                             "(not committed: rule 18; epimem uses the default meanwhile)")
                                     for w in wrong)
+                    continue
+            if p == SESSIONS and fp.exists():
+                # The counter edited by hand into something it cannot be read as: recorded, every
+                # machine's next session would stop counting (the hook and `session start` refuse it).
+                wrong = mem.vault.read_sessions_checked()[1]
+                if wrong:
+                    problems.extend(Problem(w.path, w.line, f"{w.message} (not committed)") for w in wrong)
+                    continue
+            if p.startswith("observations/") and p.endswith(".md") and fp.is_file():
+                # A log that does not read as whole entries (a field with no heading of its own, a
+                # bad date, conflict markers) is malformed too: recorded, its entries read wrong
+                # on every machine.
+                wrong = _log_problems(read_text(fp, p), p)
+                if wrong:
+                    problems.extend(Problem(p, line, f"{msg} (not committed)") for line, msg in wrong)
+                    continue
+            if p.startswith(f"{core_inbox.FOLDER}/") and p.endswith(".md") and fp.is_file():
+                # A proposal edited by hand into one that cannot be read: recorded, the inbox would
+                # refuse it on every machine (its accept and its listing name it).
+                try:
+                    core_inbox.parse(read_text(fp, p), p)
+                except NoteError as e:
+                    msg = e.message.removeprefix(f"{p}:{e.line or 1}: ")  # the Problem names path:line
+                    problems.append(Problem(p, e.line or 1, f"{msg} (not committed)"))
+                    continue
+            if p.startswith("tensions/") and p.endswith(".md") and fp.is_file():
+                # Rule 18's "as a malformed file is" holds for a tension too: recorded, a file that
+                # does not parse read as the tension "removed" and went to every machine.
+                try:
+                    parse_tension(read_text(fp, p), Path(p).stem, p)
+                except NoteError as e:
+                    problems.append(Problem(p, e.line or 1, f"{e.message} (not committed)"))
                     continue
             if p.startswith("beliefs/") and p.endswith(".md") and fp.exists():
                 text = read_text(fp, p)
@@ -196,6 +233,15 @@ def commit_hand_edits(mem: Service, only: frozenset[str] | None = None, *, previ
     with one_parse():  # each file is read by the checks, the message and the context cache
         res = tx.adopt(mem.root, prepare, lock=common.lock(mem), caches=common.caches(mem))
     return res.commit, changes, problems
+
+
+def _log_problems(text: str, rel: str) -> list[tuple[int, str]]:
+    """(line, message) for what makes an observation log malformed, as `validate` says it."""
+    try:
+        refuse_conflict_markers(text)
+    except NoteError as e:
+        return [(e.line or 1, e.message)]
+    return parse_observations(text, rel)[1]
 
 
 def preview(mem: Service) -> tuple[list[Change], list[Problem]]:

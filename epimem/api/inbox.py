@@ -29,7 +29,7 @@ from ..core.notes import NoteError
 from ..core.redact import redact
 from ..store import git
 from ..store import transaction as tx
-from ..store.files import read_text, stat_key
+from ..store.files import NotUTF8, read_text, stat_key
 from ..store.paths import note_entries
 from . import common
 from . import observe as _observe
@@ -115,6 +115,9 @@ def _load(mem: Service, pid: str) -> tuple[Proposal, tuple[int, int] | None]:
     except NoteError as e:
         raise VaultError(f"{e.message}; fix the file or reject the proposal by hand, nothing was changed",
                          path=rel, line=e.line) from None
+    except NotUTF8 as e:  # its message has no path (a NoteError's has, from core_inbox.parse)
+        raise VaultError(f"{rel}:{e.line or 1}: {e.message}; fix the file or reject the proposal by hand, "
+                         "nothing was changed", path=rel, line=e.line) from None
 
 
 # --- proposing ------------------------------------------------------------------------------
@@ -398,6 +401,15 @@ def accept(mem: Service, ids: list[str]) -> ObserveReport:
         return [tx.replace(p.path, None, key) for p, key in now]  # compare-and-swap: the file as read
 
     items = [as_now(mem, p) for p in props]
+    for p, item in zip(props, items):
+        # A proposal's observation edited by hand into one observe refuses ("strength: enormous"):
+        # said of its file, where the batch's "observation 1: …" named none.
+        try:
+            _observe.check_input(1, item, "inbox", None, mem.write_today, mem.params)  # as apply checks it
+        except InputError as e:
+            why = e.message.removeprefix("observation 1: ")
+            raise VaultError(f"{p.path}: its observation: {why}; fix the file or reject the proposal, nothing "
+                             "was changed", path=p.path) from None
     # Rule 9 bounded each proposal when it was made; the user accepting them is not a session
     # recording them again (`bounded=False`).
     report = _observe.apply(mem, items, source="inbox", session=None, bounded=False,

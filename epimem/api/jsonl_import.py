@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..core import merge, rules
-from ..core.errors import InputError
+from ..core.errors import InputError, VaultError
 from ..core.ids import check_id, check_tension_id
 from ..core.model import Belief, Evidence, Observation
 from ..core.notes import (
@@ -37,7 +37,7 @@ from ..core.params import DEFAULTS, Params, rules_file_problems
 from ..core.vocabulary import date_of
 from ..store import sessions as sessions_file
 from ..store import transaction as tx
-from ..store.files import stat_key
+from ..store.files import NotUTF8, read_text, stat_key
 from ..store.paths import note_entries
 
 if TYPE_CHECKING:
@@ -283,14 +283,25 @@ def import_jsonl(mem: Service, path: str | Path, *, dry_run: bool = False) -> Js
     if not dry_run and files and import_review.required(mem):
         files = _redacted(mem, files, rep)
         # what the vault holds already, byte for byte, is not a change to ask about
-        files = {rel: text for rel, text in files.items()
-                 if not (mem.root / rel).is_file() or (mem.root / rel).read_text(encoding="utf-8") != text}
+        files = {rel: text for rel, text in files.items() if _on_disk(mem.root / rel, rel) != text}
         rep.proposed, dup, rep.commit = import_review.propose(mem, "jsonl", path.name, groups(files))
         if dup:
             rep.notes.append(f"{dup} of these proposals are in the inbox already (waiting, or rejected): "
                              "not asked twice")
         return rep
     return write_files(mem, files, rep, subject=f"import: {path.name} ({_summary(rep.counts)})", dry_run=dry_run)
+
+
+def _on_disk(p: Path, rel: str) -> str | None:
+    """The vault's own text of `rel` (None: it has none); a file that is not UTF-8 refuses the
+    import, named, since it can be neither merged nor replaced without losing it."""
+    if not p.is_file():
+        return None
+    try:
+        return read_text(p, rel)
+    except NotUTF8 as e:
+        raise VaultError(f"{rel}:{e.line or 1}: {e.message}, then import again (nothing was imported)",
+                         path=rel, line=e.line) from None
 
 
 def _redacted(mem: Service, files: dict[str, str], rep: JsonlReport) -> dict[str, str]:
@@ -310,17 +321,22 @@ def write_files(mem: Service, files: dict[str, str], rep: JsonlReport, *, subjec
     """The files of an import written into the vault, each merged with the one it has: one
     commit. `dry`: the writes in that list, nothing committed (the inbox's preview); `also`:
     (the proposals' removal, the op, a subject prefix) in the same commit (an inbox accept)."""
-    from . import common
+    from . import common, hand_edits
 
     empty = not mem.vault.exists() or _is_fresh(mem)
     files = _redacted(mem, files, rep)
     writes: list[tx.Write] = []
     with (common.lock(mem) if not dry_run and dry is None else nullcontext()):
+        if not dry_run and dry is None:
+            # The user's uncommitted edits to these files through rule 18 first, as every writer
+            # does: a valid one is committed as theirs, one that breaks a rule or does not parse
+            # refuses the import naming it, rather than being merged (coerced) and committed.
+            hand_edits.settle(mem, list(files))  # a file deleted by hand too: its deletion is theirs
         # an accept's removals first, under the lock: a proposal another accept took is said to be gone
         more = also[0]() if also is not None and dry is None else []
         for rel, text in files.items():
             p = mem.root / rel
-            cur = p.read_text(encoding="utf-8") if p.exists() else None
+            cur = _on_disk(p, rel)
             if cur == text:
                 rep.files[rel] = "unchanged"
                 continue
@@ -336,6 +352,10 @@ def write_files(mem: Service, files: dict[str, str], rep: JsonlReport, *, subjec
                 if m is None:
                     continue
                 new = m.text
+                if new == cur:  # the vault's file holds the imported one already (it moved on since)
+                    rep.files[rel] = "unchanged"
+                    rep.notes += [f"{rel}: {n}" for n in m.notes]
+                    continue
                 rep.files[rel] = "merged"
                 rep.notes += [f"{rel}: {n}" for n in m.notes]
             writes.append(tx.replace(rel, new, stat_key(p)))

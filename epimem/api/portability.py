@@ -22,7 +22,8 @@ from typing import IO, TYPE_CHECKING, Any
 
 from .. import __version__
 from ..core import merge
-from ..core.errors import InputError
+from ..core.errors import InputError, VaultError
+from ..core.model import Problem
 from ..core.notes import (
     NoteError,
     belief_fields,
@@ -31,6 +32,7 @@ from ..core.notes import (
 )
 from ..core.reading import text as redacted_text
 from ..store import sessions as sessions_file
+from ..store.files import NotUTF8, read_text
 from ..store.paths import note_entries
 
 # the import half lives in api/jsonl_import; its names are this module's too, as before
@@ -61,7 +63,10 @@ def records(mem: Service) -> Iterator[dict]:
     patterns = reader.params.redact
 
     def read(rel: str, path: Path) -> str:
-        return redacted_text(rel, path.read_text(encoding="utf-8"), patterns)
+        try:
+            return redacted_text(rel, read_text(path, rel), patterns)
+        except NotUTF8 as e:
+            raise unreadable(Problem(rel, e.line or 1, e.message)) from None
 
     yield {"type": "header", "schema": SCHEMA, "generator": f"epimem {__version__}"}
     ep = root / "epistemology.md"
@@ -79,8 +84,13 @@ def records(mem: Service) -> Iterator[dict]:
         yield rec
     for e in sorted(note_entries(root / "beliefs"), key=lambda e: e.name):
         bid, rel = e.name[:-3], f"beliefs/{e.name}"
-        raw = Path(e.path).read_text(encoding="utf-8")
+        try:
+            raw: str | Problem = read_text(e.path, rel)
+        except NotUTF8 as err:
+            raw = Problem(rel, err.line or 1, err.message)  # shown as last committed, as `belief show` does
         shown, seen = reader.file(rel, raw)
+        if isinstance(raw, Problem) and shown is None:
+            raise unreadable(raw)  # never committed: no text to export, and leaving it out would lose it
         rec = {"type": "belief", "id": bid}
         b = seen.belief
         if b is not None:
@@ -126,6 +136,13 @@ def records(mem: Service) -> Iterator[dict]:
         yield rec
     for e in sorted(note_entries(root / "reviews"), key=lambda e: e.name):
         yield {"type": "review", "date": e.name[:-3], "text": read(f"reviews/{e.name}", Path(e.path))}
+
+
+def unreadable(p: Problem) -> VaultError:
+    """An export refused for a file it cannot carry (bytes that are not UTF-8): the file named,
+    nothing written, rather than an export that leaves the file out."""
+    return VaultError(f"{p}, then export again (nothing was exported: leaving the file out would lose it)",
+                      path=p.path, line=p.line)
 
 
 def export(mem: Service, out: IO[str]) -> int:

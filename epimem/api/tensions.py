@@ -37,10 +37,10 @@ def _read(mem: Service, tension_id: str) -> tuple[str, Tension, Any]:
     if not p.exists():
         raise NotFound(f"no tension '{tension_id}' ({rel} does not exist)", path=rel)
     key = stat_key(p)
-    text = read_text(p, rel)
     try:
+        text = read_text(p, rel)
         return text, parse_tension(text, tension_id, rel), key
-    except NoteError as e:
+    except (NoteError, NotUTF8) as e:  # NotUTF8's message has no path: the file is named here
         raise VaultError(f"{rel}:{e.line}: {e.message}", path=rel, line=e.line) from None
 
 
@@ -300,7 +300,10 @@ def _open_on(mem: Service, belief_id: str):
         return
     for p in sorted(tdir.glob("*.md")):
         key = stat_key(p)  # before the read: a change after it is seen by the compare-and-swap
-        text = p.read_text(encoding="utf-8")
+        try:
+            text = read_text(p, f"tensions/{p.name}")
+        except NotUTF8:
+            continue  # malformed, as below (validate names it): it was a UnicodeDecodeError here
         if belief_id not in text:  # cheap filter before parsing
             continue
         try:

@@ -191,7 +191,7 @@ def merge_leftovers(root: Path) -> list[Problem]:
                 out.append(Problem(f"{folder}/{e.name}", line_of(Path(e.path), merge.MERGE_HEADING),
                                    "a merge kept two machines' versions here; keep what is true and delete "
                                    f"the section '{merge.MERGE_HEADING[3:]}'"))
-            elif merge.has_conflict_markers(text):
+            elif folder == "reviews" and merge.has_conflict_markers(text):  # beliefs' and tensions' parser says it
                 out.append(Problem(f"{folder}/{e.name}", line_of(Path(e.path), "<<<<<<<"),
                                    "git conflict markers: resolve them by hand"))
     for e in note_entries(root / "observations"):
@@ -199,6 +199,9 @@ def merge_leftovers(root: Path) -> list[Problem]:
             text = open(e.path, encoding="utf-8").read()
         except (OSError, UnicodeDecodeError):
             continue
+        if merge.has_conflict_markers(text):
+            out.append(Problem(f"observations/{e.name}", line_of(Path(e.path), "<<<<<<<"),
+                               "git conflict markers: resolve them by hand"))
         for oid in merge.duplicate_observation_ids(text):
             out.append(Problem(f"observations/{e.name}", line_of(Path(e.path), f"## {oid}"),
                                f"{oid} is there twice with different texts (two machines); keep one"))

@@ -32,6 +32,25 @@ from .vocabulary import date_of
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
+class _FrontmatterLoader(_Loader):  # type: ignore[misc, valid-type]
+    """The loader of a note's frontmatter: a key given twice in one mapping is an error on the
+    second one's line. PyYAML keeps the last silently, while epimem's surgical writer replaces
+    the first: an observation that raised `confidence` there left the file reading the old
+    number, and reported the new one (YAML 1.2 says keys are unique)."""
+
+    def construct_mapping(self, node, deep=False):
+        if isinstance(node, yaml.MappingNode):
+            seen: dict[str, int] = {}
+            for key, _ in node.value:
+                if isinstance(key, yaml.ScalarNode):
+                    if key.value in seen:
+                        raise yaml.constructor.ConstructorError(
+                            None, None, f"{key.value!r} is there twice (line {seen[key.value]} too); keep one",
+                            key.start_mark)
+                    seen[key.value] = key.start_mark.line + 2
+        return super().construct_mapping(node, deep)
+
+
 class NoteError(VaultError, ValueError):
     """A file that cannot be parsed: `line` says where (the caller knows the path)."""
 
@@ -51,6 +70,10 @@ class Note:
 
 def split(text: str) -> tuple[str, str, int]:
     """(frontmatter, body, line of the body). Raises NoteError when unclosed."""
+    if text.startswith("\ufeff"):
+        # Notepad's "UTF-8 with BOM": the file shows as starting with '---', so say what is before it.
+        raise NoteError(1, "the file starts with a byte-order mark (U+FEFF) before its '---' line: "
+                           "re-save it as UTF-8 without BOM")
     if not text.startswith("---"):
         raise NoteError(1, "no frontmatter: the file must start with a '---' line")
     first_nl = text.find("\n")
@@ -174,7 +197,7 @@ def _parse_note(text: str) -> Note:
         meta = fast_meta(fm)
         if meta is None:
             _refuse_aliases(fm)
-            meta = yaml.load(fm, Loader=_Loader)
+            meta = yaml.load(fm, Loader=_FrontmatterLoader)
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None) or getattr(e, "context_mark", None)
         line = (mark.line + 2) if mark is not None else 2
@@ -427,6 +450,22 @@ def one_parse() -> Iterator[None]:
         _PARSED.reset(token)
 
 
+# The line git opens a conflict with. Only the opening line is looked for: a line of seven `=`
+# is also a markdown heading's underline, and `<<<<<<<` never starts a line of prose.
+_CONFLICT_START = re.compile(r"^<{7}(?: |$)", re.M)
+
+
+def refuse_conflict_markers(text: str) -> None:
+    """A note that holds git's conflict markers does not parse, on the `<<<<<<<` line (before
+    YAML, whose own error would name the line after it): a writer that appended to the note, or
+    `epimem commit`, would record the unsettled merge as the vault's state."""
+    m = _CONFLICT_START.search(text) if "<<<<<<<" in text else None  # the test first: parsing is hot
+    if m is not None:
+        raise NoteError(text.count("\n", 0, m.start()) + 1,
+                        "git conflict markers (<<<<<<<, =======, >>>>>>>): keep what is true and delete "
+                        "the marker lines")
+
+
 def parse_belief(text: str, belief_id: str, path: str = "") -> Belief:
     memo = _PARSED.get()
     if memo is None:
@@ -439,6 +478,7 @@ def parse_belief(text: str, belief_id: str, path: str = "") -> Belief:
 
 
 def _parse_belief(text: str, belief_id: str, path: str = "") -> Belief:
+    refuse_conflict_markers(text)
     note = parse_note(text)
     meta, kl = note.meta, note.key_lines
     title = meta.get("title")
@@ -611,15 +651,27 @@ def parse_observations(text: str, path: str = "") -> tuple[list[Observation], li
     for i, h in enumerate(heads):
         end = heads[i + 1].start() if i + 1 < len(heads) else len(text)
         fields: dict[str, str] = {}
-        for ln in text[h.end():end].splitlines():
+        again: list[tuple[int, str]] = []  # (line within the entry, field) given a second time
+        for k, ln in enumerate(text[h.end():end].splitlines()):
             fm = _OBS_FIELD.match(ln.strip())
             if fm:
-                fields[fm.group(1).strip().lower()] = fm.group(2).strip()
+                name = fm.group(1).strip().lower()
+                if name in fields:
+                    again.append((k, name))  # the entry's own (first) value stands
+                else:
+                    fields[name] = fm.group(2).strip()
         try:
             out.append(_observation(h.group(1), fields, path))
         except NoteError as e:
             # counted only for the rare bad entry: per heading it would be quadratic
             bad.append((text.count("\n", 0, h.start()) + 1, e.message))
+        if again:
+            # Lines typed under an entry without their own heading: read as the entry's, the last
+            # value won and rewrote what it recorded (its date, evidence, strength), unreported.
+            names = ", ".join(f"'{n}'" for n in dict.fromkeys(n for _, n in again))
+            bad.append((text.count("\n", 0, h.end()) + 1 + again[0][0],
+                        f"{h.group(1)}: {names} given a second time from this line; an observation starts with "
+                        "its own '## obs-…' heading (and is never edited: add a new entry)"))
     return out, bad
 
 
@@ -668,6 +720,7 @@ def render_observation(o: Observation) -> str:
 # --- tensions ------------------------------------------------------------------
 
 def parse_tension(text: str, tension_id: str, path: str = "") -> Tension:
+    refuse_conflict_markers(text)
     note = parse_note(text)
     meta, kl = note.meta, note.key_lines
     d = _required_date(meta, "date", kl)

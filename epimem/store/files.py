@@ -32,12 +32,24 @@ class NotUTF8(VaultError, ValueError):
     """A vault file whose bytes are not UTF-8: reported with its line, never rewritten."""
 
 
+class NotAFile(VaultError, IsADirectoryError):
+    """A folder where the vault has a file (`observations/2026-11.md/`): named, never a traceback.
+    Still an OSError, so a reader that reports unreadable files as problems goes on doing so."""
+
+
 def read_text(path: str | os.PathLike, rel: str | None = None) -> str:
     """A vault file's text, with universal newlines as `open()` reads it: CRLF and CR become
     "\n" (Obsidian on Windows saves CRLF; the writer puts the file's own endings back, see
     `keep_line_endings`). Bytes that are not UTF-8 are a NotUTF8 naming the line, so every
-    reader reports the file instead of raising UnicodeDecodeError."""
-    return text_of(Path(path).read_bytes(), rel)
+    reader reports the file instead of raising UnicodeDecodeError; a folder in a file's place is
+    a NotAFile naming it."""
+    try:
+        data = Path(path).read_bytes()
+    except IsADirectoryError:
+        name = rel or str(path)
+        raise NotAFile(f"{name} is a folder where the vault keeps a file: move it out (or rename it), "
+                       "then run the command again", path=rel) from None
+    return text_of(data, rel)
 
 
 def text_of(data: bytes, rel: str | None = None) -> str:

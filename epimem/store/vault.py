@@ -50,8 +50,8 @@ from .statcache import StatCache
 _T = TypeVar("_T")
 INTERNAL = ".epimem"
 # 4: a belief is `core.record`'s row, not a dict; 5: `depends_on`; 6: an observation's `cited`;
-# 7: values redacted as read (rule 23).
-CACHE_VERSION = 7
+# 7: values redacted as read (rule 23); 8: an observation field given twice is a problem, its first value kept.
+CACHE_VERSION = 8
 
 
 def _patterns_key(patterns: tuple[tuple[str, str], ...]) -> str:
