@@ -134,9 +134,11 @@ def too_new(fmt: int) -> str | None:
     """What to say of a vault a newer epimem wrote (None when this one reads it)."""
     if fmt <= VAULT_FORMAT:
         return None
-    return (f"this vault is in format {fmt}, written by a newer epimem; this epimem knows formats up to "
-            f"{VAULT_FORMAT} and reads or changes nothing rather than misread it: install the newer epimem "
-            "(pipx: `pipx upgrade epimem-cli`, or `pipx install --force` from a newer checkout)")
+    # The file named: a hand edit (or a bad merge) of it reads exactly like a newer epimem's vault.
+    return (f"this vault is in format {fmt} ({FORMAT_FILE}), written by a newer epimem; this epimem knows "
+            f"formats up to {VAULT_FORMAT} and reads or changes nothing rather than misread it: install the newer "
+            "epimem (pipx: `pipx upgrade epimem-cli`, or `pipx install --force` from a newer checkout); if "
+            f"{FORMAT_FILE} was edited by hand, `git checkout -- {FORMAT_FILE}` restores the committed one")
 
 
 # --- rules 8 and 10: sessions --------------------------------------------------------------

@@ -107,7 +107,9 @@ def test_an_older_epimem_refuses_a_newer_vault_everywhere_and_writes_nothing(vau
         full = ("--vault", root, *args) if args != ("init",) else ("init", root)
         r = cli(*full)
         assert r.code == 1, (args, r.out, r.err)
-        assert f"format {kernel.VAULT_FORMAT + 1}" in r.err and "newer epimem" in r.err, (args, r.err)
+        said = r.err
+        assert f"format {kernel.VAULT_FORMAT + 1}" in said and "newer epimem" in said, said
+        assert "state/vault.json" in said, said  # a hand edit of it reads like a newer epimem's vault
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     hook = subprocess.run([sys.executable, "-m", "epimem", "--vault", str(root), "hook", "session-start"],
                           input=json.dumps({"source": "startup", "cwd": str(tmp_path)}), capture_output=True,
