@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING
 
 from ..core import dependencies, rules
 from ..core.model import Problem
-from ..store.paths import escaping_links, private_dir
+from ..store.files import folder_in_place
+from ..store.paths import escaping_links, folders_named_as_notes, private_dir
 from .common import key_line, line_of
 
 if TYPE_CHECKING:
@@ -29,6 +30,7 @@ def validate(mem: Service) -> list[Problem]:
         problems.append(Problem(rel, 1, f"a symbolic link to {target}, "
                                         + (f"into {where}/ (not a note)" if where else "outside the vault")
                                         + ": epimem does not read, index, send or commit it"))
+    problems += [Problem(rel, 1, folder_in_place(rel)) for rel in folders_named_as_notes(mem.root)]
     params = mem.params
     root = mem.root
     real = mem.machine_day  # rule 20: what is dated after the machine's day

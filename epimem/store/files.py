@@ -46,10 +46,13 @@ def read_text(path: str | os.PathLike, rel: str | None = None) -> str:
     try:
         data = Path(path).read_bytes()
     except IsADirectoryError:
-        name = rel or str(path)
-        raise NotAFile(f"{name} is a folder where the vault keeps a file: move it out (or rename it), "
-                       "then run the command again", path=rel) from None
+        raise NotAFile(folder_in_place(rel or str(path)), path=rel) from None
     return text_of(data, rel)
+
+
+def folder_in_place(name: str) -> str:
+    """What to say of a folder named like one of the vault's files (`observations/2026-11.md/`)."""
+    return f"{name} is a folder where the vault keeps a file: move it out (or rename it), then run the command again"
 
 
 def text_of(data: bytes, rel: str | None = None) -> str:

@@ -82,6 +82,24 @@ def note_entries(folder: str | os.PathLike[str]) -> list[os.DirEntry[str]]:
         return []
 
 
+NOTE_FOLDERS = ("beliefs", "observations", "tensions", "reviews", "inbox")
+
+
+def folders_named_as_notes(root: str | os.PathLike[str]) -> list[str]:
+    """Vault-relative names of folders named like a note (`observations/2026-11.md/`), for
+    `validate`: `note_entries` lists files only, so a reader passes them by, while a writer of
+    that name is refused (`files.NotAFile`); said once, before a write trips on it."""
+    out = []
+    for folder in NOTE_FOLDERS:
+        try:
+            with os.scandir(os.path.join(root, folder)) as it:
+                out += [f"{folder}/{e.name}" for e in it
+                        if is_note(e.name) and e.is_dir(follow_symlinks=False)]
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+    return sorted(out)
+
+
 def escaping_links(root: str | os.PathLike[str]) -> list[tuple[str, str]]:
     """(vault-relative path, target) of every symlink in the vault that resolves
     outside it or into `.git/` or `.epimem/` (those folders themselves aside), for `validate`."""

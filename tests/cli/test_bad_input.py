@@ -208,6 +208,9 @@ def test_a_folder_in_place_of_a_months_log_is_named_not_a_traceback(sample_vault
         assert "observations/2026-11.md is a folder where the vault keeps a file" in r.err, (args, r.err)
     r = cli("--vault", sample_vault, "doctor")
     assert "Traceback" not in r.err + r.out
+    # validate says so before any write trips on it (readers list files only, and passed it by)
+    r = cli("--vault", sample_vault, "validate")
+    assert r.code == 1 and f"{LOG}:1: {LOG} is a folder where the vault keeps a file" in r.out, r.out
     assert git(sample_vault, "status", "--porcelain") == f" D {LOG}\n"
 
 
