@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from ..core import inbox as core_inbox
-from ..core import kernel, reading
+from ..core import kernel, reading, rules
 from ..core.errors import Conflict, EpimemError, InputError, NotFound, VaultError
 from ..core.inbox import Proposal
 from ..core.model import Problem
@@ -159,20 +159,16 @@ def _propose(mem, items, parsed, origin, today, params, own: str | None = None) 
     on_file, _ = read_all(mem)
     taken = {p.id for p in on_file}
     # Rule 9 per session, and the trap: a session name is free, so fifty observations naming
-    # fifty made-up sessions were fifty proposals (a batch of a thousand, a thousand). Sessions the
-    # vault never counted (rule 19: they share one step a day) share one session's bound a day per
-    # path; a session the hook counted is its own, and so is the connection the front end vouches
-    # for (`own`, as `observe.apply` bounds it).
+    # fifty made-up sessions were fifty proposals (a batch of a thousand, a thousand). Rule 9's
+    # session is the one `observe.apply` bounds (`rules.session_key`): a session the hook counted,
+    # or the connection the front end vouches for (`own`), is its own; the names the vault never
+    # counted share one session's bound a day per source.
     counted = frozenset(kernel.known_sessions(dict(mem.vault.read_sessions().counted), today))
     counted = counted | {own} if own else counted
-
-    def bucket(session: str, origin_: str, day) -> str:
-        return session if session in counted else f"uncounted:{origin_}:{day.isoformat()}"
-
     per_session: dict[str, int] = {}
     for p in on_file:
         if p.status == "pending" and p.kind == "observation":
-            s = bucket(p.session, p.origin, p.proposed)
+            s = rules.session_key(p.session, p.proposed, counted)
             per_session[s] = per_session.get(s, 0) + 1
     writes: list[tx.Write] = []
     results: list[ObservationResult] = []
@@ -193,7 +189,7 @@ def _propose(mem, items, parsed, origin, today, params, own: str | None = None) 
             results.append(ObservationResult(obs, None if obs.connects == "new" else obs.connects, duplicate=True,
                                              reason=f"already proposed ({pid})"))
             continue
-        key = bucket(obs.session, origin, today)
+        key = rules.session_key(obs.session, today, counted)
         per_session[key] = per_session.get(key, 0) + 1
         added.add(key)
         prop = core_inbox.Proposal(id=pid, proposed=today, origin=origin, source=obs.source,

@@ -359,10 +359,6 @@ def _log_rebase(fresh: list[tuple[Observation, dict]], today: date, params: Para
     return for_log
 
 
-def _previous_month(d: date) -> date:
-    return rules.session_start_bound(d)
-
-
 def _encodable(s: str) -> bool:
     try:
         s.encode("utf-8")
@@ -641,7 +637,7 @@ def check_session_limit(fresh: list[tuple[Observation, dict]], today: date, mont
 
 def _recent_logs(today: date) -> tuple[str, str]:
     # A session spans at most a few days: this month's and last month's logs hold it.
-    prev = _previous_month(today)
+    prev = rules.session_start_bound(today)  # the first of last month
     return f"observations/{today:%Y-%m}.md", f"observations/{prev:%Y-%m}.md"
 
 

@@ -103,7 +103,7 @@ def test_a_secret_typed_into_a_proposal_file_is_redacted_in_the_listing_the_mcp_
 def test_made_up_session_names_cannot_flood_the_inbox(tmp_path, cli):
     """Rule 9 held per session name, and a name is free: one MCP call of 50 observations, each
     naming its own session, queued 50 proposals (a CLI batch, a thousand). Sessions the vault
-    never counted share one session's bound a day per path, as they share one step a day (rule
+    never counted share one session's bound a day per source, as they share one step a day (rule
     19); a session the hook counted keeps its own."""
     from mcp import Client
 
