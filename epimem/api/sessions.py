@@ -39,10 +39,11 @@ def recorded_in(mem: Service, session: str) -> int:
 
     # as rule 9 counts it: a session the vault never counted shares its source's bound of the day
     counted = frozenset(kernel.known_sessions(dict(mem.vault.read_sessions().counted), mem.today))
-    n = observe.session_observation_count(rules.session_key(session, mem.today, counted), mem.today, month_obs,
-                                          counted=counted)
+    key = rules.session_key(session, mem.today, counted)
+    n = observe.session_observation_count(key, mem.today, month_obs, counted=counted)
     if (mem.root / "inbox").is_dir():
-        n += sum(1 for p in inbox.read_all(mem)[0] if p.kind == "observation" and p.session == session)
+        n += sum(1 for p in inbox.read_all(mem)[0]
+                 if p.kind == "observation" and rules.session_key(p.session, p.proposed, counted) == key)
     return n
 
 
