@@ -160,7 +160,7 @@ def session_date_problem(session: str, d: date, today: date) -> str | None:
     first = session_start_bound(today)
     if not session or d >= first:
         return None
-    return (f"'date' {d.isoformat()} is before {first.isoformat()}, and a session spans a few days, and rule 9 "
+    return (f"'date' {d.isoformat()} is before {first.isoformat()}: a session spans a few days, and rule 9 "
             "counts a session's observations in this month's log and the last; record an older observation "
             "without a session")
 
@@ -182,11 +182,9 @@ def counts_for(obs: Observation, counted, today: date) -> str | None:
     them together move one belief one step a day per source. One dated another day is
     another day's step, so it moves nothing (else twelve back-dated entries were twelve
     days). None: recorded, no number moves."""
-    if obs.session and obs.session in counted:
-        return obs.session
-    if obs.date != today:
+    if obs.date != today and not (obs.session and obs.session in counted):
         return None
-    return f"uncounted:{uncounted_source(obs.session)}:{today.isoformat()}"
+    return session_key(obs.session, today, counted)
 
 
 def bound_session(obs: Observation, counted) -> str:
