@@ -17,6 +17,7 @@ that proposed them wrote them (`edited_imports`).
 from __future__ import annotations
 
 import difflib
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -362,7 +363,10 @@ def _preview_import(mem: Service, p: Proposal, proposed: dict[str, str] | None) 
 
 # --- the user's decisions ---------------------------------------------------------------------
 
-def _decide(mem: Service, ids: list[str]) -> list[tuple[Proposal, tuple[int, int] | None]]:
+def _decide(mem: Service, ids: list[str], seen: Mapping[str, str] | None = None
+            ) -> list[tuple[Proposal, tuple[int, int] | None]]:
+    """The proposals decided on, as their files say now; `seen`: id → `fingerprint` of what the
+    user was shown (the page's buttons send it), refused when the file says something else now."""
     if not ids:
         raise InputError("name at least one proposal (`epimem inbox` lists them)", field="id")
     out = []
@@ -371,17 +375,35 @@ def _decide(mem: Service, ids: list[str]) -> list[tuple[Proposal, tuple[int, int
         if p.status != "pending":
             raise Conflict(f"{p.id} was rejected on {p.decided}; it is kept on record and cannot be "
                            "accepted (observe it again if it holds after all)", path=p.path)
+        if seen and seen.get(p.id) not in (None, core_inbox.fingerprint(p)):
+            raise _changed(p)
         out.append((p, key))
     return out
 
 
-def accept(mem: Service, ids: list[str]) -> ObserveReport:
+def _changed(p: Proposal) -> Conflict:
+    return Conflict(f"{p.path} changed after it was shown to you; nothing was changed: look at it again "
+                    "(reload the page, or `epimem inbox`) and decide on what it says now", path=p.path)
+
+
+def _still(mem: Service, props: list[Proposal]) -> list[tuple[Proposal, tuple[int, int] | None]]:
+    """Under the lock, each proposal as the decision read it: another process that accepted or
+    rejected one meanwhile wins, and one edited since refuses the whole decision (what would be
+    applied is what was read, and the removal must not take the edited file with it)."""
+    now = _decide(mem, [p.id for p in props])
+    for p, (q, _) in zip(props, now):
+        if q != p:
+            raise _changed(q)
+    return now
+
+
+def accept(mem: Service, ids: list[str], seen: Mapping[str, str] | None = None) -> ObserveReport:
     """Apply the proposals as if just observed: the rules on today's state, each observation
     dated today with its own source and session (rule 19 counts the original's), in one commit
     that also removes them from the inbox. An import's proposals: the import's own write of
     them, today, in one commit that removes them (`accept_imports`)."""
     common.writable(mem)
-    chosen = _decide(mem, ids)
+    chosen = _decide(mem, ids, seen)
     props = [p for p, _ in chosen]
     families = {("import-jsonl" if p.importer == "jsonl" else "import") if p.kind == "import" else "observation"
                 for p in props}
@@ -392,9 +414,7 @@ def accept(mem: Service, ids: list[str]) -> ObserveReport:
         return accept_imports(mem, props)
 
     def removals() -> list[tx.Write]:
-        # Each pass checks again: another process that accepted or rejected one meanwhile wins.
-        now = _decide(mem, [p.id for p in props])
-        return [tx.replace(p.path, None, key) for p, key in now]  # compare-and-swap: the file as read
+        return [tx.replace(p.path, None, key) for p, key in _still(mem, props)]  # compare-and-swap
 
     items = [as_now(mem, p) for p in props]
     for p, item in zip(props, items):
@@ -422,8 +442,7 @@ def accept_imports(mem: Service, props: list[Proposal]) -> ObserveReport:
         raise Conflict(next(iter(why.values())), path=f"{core_inbox.FOLDER}/{next(iter(why))}.md")
 
     def removals() -> list[tx.Write]:
-        now = _decide(mem, [p.id for p in props])  # under the lock: another accept meanwhile wins
-        return [tx.replace(p.path, None, key) for p, key in now]
+        return [tx.replace(p.path, None, key) for p, key in _still(mem, props)]  # compare-and-swap
 
     names = ", ".join(p.id for p in props)
     rep, _ = _import_write(mem, props, also=(removals, "inbox-accept", f"inbox accept {names}: "))
@@ -432,13 +451,14 @@ def accept_imports(mem: Service, props: list[Proposal]) -> ObserveReport:
                                         for b in (r.path[8:-3],)))
 
 
-def reject(mem: Service, ids: list[str], note: str = "") -> tuple[str, tuple[str, ...]]:
+def reject(mem: Service, ids: list[str], note: str = "", seen: Mapping[str, str] | None = None
+           ) -> tuple[str, tuple[str, ...]]:
     """Mark the proposals rejected (kept on file; nothing else changes): (commit, ids)."""
     common.writable(mem)
     today = mem.write_today
     for attempt in common.attempts(mem):
         with attempt:
-            chosen = _decide(mem, ids)
+            chosen = _decide(mem, ids, seen)
             writes = []
             for p, key in chosen:
                 done_p = replace(p, status="rejected", decided=today, note=" ".join(note.split()))

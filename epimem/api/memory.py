@@ -27,7 +27,7 @@ carrying the field, file or line where it is known.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -171,15 +171,17 @@ class Memory(Service):
         from . import inbox as _inbox
         return _inbox.previews(self)
 
-    def inbox_accept(self, ids: Iterable[str]) -> ObserveReport:
-        """The user accepts proposals: the rules applied as if just observed, one commit."""
+    def inbox_accept(self, ids: Iterable[str], seen: Mapping[str, str] | None = None) -> ObserveReport:
+        """The user accepts proposals: the rules applied as if just observed, one commit; `seen`
+        (id → `core.inbox.fingerprint` of what they were shown) refuses one changed since."""
         from . import inbox as _inbox
-        return _inbox.accept(self, list(ids))
+        return _inbox.accept(self, list(ids), seen)
 
-    def inbox_reject(self, ids: Iterable[str], note: str = "") -> tuple[str, tuple[str, ...]]:
+    def inbox_reject(self, ids: Iterable[str], note: str = "", seen: Mapping[str, str] | None = None
+                     ) -> tuple[str, tuple[str, ...]]:
         """The user rejects proposals: kept on file as rejected, one commit."""
         from . import inbox as _inbox
-        return _inbox.reject(self, list(ids), note)
+        return _inbox.reject(self, list(ids), note, seen)
 
     def similar(self, title: str, statement: str = "") -> list[dict]:
         """Rule 17: active beliefs close to a would-be new one ([{id, title, similarity}])."""

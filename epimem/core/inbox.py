@@ -74,6 +74,14 @@ class Proposal:
         return f"{FOLDER}/{self.id}.md" if self.status == "pending" else f"{REJECTED}/{self.id}.md"
 
 
+def fingerprint(p: Proposal) -> str:
+    """What the user looked at, in a few characters: the page's buttons send it back, so a
+    proposal edited between the look and the click (by hand, or by a model with a file tool) is
+    refused rather than accepted unseen. Of the parsed proposal, not the bytes: a touch or a
+    re-save that changes nothing it says is not a change."""
+    return hashlib.sha256(repr(p).encode("utf-8")).hexdigest()[:16]
+
+
 def is_proposal_id(value: str) -> bool:
     return bool(_ID.fullmatch(value))
 

@@ -96,6 +96,7 @@ def inbox_section(mem: Service, token: str) -> str:
     """The review inbox as the live page shows it: each proposal as the diff accepting it would
     make, with an accept and a reject button (forms posting the token; nothing runs on a GET)."""
     from ..api import inbox
+    from ..core import inbox as core_inbox
 
     if mem.params.review != "required" and not inbox.count_pending(mem):
         return ""
@@ -132,6 +133,7 @@ def inbox_section(mem: Service, token: str) -> str:
             out.append(f'<form method="post" action="/inbox/{verb}" class="decide">'
                        f'<input type="hidden" name="token" value="{esc(token)}">'
                        f'<input type="hidden" name="id" value="{esc(p.id)}">'
+                       f'<input type="hidden" name="seen" value="{core_inbox.fingerprint(p)}">'
                        f'<button type="submit" name="do" value="{verb}">{verb.capitalize()}</button></form>')
         out.append("</article>")
     for x in problems:
@@ -241,15 +243,17 @@ def handler(live: Live, host: str, port: int) -> type[BaseHTTPRequestHandler]:
                 return self._deny(HTTPStatus.FORBIDDEN, "a token is required: use the page "
                                   "`epimem mirror serve` printed the address of")
             ids = form.get("id", [])
+            # What the page showed of each (its buttons send it): one edited since is refused.
+            seen = dict(zip(ids, form.get("seen", [])))
             from ..api import inbox
 
             try:
                 if url.path == "/inbox/accept":
-                    report = inbox.accept(live.mem, ids)
+                    report = inbox.accept(live.mem, ids, seen)
                     if report.held:
                         raise ValueError(report.results[0].reason)
                 else:
-                    inbox.reject(live.mem, ids, form.get("note", [""])[0])
+                    inbox.reject(live.mem, ids, form.get("note", [""])[0], seen)
             except Exception as e:  # a rule's refusal, a proposal gone: said, nothing changed
                 live.rebuild()
                 return self._deny(HTTPStatus.CONFLICT, f"{type(e).__name__}: {e}")

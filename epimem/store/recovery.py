@@ -89,10 +89,14 @@ def git_working_in(root: Path, since: float) -> bool:
     git epimem starts runs there: `gitrun._spawn`). Linux only: elsewhere, False."""
     try:
         pids = [int(e) for e in os.listdir("/proc") if e.isdigit()]
-        with open("/proc/stat", encoding="ascii") as fh:
-            boot = next(float(ln.split()[1]) for ln in fh if ln.startswith("btime "))
+        # The boot instant from the uptime (to a hundredth), not /proc/stat's `btime`: that one is
+        # whole seconds, rounded down, so a git started just now could read as up to a second
+        # older than it is, and the one-second margin below missed it on a machine booted at
+        # x.99 s (recovery rolled back under a git that then staged the file: `AD`).
+        with open("/proc/uptime", encoding="ascii") as fh:
+            boot = time.time() - float(fh.read().split()[0])
         tick = float(os.sysconf("SC_CLK_TCK"))
-    except (OSError, ValueError, StopIteration):
+    except (OSError, ValueError, IndexError):
         return False
     target = os.path.realpath(root)
     for pid in pids:

@@ -446,3 +446,49 @@ def test_what_a_skill_records_is_proposed_when_review_is_required(rv, skill):
     assert p.returncode == 0, p.stderr
     assert belief_bytes(rv.root) == before
     assert len(json.loads(_epimem(rv.root, "inbox", "--json").stdout)["proposals"]) == 1
+
+
+def test_a_proposal_edited_while_it_is_being_accepted_is_neither_applied_nor_removed(rv, monkeypatch):
+    """The accept reads the proposal, then writes under the vault lock. A file tool rewriting it in
+    between must not leave the old text applied and the new one deleted unseen: the accept is
+    refused whole, and the edited proposal waits on."""
+    from epimem.api import inbox
+
+    pid = rv.observe([confirming("Split the PR in three.", session="s1")], source="agent", origin="mcp").proposed[0]
+    path = rv.root / "inbox" / f"{pid}.md"
+    real = inbox.as_now
+
+    def edited_meanwhile(mem, p):
+        path.write_text(path.read_text(encoding="utf-8").replace("Split the PR in three.", "One enormous PR."),
+                        encoding="utf-8")
+        return real(mem, p)
+
+    monkeypatch.setattr(inbox, "as_now", edited_meanwhile)
+    before, commit = belief_bytes(rv.root), head(rv.root)
+    with pytest.raises(inbox.Conflict, match="changed after it was shown to you"):
+        rv.inbox_accept([pid])
+    assert belief_bytes(rv.root) == before and head(rv.root) == commit
+    assert "One enormous PR." in path.read_text(encoding="utf-8")
+    monkeypatch.setattr(inbox, "as_now", real)
+    assert rv.inbox_accept([pid]).accepted == (pid,)
+    assert not path.exists() and rv.belief(BELIEF).confidence > 0.55
+
+
+def test_accept_and_reject_refuse_what_changed_since_it_was_shown(rv):
+    from epimem.api import inbox
+    from epimem.core import inbox as core_inbox
+
+    pid = rv.observe([confirming("Split the PR in three.", session="s1")], source="agent", origin="mcp").proposed[0]
+    shown = core_inbox.fingerprint(inbox.pending(rv)[0][0])
+    path = rv.root / "inbox" / f"{pid}.md"
+    path.touch()  # a re-save that changes nothing it says is not a change
+    assert core_inbox.fingerprint(inbox.pending(rv)[0][0]) == shown
+    path.write_text(path.read_text(encoding="utf-8").replace("Split the PR in three.", "One enormous PR."),
+                    encoding="utf-8")
+    for decide in (lambda: rv.inbox_accept([pid], seen={pid: shown}),
+                   lambda: rv.inbox_reject([pid], seen={pid: shown})):
+        with pytest.raises(inbox.Conflict, match=rf"inbox/{pid}.md changed after it was shown"):
+            decide()
+    assert path.is_file() and rv.belief(BELIEF).confidence == 0.55
+    now = core_inbox.fingerprint(inbox.pending(rv)[0][0])
+    assert rv.inbox_reject([pid], seen={pid: now})[1] == (pid,)

@@ -98,3 +98,36 @@ def test_a_post_whose_origin_is_null_decides_nothing(served):
     assert headers["Referrer-Policy"] == "same-origin"
     assert _call(base + "/inbox/accept", {"id": pid, "token": srv.token}, {"Origin": "null"})[0] == 403
     assert vault.belief(BELIEF).confidence == 0.30
+
+
+def _edit_evidence(vault, pid: str, old: str, new: str) -> None:
+    path = vault.root / "inbox" / f"{pid}.md"
+    path.write_text(path.read_text(encoding="utf-8").replace(old, new), encoding="utf-8")
+
+
+@pytest.mark.seed_rules
+def test_a_proposal_edited_after_the_page_showed_it_is_not_accepted_unseen(served):
+    """Rule 22: the user decides on what they were shown. A model with a file tool (or a hand in
+    an editor) rewrites the proposal between the page's render and the click: the click is refused
+    and says so; after a reload, the button accepts what the file says now."""
+    vault, srv = served
+    pid = _propose(vault, "Split the PR in three.", "s1")
+    srv.live.rebuild()
+    base = f"http://127.0.0.1:{srv.port}"
+    page = _call(srv.url)[1]
+    seen = re.search(rf'name="id" value="{pid}"><input type="hidden" name="seen" value="([0-9a-f]+)"', page)[1]
+    _edit_evidence(vault, pid, "Split the PR in three.", "Asked for one enormous PR.")
+    before = belief_bytes(vault.root)
+    for verb in ("accept", "reject"):
+        status, body, _ = _call(f"{base}/inbox/{verb}", {"id": pid, "token": srv.token, "seen": seen, "do": verb})
+        assert status == 409 and "changed after it was shown to you" in body, body
+    assert belief_bytes(vault.root) == before and (vault.root / "inbox" / f"{pid}.md").is_file()
+    srv.live.rebuild()
+    page = _call(srv.url)[1]
+    assert "Asked for one enormous PR." in page
+    fresh = re.search(rf'name="id" value="{pid}"><input type="hidden" name="seen" value="([0-9a-f]+)"', page)[1]
+    assert fresh != seen
+    status, _, _ = _call(f"{base}/inbox/accept", {"id": pid, "token": srv.token, "seen": fresh, "do": "accept"})
+    assert status == 303 and vault.belief(BELIEF).confidence == 0.35
+    assert "Asked for one enormous PR." in (vault.root / "observations").joinpath(
+        f"{vault.write_today:%Y-%m}.md").read_text(encoding="utf-8")

@@ -55,3 +55,18 @@ def test_a_git_older_than_the_change_is_not_waited_for(vault):
     finally:
         old.kill()
         old.wait(10)
+
+
+def test_a_git_started_just_after_the_change_began_is_seen_at_once(vault):
+    """A git's start time from /proc is exact to the clock tick; /proc/stat's whole-second boot
+    time made it read up to a second early, past the margin, on a machine booted at x.99 s."""
+    root = vault.root
+    for _ in range(5):
+        since = time.time()
+        git = subprocess.Popen(["git", "-c", "alias.slow=!sleep 2", "slow"], cwd=root)
+        try:
+            time.sleep(0.05)
+            assert git_working_in(root, since)
+        finally:
+            git.kill()
+            git.wait(10)
