@@ -19,7 +19,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from .transcripts import Records, Transcript, Turn
+from ..core.transcript import Transcript, Turn
+from .transcripts import Records
 
 _CONTEXT = ("# AGENTS.md instructions", "<user_instructions>", "<environment_context>", "<skill",
             "<user_shell_command>", "<turn_aborted>", "<subagent_notification>")
@@ -75,7 +76,8 @@ class CodexRollout:
                     turns.append(Turn("assistant", text, n, _str(payload.get("id")), ts))
             else:
                 skip("developer" if role in ("developer", "system") else "other-role")
-        return Transcript(tuple(turns), session, cwd, records.count, skipped, agent=self.name)
+        return Transcript(tuple(turns), session, cwd, records.count, skipped, agent=self.name,
+                          label=self.label)
 
 
 def _provenance(payload: dict) -> bool | None:

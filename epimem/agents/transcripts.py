@@ -1,4 +1,4 @@
-"""One interface for agents' session logs: a `Transcript` of human and assistant turns.
+"""One interface for agents' session logs, each read into a `core/transcript.Transcript`.
 
 Each format is an adapter with a `claims(record)` test on a parsed line and a
 `parse_lines(lines)` that turns the file into a Transcript, skipping (and
@@ -10,31 +10,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
 from typing import Protocol
 
-
-@dataclass(frozen=True)
-class Turn:
-    role: str  # "user" (a human prompt) or "assistant" (reply text only)
-    text: str
-    index: int  # line number in the file, 1-based
-    uuid: str = ""
-    timestamp: str = ""
-
-
-@dataclass(frozen=True)
-class Transcript:
-    turns: tuple[Turn, ...]
-    session: str = ""
-    cwd: str = ""
-    lines: int = 0
-    skipped: dict[str, int] = field(default_factory=dict)
-    agent: str = "claude-code"   # the adapter's name: the observations' source
-
-    @property
-    def human(self) -> list[Turn]:
-        return [t for t in self.turns if t.role == "user"]
+from ..core.transcript import Transcript
 
 
 class Format(Protocol):

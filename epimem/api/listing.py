@@ -74,6 +74,11 @@ def matching(mem: Service, f: Filters) -> tuple[list[tuple[float, Belief]], list
     return rows, beliefs, problems, refused
 
 
+def beliefs(mem: Service, f: Filters) -> list[Belief]:
+    """The beliefs that pass `f`, in id order, as every reader shows them (`Memory.beliefs`)."""
+    return [b for _, b in matching(mem, f)[0]]
+
+
 def strongest(rows: list[tuple[float, Belief]]) -> list[tuple[float, Belief]]:
     """(effective, belief) rows in a listing's order: strongest first, then by id."""
     return sorted(rows, key=lambda r: (-r[0], r[1].id))

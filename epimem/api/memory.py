@@ -72,7 +72,7 @@ class Memory(Service):
         """The beliefs that pass the filters (a `Filters`, or `kind=`, `status=`, …), in id order,
         as every reader shows them (`shown_belief`)."""
         from . import listing as _listing
-        return [b for _, b in _listing.matching(self, _listing.filters(filters, kw))[0]]
+        return _listing.beliefs(self, _listing.filters(filters, kw))
 
     def listing(self, filters: Filters | None = None, *, limit: int | None = None, offset: int = 0,
                 **kw: Any) -> Listing:

@@ -360,9 +360,10 @@ def commit_session(root: str, session: str = "") -> int:
 
 def observe_transcript(path: str, root: str, session: str | None, llm: bool) -> int:
     from ..api.memory import Memory
-    from .session_end import record_from_transcript
+    from ..api.transcripts import record_from_transcript
+    from .transcript import read_transcript
 
-    report, notes = record_from_transcript(Memory(root), path, use_llm=llm, session=session)
+    report, notes = record_from_transcript(Memory(root), read_transcript(path), use_llm=llm, session=session)
     for n in notes:
         _log(f"session-end: {n}")
     if report is not None and report.commit:

@@ -391,14 +391,15 @@ def transcript(ctx, path, session, llm, as_json):
 def _observe_transcript(mem, path: str, llm: bool, session: str | None, as_json: bool) -> None:
     """Once per session, and it says why when it records nothing."""
     try:
-        from ..claude.session_end import record_from_transcript
+        from ..api.transcripts import record_from_transcript
+        from ..claude.transcript import read_transcript
     except ImportError:
         fail("--from-transcript is not available in this build")
     mem.vault.require()
     if not Path(path).is_file():
         fail(f"cannot read {path}: not a file (give the path of a Claude Code transcript, .jsonl)")
     try:
-        report, notes = record_from_transcript(mem, path, use_llm=llm, session=session)
+        report, notes = record_from_transcript(mem, read_transcript(path), use_llm=llm, session=session)
     except OSError as e:
         fail(f"cannot read {path}: {e}")
     for note in notes:

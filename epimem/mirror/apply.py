@@ -81,7 +81,7 @@ def apply(mem, a: Audit, only: tuple[str, ...] = ()) -> tuple[str, list[Planned]
     keys = {p.key for p in offered}
     only_beliefs = tuple(x for x in only if x not in keys)
     params = [p for p in offered if not only or p.key in only]
-    beliefs = {b.id: b for _, b in listing.matching(mem, listing.filters(None, {}))[0]}
+    beliefs = {b.id: b for b in listing.beliefs(mem, listing.filters(None, {}))}
     planned = plan(a, beliefs, mem.params, only_beliefs) if (not only or only_beliefs) else []
     sha = ""
     if planned or not params:

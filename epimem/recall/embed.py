@@ -209,29 +209,26 @@ def _package_file(package: str, pin: str, rel: str, sha: str, what: str) -> byte
     if spec is None or not spec.origin:
         raise EmbedderError(f"the minilm embedder needs the {pin.split('==')[0]} package for its {what}: "
                             f"{MINILM_INSTALL}")
-    path = Path(spec.origin).parent / rel
-    try:
-        raw = path.read_bytes()
-    except OSError:
-        raise EmbedderError(f"the {package} package has no {rel}; reinstall it (pip install '{pin}')") from None
-    actual = hashlib.sha256(raw).hexdigest()
-    if actual != sha:
-        raise EmbedderError(f"{package} {rel} has sha256 {actual[:16]}…, expected {sha[:16]}…: the installed "
-                            f"{what} is not the pinned one; reinstall '{pin}'")
-    return raw
+    return _pinned(Path(spec.origin).parent / rel, sha,
+                   missing=f"the {package} package has no {rel}; reinstall it (pip install '{pin}')",
+                   named=f"{package} {rel}", wrong=f"the installed {what} is not the pinned one; reinstall '{pin}'")
 
 
 def _own_file(rel: str, sha: str) -> bytes:
     """A data file shipped inside epimem.recall, its sha256 checked."""
-    path = Path(__file__).parent / rel
+    return _pinned(Path(__file__).parent / rel, sha, missing=f"epimem's {rel} is missing; reinstall epimem",
+                   named=f"epimem's {rel}", wrong="it is not the pinned tokenizer; reinstall epimem")
+
+
+def _pinned(path: Path, sha: str, *, missing: str, named: str, wrong: str) -> bytes:
+    """The file's bytes when their sha256 is `sha`; else an EmbedderError saying what to reinstall."""
     try:
         raw = path.read_bytes()
     except OSError:
-        raise EmbedderError(f"epimem's {rel} is missing; reinstall epimem") from None
+        raise EmbedderError(missing) from None
     actual = hashlib.sha256(raw).hexdigest()
     if actual != sha:
-        raise EmbedderError(f"epimem's {rel} has sha256 {actual[:16]}…, expected {sha[:16]}…: "
-                            "it is not the pinned tokenizer; reinstall epimem")
+        raise EmbedderError(f"{named} has sha256 {actual[:16]}…, expected {sha[:16]}…: {wrong}")
     return raw
 
 

@@ -47,6 +47,7 @@ from .manifest import (
     Paths,
     State,
     Vectors,
+    damage,
     load_chroma_state,
     load_manifest,
     load_state,
@@ -59,6 +60,7 @@ from .manifest import (
     save_state,
     scan,
     sha256_bytes,
+    verify,
 )
 from .table import Table
 
@@ -264,6 +266,7 @@ class Index:
         if m is None:
             return Status(exists=False, needs_rebuild=why, store=_shown(self.config.store),
                           embedder=self.config.embedder)
+        why = why or self._damaged(m)
         st = Status(exists=True, needs_rebuild=why, items=int(m.get("items", 0)), files=len(m["files"]),
                     embedder=m.get("embedder", ""), store=_shown(m.get("store", "")), written=m.get("written", ""),
                     problems=problems_from(m), chroma_pending=self.chroma_pending(),
@@ -288,6 +291,21 @@ class Index:
         reported = {p.path for p in st.problems}
         st.new = [r for r in st.new if r not in reported]
         return st
+
+    def _damaged(self, m: dict) -> str:
+        """Why the state files are not as written, every byte read: a status is asked to be sure."""
+        for _ in range(3):
+            problem = verify(self.paths, m)
+            if not problem:
+                return ""
+            try:  # a writer between its renames is no damage: the next manifest says
+                again = load_manifest(self.paths)
+            except Corrupt as e:
+                return str(e)
+            if again is None or again.get("stamp") == m.get("stamp"):
+                return problem
+            m = again
+        return problem
 
     # -- erase ------------------------------------------------------------------------------------
     def erase(self) -> bool:
@@ -414,6 +432,12 @@ class Index:
         why = self._incompatible(manifest)
         if why:
             return self._rebuild(why)
+        broken, moved = damage(self.paths, manifest)
+        if broken:
+            return self._rebuild(f"{broken}; rebuilt")
+        if moved is not None:  # copied or restored: the times it now has, so they are not read again
+            manifest = dict(manifest, parts=moved)
+            save_manifest(self.paths, manifest)
         old_files: dict[str, list] = manifest["files"]
         now = scan(self.root)
         touched: dict[str, list] = {}

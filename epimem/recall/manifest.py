@@ -19,6 +19,10 @@ The four state files are written atomically and carry the same random
 stamp; a reader that sees different stamps has caught a writer in the middle
 and reads again. They are caches (rebuildable from the files), so they are
 not fsynced: a crash loses at most an update that the next sync redoes.
+
+The manifest also records each of those files' size, mtime and CRC-32 as written (`parts`):
+a reader stats them and reads one again only when its time moved, so a truncated, replaced or
+rewritten file is found before its vectors are served (docs/decisions.md, "Index integrity").
 """
 
 from __future__ import annotations
@@ -26,6 +30,8 @@ from __future__ import annotations
 import hashlib
 import secrets
 import time
+import zipfile
+import zlib
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -242,6 +248,75 @@ def load_manifest(paths: Paths) -> dict | None:
     return m
 
 
+# --- the state files as written -------------------------------------------------------------
+
+def _crc(data) -> int:
+    return zlib.crc32(data) & 0xFFFFFFFF
+
+
+def _file_crc(path: Path) -> int:
+    crc = 0
+    with open(path, "rb") as fh:
+        while chunk := fh.read(1 << 22):
+            crc = zlib.crc32(chunk, crc)
+    return crc & 0xFFFFFFFF
+
+
+def damage(paths: Paths, manifest: dict) -> tuple[str, dict | None]:
+    """(why the state files are not the ones the manifest was written with, or ""; the manifest's
+    `parts` with the times a copy moved, when only times moved, else None).
+
+    A size that differs is damage. A time that differs is read again: a copy or a restore moves
+    the time and keeps the bytes, and a rebuild would embed every item again for nothing. Bytes
+    changed with the time kept (a disk's own rot) are past what a stat can see; `verify` reads all."""
+    parts = manifest.get("parts")
+    if not isinstance(parts, dict):
+        return "", None  # written before the check: the zip files' own checksums still hold
+    moved = {}
+    for name, rec in parts.items():
+        try:
+            size, mtime, crc = rec
+            st = (paths.dir / name).stat()
+        except FileNotFoundError:
+            return f"{_shown(paths, name)} is missing", None
+        except OSError as e:
+            return f"cannot read {_shown(paths, name)}: {e.strerror or e}", None
+        except (TypeError, ValueError):
+            return "the index manifest's record of its files is damaged", None
+        if st.st_size != size:
+            return (f"{_shown(paths, name)} is damaged: {st.st_size:,} bytes, {size:,} as written "
+                    "(truncated or replaced)"), None
+        if st.st_mtime_ns != mtime:
+            problem = _changed(paths, name, crc)
+            if problem:
+                return problem, None
+            moved[name] = [size, st.st_mtime_ns, crc]
+    return "", ({**parts, **moved} if moved else None)
+
+
+def verify(paths: Paths, manifest: dict) -> str:
+    """`damage`, and every file read whatever its time says: what `index status` checks."""
+    problem, _ = damage(paths, manifest)
+    for name, rec in (manifest.get("parts") or {}).items():
+        if problem:
+            break
+        problem = _changed(paths, name, rec[2])
+    return problem
+
+
+def _changed(paths: Paths, name: str, crc: int) -> str:
+    try:
+        if _file_crc(paths.dir / name) == crc:
+            return ""
+    except OSError as e:
+        return f"cannot read {_shown(paths, name)}: {e.strerror or e}"
+    return f"{_shown(paths, name)} is damaged: its bytes changed since it was written"
+
+
+def _shown(paths: Paths, name: str) -> str:
+    return (paths.dir / name).relative_to(paths.root).as_posix()
+
+
 def load_state(paths: Paths, attempts: int = 3) -> State:
     import numpy as np
 
@@ -251,23 +326,36 @@ def load_state(paths: Paths, attempts: int = 3) -> State:
         if manifest is None:
             raise Corrupt("there is no index yet")
         try:
+            reading = paths.table
             t = _loads(paths.table.read_bytes())
+            reading = paths.lexical
             with np.load(paths.lexical, allow_pickle=False) as z:
                 arrays = {k: z[k] for k in z.files}
+            reading = paths.vectors
             with np.load(paths.vectors, allow_pickle=False) as z:
                 vec = {k: z[k] for k in z.files}
             # The two big arrays are memory-mapped: a query reads only the pages
             # it touches, and a fresh process does not copy 60 MB first.
             vstamp = str(vec.get("stamp", np.array([""]))[0])
-            vec["matrix"] = np.load(paths.matrix(vstamp), mmap_mode="r", allow_pickle=False)
-            vec["text_bytes"] = np.load(paths.text_bytes(vstamp), mmap_mode="r", allow_pickle=False)
-        except (OSError, ValueError, KeyError) as e:
-            last = f"cannot read the index table: {e}"
+            reading = paths.matrix(vstamp)
+            vec["matrix"] = np.load(reading, mmap_mode="r", allow_pickle=False)
+            reading = paths.text_bytes(vstamp)
+            vec["text_bytes"] = np.load(reading, mmap_mode="r", allow_pickle=False)
+        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, zlib.error) as e:
+            # an npz is a zip, whose own checksums find what an index written before `parts` hides
+            last = damage(paths, manifest)[0] or f"cannot read {_shown(paths, reading.name)}: {e}"
             time.sleep(0.05 * (i + 1))
             continue
         lex_stamp = str(arrays.pop("stamp", np.array([""]))[0])
         vec_stamp = str(vec.pop("stamp", np.array([""]))[0])
         if t.get("stamp") == manifest["stamp"] == lex_stamp == vec_stamp:
+            # What the stamps cannot tell, and the memory-mapped arrays are not read to check: the
+            # bytes under them are the ones written.
+            problem, _ = damage(paths, manifest)
+            if problem:
+                last = problem
+                time.sleep(0.05 * (i + 1))
+                continue
             try:
                 table = Table.from_json(t)
                 lexical = LexicalIndex.from_arrays(t["terms"], arrays)
@@ -290,18 +378,25 @@ def save_state(paths: Paths, manifest: dict, table: Table, lexical: LexicalIndex
     stamp = secrets.token_hex(8)
     manifest = dict(manifest, stamp=stamp, format=FORMAT,
                     written=datetime.now(UTC).isoformat(timespec="seconds"))
+    crcs: dict[Path, int] = {}
+
+    def write(path: Path, data) -> None:
+        crcs[path] = _crc(data)
+        write_cache(path, data)
+
     buf = io.BytesIO()
     np.savez(buf, stamp=np.array([stamp]), **lexical.arrays())
-    write_cache(paths.lexical, buf.getvalue())
+    write(paths.lexical, buf.getvalue())
     for path, arr in ((paths.matrix(stamp), np.ascontiguousarray(vectors.matrix, np.float32)),
                       (paths.text_bytes(stamp), np.ascontiguousarray(vectors.text_bytes, np.uint8))):
         buf = io.BytesIO()
         np.save(buf, arr, allow_pickle=False)
-        write_cache(path, buf.getbuffer())  # a view: no second copy of 60 MB
+        write(path, buf.getbuffer())  # a view: no second copy of 60 MB
     buf = io.BytesIO()
     np.savez(buf, stamp=np.array([stamp]), text_ptr=vectors.text_ptr)
-    write_cache(paths.vectors, buf.getvalue())
-    write_cache(paths.table, _dumps({"stamp": stamp, "terms": lexical.terms, **table.to_json()}))
+    write(paths.vectors, buf.getvalue())
+    write(paths.table, _dumps({"stamp": stamp, "terms": lexical.terms, **table.to_json()}))
+    manifest["parts"] = {p.name: [(st := p.stat()).st_size, st.st_mtime_ns, crc] for p, crc in crcs.items()}
     write_cache(paths.manifest, _dumps(manifest))  # last: it is what readers open first
     _drop_old_arrays(paths, stamp)
     return stamp

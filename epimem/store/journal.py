@@ -37,7 +37,7 @@ from .files import (
     lock_path,
     tmp_dir,
 )
-from .recovery import clear_git_locks, drop_record, head, refresh_caches, wait_for_git, write_record
+from .recovery import clear_git_locks, drop_record, head, refresh_caches, set_aside, wait_for_git, write_record
 
 NAME = JOURNAL_NAME
 
@@ -116,13 +116,7 @@ def recover(root: Path, lock: VaultLock | None = None) -> str | None:
         except FileNotFoundError:
             return None
         except (OSError, ValueError, KeyError, TypeError) as e:
-            # A journal we cannot read cannot be acted on; keeping it would block
-            # nothing (it is only ever read here), so it is set aside for a person.
-            bad = journal_path(root) + ".unreadable"
-            os.replace(journal_path(root), bad)
-            note = f"an interrupted change's journal could not be read ({e}); it was kept as {bad}"
-            logging.getLogger("epimem").warning("epimem: %s", note)
-            return note
+            return set_aside(journal_path(root), "an interrupted change's journal", e)
         subject = doc.get("subject") or "a change"
         if doc.get("commit"):
             wait_for_git(root, float(doc.get("started") or 0))

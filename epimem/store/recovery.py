@@ -45,6 +45,18 @@ def drop_record(root: str | os.PathLike, name: str) -> None:
         pass
 
 
+def set_aside(path: str, what: str, error: Exception) -> str:
+    """A record that cannot be read cannot be acted on, and keeping it in place would block nothing
+    (only its recovery reads it): it is renamed `….unreadable` for a person. What was done, logged."""
+    import logging
+
+    bad = path + ".unreadable"
+    os.replace(path, bad)
+    note = f"{what} could not be read ({error}); it was kept as {bad}"
+    logging.getLogger("epimem").warning("epimem: %s", note)
+    return note
+
+
 def fsync_dir(path: Path) -> None:
     try:
         fd = os.open(path, os.O_RDONLY)

@@ -71,11 +71,7 @@ def recover(root: Path, lock: VaultLock | None = None) -> str | None:
         except FileNotFoundError:
             return None
         except (OSError, ValueError, KeyError, TypeError) as e:
-            bad = path(root) + ".unreadable"
-            os.replace(path(root), bad)
-            note = f"an interrupted sync's record could not be read ({e}); it was kept as {bad}"
-            logging.getLogger("epimem").warning("epimem: %s", note)
-            return note
+            return recovery.set_aside(path(root), "an interrupted sync's record", e)
         recovery.wait_for_git(root, float(doc.get("started") or 0))  # killing epimem does not kill its git
         if recovery.head(root) != head:
             end(root)

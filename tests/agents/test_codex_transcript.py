@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from epimem.claude.session_end import record_from_transcript
-from epimem.claude.transcript import find_statements, read_transcript
+from epimem.api.transcripts import record_from_transcript
+from epimem.claude.transcript import read_transcript
+from epimem.core.statements import find_statements
 
 FIXTURE = next((Path(__file__).parents[1] / "fixtures" / "codex" / "sessions").rglob("rollout-*.jsonl"))
 
@@ -39,14 +40,14 @@ def test_statements_come_from_human_turns_only():
 
 
 def test_the_session_end_pass_records_them_as_codex_observations(vault):
-    report, notes = record_from_transcript(vault, FIXTURE)
+    report, notes = record_from_transcript(vault, read_transcript(FIXTURE))
     assert report is not None and report.commit
     assert len(report.results) == 3  # rule 9: at most three a session, the strongest first
     log = "".join(p.read_text() for p in vault.vault.observation_files())
     assert log.count("Said in a Codex session") == 3
     assert "codex/transcript" in log
     assert any("malformed 1" in n for n in notes)
-    again, notes = record_from_transcript(vault, FIXTURE)
+    again, notes = record_from_transcript(vault, read_transcript(FIXTURE))
     assert again is None and "already has 3" in notes[0]
 
 

@@ -94,7 +94,7 @@ IO_HOMES = {
     "chromadb": {"recall/chroma.py", "recall/embed.py"},
     "socket": {"recall/chroma.py"},                      # is a Chroma server there
     "httpx": {"recall/embed.py", "api/doctor.py"},       # Ollama's embedder, and doctor asking it
-    "anthropic": {"claude/session_end.py", "mirror/llm.py", "integrations/anthropic_memory.py"},
+    "anthropic": {"api/transcripts.py", "mirror/llm.py", "integrations/anthropic_memory.py"},
     "http.server": {"mirror/serve.py"},
     "uvicorn": {"mcp/http.py"},
     "mcp": {"mcp/server.py", "mcp/http.py"},
@@ -300,7 +300,7 @@ def test_session_start_path_imports_neither_chromadb_nor_typer():
 def test_reach_follows_lazy_imports_and_not_the_functions_a_path_never_names():
     via = reach("epimem.claude.hook.session_end")
     assert "epimem.store.spawn" in via  # lazily, in `_spawn`, which session_end calls
-    assert "epimem.claude.session_end" not in via and "anthropic" not in via  # observe_transcript's
+    assert "epimem.api.transcripts" not in via and "anthropic" not in via  # observe_transcript's
     assert "anthropic" in reach("epimem.claude.hook.observe_transcript")
 
 

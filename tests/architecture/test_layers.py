@@ -25,8 +25,8 @@ FRONT_ENDS = {
     # the session context MCP gives is api/context's, not the hook's (test_readers.py)
     "claude": {"cli"},
     "mcp": {"cli"},
-    # the transcript formats (the session-end pass reads Codex's), the plugin check (the hook), the
-    # skills' one copy (MCP's prompts: agents/claude_code.SKILLS_DIR)
+    # the transcript formats (claude/transcript.read_transcript picks Codex's), the plugin check (the
+    # hook), the skills' one copy (MCP's prompts: agents/claude_code.SKILLS_DIR)
     "agents": {"cli", "claude", "mcp"},
     # backends a developer wires into their own app (the Claude API's memory tool): its entry
     # point is the app, so nothing of epimem imports them

@@ -58,7 +58,8 @@ def test_a_citation_of_no_belief_is_refused_and_nothing_is_written(cli, vault):
 
 
 def test_the_transcript_pass_records_the_ids_the_assistant_cited(vault, tmp_path):
-    from epimem.claude.session_end import record_from_transcript
+    from epimem.api.transcripts import record_from_transcript
+    from epimem.claude.transcript import read_transcript
 
     _beliefs(vault)
     t = tmp_path / "session.jsonl"
@@ -70,7 +71,7 @@ def test_the_transcript_pass_records_the_ids_the_assistant_cited(vault, tmp_path
                                       "says; [not-a-belief] is no id of the vault."}]}}
     with t.open("a", encoding="utf-8") as f:
         f.write(json.dumps(reply) + "\n")
-    report, notes = record_from_transcript(vault, t)
+    report, notes = record_from_transcript(vault, read_transcript(t))
     assert report is not None and report.results, notes
     assert all(r.observation.cited == ("small-pull-requests",) for r in report.results)
     obs = [o for o in vault.vault.load_observations()[0] if o.session == SESSION]
@@ -118,7 +119,8 @@ def _turn(role: str, uuid: str, parent: str, text: str) -> dict:
 def test_the_transcript_pass_counts_only_what_the_assistant_cited_of_beliefs_still_kept(cli, vault, tmp_path):
     """A user quoting an [id] is not the assistant relying on it; a belief the user had forgotten
     is cited of nothing: citing it would record something about it again."""
-    from epimem.claude.session_end import record_from_transcript
+    from epimem.api.transcripts import record_from_transcript
+    from epimem.claude.transcript import read_transcript
 
     _beliefs(vault)
     vault.add_belief(title="Likes dark mode", statement="Works in dark themes.", kind="preference",
@@ -132,7 +134,7 @@ def test_the_transcript_pass_counts_only_what_the_assistant_cited_of_beliefs_sti
                     _turn("assistant", "u-901", "u-900", "As [small-pull-requests] and [likes-dark-mode] say, "
                                                          "I kept the change small.")):
             f.write(json.dumps(rec) + "\n")
-    report, notes = record_from_transcript(vault, t)
+    report, notes = record_from_transcript(vault, read_transcript(t))
     assert report is not None and report.results, notes
     assert all(r.observation.cited == ("small-pull-requests",) for r in report.results)
 
@@ -152,7 +154,8 @@ def test_citing_a_forgotten_belief_is_refused_and_nothing_is_written(cli, vault)
 def test_used_never_confirmed_counts_sessions_and_lists_only_beliefs_still_held(cli, vault, tmp_path):
     """The audit's list: a session that cites a belief counts once however many observations it
     recorded; a belief retired or superseded since, or confirmed, is not waiting to be confirmed."""
-    from epimem.claude.session_end import record_from_transcript
+    from epimem.api.transcripts import record_from_transcript
+    from epimem.claude.transcript import read_transcript
 
     _beliefs(vault)
     for title in ("Old editor habit", "Confirmed habit"):
@@ -164,7 +167,7 @@ def test_used_never_confirmed_counts_sessions_and_lists_only_beliefs_still_held(
     with t.open("a", encoding="utf-8") as f:
         f.write(json.dumps(_turn("assistant", "u-901", "u-006", "Per [small-pull-requests], [old-editor-habit] "
                                                                "and [confirmed-habit], kept it small.")) + "\n")
-    report, notes = record_from_transcript(vault, t)
+    report, notes = record_from_transcript(vault, read_transcript(t))
     assert report is not None and len(report.results) >= 2, notes  # one session, several observations
     vault.session_start("startup", session="s-2")  # a session of its own (rule 9: names nobody counted share one)
     assert cli("--vault", root, "observe", "--session", "s-2", "--connects", "confirmed-habit", "--strength",

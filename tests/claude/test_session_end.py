@@ -16,13 +16,9 @@ except ImportError:  # pragma: no cover
     import httpx
 import pytest
 
-from epimem.claude.session_end import (
-    TOOL_NAME,
-    AnswerRefused,
-    observe_from_transcript,
-    parse_answer,
-    record_from_transcript,
-)
+from epimem.api.transcripts import observe_from_transcript, record_from_transcript
+from epimem.claude.transcript import read_transcript
+from epimem.core.observation_tool import TOOL_NAME, AnswerRefused, parse_answer
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "claude" / "transcript.jsonl"
 SESSION = "5b0c2a8e-1d1f-4a53-9a43-0c8b1f2e7d11"
@@ -92,7 +88,7 @@ def transcript(tmp_path):
 def test_request_is_redacted_and_answer_becomes_items(mem, transcript):
     mock = Mock(message(GOOD))
     notes: list[str] = []
-    items = observe_from_transcript(mem, transcript, use_llm=True, client=mock.client(), notes=notes)
+    items = observe_from_transcript(mem, read_transcript(transcript), use_llm=True, client=mock.client(), notes=notes)
     assert len(mock.requests) == 1
     req = mock.requests[0]
     assert req.url.path == "/v1/messages"
@@ -129,7 +125,7 @@ TOO_LONG = dict(GOOD[1], evidence="x" * 600)
 def test_bad_answers_are_refused(mem, transcript, answer, why):
     mock = Mock(answer)
     notes: list[str] = []
-    items = observe_from_transcript(mem, transcript, use_llm=True, client=mock.client(), notes=notes)
+    items = observe_from_transcript(mem, read_transcript(transcript), use_llm=True, client=mock.client(), notes=notes)
     assert any("refused" in n and why in n for n in notes), notes
     # the keyword pass stands instead
     assert [i.get("title") for i in items] == [
@@ -140,33 +136,35 @@ def test_bad_answers_are_refused(mem, transcript, answer, why):
 
 def test_api_error_keeps_the_keyword_pass(mem, transcript):
     notes: list[str] = []
-    items = observe_from_transcript(mem, transcript, use_llm=True, client=Mock(status=500).client(), notes=notes)
+    items = observe_from_transcript(mem, read_transcript(transcript),
+                                    use_llm=True, client=Mock(status=500).client(), notes=notes)
     assert len(items) == 3 and any("Claude pass failed" in n for n in notes)
 
 
 def test_nothing_is_sent_without_llm_or_key(mem, transcript, monkeypatch):
     monkeypatch.setattr(anthropic, "Anthropic", lambda *a, **k: pytest.fail("no client may be made"))
     notes: list[str] = []
-    assert len(observe_from_transcript(mem, transcript, use_llm=False, notes=notes)) == 3
-    assert len(observe_from_transcript(mem, transcript, use_llm=True, notes=notes)) == 3
+    assert len(observe_from_transcript(mem, read_transcript(transcript), use_llm=False, notes=notes)) == 3
+    assert len(observe_from_transcript(mem, read_transcript(transcript), use_llm=True, notes=notes)) == 3
     assert any("no ANTHROPIC_API_KEY" in n for n in notes)
 
 
 def test_record_is_one_commit_and_once_per_session(mem, transcript):
     mock = Mock(message(GOOD))
-    report, notes = record_from_transcript(mem, transcript, use_llm=True, client=mock.client())
+    report, notes = record_from_transcript(mem, read_transcript(transcript), use_llm=True, client=mock.client())
     assert report.commit and len(report.results) == 2
     log = (mem.root / "observations" / "2026-11.md").read_text()
     assert f"session {SESSION}" in log and SECRET not in log
     assert mem.belief("tests-against-real-systems").confirmed is not None
     assert mem.belief("commits-one-concern-at-a-time").scope == "webshop"
-    report, notes = record_from_transcript(mem, transcript, use_llm=True, client=mock.client())
+    report, notes = record_from_transcript(mem, read_transcript(transcript), use_llm=True, client=mock.client())
     assert report is None and any("already has 2 observation" in n for n in notes)
     assert len(mock.requests) == 1
 
 
 def test_zero_observations_is_a_good_answer(mem, transcript):
-    report, notes = record_from_transcript(mem, transcript, use_llm=True, client=Mock(message([])).client())
+    report, notes = record_from_transcript(mem, read_transcript(transcript),
+                                           use_llm=True, client=Mock(message([])).client())
     assert report is None and "nothing worth recording in this session" in notes
 
 
@@ -184,7 +182,7 @@ def test_a_turn_dated_tomorrow_in_utc_is_recorded_today(mem, transcript):
     """A transcript's times are UTC: an evening west of Greenwich is already tomorrow there. Rule 20
     refuses a date after today, so the pass dates such a turn today instead of losing it."""
     transcript.write_text(transcript.read_text().replace('"2026-11-30T', '"2026-12-01T'))
-    report, notes = record_from_transcript(mem, transcript, use_llm=False)
+    report, notes = record_from_transcript(mem, read_transcript(transcript), use_llm=False)
     assert report is not None and report.commit, notes
     log = (mem.root / "observations" / "2026-11.md").read_text()
     assert "- date: 2026-11-30" in log and "2026-12-01" not in log
@@ -196,6 +194,7 @@ def test_what_claude_reports_the_user_said_is_recorded_as_self_report(mem, trans
     session's batch, and says so."""
     said = dict(GOOD[0], evidence="The user said they always want the real Postgres in tests.")
     before = mem.belief("tests-against-real-systems").confidence
-    report, notes = record_from_transcript(mem, transcript, use_llm=True, client=Mock(message([said])).client())
+    report, notes = record_from_transcript(mem, read_transcript(transcript),
+                                           use_llm=True, client=Mock(message([said])).client())
     assert report.commit and any("recorded as self-report" in n for n in notes), notes
     assert mem.belief("tests-against-real-systems").confidence == before  # reinforcement, no number moves

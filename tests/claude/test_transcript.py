@@ -10,15 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from epimem.claude.transcript import (
-    condensed,
-    find_statements,
-    match_statement,
-    parse_lines,
-    read_transcript,
-    statement_items,
-)
+from epimem.claude.transcript import parse_lines, read_transcript
 from epimem.core.model import Belief
+from epimem.core.statements import find_statements, match_statement, statement_items
+from epimem.core.transcript import condensed
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "claude" / "transcript.jsonl"
 

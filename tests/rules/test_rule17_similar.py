@@ -82,7 +82,8 @@ def test_transcript_pass_connects_to_the_similar_belief_instead_of_creating_one(
     import shutil
     from pathlib import Path
 
-    from epimem.claude.session_end import record_from_transcript
+    from epimem.api.transcripts import record_from_transcript
+    from epimem.claude.transcript import read_transcript
 
     fixture = Path(__file__).resolve().parents[1] / "fixtures" / "claude" / "transcript.jsonl"
     t = tmp_path / "s.jsonl"
@@ -91,7 +92,7 @@ def test_transcript_pass_connects_to_the_similar_belief_instead_of_creating_one(
                      statement="Keeps each commit small and about one concern.", kind="workflow",
                      basis="behavioral", permanence="durable")
     before = {b.id for b in vault.beliefs()}
-    report, notes = record_from_transcript(vault, t)
+    report, notes = record_from_transcript(vault, read_transcript(t))
     assert report.commit
     titles = [b.title for b in vault.beliefs() if b.id not in before]
     assert not any("small commits" in t.lower() for t in titles), titles  # no near-duplicate created

@@ -23,10 +23,11 @@ def test_slugify_cuts_at_a_word_boundary():
 
 def test_api_pass_is_honest_about_when_where_and_who(tmp_path):
     from epimem.api.memory import Memory
-    from epimem.claude.session_end import record_from_transcript
+    from epimem.api.transcripts import record_from_transcript
+    from epimem.claude.transcript import read_transcript
 
     mem, _ = Memory.init(tmp_path / "v", today="2026-12-05")  # the pass runs days later
-    report, _ = record_from_transcript(mem, _copy(tmp_path))
+    report, _ = record_from_transcript(mem, read_transcript(_copy(tmp_path)))
     assert report.commit
     assert {r.observation.date.isoformat() for r in report.results} == {"2026-11-30"}
     assert (mem.root / "observations" / "2026-11.md").exists()

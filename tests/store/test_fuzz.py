@@ -202,7 +202,9 @@ def test_fuzz_sessions(world, changes):
 @SETTINGS
 @given(edits)
 def test_fuzz_transcript(world, changes):
-    from epimem.claude import transcript
+    from epimem.claude.transcript import read_transcript
+    from epimem.core.statements import find_statements, statement_items
+    from epimem.core.transcript import condensed
 
     base, root = world
     data = mutate(TRANSCRIPT, changes)
@@ -211,10 +213,10 @@ def test_fuzz_transcript(world, changes):
     before_out = _outside(base)
 
     def run():
-        t = transcript.read_transcript(p)
-        statements = transcript.find_statements(t)
-        transcript.statement_items(statements, session="fz")
-        transcript.condensed(t)
+        t = read_transcript(p)
+        statements = find_statements(t)
+        statement_items(statements, session="fz")
+        condensed(t)
 
     bounded(run)
     assert p.read_bytes() == data

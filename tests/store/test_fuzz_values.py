@@ -352,7 +352,9 @@ def test_special_value_in_an_input(world, cli, tmp_path, what, field, special, d
 
 
 def test_transcripts_with_special_values_are_read_or_skipped(tmp_path):
-    from epimem.claude import transcript
+    from epimem.claude.transcript import read_transcript
+    from epimem.core.statements import find_statements, statement_items
+    from epimem.core.transcript import condensed
 
     line = {"type": "user", "sessionId": "s1", "cwd": "/p", "uuid": "u1",
             "message": {"role": "user", "content": "I always use tabs, never spaces."}}
@@ -369,8 +371,8 @@ def test_transcripts_with_special_values_are_read_or_skipped(tmp_path):
                          encoding="utf-8")
 
             def run(p=p):
-                t = transcript.read_transcript(p)
-                transcript.statement_items(transcript.find_statements(t), session="fz")
-                transcript.condensed(t)
+                t = read_transcript(p)
+                statement_items(find_statements(t), session="fz")
+                condensed(t)
 
             bounded(run, seconds=20)
