@@ -432,3 +432,19 @@ def test_the_plugin_install_runs_claude_plugin_and_says_what_it_said(home, tmp_p
     r = run_with(home, bad, "install", "claude-code", "--plugin", vault=tmp_path / "v")
     assert r.returncode == 1 and "claude plugin marketplace add" in r.stderr and "failed: claude says" in r.stderr
     assert len((tmp_path / "claude.log").read_text().splitlines()) == 1  # it stopped at the first failure
+
+
+def test_in_the_home_folder_the_project_scope_is_the_users_and_doctor_does_not_offer_it(home):
+    """`epimem doctor` run from ~ (where a new user is) saw ~/.claude/skills as a project's and
+    said to run `install claude-code --scope project`, which took the hooks out of
+    ~/.claude/settings.json as a project's old file."""
+    assert run(home, "init").returncode == 0
+    assert run(home, "install", "claude-code").returncode == 0
+    doc = run(home, "doctor", "--json")
+    rows = [c for c in json.loads(doc.stdout)["checks"] if c["name"].startswith("claude-code")]
+    assert [(c["name"], c["status"]) for c in rows] == [("claude-code", "ok")], rows
+    before = files(home)
+    for extra in ((), ("--uninstall",)):
+        r = run(home, "install", "claude-code", "--scope", "project", *extra)
+        assert r.returncode == 1 and "are its user files" in r.stderr and "without --scope project" in r.stderr
+        assert files(home) == before
