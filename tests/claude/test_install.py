@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from epimem.agents import base, claude_code, hooks
+from epimem.agents import base, claude_code, hooks, wiring
 
 ROOT = Path(__file__).resolve().parents[2]
 EPIMEM = str(Path(sys.executable).parent / "epimem")
@@ -87,7 +87,8 @@ def test_install_merges_and_uninstall_restores(home):
     # one shell string: "args" is dropped by Claude Code before 2.1.139 (docs/claude-code.md)
     assert "args" not in handler
     words = shlex.split(handler["command"])
-    assert words[1:] == ["hook", "session-start"] and os.path.basename(words[0]) == "epimem"
+    assert words[1:] == ["hook", "session-start", "--skills", wiring.SKILLS_VERSION]
+    assert os.path.basename(words[0]) == "epimem"
     assert "env" not in data  # the default vault: nothing to tell the skills
     assert "SessionEnd" not in data["hooks"]  # auto-observe is off by default
     # formatting kept: the original text is still there, line for line, up to our insertion
@@ -322,6 +323,8 @@ def test_skill_frontmatter_is_valid(name):
     assert "Bash(epimem *)" not in meta["allowed-tools"] and meta["allowed-tools"].startswith("Bash(epimem skill ")
     assert all(isinstance(k, str) and isinstance(v, str) for k, v in meta["metadata"].items())
     assert meta["metadata"]["package"] == "epimem"
+    # The stamp the settings install writes into the hook's command: bumped with the skill's.
+    assert meta["metadata"]["version"] == wiring.SKILLS_VERSION
     body = text[m.end():]
     assert re.search(r"^!`epimem [^`]+`$", body, re.M), "hands the model fresh data"
 
