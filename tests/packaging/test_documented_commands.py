@@ -5,14 +5,15 @@ removed command in README.md, docs/, a skill or the instructions an installer wr
 the person who types it, so it is checked here.
 
 Lines come from fenced code blocks, inline code spans, shell scripts and JSON strings. What a
-line leaves open is not checked: a placeholder (`ID`, `<id>`, `FILE`, `…`, `${VAR}`, `{{cli}}`'s
-neighbours) stands for any value, `a|b` shows each alternative, `[--note …]` is optional, and a
-line may stop before a required argument or an option's value (a table names a command, it
-does not run it)."""
+line leaves open is not checked: a placeholder (`ID`, `<id>`, `FILE`, `…`, `${VAR}`, a template's
+`{{agent}}`; its `{{cli}}` is `epimem`) stands for any value, `a|b` shows each alternative,
+`[--note …]` is optional, and a line may stop before a required argument or an option's value
+(a table names a command, it does not run it)."""
 
 from __future__ import annotations
 
 import itertools
+import json
 import re
 import shlex
 from pathlib import Path
@@ -55,7 +56,7 @@ def _lines(path: Path) -> list[tuple[int, str]]:
     out: list[tuple[int, str]] = []
     if path.suffix == ".json":
         for n, line in enumerate(text.splitlines(), 1):
-            out += [(n, s.encode().decode("unicode_escape")) for s in _JSON_STRING.findall(line)]
+            out += [(n, json.loads(f'"{s}"')) for s in _JSON_STRING.findall(line)]
         return out
     if path.suffix not in (".md", ".mdc", ".example"):  # a shell script: its lines, and its comments' spans
         for n, line in enumerate(text.splitlines(), 1):
@@ -136,7 +137,8 @@ def _without_redirections(text: str) -> str:
             out.append(c)
             i += 1
             continue
-        if c == "<" and re.match(r"<[^<>\s]+>", text[i:]) or (i and text[i - 1] not in " \t0123456789&"):
+        placeholder = c == "<" and re.match(r"<[^<>\s]+>", text[i:])
+        if placeholder or (i and text[i - 1] not in " \t0123456789&"):  # `<id>`, or inside a word
             out.append(c)
             i += 1
             continue
@@ -166,7 +168,7 @@ def _variants(args: list[str]) -> list[list[str]]:
         a = a.lstrip("[") if a.startswith("[-") else a
         a = a.rstrip("]") if not a.startswith("[") else a
         if a and re.fullmatch(r"-{0,2}[\w.-]+(\|-{0,2}[\w.-]*)+", a) and not _placeholder(a):
-            choices.append([p for p in a.split("|")])
+            choices.append(a.split("|"))
         elif a:
             choices.append([a])
     return [list(v) for v in itertools.product(*choices)]
@@ -176,7 +178,7 @@ def check(args: list[str]) -> str | None:
     """What is wrong with `epimem ARGS` as the CLI would parse it; None when it parses, or when what
     is left out (a required argument, an option's value) is all that stops it."""
     try:
-        got, rest = dispatch.split_global(_filled(args, {f: o for o in dispatch.GLOBAL for f in o.flags}))
+        _, rest = dispatch.split_global(_filled(args, {f: o for o in dispatch.GLOBAL for f in o.flags}))
         lead = next((i for i, w in enumerate(rest) if w.startswith("-") or _placeholder(w)), len(rest))
         if lead == 0:
             return None  # `epimem …`: no command named
@@ -191,6 +193,12 @@ def check(args: list[str]) -> str | None:
             return None  # a group named alone: its help
         by_flag = {f: o for o in cmd.options for f in (*o.flags, *o.negative)}
         words = _positionals_filled(cmd, _filled(words, by_flag))
+        if cmd.loose:  # the hooks take what is not theirs without a word: a misspelt option would do nothing
+            flags = words[:words.index("--")] if "--" in words else words
+            unknown = [w.split("=")[0] for w in flags
+                       if w.startswith("-") and w != "-" and w.split("=")[0] not in by_flag]
+            if unknown:
+                return f"no option {unknown[0]} (`epimem {' '.join(cmd.path)}` would ignore it)"
         old = [w.split("=")[0] for w in words if by_flag.get(w.split("=")[0]) in _old_spellings(cmd)]
         if old:
             return f"{old[0]} is an old spelling (`epimem {' '.join(cmd.path)} --help` shows the current one)"
@@ -314,6 +322,7 @@ def test_every_allowed_line_is_still_there_and_still_wrong():
     ("cp -r a b && .venv/bin/epimem --vault V index rebuild|sink", "no command 'sink'"),
     ("epimem observe --from-transcript FILE", "--from-transcript is an old spelling"),
     ("epimem install AGENT --frobnicate", "no option --frobnicate"),
+    ("epimem hook session-start --budget-token 800", "no option --budget-token"),  # a hook ignores it
 ])
 def test_the_check_catches(line, problem):
     [args] = invocations(line)
