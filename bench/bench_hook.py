@@ -124,7 +124,12 @@ def main() -> None:
         (project / ".git").mkdir(parents=True)
         counter = tmp / "counter.json"
         base_cmd = [sys.executable, str(HERE / "baseline_hook.py"), str(counter)]
-        hook_cmd = [EPIMEM, "hook", "session-start", "--vault", str(root)]
+        # As `epimem install claude-code` writes it: `--skills`, the stamp of the skills installed
+        # beside it (a tree that predates it ignores the option, as a hook ignores what is not its own).
+        from epimem.agents.wiring import SKILLS_VERSION
+
+        stamp = ["--skills", SKILLS_VERSION]
+        hook_cmd = [EPIMEM, "hook", "session-start", "--vault", str(root), *stamp]
 
         def payload(source: str) -> dict:
             return {"session_id": f"bench-{time.time_ns()}", "transcript_path": str(tmp / "t.jsonl"),
@@ -133,7 +138,7 @@ def main() -> None:
         trees = {}
         if args.baseline_src:
             trees = {"baseline tree": str(Path(args.baseline_src).resolve()), "this tree": str(HERE.parent)}
-        module_cmd = [sys.executable, "-m", "epimem", "hook", "session-start", "--vault", str(root)]
+        module_cmd = [sys.executable, "-m", "epimem", "hook", "session-start", "--vault", str(root), *stamp]
         per_tree: dict[str, dict[str, list[float]]] = {t: {"startup": [], "resume": []} for t in trees}
         base, start, resume, commit_lag = [], [], [], []
         context = ""

@@ -68,12 +68,13 @@ def hook_specs(command: list[str], vault: str | None = None, *, auto_observe: bo
     def handler(*args: str) -> dict:
         return {"type": "command", "command": hook_command(command, *args), "timeout": HOOK_TIMEOUT}
 
+    start = ("session-start", "--skills", wiring.SKILLS_VERSION)  # the skills installed beside it
     specs = [
         # Counted: a new session.
-        HookSpec("SessionStart", "startup", handler("session-start")),
+        HookSpec("SessionStart", "startup", handler(*start)),
         # Not counted (the hook checks `source`), but the context is gone after
         # /clear and a compaction, so it is given again.
-        HookSpec("SessionStart", "clear|compact", handler("session-start")),
+        HookSpec("SessionStart", "clear|compact", handler(*start)),
     ]
     if auto_observe:
         specs.append(HookSpec("SessionEnd", None, handler("session-end", *(["--llm"] if llm else []))))

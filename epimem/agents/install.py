@@ -134,6 +134,11 @@ def plan(name: str, scope: str = "user", *, project: Path | None = None, vault: 
     _check_scope(agent, scope)
     mod = agent.module
     project = (project or Path.cwd()).absolute()
+    if scope == "project" and project_is_user(agent, project):
+        # Claude Code's project settings.json here is the user's: a project install would take
+        # epimem's hooks out of it as a project's old file.
+        raise InstallError(f"{agent.label}'s project files in {project} are its user files (the home folder): "
+                           f"run `epimem install {name}` without --scope project, or from the project's own folder")
     command = command or command_of(agent)
     if hasattr(mod, "check"):
         mod.check(scope, project, uninstall)
@@ -347,10 +352,15 @@ def _has_server(agent: Agent, scope: str, project: Path) -> bool:
 
 
 def project_is_user(agent: Agent, here: Path) -> bool:
-    """Whether the agent's project scope here is its user scope (the same file and entry: a project
-    in the home folder, an agent with one config): its project row would list the user's again."""
-    return (config_path(agent.mcp, "project", here), agent.mcp.key_for("project", here)) == \
-        (config_path(agent.mcp, "user", here), agent.mcp.key_for("user", here))
+    """Whether the agent's project scope here is its user scope: the same config file and entry,
+    or the same skills folder (a project in the home folder: Claude Code's `~/.claude/skills` is
+    both). Its project row would list the user's again, and a project install would rewrite the
+    user's files as a project's."""
+    if (config_path(agent.mcp, "project", here), agent.mcp.key_for("project", here)) == \
+            (config_path(agent.mcp, "user", here), agent.mcp.key_for("user", here)):
+        return True
+    mine, users = place(agent.skills, "project", here), place(agent.skills, "user", here)
+    return mine is not None and users is not None and mine.resolve() == users.resolve()
 
 
 def listing(project: Path | None = None) -> list[dict]:

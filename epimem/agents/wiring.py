@@ -7,20 +7,25 @@ would be counted twice. Each way detects the other: the settings installer refus
 plugin is enabled, and the plugin's hook (run as `epimem hook session-start --via plugin`) stands
 down when a settings hook of epimem's is there.
 
-Stdlib only and cheap: the plugin's session-start hook calls `settings_hook_present` on every run.
+Stdlib only and cheap: the plugin's session-start hook calls `settings_hook_present` on every run,
+and the settings' one reads `SKILLS_VERSION`.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import shlex
 from pathlib import Path
 from typing import Any
 
 PLUGIN = "epimem"
 MARKETPLACE = "epimem"
 PLUGIN_ID = f"{PLUGIN}@{MARKETPLACE}"
+# The skills' version stamp, their `metadata.version` (a test holds the two equal): it moves when what
+# the skills run or may run does. The settings install writes it into the session-start hook's command
+# (`--skills`), so after an upgrade the hook tells the session the skills are an older epimem's
+# without reading a file (`epimem doctor` compares their text).
+SKILLS_VERSION = "4"
 
 
 def claude_dir() -> Path:
@@ -68,6 +73,8 @@ def hook_role(handler: Any) -> str | None:
     if isinstance(args, list) and args:
         words = [handler["command"], *map(str, args)]
     else:
+        import shlex  # here: the session-start hook imports this module for SKILLS_VERSION alone
+
         try:
             words = shlex.split(handler["command"])
         except ValueError:

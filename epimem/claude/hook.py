@@ -235,7 +235,7 @@ def _event(vault: str | None) -> tuple[str, dict]:
 
 
 def session_start(vault: str | None = None, today: str | None = None, budget_tokens: str | None = None,
-                  budget: str | None = None, via: str | None = None) -> int:
+                  budget: str | None = None, via: str | None = None, skills: str | None = None) -> int:
     """`epimem hook session-start`: count the session, print the context as Claude Code's JSON."""
     root, payload = _event(vault)
     if not is_vault(root):
@@ -287,16 +287,34 @@ def session_start(vault: str | None = None, today: str | None = None, budget_tok
         except OSError as e:
             _log(f"could not start the background commit: {e}")
     _maybe_refresh(root, cache)
+    stale = _stale_skills(skills)
     # The cache as it is, but no belief its file no longer holds (SPEC §14) before the refresh reads it.
-    text = render_context(cache, info, cwd=cwd, today=day, budget=chars, vault_label=vault_label(root),
+    text = render_context(cache, info, cwd=cwd, today=day, budget=max(0, chars - (len(stale) + 1 if stale else 0)),
+                          vault_label=vault_label(root),
                           waiting=inbox_waiting(root), current=still_current(root))
     if pending:
         text = (f"epimem: a git {pending} is unfinished in the user's vault ({vault_label(root)}): its files are "
                 "half merged, so record nothing now; `epimem sync` (or any epimem command) says how to finish it.\n"
                 + (text or ""))
+    if stale:  # first: what the session must act on before it relies on the skills
+        text = stale + ("\n" + text if text else "")
     if text:
         _say(text)
     return 0
+
+
+def _stale_skills(installed: str | None) -> str | None:
+    """A line for the session when the skills `epimem install claude-code` copied beside this hook
+    are another epimem's (an upgrade since): their commands may be refused until it runs again."""
+    if not installed:
+        return None  # the plugin's hook (its skills are its own), another agent's, an older install's
+    from ..agents.wiring import SKILLS_VERSION
+
+    if installed == SKILLS_VERSION:
+        return None
+    return (f"epimem: the /observe and /mirror skills installed beside this hook are another epimem's (skills "
+            f"version {installed}, this epimem's {SKILLS_VERSION}), so their commands may be refused: tell the "
+            "user `epimem install claude-code` (`--scope project` for a project's) updates them.")
 
 
 def _say(text: str) -> None:

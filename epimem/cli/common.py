@@ -151,3 +151,17 @@ def report_refused(refused) -> None:
     """Every command that shows a belief whose hand edit was refused says so (SPEC rule 21)."""
     for r in refused:
         warn(str(r))
+
+
+def observed_line(r) -> str:
+    """One observation's result as `observe` and `inbox accept` print it, the move of its belief
+    said once: the reason of a confirmation or a challenge carries it already."""
+    return f"{r.observation.id} → {r.belief or 'unconnected'}{moved(r, ' ({})')}: {r.reason}"
+
+
+def moved(r, shape: str = "{}") -> str:
+    """`before → after` in `shape` when the observation moved its belief and its reason does not say so."""
+    if r.before is None or r.after is None or r.after == r.before:
+        return ""
+    move = f"{r.before:.2f} → {r.after:.2f}"
+    return "" if move in r.reason else shape.format(move)

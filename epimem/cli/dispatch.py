@@ -92,18 +92,10 @@ def _run(args: list[str], running: list[Command]) -> int:
         if not rest:
             _help(TOP, err=True)
             return 2
-        if rest[0] not in AREAS:
-            raise UsageError(_no_command(TOP, rest[0]))
-        load(rest[0])
-        cmd, words = resolve(rest)
-        # A group runs itself only when it is given options, not a word (`install --list`).
-        while cmd.run is None or (words and not words[0].startswith("-") and cmd.children()):
-            if not words:
-                _help(cmd, err=True)
-                return 0 if exit_zero(cmd) else 2
-            if words[0] in ("--help", "-h"):
-                raise HelpRequested(cmd.path)
-            raise UsageError(_no_command(cmd, words[0]), cmd.path)
+        cmd, words = find(rest)
+        if cmd.run is None:
+            _help(cmd, err=True)
+            return 0 if exit_zero(cmd) else 2
         from .spec import parse
 
         kwargs = parse(cmd, words)
@@ -133,6 +125,23 @@ def _run(args: list[str], running: list[Command]) -> int:
         _say(usage(where))
         _say(f"Try '{prog(where)} --help' for help.")
         return 0 if exit_zero(where) else 2
+
+
+def find(rest: list[str]) -> tuple[Command, list[str]]:
+    """The command `rest` (the words after the global options) names, and the words that are its
+    own; a group given nothing more comes back as itself with no words (its help is the answer)."""
+    if rest[0] not in AREAS:
+        raise UsageError(_no_command(TOP, rest[0]))
+    load(rest[0])
+    cmd, words = resolve(rest)
+    # A group runs itself only when it is given options, not a word (`install --list`).
+    while cmd.run is None or (words and not words[0].startswith("-") and cmd.children()):
+        if not words:
+            return cmd, words
+        if words[0] in ("--help", "-h"):
+            raise HelpRequested(cmd.path)
+        raise UsageError(_no_command(cmd, words[0]), cmd.path)
+    return cmd, words
 
 
 def exit_zero(cmd: Command) -> bool:

@@ -27,8 +27,10 @@ def _vault(ctx, vault: str | None) -> str | None:
          Opt("--today", metavar="YYYY-MM-DD", hidden=True, help="Pretend today is this day."),
          Opt("--via", metavar="plugin", hidden=True, help="Set by the plugin's hook: stand down when "
                                                           "settings.json hooks of epimem's run too."),
+         Opt("--skills", metavar="VERSION", hidden=True, help="Set by `epimem install claude-code`: the version "
+                                                               "of the skills it installed beside this hook."),
          loose=True)
-def hook_session_start(ctx, budget_tokens, budget, vault, today, via):
+def hook_session_start(ctx, budget_tokens, budget, vault, today, via, skills):
     """SessionStart: count the session (startup only), print the context as Claude Code's JSON.
 
     Reads Claude Code's JSON on stdin; always exits 0.
@@ -36,7 +38,8 @@ def hook_session_start(ctx, budget_tokens, budget, vault, today, via):
     from ..claude import hook
 
     raise SystemExit(hook.guarded("session-start", hook.session_start, vault=_vault(ctx, vault),
-                                  today=today or ctx.today, budget_tokens=budget_tokens, budget=budget, via=via))
+                                  today=today or ctx.today, budget_tokens=budget_tokens, budget=budget, via=via,
+                                  skills=skills))
 
 
 @command("hook session-end", Opt("--llm", type=bool, help="Also run the Claude pass (ANTHROPIC_API_KEY)."), VAULT,

@@ -7,7 +7,7 @@ Parses, calls `epimem.api.inbox`, renders. Accepting and rejecting are the user'
 from __future__ import annotations
 
 from ..api.shapes import inbox_listing_json
-from .common import JSON, echo, emit_json, fail, memory, observe_json, say_error
+from .common import JSON, echo, emit_json, fail, memory, moved, observe_json, observed_line, say_error
 from .spec import Arg, Opt, command, group
 
 IDS = Arg("ids", multiple=True, metavar="ID", help="Proposal ids, as `epimem inbox` lists them.")
@@ -59,9 +59,7 @@ def _print(mem, previews, diff: bool) -> None:
         for n in pv.notes:
             echo(f"  note: {n}")
         for r in pv.results:
-            moved = (f" {r.before:.2f} → {r.after:.2f}" if r.before is not None and r.after is not None
-                     and r.before != r.after else "")
-            echo(f"  would: {r.belief or 'record it, unconnected'}{moved} — {r.reason}")
+            echo(f"  would: {r.belief or 'record it, unconnected'}{moved(r, ' {}')} — {r.reason}")
             if r.tension:
                 echo(f"  would {'open the tension' if r.tension_opened else 'add to the tension'} {r.tension}")
         for c in pv.changes:
@@ -86,8 +84,7 @@ def accept_cmd(ctx, ids, as_json):
         emit_json(out)
     else:
         for r in report.results:
-            moved = f" ({r.before:.2f} → {r.after:.2f})" if r.before is not None and r.after != r.before else ""
-            echo(f"{r.observation.id} → {r.belief or 'unconnected'}{moved}: {r.reason}")
+            echo(observed_line(r))
         if report.imported:
             echo(f"Imported {', '.join(report.imported)}, as the import proposed, under today's rules.")
         if report.accepted:

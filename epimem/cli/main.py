@@ -19,6 +19,7 @@ from .common import (
     history_json,
     memory,
     observe_json,
+    observed_line,
     problems_json,
     report_problems,
     report_refused,
@@ -416,9 +417,7 @@ def _print_observe(report) -> None:
     if not report.results:
         echo("Nothing to record.")
     for r in report.results:
-        where = r.belief or "unconnected"
-        change = f" ({r.before:.2f} → {r.after:.2f})" if r.before is not None and r.after != r.before else ""
-        echo(f"{r.observation.id} → {where}{change}: {r.reason}")
+        echo(observed_line(r))
         if r.tension:
             echo(f"  tension opened: {r.tension}" if r.tension_opened
                  else f"  added to the open tension {r.tension}")

@@ -23,6 +23,7 @@ from epimem.store import context_cache as context
 TODAY = "2026-11-30"  # as in conftest.py
 
 EPIMEM = str(Path(sys.executable).parent / "epimem")
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def run_hook(payload, vault, *args, env=None, event="session-start", timeout=20):
@@ -371,3 +372,42 @@ def test_an_unfinished_merge_is_said_and_the_session_not_counted(filled, project
     text = json.loads(r.stdout)["hookSpecificOutput"]["additionalContext"]
     assert "a git merge is unfinished" in text and "record nothing now" in text
     assert (counter.read_bytes() if counter.exists() else None) == before
+
+
+def test_skills_an_older_epimem_installed_are_said_until_installed_again(filled, project, tmp_path):
+    """After an upgrade the skills `install claude-code` copied are the old epimem's, and so is the
+    hook's command beside them (`--skills`): the session is told in one line what updates them, run
+    as settings.json says. The plugin's hook, whose skills are its own, has no such stamp."""
+    from epimem.agents.wiring import SKILLS_VERSION
+
+    home = tmp_path / "home"
+    env = {**os.environ, "HOME": str(home), "PATH": os.path.dirname(EPIMEM) + os.pathsep + os.environ["PATH"]}
+    env.pop("CLAUDE_CONFIG_DIR", None)
+    settings = home / ".claude" / "settings.json"
+
+    def install():
+        r = subprocess.run([EPIMEM, "--vault", str(filled.root), "install", "claude-code"], cwd=project, env=env,
+                           capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0, r.stderr
+
+    def said() -> str:
+        [command] = {h["command"] for g in json.loads(settings.read_text())["hooks"]["SessionStart"]
+                     for h in g["hooks"]}
+        r = subprocess.run(command, shell=True, input=json.dumps(startup(project, source="resume")),
+                           env={**env, **json.loads(settings.read_text()).get("env", {})},  # as Claude Code runs it
+                           capture_output=True, text=True, timeout=20)
+        assert r.returncode == 0, r.stderr
+        return json.loads(r.stdout)["hookSpecificOutput"]["additionalContext"]
+
+    install()
+    assert f"--skills {SKILLS_VERSION}" in settings.read_text() and "skills installed" not in said()
+    settings.write_text(settings.read_text().replace(f"--skills {SKILLS_VERSION}", "--skills 1"))  # an older install's
+    first, *rest = said().split("\n")
+    assert first == ("epimem: the /observe and /mirror skills installed beside this hook are another epimem's "
+                     f"(skills version 1, this epimem's {SKILLS_VERSION}), so their commands may be refused: tell "
+                     "the user `epimem install claude-code` (`--scope project` for a project's) updates them.")
+    assert "Prefers small pull requests" in "\n".join(rest)
+    install()
+    assert "skills installed" not in said()
+    plugin = json.loads((ROOT / "epimem" / "templates" / "claude" / "plugin" / "hooks" / "hooks.json").read_text())
+    assert "--skills" not in json.dumps(plugin)

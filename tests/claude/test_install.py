@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from epimem.agents import base, claude_code, hooks
+from epimem.agents import base, claude_code, hooks, wiring
 
 ROOT = Path(__file__).resolve().parents[2]
 EPIMEM = str(Path(sys.executable).parent / "epimem")
@@ -87,7 +87,8 @@ def test_install_merges_and_uninstall_restores(home):
     # one shell string: "args" is dropped by Claude Code before 2.1.139 (docs/claude-code.md)
     assert "args" not in handler
     words = shlex.split(handler["command"])
-    assert words[1:] == ["hook", "session-start"] and os.path.basename(words[0]) == "epimem"
+    assert words[1:] == ["hook", "session-start", "--skills", wiring.SKILLS_VERSION]
+    assert os.path.basename(words[0]) == "epimem"
     assert "env" not in data  # the default vault: nothing to tell the skills
     assert "SessionEnd" not in data["hooks"]  # auto-observe is off by default
     # formatting kept: the original text is still there, line for line, up to our insertion
@@ -322,6 +323,8 @@ def test_skill_frontmatter_is_valid(name):
     assert "Bash(epimem *)" not in meta["allowed-tools"] and meta["allowed-tools"].startswith("Bash(epimem skill ")
     assert all(isinstance(k, str) and isinstance(v, str) for k, v in meta["metadata"].items())
     assert meta["metadata"]["package"] == "epimem"
+    # The stamp the settings install writes into the hook's command: bumped with the skill's.
+    assert meta["metadata"]["version"] == wiring.SKILLS_VERSION
     body = text[m.end():]
     assert re.search(r"^!`epimem [^`]+`$", body, re.M), "hands the model fresh data"
 
@@ -432,3 +435,19 @@ def test_the_plugin_install_runs_claude_plugin_and_says_what_it_said(home, tmp_p
     r = run_with(home, bad, "install", "claude-code", "--plugin", vault=tmp_path / "v")
     assert r.returncode == 1 and "claude plugin marketplace add" in r.stderr and "failed: claude says" in r.stderr
     assert len((tmp_path / "claude.log").read_text().splitlines()) == 1  # it stopped at the first failure
+
+
+def test_in_the_home_folder_the_project_scope_is_the_users_and_doctor_does_not_offer_it(home):
+    """`epimem doctor` run from ~ (where a new user is) saw ~/.claude/skills as a project's and
+    said to run `install claude-code --scope project`, which took the hooks out of
+    ~/.claude/settings.json as a project's old file."""
+    assert run(home, "init").returncode == 0
+    assert run(home, "install", "claude-code").returncode == 0
+    doc = run(home, "doctor", "--json")
+    rows = [c for c in json.loads(doc.stdout)["checks"] if c["name"].startswith("claude-code")]
+    assert [(c["name"], c["status"]) for c in rows] == [("claude-code", "ok")], rows
+    before = files(home)
+    for extra in ((), ("--uninstall",)):
+        r = run(home, "install", "claude-code", "--scope", "project", *extra)
+        assert r.returncode == 1 and "are its user files" in r.stderr and "without --scope project" in r.stderr
+        assert files(home) == before

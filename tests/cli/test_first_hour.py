@@ -199,3 +199,35 @@ def test_clone_makes_the_second_machines_vault_the_owners_alone_too(vault, tmp_p
         os.umask(old)
     assert r.code == 0, r.err
     assert stat.S_IMODE((tmp_path / "second").stat().st_mode) == 0o700
+
+
+def _getting_started() -> list[tuple[list[str], str]]:
+    """README's "Getting started" block: each command's words, and the output its comment shows."""
+    import re
+    import shlex
+
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = re.search(r"^## Getting started\n+```sh\n(.*?)^```", text, re.S | re.M).group(1)
+    out = []
+    for line in block.replace("\\\n", " ").splitlines():
+        code, _, said = line.partition("  # ")
+        out.append((shlex.split(code), said.strip()))
+    return out
+
+
+def test_readme_getting_started_runs_as_written_and_shows_what_it_says(tmp_path):
+    """The commands a new user types first, in a home of their own: each succeeds, `belief list`
+    prints the line README shows, and `observe` says the move of the belief once."""
+    steps = _getting_started()
+    assert [w[:2] for w, _ in steps][:4] == [["epimem", "init"], ["epimem", "belief"], ["epimem", "observe"],
+                                            ["epimem", "belief"]]
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("EPIMEM_", "XDG_"))}
+    env.update(HOME=str(tmp_path), PYTHONPATH=str(ROOT))
+    for words, said in steps:
+        r = subprocess.run([sys.executable, "-m", "epimem", *words[1:]], env=env, capture_output=True, text=True,
+                           cwd=tmp_path, timeout=120)
+        assert r.returncode == 0, (words, r.stderr)
+        if words[1:3] == ["belief", "list"] and said:
+            assert r.stdout.split() == said.split(), (r.stdout, said)
+        if words[1] == "observe":
+            assert r.stdout.count("→ 0.") == 1, r.stdout
