@@ -41,7 +41,19 @@ def history(mem: Service, belief_id: str) -> list[git.HistoryPoint]:
         pts = git.belief_history(mem.root, belief_id)
     if not pts and not mem.vault.belief_path(belief_id).exists():
         raise NotFound(f"no belief '{belief_id}' and no history of one", path=f"beliefs/{belief_id}.md")
-    return pts
+    return _redacted(mem, pts)
+
+
+def _redacted(mem: Service, pts: list[git.HistoryPoint]) -> list[git.HistoryPoint]:
+    """Rule 23 for the log: epimem redacts the messages it commits, but a belief's history also
+    lists the commits other tools made to its file (Obsidian's git plugin, a `git commit` by hand,
+    another machine's push), whose subjects are whatever was typed there."""
+    from dataclasses import replace
+
+    from ..core.redact import redact
+
+    patterns = mem.params.redact
+    return [p if (s := redact(p.subject, patterns)) == p.subject else replace(p, subject=s) for p in pts]
 
 
 def _since(mem: Service, since: str) -> str | None:
@@ -356,7 +368,7 @@ def _disk_text(fp: Path) -> str | None:
 # --- every belief's history at once (the visual mirror) -------------------------------
 
 HISTORY_CACHE = "history.json"  # under .epimem/: rebuildable from git at any time
-_CACHE_VERSION = 1
+_CACHE_VERSION = 2  # 2: subjects redacted (rule 23); a cache of 1 held them as git does
 
 
 def _known_states(mem: Service, snapshot: Snapshot) -> dict[str, tuple[float | None, str]]:
@@ -416,13 +428,15 @@ def histories(mem: Service, snapshot: Snapshot | Callable[[], Snapshot] | None =
             return {}
         head = git.run(mem.root, "rev-parse", "HEAD").strip()
         if cached_head == head:
-            return cached
+            # again on reading: a pattern added to epistemology.md since the cache was written
+            return {bid: _redacted(mem, pts) for bid, pts in cached.items()}
         since = cached_head if cached_head and git.is_ancestor(mem.root, cached_head, head) else None
         known = None if snapshot is None else _states_of(mem, snapshot)
         head, new = git.all_belief_histories(mem.root, since=since, known=known)
     result = cached if since else {}
     for bid, pts in new.items():
         result[bid] = result.get(bid, []) + pts
+    result = {bid: _redacted(mem, pts) for bid, pts in result.items()}
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         write_cache(path, compact_json({
