@@ -384,6 +384,23 @@ def future_dates(belief: Belief, today: date) -> list[tuple[str, date]]:
     return out
 
 
+def counter_future_dates(sessions: Sessions, today: date) -> list[tuple[str, date]]:
+    """(key, date) of each day of the session counter after `today` (rule 20). Not evidence, but
+    what rules 8 and 10 count from: a `last_review` ahead keeps the review's time fallback from
+    ever falling due, a `last_session` ahead keeps dormancy from ever being said."""
+    out = [(k, d) for k, d in (("last_session", sessions.last_session), ("last_review", sessions.last_review),
+                               ("created", sessions.created)) if d is not None and d > today]
+    for key, days in (("days", (d for d, _ in sessions.days)), ("counted", (d for _, d in sessions.counted))):
+        for iso in days:
+            try:
+                d = date.fromisoformat(iso)
+            except ValueError:
+                continue  # the counter's reader says what is not a day
+            if d > today:
+                out.append((key, d))
+    return out
+
+
 def future_date_message(what: str, d: date, today: date) -> str:
     return (f"{what} {d.isoformat()} is after today ({today.isoformat()}): evidence is never dated in the "
             "future, and a future date would stop decay (rule 20)")

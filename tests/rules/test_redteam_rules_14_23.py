@@ -5,6 +5,7 @@ memory tool, the inbox and the importers. Each test is one way around, through e
 
 from __future__ import annotations
 
+import json
 import subprocess
 
 import anyio
@@ -59,3 +60,55 @@ def test_a_secret_in_a_commit_message_epimem_did_not_write_is_redacted_on_every_
     assert {k: leaks(v) for k, v in seen.items()} == {k: [] for k in seen}
     assert stored_leaks(root) == []
     assert TOKEN in _git(root, "log", "-1", "--format=%s")  # the history itself is the user's (forget --purge-text)
+
+
+# --- rule 20 (and 18): the session counter and the reviews are dated too -----------------------------
+
+def _real_clock(monkeypatch):
+    monkeypatch.delenv("EPIMEM_TEST_CLOCK", raising=False)
+    monkeypatch.delenv("EPIMEM_TODAY", raising=False)
+
+
+def test_an_export_cannot_date_the_counter_or_a_review_ahead_to_silence_reviews_and_dormancy(tmp_path, cli,
+                                                                                           monkeypatch):
+    """Rule 20 was held for beliefs, observations and tensions, on every importer. An export's
+    session counter and its reviews were written as they came: `last_review: 2099-01-01` made the
+    time fallback of rule 10 (a review 30 days after the last) never due, `last_session` ahead
+    made rule 8's dormancy never come, and a review dated ahead stood in `reviews/`; `validate`
+    then said the vault was valid. They are refused, said, and reported by `validate` as a hand
+    edit of them would be."""
+    from datetime import date, timedelta
+
+    _real_clock(monkeypatch)
+    ahead = (date.today() + timedelta(days=400)).isoformat()
+    src, new = tmp_path / "src", tmp_path / "new"
+    for v in (src, new):
+        assert cli("init", v).code == 0
+    recs = [json.loads(line) for line in cli("--vault", src, "export").out.splitlines()]
+    for r in recs:
+        if r["type"] == "sessions":
+            counter = json.loads(r["text"])
+            counter.update(last_session=ahead, last_review=ahead)
+            r["text"] = json.dumps(counter)
+    recs.append({"type": "review", "date": ahead, "text": f"---\ndate: {ahead}\nkind: audit\n---\nAll fine.\n"})
+    out = tmp_path / "crafted.jsonl"
+    out.write_text("".join(json.dumps(r) + "\n" for r in recs))
+    before = (new / "state/sessions.json").read_text()
+    r = cli("--vault", new, "import", "jsonl", out, "--json")
+    assert r.code == 0, r.err
+    refused = r.json()["refused"]
+    assert any(x.startswith("state/sessions.json") and "rule 20" in x for x in refused), refused
+    assert any(x.startswith(f"reviews/{ahead}.md") and "rule 20" in x for x in refused), refused
+    assert (new / "state/sessions.json").read_text() == before
+    assert not (new / "reviews" / f"{ahead}.md").exists()
+    assert cli("--vault", new, "validate").code == 0
+    # the same by hand: validate names both
+    counter = json.loads(before)
+    counter["last_review"] = ahead
+    (new / "state/sessions.json").write_text(json.dumps(counter))
+    (new / "reviews" / f"{ahead}.md").write_text(f"---\ndate: {ahead}\nkind: audit\n---\nAll fine.\n")
+    v = cli("--vault", new, "validate", "--json")
+    assert v.code == 1
+    problems = {p["path"]: p["message"] for p in v.json()["problems"]}
+    assert "rule 20" in problems.get("state/sessions.json", "") and ahead in problems["state/sessions.json"], problems
+    assert "rule 20" in problems.get(f"reviews/{ahead}.md", ""), problems
