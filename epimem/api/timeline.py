@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -14,6 +15,7 @@ from ..core.errors import Conflict, InputError, NotFound, StorageError
 from ..core.model import Snapshot
 from ..core.notes import parse_note, parse_observations
 from ..core.record import FIELDS
+from ..core.redact import redact
 from ..store import git
 from ..store import transaction as tx
 from ..store.files import NotUTF8, read_text
@@ -48,10 +50,6 @@ def _redacted(mem: Service, pts: list[git.HistoryPoint]) -> list[git.HistoryPoin
     """Rule 23 for the log: epimem redacts the messages it commits, but a belief's history also
     lists the commits other tools made to its file (Obsidian's git plugin, a `git commit` by hand,
     another machine's push), whose subjects are whatever was typed there."""
-    from dataclasses import replace
-
-    from ..core.redact import redact
-
     patterns = mem.params.redact
     return [p if (s := redact(p.subject, patterns)) == p.subject else replace(p, subject=s) for p in pts]
 
@@ -132,7 +130,10 @@ def describe(mem: Service, rows, old_spec, new_spec, new_from_disk: bool = False
             changes.append(c)
     if obs_added:
         changes.append(Change("observations", str(obs_added), "recorded"))
-    return changes
+    # Rule 23: the states compared are committed ones, and a commit epimem did not make (Obsidian's
+    # git plugin commits what was typed minutes ago) holds the text as it was typed.
+    patterns = mem.params.redact
+    return [replace(c, details=tuple(redact(d, patterns) for d in c.details)) for c in changes]
 
 
 BELIEF_KEYS = frozenset(FIELDS)

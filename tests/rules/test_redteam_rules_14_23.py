@@ -112,3 +112,37 @@ def test_an_export_cannot_date_the_counter_or_a_review_ahead_to_silence_reviews_
     problems = {p["path"]: p["message"] for p in v.json()["problems"]}
     assert "rule 20" in problems.get("state/sessions.json", "") and ahead in problems["state/sessions.json"], problems
     assert "rule 20" in problems.get(f"reviews/{ahead}.md", ""), problems
+
+
+def test_a_secret_committed_by_another_tool_is_redacted_in_what_changed(vault, cli, tmp_path):
+    """`diff` describes committed states, and epimem's own commits hold redacted text; but
+    Obsidian's git plugin commits what the user typed minutes ago, before any epimem command
+    read it. Its title, tags and scope went out as committed: `epimem diff` (text and `--json`),
+    MCP's `diff` (a read-only tool a model calls freely) and the page's "what changed"."""
+    from mcp import Client
+
+    from epimem.mcp.server import build
+
+    root = vault.root
+    vault.add_belief(title="Avoids ORMs", statement="Writes SQL by hand.", kind="preference", basis="behavioral",
+                     permanence="durable", confidence=0.30)
+    p = root / "beliefs" / "avoids-orms.md"
+    edit_in_place(p, "title: Avoids ORMs", f"title: Avoids ORMs {TOKEN}")
+    edit_in_place(p, "tags: []", f"tags: [{TOKEN}]")
+    _plain_commit(root, "vault backup: 2026-11-30 10:00")
+    seen = {}
+    for args in (("diff", "--since", "2026-11-01"), ("diff", "--since", "2026-11-01", "--json")):
+        r = cli("--vault", root, *args)
+        assert r.code == 0, r.err
+        seen[" ".join(args)] = r.out + r.err
+    assert "Avoids ORMs [REDACTED:github-token]" in seen["diff --since 2026-11-01"]
+
+    async def mcp():
+        async with Client(build(root, today=TODAY)) as c:
+            r = await c.call_tool("diff", {"since": "2026-11-01"})
+            assert not r.is_error, r.content[0].text
+            seen["mcp diff"] = r.content[0].text
+    anyio.run(mcp)
+    seen["page"] = page(cli, root, tmp_path)
+    assert {k: leaks(v) for k, v in seen.items()} == {k: [] for k in seen}
+    assert stored_leaks(root) == []
