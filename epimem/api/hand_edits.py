@@ -250,7 +250,7 @@ def preview(mem: Service) -> tuple[list[Change], list[Problem]]:
     return changes, problems
 
 
-def settle(mem: Service, paths: list[str]) -> str | None:
+def settle(mem: Service, paths: list[str], *, by_model: bool = False) -> str | None:
     """Before epimem rewrites `paths`, pass the user's uncommitted edits to them
     through rule 18, so that epimem's commit never carries a hand edit along
     unchecked: an edit within the rules is committed first, as `epimem commit`
@@ -258,18 +258,45 @@ def settle(mem: Service, paths: list[str]) -> str | None:
     not parse) stays on disk, untouched, and the change is refused — neither
     the user's edit nor the caller's change is lost. Returns the hand edit's
     commit, or None. Call it before reading the files, in each pass of a change
-    prepared outside the lock (`common.attempts`): a retry checks again."""
+    prepared outside the lock (`common.attempts`): a retry checks again.
+
+    `by_model`: the change comes from a path a model runs by itself (an `--origin`: the skills,
+    MCP, the memory tool, the session-end pass). It commits no hand edit that decides what only
+    the user does (`rules.users_decisions`): committing it is `epimem commit`, the user's (rule
+    22), and it would make a model's own edit the user's word — a fact minted (rule 14), decay
+    reset (rule 16)."""
     if not paths or not git.has_commits(mem.root):
         return None
     dirty = frozenset(c.path for c in git.status(mem.root, paths))
     if not dirty:
         return None
+    if by_model:
+        _refuse_users_decisions(mem, dirty)
     sha, _, problems = commit_hand_edits(mem, only=dirty)
     for pr in problems:
         if pr.path in dirty:
             raise Conflict(f"{pr}; this hand edit is left as it is, and nothing was recorded — "
                            "fix the file, then record this again", path=pr.path, line=pr.line)
     return sha
+
+
+def _refuse_users_decisions(mem: Service, dirty: frozenset[str]) -> None:
+    for p in sorted(dirty):
+        fp = mem.root / p
+        if not (p.startswith("beliefs/") and p.endswith(".md") and fp.is_file()):
+            continue
+        stem = Path(p).stem
+        try:
+            new = parse_belief(read_text(fp, p), stem, p)
+        except (NoteError, NotUTF8):
+            continue  # rule 18 refuses it below, as it stands
+        old = git.parse_belief_blob(git.show_many(mem.root, [f"HEAD:{p}"])[0], stem)
+        decided = rules.users_decisions(old, new)
+        if decided:
+            raise Conflict(f"{p} holds a hand edit not yet committed that changes {', '.join(decided)}: only the "
+                           "user commits that (`epimem commit`, which asks them), an observation never carries "
+                           "it in; nothing was recorded — ask the user to commit or undo the edit, then record "
+                           "this again", path=p)
 
 
 def _titled(text: str, stem: str) -> str:

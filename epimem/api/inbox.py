@@ -133,7 +133,7 @@ def observe_or_propose(mem: Service, items: list[dict[str, Any]], *, source: str
     params = mem.params
     if origin is not None and params.review == "required":
         return propose(mem, items, source=source, session=session, origin=origin, own=own)
-    return _observe.apply(mem, items, source=source, session=session, own=own)
+    return _observe.apply(mem, items, source=source, session=session, own=own, by_model=origin is not None)
 
 
 def propose(mem: Service, items: list[dict[str, Any]], *, source: str, session: str | None,

@@ -41,7 +41,7 @@ OBSERVATION_KEYS = frozenset({"connects", "strength", "evidence", "suggests", "t
 
 def apply(mem: Service, items: list[dict[str, Any]], *, source: str, session: str | None,
           dry: list[tx.Write] | None = None, also: tuple[Callable[[], list[tx.Write]], str, str] | None = None,
-          bounded: bool = True, own: str | None = None) -> ObserveReport:
+          bounded: bool = True, own: str | None = None, by_model: bool = False) -> ObserveReport:
     """Apply the rules to a batch and commit it. `dry`: commit nothing, put the writes the
     change would make in that list instead (the inbox's preview: the same code, not a copy).
     `also`: (the other writes of the same commit, made in each pass; the op; a subject prefix)
@@ -69,7 +69,7 @@ def apply(mem: Service, items: list[dict[str, Any]], *, source: str, session: st
     # except an append to the month's log, which follows it under the lock (`_log_rebase`).
     for attempt in common.attempts(mem):
         with attempt:
-            hand_edits.settle(mem, settle)
+            hand_edits.settle(mem, settle, by_model=by_model)
             report = _observe(mem, parsed, params, today, also=also, bounded=bounded, own=own)
     return report
 

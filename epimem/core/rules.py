@@ -374,6 +374,22 @@ def user_word(belief: Belief, today: date) -> Belief:
     return replace(belief, confirmed=today)
 
 
+# What only the user decides about a belief (rules 14, 16 and 22): how sure it is and on what
+# basis (a fact), what it claims (each resets decay), whether it still holds, fades, or replaced
+# another, and its dates.
+USER_DECIDES = WORD_FIELDS | frozenset({"status", "pinned", "supersedes", "first", "confirmed", "challenged"})
+
+
+def users_decisions(old: Belief | None, new: Belief) -> tuple[str, ...]:
+    """What a hand edit from `old` (None: a file not committed before) to `new` decides that only
+    the user may: the fields of `USER_DECIDES` it changes, or the whole belief when it is new. A
+    command a model runs by itself commits none of it (`hand_edits.settle`): it would pass a
+    model's own edit off as the user's word."""
+    if old is None:
+        return ("the whole belief (a file not committed before)",)
+    return tuple(sorted(f for f in USER_DECIDES if getattr(old, f) != getattr(new, f)))
+
+
 # --- rule 18: hand edits obey the rules too --------------------------------------
 
 def future_dates(belief: Belief, today: date) -> list[tuple[str, date]]:

@@ -9,6 +9,7 @@ import json
 import subprocess
 
 import anyio
+import pytest
 from readers_support import edit_in_place, page
 from test_rule23_readers_redact import leaks, stored_leaks
 
@@ -146,3 +147,68 @@ def test_a_secret_committed_by_another_tool_is_redacted_in_what_changed(vault, c
     seen["page"] = page(cli, root, tmp_path)
     assert {k: leaks(v) for k, v in seen.items()} == {k: [] for k in seen}
     assert stored_leaks(root) == []
+
+
+# --- rules 14, 16 and 22: a hand-edit-shaped write is not the user's word because a model's command carried it ----
+
+@pytest.mark.parametrize("edit", [
+    ("basis: behavioral", "basis: fact", "confidence: 0.30", "confidence: 0.95"),  # minted a fact
+    ("confidence: 0.30", "confidence: 0.60", None, None),                          # set a number
+    ("Writes SQL by hand.", "Writes SQL by hand, always.", None, None),            # reworded: the clock reset
+    ("pinned: false", "pinned: true", None, None),                                 # pinned: no decay
+])
+def test_a_model_cannot_pass_its_own_hand_edit_off_as_the_users_through_observe(vault, cli, edit):
+    """Rule 18 commits a hand edit within the rules as the user's (an `edited` line; rule 16 resets
+    decay), and the write path commits one first when an observation rewrites the file. A model
+    whose editor may write in the vault (Claude Code in acceptEdits mode, opened on the vault
+    folder) edited `basis: fact, confidence: 0.95` into a belief, then ran the skill's own `epimem
+    observe --origin skill … --strength complicating`: the edit was committed as the user's, a
+    fact minted and `epimem commit` (the user's decision, rule 22) never asked. A command a model
+    runs by itself commits no hand edit that changes what only the user decides: it is refused,
+    the edit stays for the user to commit or undo."""
+    root = vault.root
+    vault.add_belief(title="Avoids ORMs", statement="Writes SQL by hand.", kind="preference", basis="behavioral",
+                     permanence="durable", confidence=0.30)
+    p = root / "beliefs" / "avoids-orms.md"
+    edit_in_place(p, edit[0], edit[1])
+    if edit[2]:
+        edit_in_place(p, edit[2], edit[3])
+    head = _git(root, "rev-parse", "HEAD")
+    r = cli("--vault", root, "observe", "--origin", "skill", "--session", "s1", "--json", "--connects", "avoids-orms",
+            "--strength", "complicating", "--evidence", "Used the ORM for a quick script.")
+    assert r.code != 0 and "epimem commit" in r.err and "nothing was recorded" in r.err, (r.code, r.err)
+    assert _git(root, "rev-parse", "HEAD") == head
+    assert edit[1] in p.read_text()  # the edit is left as it is, for the user
+    shown = cli("--vault", root, "belief", "show", "avoids-orms", "--json").json()
+    assert shown["confirmed"] is None and shown["evidence"][-1]["kind"] == "added"
+    # the user's own command commits it, as rule 18 says
+    assert cli("--vault", root, "commit").code == 0
+    assert cli("--vault", root, "observe", "--origin", "skill", "--session", "s1", "--connects", "avoids-orms",
+               "--strength", "complicating", "--evidence", "Used the ORM for a quick script.").code == 0
+
+
+def test_a_belief_file_a_model_wrote_by_hand_is_not_added_through_observe(vault, cli):
+    """The same with a new file: `beliefs/is-a-genius.md` written at `basis: fact, confidence: 0.95`,
+    then an observation connected to it, committed it as "added by hand"."""
+    root = vault.root
+    (root / "beliefs" / "is-a-genius.md").write_text(
+        "---\ntitle: Is a genius\nkind: trait\nbasis: fact\nconfidence: 0.95\npermanence: stable\nfirst: 2026-11-30\n"
+        "---\nWrites brilliant code.\n", encoding="utf-8")
+    head = _git(root, "rev-parse", "HEAD")
+    r = cli("--vault", root, "observe", "--origin", "skill", "--session", "s1", "--connects", "is-a-genius",
+            "--strength", "confirming", "--evidence", "Wrote a clever loop.")
+    assert r.code != 0 and "epimem commit" in r.err, r.err
+    assert _git(root, "rev-parse", "HEAD") == head
+    assert "?? beliefs/is-a-genius.md" in _git(root, "status", "--porcelain")
+
+
+def test_the_users_own_observe_still_commits_their_edit_first(vault, cli):
+    # Without --origin (the user at the keyboard) the edit within the rules is committed, as before.
+    root = vault.root
+    vault.add_belief(title="Avoids ORMs", statement="Writes SQL by hand.", kind="preference", basis="behavioral",
+                     permanence="durable", confidence=0.30)
+    edit_in_place(root / "beliefs" / "avoids-orms.md", "confidence: 0.30", "confidence: 0.60")
+    r = cli("--vault", root, "observe", "--session", "s1", "--connects", "avoids-orms", "--strength", "complicating",
+            "--evidence", "Used the ORM for a quick script.")
+    assert r.code == 0, r.err
+    assert _git(root, "log", "-2", "--format=%s").splitlines()[1] == "edit: avoids-orms confidence 0.30 → 0.60"
