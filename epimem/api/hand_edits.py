@@ -122,10 +122,19 @@ def commit_hand_edits(mem: Service, only: frozenset[str] | None = None, *, previ
             if p == SESSIONS and fp.exists():
                 # The counter edited by hand into something it cannot be read as: recorded, every
                 # machine's next session would stop counting (the hook and `session start` refuse it).
-                wrong = mem.vault.read_sessions_checked()[1]
+                counter, wrong = mem.vault.read_sessions_checked()
                 if wrong:
                     problems.extend(Problem(w.path, w.line, f"{w.message} (not committed)") for w in wrong)
                     continue
+                late = rules.counter_future_dates(counter, real) if real is not None else []
+                if late:  # rule 20: as `validate` reports it
+                    problems.append(Problem(p, 1, rules.future_date_message(f"'{late[0][0]}'", late[0][1], real)
+                                            + " (not committed: rule 18)"))
+                    continue
+            if p.startswith("reviews/") and real is not None and (day := _review_day(p)) is not None and day > real:
+                problems.append(Problem(p, 1, rules.future_date_message("the review of", day, real)
+                                        + " (not committed: rule 18)"))
+                continue
             if p.startswith("observations/") and p.endswith(".md") and fp.is_file():
                 # A log that does not read as whole entries (a field with no heading of its own, a
                 # bad date, conflict markers) is malformed too: recorded, its entries read wrong
@@ -233,6 +242,15 @@ def commit_hand_edits(mem: Service, only: frozenset[str] | None = None, *, previ
     with one_parse():  # each file is read by the checks, the message and the context cache
         res = tx.adopt(mem.root, prepare, lock=common.lock(mem), caches=common.caches(mem))
     return res.commit, changes, problems
+
+
+def _review_day(rel: str):
+    from datetime import date
+
+    try:
+        return date.fromisoformat(Path(rel).stem)
+    except ValueError:
+        return None
 
 
 def _log_problems(text: str, rel: str) -> list[tuple[int, str]]:

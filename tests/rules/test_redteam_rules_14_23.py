@@ -212,3 +212,22 @@ def test_the_users_own_observe_still_commits_their_edit_first(vault, cli):
             "--evidence", "Used the ORM for a quick script.")
     assert r.code == 0, r.err
     assert _git(root, "log", "-2", "--format=%s").splitlines()[1] == "edit: avoids-orms confidence 0.30 → 0.60"
+
+
+def test_commit_leaves_out_a_counter_or_a_review_dated_ahead(tmp_path, cli, monkeypatch):
+    """Rule 18: what `validate` reports is left out of `epimem commit`, as a malformed file is."""
+    from datetime import date, timedelta
+
+    _real_clock(monkeypatch)
+    ahead = (date.today() + timedelta(days=400)).isoformat()
+    root = tmp_path / "v"
+    assert cli("init", root).code == 0
+    counter = json.loads((root / "state/sessions.json").read_text())
+    counter["last_session"] = ahead
+    (root / "state/sessions.json").write_text(json.dumps(counter))
+    (root / "reviews" / f"{ahead}.md").write_text(f"---\ndate: {ahead}\nkind: audit\n---\nAll fine.\n")
+    head = _git(root, "rev-parse", "HEAD")
+    r = cli("--vault", root, "commit", "--json")
+    assert r.code == 0, r.err
+    assert {p["path"] for p in r.json()["problems"]} == {"state/sessions.json", f"reviews/{ahead}.md"}, r.json()
+    assert _git(root, "rev-parse", "HEAD") == head
