@@ -231,3 +231,43 @@ def test_commit_leaves_out_a_counter_or_a_review_dated_ahead(tmp_path, cli, monk
     assert r.code == 0, r.err
     assert {p["path"] for p in r.json()["problems"]} == {"state/sessions.json", f"reviews/{ahead}.md"}, r.json()
     assert _git(root, "rev-parse", "HEAD") == head
+
+
+# --- rule 21: history and what changed read a committed state too ---------------------------------
+
+def test_a_rule_breaking_state_another_tool_committed_is_not_shown_in_history_or_what_changed(vault, cli, tmp_path):
+    """Every reader of the belief shows the last valid state when Obsidian's git plugin commits an
+    edit to 0.99 (test_rule21…: show, list, recall, the hook, the export); its history did not:
+    `epimem history` and MCP's `history`/`get` listed "0.30 → 0.99" at that commit, and `diff`
+    (CLI, MCP, the page's "what changed") said "confidence 0.30 → 0.99" — the number `validate`
+    refuses, as the belief's."""
+    from mcp import Client
+
+    from epimem.mcp.server import build
+
+    root = vault.root
+    vault.add_belief(title="Avoids ORMs", statement="Writes SQL by hand.", kind="preference", basis="behavioral",
+                     permanence="durable", confidence=0.30)
+    edit_in_place(root / "beliefs" / "avoids-orms.md", "confidence: 0.30", "confidence: 0.99")
+    _plain_commit(root, "vault backup: 2026-11-30 10:00")
+
+    def shows_099(text: str) -> bool:  # anywhere but in the line saying the edit was refused
+        return "0.99" in text.replace("confidence 0.99 is above", "")
+
+    h = cli("--vault", root, "history", "avoids-orms")
+    assert h.code == 0 and not shows_099(h.out) and "refused" in h.out, h.out
+    points = cli("--vault", root, "history", "avoids-orms", "--json").json()["history"]
+    assert [p["confidence"] for p in points] == [0.30, 0.30] and "above the cap" in points[-1]["refused"]
+    d = cli("--vault", root, "diff", "--since", "2026-11-01")
+    assert d.code == 0 and not shows_099(d.out) and "refuse" in d.out, d.out
+    seen = {"page": page(cli, root, tmp_path)}
+
+    async def mcp():
+        async with Client(build(root, today=TODAY)) as c:
+            for name, args in (("history", {"id": "avoids-orms"}), ("get", {"id": "avoids-orms"}),
+                               ("diff", {"since": "2026-11-01"})):
+                r = await c.call_tool(name, args)
+                assert not r.is_error, r.content[0].text
+                seen[f"mcp {name}"] = r.content[0].text
+    anyio.run(mcp)
+    assert {k: shows_099(v) for k, v in seen.items()} == {k: False for k in seen}
