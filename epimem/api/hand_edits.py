@@ -298,9 +298,32 @@ def settle(mem: Service, paths: list[str], *, by_model: bool = False) -> str | N
     return sha
 
 
+def tensions_about(mem: Service, belief_ids: set[str]) -> set[str]:
+    """The tension files with an uncommitted hand edit that may be about one of `belief_ids`: a
+    contradiction extends the open tension of its belief, so the edit is settled first (rule 18),
+    never swept into the observation's commit unchecked."""
+    if not belief_ids or not git.has_commits(mem.root):
+        return set()
+    out = set()
+    for c in git.status(mem.root, ["tensions"]):
+        fp = mem.root / c.path
+        if not (c.path.endswith(".md") and fp.is_file()):
+            continue
+        try:
+            text = read_text(fp, c.path)
+        except NotUTF8:
+            continue  # never extended: a new tension opens instead (validate names it)
+        if any(b in text for b in belief_ids):  # a cheap filter, as `tensions.for_contradiction` reads them
+            out.add(c.path)
+    return out
+
+
 def _refuse_users_decisions(mem: Service, dirty: frozenset[str]) -> None:
     for p in sorted(dirty):
         fp = mem.root / p
+        if p.startswith("tensions/") and p.endswith(".md") and fp.is_file():
+            _refuse_tension_decision(mem, p)
+            continue
         if not (p.startswith("beliefs/") and p.endswith(".md") and fp.is_file()):
             continue
         stem = Path(p).stem
@@ -315,6 +338,22 @@ def _refuse_users_decisions(mem: Service, dirty: frozenset[str]) -> None:
                            "user commits that (`epimem commit`, which asks them), an observation never carries "
                            "it in; nothing was recorded — ask the user to commit or undo the edit, then record "
                            "this again", path=p)
+
+
+def _refuse_tension_decision(mem: Service, p: str) -> None:
+    """Only the user resolves (or reopens) a tension (SPEC §1.3, rule 22)."""
+    stem = Path(p).stem
+    try:
+        new = parse_tension(read_text(mem.root / p, p), stem, p)
+    except (NoteError, NotUTF8):
+        return  # rule 18 refuses it below, as it stands
+    old = git.parse_tension_blob(git.show_many(mem.root, [f"HEAD:{p}"])[0], stem)
+    if old is None or (old.status, old.resolution) != (new.status, new.resolution):
+        raise Conflict(f"{p} holds a hand edit not yet committed that "
+                       + ("opens a tension" if old is None else "changes its status or resolution")
+                       + ": only the user commits that (`epimem commit`, which asks them), an observation never "
+                       "carries it in; nothing was recorded — ask the user to commit or undo the edit, then record "
+                       "this again", path=p)
 
 
 def _titled(text: str, stem: str) -> str:

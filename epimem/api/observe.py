@@ -63,7 +63,9 @@ def apply(mem: Service, items: list[dict[str, Any]], *, source: str, session: st
     # A hand edit to a file this change rewrites is checked by rule 18 first (committed on its
     # own, or the change refused), never swept along; each pass checks again.
     settle = sorted({f"beliefs/{o.connects}.md" for o, _ in parsed if o.connects != "new"}
-                    | {f"observations/{o.date:%Y-%m}.md" for o, _ in parsed})
+                    | {f"observations/{o.date:%Y-%m}.md" for o, _ in parsed}
+                    | hand_edits.tensions_about(mem, {o.connects for o, _ in parsed
+                                                      if o.strength == "contradicting" and o.connects != "new"}))
     # Prepared outside the vault lock and committed with compare-and-swap keys: another
     # writer's change that lands first sends the preparation round again (`common.attempts`),
     # except an append to the month's log, which follows it under the lock (`_log_rebase`).

@@ -271,3 +271,50 @@ def test_a_rule_breaking_state_another_tool_committed_is_not_shown_in_history_or
                 seen[f"mcp {name}"] = r.content[0].text
     anyio.run(mcp)
     assert {k: shows_099(v) for k, v in seen.items()} == {k: False for k in seen}
+
+
+# --- rule 18 (and 22): the open tension a contradiction extends --------------------------------------
+
+def _contradicted(vault):
+    vault.add_belief(title="Avoids ORMs", statement="Writes SQL by hand.", kind="preference", basis="behavioral",
+                     permanence="durable", confidence=0.80)
+    vault.observe([{"connects": "avoids-orms", "strength": "contradicting", "session": "s1",
+                    "evidence": "Reached for the ORM."}])
+    [t] = (vault.root / "tensions").glob("*.md")
+    return t
+
+
+def _contradict(cli, root, *extra):
+    return cli("--vault", root, "observe", *extra, "--session", "s2", "--connects", "avoids-orms",
+               "--strength", "contradicting", "--evidence", "Used the ORM again.")
+
+
+def test_a_hand_edit_of_the_open_tension_is_not_swept_into_the_observations_commit(vault, cli):
+    """The write path settles the hand edits of the belief and the log it rewrites (rule 18), but
+    a contradiction also extends the belief's open tension, read as it is on disk: a model's edit
+    of it ("the user agreed it was a one-off") went into the observation's commit, unchecked and
+    named nowhere. It is committed first, on its own, as `epimem commit` would."""
+    root = vault.root
+    t = _contradicted(vault)
+    edit_in_place(t, "- what happened: ", "- what happened: (the user agreed it was a one-off) ")
+    assert _contradict(cli, root, "--origin", "skill").code == 0
+    rel = f"tensions/{t.name}"
+    observed = _git(root, "show", "HEAD", "--format=", "--", rel)
+    assert "\n+- what happened" not in observed and "Used the ORM again." in observed, observed
+    assert _git(root, "log", "-1", "--format=%s", "HEAD^").startswith("edit: tension")
+    assert _git(root, "status", "--porcelain").strip() == ""
+
+
+def test_a_model_cannot_resolve_a_tension_by_hand_and_have_observe_commit_it(vault, cli):
+    """Only the user resolves a tension (rule 22): a model's `status: resolved` typed into the file
+    is not committed as the user's by the skill's own `observe`, which is refused; the user's own
+    command commits it."""
+    root = vault.root
+    t = _contradicted(vault)
+    edit_in_place(t, "status: watching", "status: resolved")
+    head = _git(root, "rev-parse", "HEAD")
+    r = _contradict(cli, root, "--origin", "skill")
+    assert r.code != 0 and "epimem commit" in r.err and "status" in r.err, r.err
+    assert _git(root, "rev-parse", "HEAD") == head and "status: resolved" in t.read_text()
+    assert _contradict(cli, root).code == 0  # the user at the keyboard: their edit is committed first
+    assert _git(root, "log", "-1", "--format=%s", "HEAD^").startswith("edit: tension")
