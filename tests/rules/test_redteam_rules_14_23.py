@@ -318,3 +318,24 @@ def test_a_model_cannot_resolve_a_tension_by_hand_and_have_observe_commit_it(vau
     assert _git(root, "rev-parse", "HEAD") == head and "status: resolved" in t.read_text()
     assert _contradict(cli, root).code == 0  # the user at the keyboard: their edit is committed first
     assert _git(root, "log", "-1", "--format=%s", "HEAD^").startswith("edit: tension")
+
+
+# --- SPEC §14: a belief no longer held is never shown as current --------------------------------------
+
+def test_recall_with_inactive_beliefs_never_lists_one_as_held(vault, cli):
+    """`skill recall --inactive` is within the skills' grant (and `recall --inactive` the user's):
+    the compact markdown and the JSON said "superseded, no longer held", but the list a terminal
+    shows printed a retired or superseded belief as "(0.80 established)", as current as any."""
+    root = vault.root
+    for title, conf in (("Lives in Berlin", 0.80), ("Lives in Munich", 0.50), ("Uses Postgres everywhere", 0.80)):
+        vault.add_belief(title=title, statement=f"{title}.", kind="fact", basis="self-report", permanence="durable",
+                         confidence=conf)
+    vault.supersede(["lives-in-berlin"], "lives-in-munich", note="moved")
+    vault.retire("uses-postgres-everywhere", note="not any more")
+    for cmd in (("skill", "recall"), ("recall",)):
+        r = cli("--vault", root, *cmd, "lives berlin postgres", "--inactive")
+        assert r.code == 0, r.err
+        lines = {ln.split(" — ")[0].split(". ", 1)[1]: ln for ln in r.out.splitlines() if " — " in ln}
+        assert "superseded, no longer held" in lines["lives-in-berlin"], r.out
+        assert "retired, no longer held" in lines["uses-postgres-everywhere"], r.out
+        assert "no longer held" not in lines["lives-in-munich"], r.out
