@@ -298,6 +298,19 @@ def settle(mem: Service, paths: list[str], *, by_model: bool = False) -> str | N
     return sha
 
 
+def refuse_uncommitted_rules(mem: Service) -> None:
+    """A path a model runs by itself is judged by the rules the user committed (rule 13: editing
+    `epistemology.md` is a commit like any other). The engine reads the file as it stands, so a
+    model's own edit of it (`confirm_step: 0.60`, `review: off`) would move committed numbers, or
+    let past the inbox what the user asked to review first (SPEC §15), as the rules' doing."""
+    rel = "epistemology.md"
+    if not git.has_commits(mem.root) or not git.status(mem.root, [rel]):
+        return
+    raise Conflict(f"{rel} holds an edit not yet committed: the rules an assistant's observation is judged by "
+                   "are the user's to set, and they commit them (`epimem commit`, which asks them); nothing was "
+                   "recorded — ask the user to commit or undo the edit, then record this again", path=rel)
+
+
 def tensions_about(mem: Service, belief_ids: set[str]) -> set[str]:
     """The tension files with an uncommitted hand edit that may be about one of `belief_ids`: a
     contradiction extends the open tension of its belief, so the edit is settled first (rule 18),

@@ -339,3 +339,37 @@ def test_recall_with_inactive_beliefs_never_lists_one_as_held(vault, cli):
         assert "superseded, no longer held" in lines["lives-in-berlin"], r.out
         assert "retired, no longer held" in lines["uses-postgres-everywhere"], r.out
         assert "no longer held" not in lines["lives-in-munich"], r.out
+
+
+# --- rules 13 and 22, §15: the rules a model's observation is judged by are the committed ones ------------
+
+@pytest.mark.parametrize("key,value", [("confirm_step", "0.60"), ("review", "off")])
+def test_an_uncommitted_rulebook_edit_does_not_judge_a_models_observation(vault, cli, key, value):
+    """The engine reads `epistemology.md` on every run (rule 13), as it stands on disk. A model whose
+    editor may write in the vault set `confirm_step: 0.60` and ran the skill's `observe`: one
+    confirmation took a belief from 0.30 to 0.90, committed as the rules' doing; or it set `review:
+    off` and what the user asked to review first (SPEC §15) was applied at once. A path a model
+    runs by itself is judged only by rules the user committed: with an edit pending it records
+    nothing and says so."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "inbox"))
+    from inbox_support import require_review
+    from vaults import count_sessions
+
+    root = vault.root
+    vault.add_belief(title="Avoids ORMs", statement="Writes SQL by hand.", kind="preference", basis="behavioral",
+                     permanence="durable", confidence=0.30)
+    rules_file = root / "epistemology.md"
+    if key == "review":  # the user asked to review what assistants record; the model turns it off
+        require_review(vault)
+    [line] = [ln for ln in rules_file.read_text().splitlines() if ln.startswith(f"{key}: ")]
+    edit_in_place(rules_file, line, f"{key}: {value}")
+    count_sessions(vault, "real-1")
+    head = _git(root, "rev-parse", "HEAD")
+    r = cli("--vault", root, "observe", "--origin", "skill", "--session", "real-1", "--json", "--connects",
+            "avoids-orms", "--strength", "confirming", "--evidence", "Wrote the migration in SQL.")
+    assert r.code != 0 and "epistemology.md" in r.err and "epimem commit" in r.err, (r.code, r.out, r.err)
+    assert _git(root, "rev-parse", "HEAD") == head
+    assert cli("--vault", root, "belief", "show", "avoids-orms", "--json").json()["confidence"] == 0.30
