@@ -373,3 +373,46 @@ def test_an_uncommitted_rulebook_edit_does_not_judge_a_models_observation(vault,
     assert r.code != 0 and "epistemology.md" in r.err and "epimem commit" in r.err, (r.code, r.out, r.err)
     assert _git(root, "rev-parse", "HEAD") == head
     assert cli("--vault", root, "belief", "show", "avoids-orms", "--json").json()["confidence"] == 0.30
+
+
+def test_no_reader_a_model_has_serves_a_belief_no_longer_held_as_current(vault, cli, tmp_path):
+    """An attempt the rules withstood (kept, as it could fail): every reader the skills, MCP and the
+    memory tool give a model, asked about a superseded and a retired belief by their own words."""
+    from anthropic.types.beta import BetaMemoryTool20250818ViewCommand as View
+    from mcp import Client
+    from readers_support import hook_context
+
+    from epimem.integrations.anthropic_memory import EpimemMemoryTool
+    from epimem.mcp.server import build
+
+    root = vault.root
+    for title, conf in (("Lives in Berlin", 0.80), ("Lives in Munich", 0.50), ("Uses Postgres everywhere", 0.80)):
+        vault.add_belief(title=title, statement=f"{title}.", kind="fact", basis="self-report", permanence="durable",
+                         confidence=conf)
+    vault.supersede(["lives-in-berlin"], "lives-in-munich", note="moved")
+    vault.retire("uses-postgres-everywhere", note="not any more")
+    gone = ("lives-in-berlin", "uses-postgres-everywhere", "Lives in Berlin", "Uses Postgres")
+    seen = {}
+    for args in (("skill", "observe"), ("skill", "recall", "lives berlin postgres"), ("belief", "list"),
+                 ("skill", "mirror"), ("skill", "mirror", "gut-check"), ("skill", "mirror", "interview")):
+        r = cli("--vault", root, *args)
+        assert r.code == 0, (args, r.err)
+        seen[" ".join(args)] = r.out
+    seen["hook"] = hook_context(root, tmp_path)
+
+    async def mcp():
+        async with Client(build(root, today=TODAY)) as c:
+            for name, a in (("recall", {"query": "lives berlin postgres"}), ("describe", {}),
+                            ("mirror", {"mode": "portrait"}), ("mirror", {"mode": "gut-check"})):
+                r = await c.call_tool(name, a)
+                assert not r.is_error, r.content[0].text
+                seen[f"mcp {name} {a.get('mode', '')}"] = r.content[0].text
+            listed = (await c.call_tool("list", {})).structured_content
+            seen["mcp list"] = " ".join(b["id"] for b in listed["beliefs"])
+            seen["context"] = (await c.read_resource(f"epimem://context?cwd={root}")).contents[0].text
+    anyio.run(mcp)
+    tool = EpimemMemoryTool(root, session="conv-1", today=TODAY)
+    for path in ("/memories", "/memories/beliefs", "/memories/context.md"):
+        seen[path] = tool.execute(View(command="view", path=path))
+    assert {k: [g for g in gone if g in v] for k, v in seen.items()} == {k: [] for k in seen}
+    assert "lives-in-munich" in seen["mcp list"] and "Lives in Munich" in seen["/memories/context.md"]
