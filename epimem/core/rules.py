@@ -376,8 +376,9 @@ def user_word(belief: Belief, today: date) -> Belief:
 
 # What only the user decides about a belief (rules 14, 16 and 22): how sure it is and on what
 # basis (a fact), what it claims (each resets decay), whether it still holds, fades, or replaced
-# another, and its dates.
-USER_DECIDES = WORD_FIELDS | frozenset({"status", "pinned", "supersedes", "first", "confirmed", "challenged"})
+# another, its dates, and its evidence (where their verdicts are, SPEC §14; epimem writes the rest).
+USER_DECIDES = WORD_FIELDS | frozenset({"status", "pinned", "supersedes", "first", "confirmed", "challenged",
+                                        "evidence"})
 
 
 def users_decisions(old: Belief | None, new: Belief) -> tuple[str, ...]:
