@@ -122,10 +122,19 @@ def commit_hand_edits(mem: Service, only: frozenset[str] | None = None, *, previ
             if p == SESSIONS and fp.exists():
                 # The counter edited by hand into something it cannot be read as: recorded, every
                 # machine's next session would stop counting (the hook and `session start` refuse it).
-                wrong = mem.vault.read_sessions_checked()[1]
+                counter, wrong = mem.vault.read_sessions_checked()
                 if wrong:
                     problems.extend(Problem(w.path, w.line, f"{w.message} (not committed)") for w in wrong)
                     continue
+                late = rules.counter_future_dates(counter, real) if real is not None else []
+                if late:  # rule 20: as `validate` reports it
+                    problems.append(Problem(p, 1, rules.future_date_message(f"'{late[0][0]}'", late[0][1], real)
+                                            + " (not committed: rule 18)"))
+                    continue
+            if p.startswith("reviews/") and real is not None and (day := _review_day(p)) is not None and day > real:
+                problems.append(Problem(p, 1, rules.future_date_message("the review of", day, real)
+                                        + " (not committed: rule 18)"))
+                continue
             if p.startswith("observations/") and p.endswith(".md") and fp.is_file():
                 # A log that does not read as whole entries (a field with no heading of its own, a
                 # bad date, conflict markers) is malformed too: recorded, its entries read wrong
@@ -235,6 +244,15 @@ def commit_hand_edits(mem: Service, only: frozenset[str] | None = None, *, previ
     return res.commit, changes, problems
 
 
+def _review_day(rel: str):
+    from datetime import date
+
+    try:
+        return date.fromisoformat(Path(rel).stem)
+    except ValueError:
+        return None
+
+
 def _log_problems(text: str, rel: str) -> list[tuple[int, str]]:
     """(line, message) for what makes an observation log malformed, as `validate` says it."""
     try:
@@ -250,7 +268,7 @@ def preview(mem: Service) -> tuple[list[Change], list[Problem]]:
     return changes, problems
 
 
-def settle(mem: Service, paths: list[str]) -> str | None:
+def settle(mem: Service, paths: list[str], *, by_model: bool = False) -> str | None:
     """Before epimem rewrites `paths`, pass the user's uncommitted edits to them
     through rule 18, so that epimem's commit never carries a hand edit along
     unchecked: an edit within the rules is committed first, as `epimem commit`
@@ -258,18 +276,97 @@ def settle(mem: Service, paths: list[str]) -> str | None:
     not parse) stays on disk, untouched, and the change is refused — neither
     the user's edit nor the caller's change is lost. Returns the hand edit's
     commit, or None. Call it before reading the files, in each pass of a change
-    prepared outside the lock (`common.attempts`): a retry checks again."""
+    prepared outside the lock (`common.attempts`): a retry checks again.
+
+    `by_model`: the change comes from a path a model runs by itself (an `--origin`: the skills,
+    MCP, the memory tool, the session-end pass). It commits no hand edit that decides what only
+    the user does (`rules.users_decisions`): committing it is `epimem commit`, the user's (rule
+    22), and it would make a model's own edit the user's word — a fact minted (rule 14), decay
+    reset (rule 16)."""
     if not paths or not git.has_commits(mem.root):
         return None
     dirty = frozenset(c.path for c in git.status(mem.root, paths))
     if not dirty:
         return None
+    if by_model:
+        _refuse_users_decisions(mem, dirty)
     sha, _, problems = commit_hand_edits(mem, only=dirty)
     for pr in problems:
         if pr.path in dirty:
             raise Conflict(f"{pr}; this hand edit is left as it is, and nothing was recorded — "
                            "fix the file, then record this again", path=pr.path, line=pr.line)
     return sha
+
+
+def refuse_uncommitted_rules(mem: Service) -> None:
+    """A path a model runs by itself is judged by the rules the user committed (rule 13: editing
+    `epistemology.md` is a commit like any other). The engine reads the file as it stands, so a
+    model's own edit of it (`confirm_step: 0.60`, `review: off`) would move committed numbers, or
+    let past the inbox what the user asked to review first (SPEC §15), as the rules' doing."""
+    rel = "epistemology.md"
+    if not git.has_commits(mem.root) or not git.status(mem.root, [rel]):
+        return
+    raise Conflict(f"{rel} holds an edit not yet committed: the rules an assistant's observation is judged by "
+                   "are the user's to set, and they commit them (`epimem commit`, which asks them); nothing was "
+                   "recorded — ask the user to commit or undo the edit, then record this again", path=rel)
+
+
+def tensions_about(mem: Service, belief_ids: set[str]) -> set[str]:
+    """The tension files with an uncommitted hand edit that may be about one of `belief_ids`: a
+    contradiction extends the open tension of its belief, so the edit is settled first (rule 18),
+    never swept into the observation's commit unchecked."""
+    if not belief_ids or not git.has_commits(mem.root):
+        return set()
+    out = set()
+    for c in git.status(mem.root, ["tensions"]):
+        fp = mem.root / c.path
+        if not (c.path.endswith(".md") and fp.is_file()):
+            continue
+        try:
+            text = read_text(fp, c.path)
+        except NotUTF8:
+            continue  # never extended: a new tension opens instead (validate names it)
+        if any(b in text for b in belief_ids):  # a cheap filter, as `tensions.for_contradiction` reads them
+            out.add(c.path)
+    return out
+
+
+def _refuse_users_decisions(mem: Service, dirty: frozenset[str]) -> None:
+    for p in sorted(dirty):
+        fp = mem.root / p
+        if p.startswith("tensions/") and p.endswith(".md") and fp.is_file():
+            _refuse_tension_decision(mem, p)
+            continue
+        if not (p.startswith("beliefs/") and p.endswith(".md") and fp.is_file()):
+            continue
+        stem = Path(p).stem
+        try:
+            new = parse_belief(read_text(fp, p), stem, p)
+        except (NoteError, NotUTF8):
+            continue  # rule 18 refuses it below, as it stands
+        old = git.parse_belief_blob(git.show_many(mem.root, [f"HEAD:{p}"])[0], stem)
+        decided = rules.users_decisions(old, new)
+        if decided:
+            raise Conflict(f"{p} holds a hand edit not yet committed that changes {', '.join(decided)}: only the "
+                           "user commits that (`epimem commit`, which asks them), an observation never carries "
+                           "it in; nothing was recorded — ask the user to commit or undo the edit, then record "
+                           "this again", path=p)
+
+
+def _refuse_tension_decision(mem: Service, p: str) -> None:
+    """Only the user resolves (or reopens) a tension (SPEC §1.3, rule 22)."""
+    stem = Path(p).stem
+    try:
+        new = parse_tension(read_text(mem.root / p, p), stem, p)
+    except (NoteError, NotUTF8):
+        return  # rule 18 refuses it below, as it stands
+    old = git.parse_tension_blob(git.show_many(mem.root, [f"HEAD:{p}"])[0], stem)
+    if old is None or (old.status, old.resolution) != (new.status, new.resolution):
+        raise Conflict(f"{p} holds a hand edit not yet committed that "
+                       + ("opens a tension" if old is None else "changes its status or resolution")
+                       + ": only the user commits that (`epimem commit`, which asks them), an observation never "
+                       "carries it in; nothing was recorded — ask the user to commit or undo the edit, then record "
+                       "this again", path=p)
 
 
 def _titled(text: str, stem: str) -> str:

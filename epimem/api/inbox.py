@@ -131,10 +131,14 @@ def observe_or_propose(mem: Service, items: list[dict[str, Any]], *, source: str
     `epistemology.md` such a batch is proposed (`propose`) instead of applied. None: the user is
     at the keyboard (the CLI's `observe`, the /observe skill in a session they watch). `own`: the
     session the front end itself vouches for (`observe.apply`)."""
+    if origin is not None:
+        from . import hand_edits
+
+        hand_edits.refuse_uncommitted_rules(mem)
     params = mem.params
     if origin is not None and params.review == "required":
         return propose(mem, items, source=source, session=session, origin=origin, own=own)
-    return _observe.apply(mem, items, source=source, session=session, own=own)
+    return _observe.apply(mem, items, source=source, session=session, own=own, by_model=origin is not None)
 
 
 def propose(mem: Service, items: list[dict[str, Any]], *, source: str, session: str | None,

@@ -163,14 +163,20 @@ def _admit_tension(rel: str, tid: str, text: str, today: date, rep: JsonlReport)
     return True
 
 
-def _admit_sessions(text: str, rep: JsonlReport) -> bool:
+def _admit_sessions(text: str, rep: JsonlReport, today: date) -> bool:
     """Rule 18 for an imported session counter: the record's `text` is written as it comes (and
     `state/sessions.json` is not redacted: numbers only), so it must read as a counter, or a
-    crafted export leaves the vault a counter its own `validate` refuses."""
+    crafted export leaves the vault a counter its own `validate` refuses; and none of its days
+    may be after today (rule 20: a review or a session dated ahead silences rules 8 and 10)."""
     try:
-        sessions_file.loads(text)
-    except (ValueError, TypeError) as e:
+        counter = sessions_file.from_raw(json.loads(text))
+    except (ValueError, TypeError, RecursionError) as e:
         rep.refused.append(f"{sessions_file.PATH}: not a session counter ({e}): the vault's counter was kept")
+        return False
+    late = rules.counter_future_dates(counter, today)
+    if late:
+        rep.refused.append(f"{sessions_file.PATH}: " + rules.future_date_message(f"'{late[0][0]}'", late[0][1], today)
+                           + ": the vault's counter was kept")
         return False
     return True
 
@@ -201,9 +207,8 @@ def plan(path: Path, params: Params = DEFAULTS, today: date | None = None) -> tu
             elif kind == "sessions":
                 text = _text(rec)
                 if text is None:
-                    counter = sessions_file.load(rec)
-                    text = sessions_file.dump(counter)
-                elif not _admit_sessions(text, rep):
+                    text = sessions_file.dump(sessions_file.load(rec))
+                if not _admit_sessions(text, rep, today):
                     continue
                 files[sessions_file.PATH] = text
             elif kind == "belief":
@@ -248,6 +253,10 @@ def plan(path: Path, params: Params = DEFAULTS, today: date | None = None) -> tu
                 day = date_of(rec.get("date"), "'date'")
                 if day is None:
                     raise InputError("a review needs its 'date'", line=n)
+                if day > today:
+                    rep.refused.append(f"reviews/{day.isoformat()}.md: "
+                                       + rules.future_date_message("'date'", day, today) + ": not imported")
+                    continue
                 files[f"reviews/{day.isoformat()}.md"] = rec["text"]
             else:
                 rep.unmapped.append(f"line {n}: a {kind!r} record" + ("" if kind in TYPES else " (unknown type)"))
@@ -461,13 +470,22 @@ def accept_records(mem: Service, records: tuple[Any, ...], *, subject: str, dry:
             else:
                 files[rel] = text
         elif rel == sessions_file.PATH:
-            if _admit_sessions(text, rep):
+            if _admit_sessions(text, rep, today):
                 files[rel] = text
+        elif rel.startswith("reviews/") and (day := _day_of(Path(rel).stem)) is not None and day > today:
+            rep.refused.append(f"{rel}: " + rules.future_date_message("'date'", day, today))
         else:
             files[rel] = text
     if rep.refused:
         raise Conflict(f"the rules refuse it today: {rep.refused[0]}; nothing was written")
     return write_files(mem, files, rep, subject=subject, dry=dry, also=also)
+
+
+def _day_of(stem: str) -> date | None:
+    try:
+        return date.fromisoformat(stem)
+    except ValueError:
+        return None
 
 
 def _summary(counts: dict[str, int]) -> str:

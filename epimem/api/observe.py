@@ -41,7 +41,7 @@ OBSERVATION_KEYS = frozenset({"connects", "strength", "evidence", "suggests", "t
 
 def apply(mem: Service, items: list[dict[str, Any]], *, source: str, session: str | None,
           dry: list[tx.Write] | None = None, also: tuple[Callable[[], list[tx.Write]], str, str] | None = None,
-          bounded: bool = True, own: str | None = None) -> ObserveReport:
+          bounded: bool = True, own: str | None = None, by_model: bool = False) -> ObserveReport:
     """Apply the rules to a batch and commit it. `dry`: commit nothing, put the writes the
     change would make in that list instead (the inbox's preview: the same code, not a copy).
     `also`: (the other writes of the same commit, made in each pass; the op; a subject prefix)
@@ -63,13 +63,15 @@ def apply(mem: Service, items: list[dict[str, Any]], *, source: str, session: st
     # A hand edit to a file this change rewrites is checked by rule 18 first (committed on its
     # own, or the change refused), never swept along; each pass checks again.
     settle = sorted({f"beliefs/{o.connects}.md" for o, _ in parsed if o.connects != "new"}
-                    | {f"observations/{o.date:%Y-%m}.md" for o, _ in parsed})
+                    | {f"observations/{o.date:%Y-%m}.md" for o, _ in parsed}
+                    | hand_edits.tensions_about(mem, {o.connects for o, _ in parsed
+                                                      if o.strength == "contradicting" and o.connects != "new"}))
     # Prepared outside the vault lock and committed with compare-and-swap keys: another
     # writer's change that lands first sends the preparation round again (`common.attempts`),
     # except an append to the month's log, which follows it under the lock (`_log_rebase`).
     for attempt in common.attempts(mem):
         with attempt:
-            hand_edits.settle(mem, settle)
+            hand_edits.settle(mem, settle, by_model=by_model)
             report = _observe(mem, parsed, params, today, also=also, bounded=bounded, own=own)
     return report
 

@@ -90,7 +90,8 @@ def history_json(belief_id: str, points) -> dict[str, Any]:
     """`HistoryPoint.sha/when` are `commit/date` here."""
     return {"id": belief_id, "history": [{"commit": p.sha, "date": vocab.iso(p.when), "op": p.op,
                                           "subject": p.subject, "confidence": vocab.confidence(p.confidence),
-                                          "status": p.status} for p in points]}
+                                          "status": p.status, **({"refused": p.refused} if p.refused else {})}
+                                         for p in points]}
 
 
 def change_json(c) -> dict[str, Any]:

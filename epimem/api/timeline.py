@@ -6,14 +6,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..core import rules
 from ..core.changes import Change, belief_change, mapping_changes, sessions_changes, tension_change
 from ..core.errors import Conflict, InputError, NotFound, StorageError
 from ..core.model import Snapshot
 from ..core.notes import parse_note, parse_observations
 from ..core.record import FIELDS
+from ..core.redact import redact
 from ..store import git
 from ..store import transaction as tx
 from ..store.files import NotUTF8, read_text
@@ -41,7 +44,47 @@ def history(mem: Service, belief_id: str) -> list[git.HistoryPoint]:
         pts = git.belief_history(mem.root, belief_id)
     if not pts and not mem.vault.belief_path(belief_id).exists():
         raise NotFound(f"no belief '{belief_id}' and no history of one", path=f"beliefs/{belief_id}.md")
-    return pts
+    return _shown(mem, pts)
+
+
+def _redacted(mem: Service, pts: list[git.HistoryPoint]) -> list[git.HistoryPoint]:
+    """Rule 23 for the log: epimem redacts the messages it commits, but a belief's history also
+    lists the commits other tools made to its file (Obsidian's git plugin, a `git commit` by hand,
+    another machine's push), whose subjects are whatever was typed there."""
+    patterns = mem.params.redact
+    return [p if (s := redact(p.subject, patterns)) == p.subject else replace(p, subject=s) for p in pts]
+
+
+def _shown(mem: Service, pts: list[git.HistoryPoint]) -> list[git.HistoryPoint]:
+    """A history as every reader shows it: redacted (`_redacted`), and a commit whose file breaks
+    a rule epimem would have refused (another tool committed a hand edit: Obsidian's git plugin,
+    a `git commit`) shown at the last valid state before it, saying why (rule 21: no reader
+    presents a number `validate` refuses)."""
+    out: list[git.HistoryPoint] = []
+    last: tuple[float | None, str | None] = (None, None)
+    for p in _redacted(mem, pts):
+        why = _refused_state(p, mem.params)
+        if why:
+            p = replace(p, confidence=last[0], status=last[1], refused=why)
+        else:
+            last = (p.confidence, p.status)
+        out.append(p)
+    return out
+
+
+def _refused_state(p: git.HistoryPoint, params) -> str:
+    from ..core import rules
+    from ..core.model import STATUSES
+
+    if p.status not in (None, "deleted", "malformed") and p.status not in STATUSES:
+        return f"'status' must be one of {', '.join(STATUSES)}, not {p.status!r}"
+    if p.confidence is None or p.basis is None:
+        return ""  # a state read from the vault's own reader is valid by then
+    try:
+        rules.check_confidence(p.confidence, p.basis, params)
+    except rules.RuleError as e:
+        return str(e)
+    return ""
 
 
 def _since(mem: Service, since: str) -> str | None:
@@ -86,7 +129,16 @@ def describe(mem: Service, rows, old_spec, new_spec, new_from_disk: bool = False
         stem = Path(p).stem
         c: Change | None
         if p.startswith("beliefs/") and p.endswith(".md"):
-            c = belief_change(stem, git.parse_belief_blob(old, stem), git.parse_belief_blob(new, stem))
+            now = git.parse_belief_blob(new, stem)
+            broken = rules.rule_problems(now, mem.params, today=mem.machine_day) if now is not None else []
+            if broken:
+                # Rule 21: a state committed by another tool that epimem would have refused is
+                # not described as the belief's (its numbers), only as refused, and why.
+                changes.append(Change("belief", stem, "added" if old is None else "changed", (
+                    "an edit was committed that the rules refuse, so it is shown as before: "
+                    + "; ".join(m for _, m in broken),)))
+                continue
+            c = belief_change(stem, git.parse_belief_blob(old, stem), now)
             if old is not None and new is not None:
                 # keys epimem does not know (Obsidian's `aliases`, a user's own) are named too
                 extra = mapping_changes(_meta(old), _meta(new), skip=BELIEF_KEYS)
@@ -120,7 +172,10 @@ def describe(mem: Service, rows, old_spec, new_spec, new_from_disk: bool = False
             changes.append(c)
     if obs_added:
         changes.append(Change("observations", str(obs_added), "recorded"))
-    return changes
+    # Rule 23: the states compared are committed ones, and a commit epimem did not make (Obsidian's
+    # git plugin commits what was typed minutes ago) holds the text as it was typed.
+    patterns = mem.params.redact
+    return [replace(c, details=tuple(redact(d, patterns) for d in c.details)) for c in changes]
 
 
 BELIEF_KEYS = frozenset(FIELDS)
@@ -356,7 +411,7 @@ def _disk_text(fp: Path) -> str | None:
 # --- every belief's history at once (the visual mirror) -------------------------------
 
 HISTORY_CACHE = "history.json"  # under .epimem/: rebuildable from git at any time
-_CACHE_VERSION = 1
+_CACHE_VERSION = 2  # 2: subjects redacted (rule 23), each point's basis (rule 21); 1 had neither
 
 
 def _known_states(mem: Service, snapshot: Snapshot) -> dict[str, tuple[float | None, str]]:
@@ -385,8 +440,8 @@ def _cached(path: Path) -> tuple[str | None, dict[str, list[git.HistoryPoint]]]:
         data = json.loads(path.read_text(encoding="utf-8"))
         if data.get("version") != _CACHE_VERSION:
             return None, {}
-        return data["head"], {bid: [git.HistoryPoint(s, datetime.fromisoformat(w), subj, op, c, st)
-                                    for s, w, subj, op, c, st in pts]
+        return data["head"], {bid: [git.HistoryPoint(s, datetime.fromisoformat(w), subj, op, c, st, basis)
+                                    for s, w, subj, op, c, st, basis in pts]
                               for bid, pts in data["beliefs"].items()}
     except (OSError, ValueError, KeyError, TypeError):
         return None, {}  # a missing or damaged cache is rebuilt, never an error
@@ -416,22 +471,24 @@ def histories(mem: Service, snapshot: Snapshot | Callable[[], Snapshot] | None =
             return {}
         head = git.run(mem.root, "rev-parse", "HEAD").strip()
         if cached_head == head:
-            return cached
+            # judged again on reading: a pattern added to epistemology.md since, another cap
+            return {bid: _shown(mem, pts) for bid, pts in cached.items()}
         since = cached_head if cached_head and git.is_ancestor(mem.root, cached_head, head) else None
         known = None if snapshot is None else _states_of(mem, snapshot)
         head, new = git.all_belief_histories(mem.root, since=since, known=known)
     result = cached if since else {}
     for bid, pts in new.items():
         result[bid] = result.get(bid, []) + pts
+    result = {bid: _redacted(mem, pts) for bid, pts in result.items()}
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         write_cache(path, compact_json({
             "version": _CACHE_VERSION, "head": head,
-            "beliefs": {bid: [[p.sha, p.when.isoformat(), p.subject, p.op, p.confidence, p.status] for p in pts]
-                        for bid, pts in result.items()}}))
+            "beliefs": {bid: [[p.sha, p.when.isoformat(), p.subject, p.op, p.confidence, p.status, p.basis]
+                              for p in pts] for bid, pts in result.items()}}))
     except OSError:
         pass  # a read-only sidecar only costs the next reader a walk
-    return result
+    return {bid: _shown(mem, pts) for bid, pts in result.items()}
 
 
 def diff_summary(mem: Service, since: str, limit: int) -> tuple[list[Change], dict[str, int]]:

@@ -89,8 +89,34 @@ def validate(mem: Service) -> list[Problem]:
         for key, ref in (("successor", t.successor), ("rests_on", t.rests_on)):
             if ref and ref not in ids:
                 problems.append(Problem(t.path, key_line(root / t.path, key), f"{key} names unknown belief '{ref}'"))
+    if real is not None:
+        problems += _future_counter_and_reviews(mem, real)
     problems += merge_leftovers(root)
     return sorted(problems, key=lambda p: (p.path, p.line))
+
+
+def _future_counter_and_reviews(mem: Service, real) -> list[Problem]:
+    """Rule 20 beyond evidence: the session counter's days and a review's (its file's name), which
+    rules 8 and 10 count from; after the machine's day they would keep both quiet for good."""
+    from datetime import date
+
+    from ..store import sessions as sessions_file
+    from ..store.paths import note_entries
+
+    out = []
+    s, unread = mem.vault.read_sessions_checked()
+    if not unread:
+        for key, d in rules.counter_future_dates(s, real):
+            out.append(Problem(sessions_file.PATH, line_of(mem.root / sessions_file.PATH, f'"{key}"'),
+                               rules.future_date_message(f"'{key}'", d, real)))
+    for e in note_entries(mem.root / "reviews"):
+        try:
+            d = date.fromisoformat(e.name[:-3])
+        except ValueError:
+            continue
+        if d > real:
+            out.append(Problem(f"reviews/{e.name}", 1, rules.future_date_message("the review of", d, real)))
+    return out
 
 
 def _renamed_by_commit(mem: Service, p: Problem) -> bool:

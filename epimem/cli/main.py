@@ -529,7 +529,8 @@ def history_cmd(ctx, belief_id, as_json):
     for p in pts:
         conf = "—" if p.confidence is None else f"{p.confidence:.2f}"
         arrow = f"{prev} → {conf}" if prev not in (None, conf) else conf
-        echo(f"{p.when:%Y-%m-%d %H:%M}  {p.sha[:8]}  {arrow:<12} {p.status or '':<10} {p.subject}")
+        refused = f" (an edit was refused, so it is shown as before: {p.refused})" if p.refused else ""
+        echo(f"{p.when:%Y-%m-%d %H:%M}  {p.sha[:8]}  {arrow:<12} {p.status or '':<10} {p.subject}{refused}")
         prev = conf
 
 

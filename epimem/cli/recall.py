@@ -138,6 +138,8 @@ def recall_cmd(ctx, *, query, limit, kind, permanence, tag, scope, min_confidenc
     for i, h in enumerate(res.hits, 1):
         if h.type == "belief":
             conf = f"{h.effective_confidence:.2f} {h.tier}"
+            if h.status and h.status != "active":  # asked for with --inactive (SPEC §14), as `hit_line` says it
+                conf = f"{h.status}, no longer held, was {conf}"
             echo(f"{i}. {h.id} — {h.title}  ({conf})")
         else:
             echo(f"{i}. {h.id} ({h.date}, {h.connects}) — {h.title}")

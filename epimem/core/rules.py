@@ -374,6 +374,23 @@ def user_word(belief: Belief, today: date) -> Belief:
     return replace(belief, confirmed=today)
 
 
+# What only the user decides about a belief (rules 14, 16 and 22): how sure it is and on what
+# basis (a fact), what it claims (each resets decay), whether it still holds, fades, or replaced
+# another, its dates, and its evidence (where their verdicts are, SPEC §14; epimem writes the rest).
+USER_DECIDES = WORD_FIELDS | frozenset({"status", "pinned", "supersedes", "first", "confirmed", "challenged",
+                                        "evidence"})
+
+
+def users_decisions(old: Belief | None, new: Belief) -> tuple[str, ...]:
+    """What a hand edit from `old` (None: a file not committed before) to `new` decides that only
+    the user may: the fields of `USER_DECIDES` it changes, or the whole belief when it is new. A
+    command a model runs by itself commits none of it (`hand_edits.settle`): it would pass a
+    model's own edit off as the user's word."""
+    if old is None:
+        return ("the whole belief (a file not committed before)",)
+    return tuple(sorted(f for f in USER_DECIDES if getattr(old, f) != getattr(new, f)))
+
+
 # --- rule 18: hand edits obey the rules too --------------------------------------
 
 def future_dates(belief: Belief, today: date) -> list[tuple[str, date]]:
@@ -381,6 +398,23 @@ def future_dates(belief: Belief, today: date) -> list[tuple[str, date]]:
     out = [(f, d) for f, d in (("first", belief.first), ("confirmed", belief.confirmed),
                                ("challenged", belief.challenged)) if d is not None and d > today]
     out += [("evidence", e.date) for e in belief.evidence if e.date is not None and e.date > today]
+    return out
+
+
+def counter_future_dates(sessions: Sessions, today: date) -> list[tuple[str, date]]:
+    """(key, date) of each day of the session counter after `today` (rule 20). Not evidence, but
+    what rules 8 and 10 count from: a `last_review` ahead keeps the review's time fallback from
+    ever falling due, a `last_session` ahead keeps dormancy from ever being said."""
+    out = [(k, d) for k, d in (("last_session", sessions.last_session), ("last_review", sessions.last_review),
+                               ("created", sessions.created)) if d is not None and d > today]
+    for key, days in (("days", (d for d, _ in sessions.days)), ("counted", (d for _, d in sessions.counted))):
+        for iso in days:
+            try:
+                d = date.fromisoformat(iso)
+            except ValueError:
+                continue  # the counter's reader says what is not a day
+            if d > today:
+                out.append((key, d))
     return out
 
 

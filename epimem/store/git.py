@@ -14,7 +14,7 @@ import os
 import tempfile
 from collections.abc import Callable, Iterable
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date, datetime
 from pathlib import Path
 from typing import TypeVar
@@ -267,6 +267,10 @@ class HistoryPoint:
     op: str
     confidence: float | None
     status: str | None
+    # The file's basis at that commit, to judge its confidence by (None: a state known valid, read
+    # from the vault's reader); not part of the state a history compares.
+    basis: str | None = field(default=None, compare=False)
+    refused: str = ""  # why that commit's file breaks a rule: the point shows the last valid state (rule 21)
 
 
 def belief_history(root: Path, belief_id: str) -> list[HistoryPoint]:
@@ -277,22 +281,23 @@ def belief_history(root: Path, belief_id: str) -> list[HistoryPoint]:
     return [_point(c, text) for c, text in zip(commits, blobs)]
 
 
-def _state(text: str | None) -> tuple[float | None, str]:
-    """A belief file's stored confidence and status at one revision (None: the file was gone)."""
+def _state(text: str | None) -> tuple[float | None, str, str | None]:
+    """A belief file's stored confidence, status and basis at one revision (None: the file was gone)."""
     if text is None:
-        return None, "deleted"
+        return None, "deleted", None
     note = parse_note(text, lenient=True)
     if note is None:
-        return None, "malformed"
+        return None, "malformed", None
     meta = note.meta
     v = meta.get("confidence")
     conf = float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
-    return conf, meta.get("status") or "active"
+    basis = meta.get("basis")
+    return conf, str(meta.get("status") or "active"), basis if isinstance(basis, str) else None
 
 
 def _point(c: CommitInfo, text: str | None) -> HistoryPoint:
-    conf, status = _state(text)
-    return HistoryPoint(c.sha, c.when, c.subject, c.trailers.get("Epimem-Op", "manual"), conf, status)
+    conf, status, basis = _state(text)
+    return HistoryPoint(c.sha, c.when, c.subject, c.trailers.get("Epimem-Op", "manual"), conf, status, basis)
 
 
 _NULL_BLOB = "0" * 40

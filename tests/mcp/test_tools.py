@@ -194,9 +194,14 @@ def test_a_hand_edit_while_the_server_runs_is_read_fresh_and_kept(mvault):
                                                      "Splits work into PRs under 300 lines."))
             g = ok(await c.call_tool("get", {"id": "prefers-small-pull-requests"}))
             assert g["statement"] == "Splits work into PRs under 300 lines."
-            ok(await c.call_tool("observe", {"observations": [{"connects": "prefers-small-pull-requests",
-                                                               "strength": "confirming",
-                                                               "evidence": "Kept the PR at 120 lines."}]}))
+            obs = {"observations": [{"connects": "prefers-small-pull-requests", "strength": "confirming",
+                                     "evidence": "Kept the PR at 120 lines."}]}
+            # A rewording is the user's word (rule 16): a model's call does not commit it for them.
+            assert "epimem commit" in err(await c.call_tool("observe", obs))
+            from epimem.api.memory import Memory
+
+            assert Memory(mvault, today=TODAY).commit_hand_edits()[0]  # `epimem commit`: the user's
+            ok(await c.call_tool("observe", obs))
             r = (await c.read_resource("epimem://belief/prefers-small-pull-requests")).contents[0].text
             assert "PRs under 300 lines" in r and "Kept the PR at 120 lines." in r
     anyio.run(main)
