@@ -21,7 +21,7 @@ from ..store.context_cache import FALLBACK_PARAMS, effective, tier
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: the hook imports this module and must stay lean
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
 
 # Budgets are given in tokens, like `recall --budget-tokens`, and converted to
 # characters at recall's estimate for ASCII text (one token per 3 characters,
@@ -33,6 +33,7 @@ MAX_CHARS = 9500            # Claude Code caps any hook output string at 10,000
 MIN_EFFECTIVE = 0.30        # speculative beliefs are not put in front of the model
 MAX_BELIEFS = 30
 MAX_REFUSED = 3             # refused hand edits named one a line; the rest counted
+MAX_WHY = 240               # a refused pass's reason, cut: the line is one of the context's facts
 
 
 def project_root(cwd: str) -> str:
@@ -130,9 +131,10 @@ def _belief_line(eff: float, rec: dict, prm: dict, gist: bool = True, asked: boo
 
 def render_context(cache: dict | None, info: dict | None, *, cwd: str, today: date,
                    budget: int = DEFAULT_BUDGET, vault_label: str = "", waiting: int = 0,
-                   current: Callable[[str], bool] | None = None) -> str:
+                   current: Callable[[str], bool] | None = None, refused: Sequence[dict] = ()) -> str:
     """The additionalContext text: facts about the vault, then the beliefs that fit the budget.
-    `waiting`: the proposals in the review inbox (SPEC §15), said in one line. `current(id)`:
+    `waiting`: the proposals in the review inbox (SPEC §15), said in one line. `refused`: the
+    session-end passes the vault refused (`store.refused_passes`), said in one line. `current(id)`:
     whether a belief the cache lists may still be shown as current, for a cache read as it is
     (`store.context_cache.still_current`); a belief it refuses is left out."""
     budget = max(0, min(int(budget), MAX_CHARS))
@@ -157,6 +159,8 @@ def render_context(cache: dict | None, info: dict | None, *, cwd: str, today: da
         head.append(f"{waiting} proposal{'s' if waiting != 1 else ''} of what to remember "
                     f"wait{'s' if waiting == 1 else ''} for the user's review: they decide with `epimem inbox` "
                     "(or the mirror page); mention it once if it fits, never accept or reject for them.")
+    if refused:
+        head.append(refused_line(refused))
     out = "\n".join(head)
     if cache is None:
         return out[:budget]
@@ -218,18 +222,36 @@ def render_context(cache: dict | None, info: dict | None, *, cwd: str, today: da
     return out[:budget]
 
 
+def refused_line(refused: Sequence[dict]) -> str:
+    """What the session is told of the passes the vault refused: the newest reason, and how the
+    user gets what they found recorded (the evidence waits in the transcripts, not in the vault)."""
+    import shlex  # off the hook's common path: only when a pass was refused
+
+    last = refused[-1]
+    why = " ".join(str(last.get("why") or "no reason kept").split())
+    why = why if len(why) <= MAX_WHY else why[:MAX_WHY - 1] + "…"
+    if len(refused) == 1:
+        return (f"The session-end pass of {last.get('day') or 'an earlier session'} recorded nothing: the vault "
+                f"refused it ({why}). Tell the user once: when that is fixed, `epimem transcript "
+                f"{shlex.quote(str(last['transcript']))}` records that session.")
+    return (f"{len(refused)} session-end passes recorded nothing: the vault refused them (the newest, "
+            f"{last.get('day') or '?'}: {why}). Tell the user once: `epimem doctor` lists them, each with the "
+            "command that records it once the cause is fixed.")
+
+
 def session_context(root: str, cwd: str, today: date, *, info: dict | None = None,
                     budget: int = DEFAULT_BUDGET, cache: dict | None = None) -> str:
     """The context for a session working in `cwd`, from the cache brought up to date first
     (incremental: only files whose size or mtime changed are read). `cache`: that cache, when the
     caller has just brought it up to date (for the session's counter, `info`, read with its rules)."""
+    from ..store import refused_passes
     from ..store.context_cache import refresh_context
     from ..store.paths import inbox_waiting
 
     if cache is None:
         cache = refresh_context(root, today)
-    return render_context(cache, info, cwd=cwd, today=today, budget=budget,
-                          vault_label=vault_label(str(root)), waiting=inbox_waiting(root))
+    return render_context(cache, info, cwd=cwd, today=today, budget=budget, vault_label=vault_label(str(root)),
+                          waiting=inbox_waiting(root), refused=refused_passes.read(root))
 
 
 def vault_label(root: str) -> str:

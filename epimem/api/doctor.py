@@ -11,6 +11,7 @@ thing out, each `ok`, a `note` (worth knowing, nothing to fix) or a `problem` wi
 
 from __future__ import annotations
 
+import shlex
 import stat
 import subprocess
 import sys
@@ -72,6 +73,7 @@ class Facts:
     parameter_problems: tuple[str, ...] = ()
     hand_edits: tuple[str, ...] = ()              # what `epimem commit` would record
     hand_edits_refused: tuple[str, ...] = ()      # what it would leave out (rule 18)
+    refused_passes: tuple[dict, ...] = ()         # session-end passes the vault refused (store.refused_passes)
     index: dict | None = None                     # recall's index status (as_json), None: not looked at
     index_error: str = ""
     chroma_url: str = ""
@@ -200,6 +202,13 @@ def diagnose(f: Facts) -> Report:
                            + "; ".join(f.hand_edits[:5]) + (" …" if len(f.hand_edits) > 5 else ""))
     elif not f.hand_edits_refused:
         ok("hand edits", "none waiting")
+    if f.refused_passes:
+        n = len(f.refused_passes)
+        problem("session-end passes", f"{n} recorded nothing, the vault refused {'it' if n == 1 else 'them'}: "
+                + "; ".join(f"{p.get('day') or '?'}: {p.get('why') or 'no reason kept'}"
+                            for p in f.refused_passes[-3:]) + (" …" if n > 3 else ""),
+                "fix what is said, then record each session: "
+                + " ".join(_cmd(f, "transcript", shlex.quote(str(p["transcript"]))) for p in f.refused_passes))
     # recall
     if f.index_error:
         problem("index", f.index_error, _cmd(f, "index", "rebuild"))
@@ -340,6 +349,10 @@ def gather(root: str | Path, *, source: str, agents: tuple[AgentWiring, ...] = (
             facts["hand_edits_refused"] = tuple(redact(str(p), params.redact) for p in refused)
         except EpimemError as e:
             facts["hand_edits_refused"] = (str(e),)
+    from ..store import refused_passes
+
+    facts["refused_passes"] = tuple(dict(p, why=redact(str(p.get("why") or ""), params.redact))
+                                    for p in refused_passes.read(root))
     facts.update(_index(root))
     if hook:
         facts["hook_ms"], facts["hook_error"] = _time_hook(root)

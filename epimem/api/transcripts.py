@@ -17,17 +17,20 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from ..core.citations import cited_beliefs
+from ..core.errors import EpimemError, located
 from ..core.filters import Filters
 from ..core.forget import is_forgotten
 from ..core.observation_tool import TOOL_NAME, AnswerRefused, parse_answer, tool_schema
 from ..core.redact import redact
 from ..core.statements import find_statements, statement_items
 from ..core.transcript import Transcript, condensed, project_of, session_day
+from ..store import refused_passes
 from . import listing
 from .inbox import observe_or_propose
 from .observe import as_found
 from .sessions import recorded_in
 from .similar import similar
+from .write import lock
 
 if TYPE_CHECKING:
     from .results import ObserveReport
@@ -151,12 +154,38 @@ def observe_from_transcript(mem: Service, transcript: Transcript, use_llm: bool 
 
 
 def record_from_transcript(mem: Service, transcript: Transcript, use_llm: bool = False, *,
-                           session: str | None = None, client=None) -> tuple[ObserveReport | None, list[str]]:
+                           session: str | None = None, client=None, path: str | None = None
+                           ) -> tuple[ObserveReport | None, list[str]]:
     """Run the pass and record its items in one commit: (ObserveReport or None, notes).
 
     A session that already has observations (the /observe skill ran) gets
     nothing more: the model's own judgment of the session came first.
+    `path`: the file the transcript was read from. A pass the vault refuses is then kept on
+    `store.refused_passes`' list (what it found is not lost: the file can be passed again), and
+    one that goes through takes the file off it.
     """
+    if path is None:
+        return _record(mem, transcript, use_llm, session=session, client=client)
+    try:
+        out = _record(mem, transcript, use_llm, session=session, client=client)
+    except EpimemError as e:
+        _keep(mem, refused_passes.add, path, session or transcript.session, mem.write_today.isoformat(), located(e))
+        raise
+    if refused_passes.read(mem.root):  # the common case, none waiting, takes no lock
+        _keep(mem, refused_passes.drop, path)
+    return out
+
+
+def _keep(mem: Service, change, *args) -> None:
+    try:
+        with lock(mem):
+            change(mem.root, *args)
+    except (OSError, EpimemError):
+        pass  # no vault to keep it in: the hook's log line is then the only record, as before
+
+
+def _record(mem: Service, transcript: Transcript, use_llm: bool, *, session: str | None,
+            client) -> tuple[ObserveReport | None, list[str]]:
     notes: list[str] = []
     t = transcript
     sess = session or t.session

@@ -36,8 +36,8 @@ from pathlib import Path
 from ..api.context import CHARS_PER_TOKEN, DEFAULT_BUDGET, MAX_CHARS, render_context, vault_label
 from ..core import kernel
 from ..core.errors import EpimemError
+from ..store import refused_passes, vault_format
 from ..store import sessions as sessions_file
-from ..store import vault_format
 from ..store.clock import lenient_today, lenient_write_day
 from ..store.context_cache import (
     FALLBACK_PARAMS,
@@ -290,8 +290,8 @@ def session_start(vault: str | None = None, today: str | None = None, budget_tok
     stale = _stale_skills(skills)
     # The cache as it is, but no belief its file no longer holds (SPEC §14) before the refresh reads it.
     text = render_context(cache, info, cwd=cwd, today=day, budget=max(0, chars - (len(stale) + 1 if stale else 0)),
-                          vault_label=vault_label(root),
-                          waiting=inbox_waiting(root), current=still_current(root))
+                          vault_label=vault_label(root), waiting=inbox_waiting(root), current=still_current(root),
+                          refused=refused_passes.read(root))
     if pending:
         text = (f"epimem: a git {pending} is unfinished in the user's vault ({vault_label(root)}): its files are "
                 "half merged, so record nothing now; `epimem sync` (or any epimem command) says how to finish it.\n"
@@ -381,7 +381,8 @@ def observe_transcript(path: str, root: str, session: str | None, llm: bool) -> 
     from ..api.transcripts import record_from_transcript
     from .transcript import read_transcript
 
-    report, notes = record_from_transcript(Memory(root), read_transcript(path), use_llm=llm, session=session)
+    report, notes = record_from_transcript(Memory(root), read_transcript(path), use_llm=llm, session=session,
+                                           path=os.path.abspath(path))
     for n in notes:
         _log(f"session-end: {n}")
     if report is not None and report.commit:

@@ -103,9 +103,9 @@ def error_message(e, cmd=None) -> str:
     """An API error as the command line says it. The API names fields ("'title' is
     required"); here the user set that field with an option or an argument, so that is named
     (`--title is required`, `COMMIT: 'x' is not a commit`) as the command declares it."""
-    from ..core.errors import InputError
+    from ..core.errors import InputError, located
 
-    msg = str(e)
+    msg = located(e)
     if not (isinstance(e, InputError) and e.field and msg.startswith(f"'{e.field}'")):
         return msg
     named = next((o for o in (cmd.options if cmd is not None else ()) if o.dest == e.field), None)

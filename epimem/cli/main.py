@@ -5,6 +5,7 @@ themselves: they call `epimem.api` and render (--json, or text).
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -400,7 +401,8 @@ def _observe_transcript(mem, path: str, llm: bool, session: str | None, as_json:
     if not Path(path).is_file():
         fail(f"cannot read {path}: not a file (give the path of a Claude Code transcript, .jsonl)")
     try:
-        report, notes = record_from_transcript(mem, read_transcript(path), use_llm=llm, session=session)
+        report, notes = record_from_transcript(mem, read_transcript(path), use_llm=llm, session=session,
+                                              path=os.path.abspath(path))
     except OSError as e:
         fail(f"cannot read {path}: {e}")
     for note in notes:

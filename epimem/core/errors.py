@@ -34,6 +34,15 @@ class EpimemError(Exception):
         return self.message
 
 
+def located(e: Exception) -> str:
+    """The error's message, opening with the file it names when the message does not (a reader of
+    last month's log raised "not valid UTF-8 at line 1" and the user had to guess which file)."""
+    msg, path, line = str(e), getattr(e, "path", None), getattr(e, "line", None)
+    if not path or path in msg or isinstance(e, InputError):  # an input's path is the caller's, said as given
+        return msg
+    return f"{path}:{line}: {msg}" if line else f"{path}: {msg}"
+
+
 class InputError(EpimemError, ValueError):
     """A value the caller gave is not acceptable (`field` names it)."""
 

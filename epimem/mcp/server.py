@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from .. import __version__
 from ..api import shapes
 from ..api.memory import Memory
-from ..core.errors import EpimemError
+from ..core.errors import EpimemError, located
 from ..core.filters import Filters
 from ..core.ids import IdError, check_id, check_tension_id
 from ..core.record import view as belief_view
@@ -108,7 +108,7 @@ def _fail(e: Exception) -> ToolError:
         v = getattr(e, attr, None)
         if v not in (None, ""):
             where.append(f"{attr} {v!r}" if attr == "field" else f"{attr} {v}")
-    msg = str(e)
+    msg = located(e)
     field = getattr(e, "field", None)
     if field and repr(field) not in msg and str(field) not in msg:
         msg += f" ({', '.join(where)})"
