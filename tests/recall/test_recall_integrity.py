@@ -49,8 +49,15 @@ def _vectors_array(root):
     return next((root / ".epimem" / "recall").glob("vectors-*.npy")).name
 
 
-@pytest.mark.parametrize("how", ["truncated", "flipped", "garbage", "emptied"])
-@pytest.mark.parametrize("which", ["vectors.npz", "vectors-*.npy", "lexical.npz", "texts-*.npy"])
+FILES = ["vectors.npz", "vectors-*.npy", "lexical.npz", "texts-*.npy"]
+DAMAGES = ["truncated", "flipped", "garbage", "emptied"]
+# Each file and each damage once in the default set (a diagonal: 4 of 16); the whole matrix under
+# `slow`, which .ci/run runs after it — the default set keeps to its three minutes.
+MATRIX = [pytest.param(w, h, marks=() if FILES.index(w) == DAMAGES.index(h) else pytest.mark.slow)
+          for w in FILES for h in DAMAGES]
+
+
+@pytest.mark.parametrize(("which", "how"), MATRIX)
 def test_a_damaged_file_is_named_by_status_and_recall_rebuilds(vault, which, how):
     root, answers = vault
     name = next((root / ".epimem" / "recall").glob(which)).name
