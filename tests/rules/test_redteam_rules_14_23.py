@@ -27,6 +27,32 @@ def _plain_commit(root, message: str) -> None:
     _git(root, "-c", "user.name=Obsidian", "-c", "user.email=o@example.com", "commit", "-qam", message)
 
 
+def _every_reader(cli, root, tmp_path, commands, tools) -> dict[str, str]:
+    """What each reader says (the CLI's commands, MCP's tools, the page), asserted to leak no
+    secret there and none into what is stored under `.epimem/`."""
+    from mcp import Client
+
+    from epimem.mcp.server import build
+
+    seen = {}
+    for args in commands:
+        r = cli("--vault", root, *args)
+        assert r.code == 0, r.err
+        seen[" ".join(args)] = r.out + r.err
+
+    async def mcp():
+        async with Client(build(root, today=TODAY)) as c:
+            for name, arguments in tools:
+                r = await c.call_tool(name, arguments)
+                assert not r.is_error, r.content[0].text
+                seen[f"mcp {name}"] = r.content[0].text
+    anyio.run(mcp)
+    seen["page"] = page(cli, root, tmp_path)
+    assert {k: leaks(v) for k, v in seen.items()} == {k: [] for k in seen}
+    assert stored_leaks(root) == []
+    return seen
+
+
 # --- rule 23: a commit message is read back too -------------------------------------------------
 
 def test_a_secret_in_a_commit_message_epimem_did_not_write_is_redacted_on_every_history_reader(vault, cli, tmp_path):
@@ -34,32 +60,15 @@ def test_a_secret_in_a_commit_message_epimem_did_not_write_is_redacted_on_every_
     commits other tools made to its file, and their subjects went out as git holds them: `epimem
     history` (text and `--json`), MCP's `history` and `get` (which carries the history), the
     page's timeline (each step's label) and the history cache under `.epimem/`."""
-    from mcp import Client
-
-    from epimem.mcp.server import build
 
     root = vault.root
     vault.add_belief(title="Avoids ORMs", statement="Writes SQL by hand.", kind="preference", basis="behavioral",
                      permanence="durable", confidence=0.30)
     edit_in_place(root / "beliefs" / "avoids-orms.md", "confidence: 0.30", "confidence: 0.40")
     _plain_commit(root, f"vault backup: rotated the CI token {TOKEN}")
-    seen = {}
-    for args in (("history", "avoids-orms"), ("history", "avoids-orms", "--json")):
-        r = cli("--vault", root, *args)
-        assert r.code == 0, r.err
-        seen[" ".join(args)] = r.out + r.err
+    seen = _every_reader(cli, root, tmp_path, [("history", "avoids-orms"), ("history", "avoids-orms", "--json")],
+                         [("history", {"id": "avoids-orms"}), ("get", {"id": "avoids-orms"})])
     assert "rotated the CI token [REDACTED:github-token]" in seen["history avoids-orms"]
-
-    async def mcp():
-        async with Client(build(root, today=TODAY)) as c:
-            for name in ("history", "get"):
-                r = await c.call_tool(name, {"id": "avoids-orms"})
-                assert not r.is_error, r.content[0].text
-                seen[f"mcp {name}"] = r.content[0].text
-    anyio.run(mcp)
-    seen["page"] = page(cli, root, tmp_path)
-    assert {k: leaks(v) for k, v in seen.items()} == {k: [] for k in seen}
-    assert stored_leaks(root) == []
     assert TOKEN in _git(root, "log", "-1", "--format=%s")  # the history itself is the user's (forget --purge-text)
 
 
@@ -120,9 +129,6 @@ def test_a_secret_committed_by_another_tool_is_redacted_in_what_changed(vault, c
     Obsidian's git plugin commits what the user typed minutes ago, before any epimem command
     read it. Its title, tags and scope went out as committed: `epimem diff` (text and `--json`),
     MCP's `diff` (a read-only tool a model calls freely) and the page's "what changed"."""
-    from mcp import Client
-
-    from epimem.mcp.server import build
 
     root = vault.root
     vault.add_belief(title="Avoids ORMs", statement="Writes SQL by hand.", kind="preference", basis="behavioral",
@@ -131,22 +137,10 @@ def test_a_secret_committed_by_another_tool_is_redacted_in_what_changed(vault, c
     edit_in_place(p, "title: Avoids ORMs", f"title: Avoids ORMs {TOKEN}")
     edit_in_place(p, "tags: []", f"tags: [{TOKEN}]")
     _plain_commit(root, "vault backup: 2026-11-30 10:00")
-    seen = {}
-    for args in (("diff", "--since", "2026-11-01"), ("diff", "--since", "2026-11-01", "--json")):
-        r = cli("--vault", root, *args)
-        assert r.code == 0, r.err
-        seen[" ".join(args)] = r.out + r.err
+    seen = _every_reader(cli, root, tmp_path, [("diff", "--since", "2026-11-01"),
+                                               ("diff", "--since", "2026-11-01", "--json")],
+                         [("diff", {"since": "2026-11-01"})])
     assert "Avoids ORMs [REDACTED:github-token]" in seen["diff --since 2026-11-01"]
-
-    async def mcp():
-        async with Client(build(root, today=TODAY)) as c:
-            r = await c.call_tool("diff", {"since": "2026-11-01"})
-            assert not r.is_error, r.content[0].text
-            seen["mcp diff"] = r.content[0].text
-    anyio.run(mcp)
-    seen["page"] = page(cli, root, tmp_path)
-    assert {k: leaks(v) for k, v in seen.items()} == {k: [] for k in seen}
-    assert stored_leaks(root) == []
 
 
 # --- rules 14, 16 and 22: a hand-edit-shaped write is not the user's word because a model's command carried it ----
@@ -322,16 +316,21 @@ def test_a_model_cannot_resolve_a_tension_by_hand_and_have_observe_commit_it(vau
 
 # --- SPEC §14: a belief no longer held is never shown as current --------------------------------------
 
-def test_recall_with_inactive_beliefs_never_lists_one_as_held(vault, cli):
-    """`skill recall --inactive` is within the skills' grant (and `recall --inactive` the user's):
-    the compact markdown and the JSON said "superseded, no longer held", but the list a terminal
-    shows printed a retired or superseded belief as "(0.80 established)", as current as any."""
-    root = vault.root
+def _moved_and_retired(vault) -> None:
+    """Three beliefs, of which one is superseded (Berlin → Munich) and one retired (Postgres)."""
     for title, conf in (("Lives in Berlin", 0.80), ("Lives in Munich", 0.50), ("Uses Postgres everywhere", 0.80)):
         vault.add_belief(title=title, statement=f"{title}.", kind="fact", basis="self-report", permanence="durable",
                          confidence=conf)
     vault.supersede(["lives-in-berlin"], "lives-in-munich", note="moved")
     vault.retire("uses-postgres-everywhere", note="not any more")
+
+
+def test_recall_with_inactive_beliefs_never_lists_one_as_held(vault, cli):
+    """`skill recall --inactive` is within the skills' grant (and `recall --inactive` the user's):
+    the compact markdown and the JSON said "superseded, no longer held", but the list a terminal
+    shows printed a retired or superseded belief as "(0.80 established)", as current as any."""
+    root = vault.root
+    _moved_and_retired(vault)
     for cmd in (("skill", "recall"), ("recall",)):
         r = cli("--vault", root, *cmd, "lives berlin postgres", "--inactive")
         assert r.code == 0, r.err
@@ -386,11 +385,7 @@ def test_no_reader_a_model_has_serves_a_belief_no_longer_held_as_current(vault, 
     from epimem.mcp.server import build
 
     root = vault.root
-    for title, conf in (("Lives in Berlin", 0.80), ("Lives in Munich", 0.50), ("Uses Postgres everywhere", 0.80)):
-        vault.add_belief(title=title, statement=f"{title}.", kind="fact", basis="self-report", permanence="durable",
-                         confidence=conf)
-    vault.supersede(["lives-in-berlin"], "lives-in-munich", note="moved")
-    vault.retire("uses-postgres-everywhere", note="not any more")
+    _moved_and_retired(vault)
     gone = ("lives-in-berlin", "uses-postgres-everywhere", "Lives in Berlin", "Uses Postgres")
     seen = {}
     for args in (("skill", "observe"), ("skill", "recall", "lives berlin postgres"), ("belief", "list"),
