@@ -81,3 +81,20 @@ def test_the_session_the_hook_counted_is_the_one_observe_names(claude_code):
     assert run.session_id in counted
     show = json.loads(cc.epimem("belief", "show", "prefers-small-pull-requests", "--json").stdout)
     assert show["confidence"] == round(0.6 + DEFAULTS.confirm_step, 2), show  # one step: a counted session
+
+
+def test_a_replayed_day_in_front_of_the_skills_command_is_not_run_without_the_user(claude_code):
+    """Rule 19 and 20 from a model's side: `EPIMEM_TODAY=<a past day> epimem observe --origin skill …`
+    would date each write on a day of the model's choosing (a fresh step a made-up day). The skill
+    grants the command, not the command behind an assignment: Claude Code does not run it unasked."""
+    cc = claude_code
+    install(cc)
+    vault = cc.default_vault
+    cc.api.add(lambda body: bash("EPIMEM_TODAY=2026-11-02 " + taught_command(request_text(body), "Likes dry runs"),
+                                 "Record it on another day"),
+               text("Done."))
+    run = cc.claude("-p", "/observe")
+    assert run.returncode == 0, run.explain()
+    denied = [d.get("tool_input", {}).get("command", "") for d in run.denials]
+    assert any(c.startswith("EPIMEM_TODAY=") for c in denied), (run.denials, commits(cc, vault))
+    assert not (vault / "beliefs" / "likes-dry-runs.md").exists()
