@@ -131,7 +131,7 @@ def commit_hand_edits(mem: Service, only: frozenset[str] | None = None, *, previ
                     problems.append(Problem(p, 1, rules.future_date_message(f"'{late[0][0]}'", late[0][1], real)
                                             + " (not committed: rule 18)"))
                     continue
-            if p.startswith("reviews/") and real is not None and (day := _review_day(p)) is not None and day > real:
+            if p.startswith("reviews/") and real is not None and (day := rules.review_ahead(p, real)) is not None:
                 problems.append(Problem(p, 1, rules.future_date_message("the review of", day, real)
                                         + " (not committed: rule 18)"))
                 continue
@@ -242,15 +242,6 @@ def commit_hand_edits(mem: Service, only: frozenset[str] | None = None, *, previ
     with one_parse():  # each file is read by the checks, the message and the context cache
         res = tx.adopt(mem.root, prepare, lock=common.lock(mem), caches=common.caches(mem))
     return res.commit, changes, problems
-
-
-def _review_day(rel: str):
-    from datetime import date
-
-    try:
-        return date.fromisoformat(Path(rel).stem)
-    except ValueError:
-        return None
 
 
 def _log_problems(text: str, rel: str) -> list[tuple[int, str]]:

@@ -472,20 +472,13 @@ def accept_records(mem: Service, records: tuple[Any, ...], *, subject: str, dry:
         elif rel == sessions_file.PATH:
             if _admit_sessions(text, rep, today):
                 files[rel] = text
-        elif rel.startswith("reviews/") and (day := _day_of(Path(rel).stem)) is not None and day > today:
+        elif rel.startswith("reviews/") and (day := rules.review_ahead(rel, today)) is not None:
             rep.refused.append(f"{rel}: " + rules.future_date_message("'date'", day, today))
         else:
             files[rel] = text
     if rep.refused:
         raise Conflict(f"the rules refuse it today: {rep.refused[0]}; nothing was written")
     return write_files(mem, files, rep, subject=subject, dry=dry, also=also)
-
-
-def _day_of(stem: str) -> date | None:
-    try:
-        return date.fromisoformat(stem)
-    except ValueError:
-        return None
 
 
 def _summary(counts: dict[str, int]) -> str:

@@ -73,7 +73,6 @@ def _shown(mem: Service, pts: list[git.HistoryPoint]) -> list[git.HistoryPoint]:
 
 
 def _refused_state(p: git.HistoryPoint, params) -> str:
-    from ..core import rules
     from ..core.model import STATUSES
 
     if p.status not in (None, "deleted", "malformed") and p.status not in STATUSES:

@@ -98,8 +98,6 @@ def validate(mem: Service) -> list[Problem]:
 def _future_counter_and_reviews(mem: Service, real) -> list[Problem]:
     """Rule 20 beyond evidence: the session counter's days and a review's (its file's name), which
     rules 8 and 10 count from; after the machine's day they would keep both quiet for good."""
-    from datetime import date
-
     from ..store import sessions as sessions_file
     from ..store.paths import note_entries
 
@@ -110,11 +108,7 @@ def _future_counter_and_reviews(mem: Service, real) -> list[Problem]:
             out.append(Problem(sessions_file.PATH, line_of(mem.root / sessions_file.PATH, f'"{key}"'),
                                rules.future_date_message(f"'{key}'", d, real)))
     for e in note_entries(mem.root / "reviews"):
-        try:
-            d = date.fromisoformat(e.name[:-3])
-        except ValueError:
-            continue
-        if d > real:
+        if (d := rules.review_ahead(e.name, real)) is not None:
             out.append(Problem(f"reviews/{e.name}", 1, rules.future_date_message("the review of", d, real)))
     return out
 

@@ -418,6 +418,16 @@ def counter_future_dates(sessions: Sessions, today: date) -> list[tuple[str, dat
     return out
 
 
+def review_ahead(rel: str, today: date) -> date | None:
+    """The day of the review `reviews/YYYY-MM-DD.md` when it is after `today` (rule 20: rule 10's
+    fallback counts from the last review, so one dated ahead keeps it from ever falling due)."""
+    try:
+        d = date.fromisoformat(rel.rsplit("/", 1)[-1].removesuffix(".md"))
+    except ValueError:
+        return None  # not a review's name: the vault's reader says what it is
+    return d if d > today else None
+
+
 def future_date_message(what: str, d: date, today: date) -> str:
     return (f"{what} {d.isoformat()} is after today ({today.isoformat()}): evidence is never dated in the "
             "future, and a future date would stop decay (rule 20)")
