@@ -27,12 +27,17 @@ def read(root: str | os.PathLike[str]) -> list[dict]:
     path: no file is the common case, and costs a failed open only."""
     try:
         with open(os.path.join(os.fspath(root), NAME), encoding="utf-8") as fh:
-            doc = json.load(fh)
+            return _passes(json.load(fh)) or []
     except (OSError, ValueError):
         return []
+
+
+def _passes(doc) -> list[dict] | None:
+    """The entries of the file's JSON, or None when it is not this file's shape."""
     items = doc.get("passes") if isinstance(doc, dict) else None
-    return [p for p in items if isinstance(p, dict) and isinstance(p.get("transcript"), str)] \
-        if isinstance(items, list) else []
+    if not isinstance(items, list):
+        return None
+    return [p for p in items if isinstance(p, dict) and isinstance(p.get("transcript"), str)]
 
 
 def add(root: Path, transcript: str, session: str, day: str, why: str) -> None:
@@ -55,12 +60,11 @@ def _load(root: Path) -> list[dict]:
     if not path.exists():
         return []
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-        items = doc["passes"]
-        if not isinstance(items, list):
-            raise TypeError("passes is not a list")
-        return [p for p in items if isinstance(p, dict)]
-    except (OSError, ValueError, KeyError, TypeError) as e:
+        passes = _passes(json.loads(path.read_text(encoding="utf-8")))
+        if passes is None:
+            raise ValueError("not a list of passes")
+        return passes
+    except (OSError, ValueError) as e:
         from .recovery import set_aside
 
         set_aside(str(path), "the list of refused session-end passes", e)  # a person can still read it
