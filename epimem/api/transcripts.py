@@ -169,7 +169,8 @@ def record_from_transcript(mem: Service, transcript: Transcript, use_llm: bool =
     try:
         out = _record(mem, transcript, use_llm, session=session, client=client)
     except EpimemError as e:
-        _keep(mem, refused_passes.add, path, session or transcript.session, mem.write_today.isoformat(), located(e))
+        _keep(mem, refused_passes.add, path, session or transcript.session, mem.write_today.isoformat(),
+              redact(located(e), mem.params.redact))  # rule 23: the vault's own patterns too
         raise
     if refused_passes.read(mem.root):  # the common case, none waiting, takes no lock
         _keep(mem, refused_passes.drop, path)
