@@ -338,10 +338,13 @@ def _refuse_users_decisions(mem: Service, dirty: frozenset[str]) -> None:
         old = git.parse_belief_blob(git.show_many(mem.root, [f"HEAD:{p}"])[0], stem)
         decided = rules.users_decisions(old, new)
         if decided:
-            raise Conflict(f"{p} holds a hand edit not yet committed that changes {', '.join(decided)}: only the "
-                           "user commits that (`epimem commit`, which asks them), an observation never carries "
-                           "it in; nothing was recorded — ask the user to commit or undo the edit, then record "
-                           "this again", path=p)
+            raise _users_to_commit(p, f"changes {', '.join(decided)}")
+
+
+def _users_to_commit(p: str, what: str) -> Conflict:
+    return Conflict(f"{p} holds a hand edit not yet committed that {what}: only the user commits that (`epimem "
+                    "commit`, which asks them), an observation never carries it in; nothing was recorded — ask the "
+                    "user to commit or undo the edit, then record this again", path=p)
 
 
 def _refuse_tension_decision(mem: Service, p: str) -> None:
@@ -353,11 +356,7 @@ def _refuse_tension_decision(mem: Service, p: str) -> None:
         return  # rule 18 refuses it below, as it stands
     old = git.parse_tension_blob(git.show_many(mem.root, [f"HEAD:{p}"])[0], stem)
     if old is None or (old.status, old.resolution) != (new.status, new.resolution):
-        raise Conflict(f"{p} holds a hand edit not yet committed that "
-                       + ("opens a tension" if old is None else "changes its status or resolution")
-                       + ": only the user commits that (`epimem commit`, which asks them), an observation never "
-                       "carries it in; nothing was recorded — ask the user to commit or undo the edit, then record "
-                       "this again", path=p)
+        raise _users_to_commit(p, "opens a tension" if old is None else "changes its status or resolution")
 
 
 def _titled(text: str, stem: str) -> str:
