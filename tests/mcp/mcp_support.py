@@ -121,7 +121,14 @@ async def connect(kind: str, root: Path, server=None):
         async with Client(server or build(root, today=TODAY)) as c:
             yield c
     elif kind == "stdio":
-        async with Client(stdio_params(root)) as c:
+        import sys
+
+        from mcp.client.stdio import stdio_client
+
+        # The server's stderr goes where this test's does now: the SDK's default is the sys.stderr
+        # of the moment it was first imported, and a test run under capsys (the `cli` fixture) that
+        # imported it left a capture buffer there, with no fileno for the next test's subprocess.
+        async with Client(stdio_client(stdio_params(root), errlog=sys.stderr)) as c:
             yield c
     else:
         srv = server or HttpServer(root)
